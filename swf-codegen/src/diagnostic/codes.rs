@@ -1,0 +1,91 @@
+//! The one list of diagnostic codes. Each code is stable: once published it keeps its meaning.
+//! `swfc explain CODE` prints the explanation, and the README's table is checked against this list.
+
+use serde::Serialize;
+
+/// A stable diagnostic code such as `E0104`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+pub struct Code(pub &'static str);
+
+/// A code with its one-line title and its explanation.
+#[derive(Debug, Clone, Copy)]
+pub struct CodeInfo {
+    pub code: Code,
+    pub title: &'static str,
+    pub explanation: &'static str,
+}
+
+macro_rules! codes {
+    ($($name:ident = $code:literal, $title:literal, $explanation:literal;)*) => {
+        impl Code {
+            $(#[doc = $title] pub const $name: Code = Code($code);)*
+        }
+        /// Every code, in numeric order.
+        pub const CODES: &[CodeInfo] = &[
+            $(CodeInfo { code: Code($code), title: $title, explanation: $explanation },)*
+        ];
+    };
+}
+
+codes! {
+    SYNTAX = "E0001", "the file is not valid YAML or JSON",
+        "The file could not be read as YAML (JSON is a subset of YAML). Fix the syntax at the position shown.";
+    UNKNOWN_KEY = "E0002", "unknown key",
+        "The key is not part of the dialect's schema. Keys are matched regardless of case; when a known key is close, the message names it. `metadata` and `extensions` may hold anything.";
+    WRONG_TYPE = "E0003", "value of the wrong type",
+        "The schema expects another kind of value here (a string, a number, a boolean, a list or a mapping).";
+    MISSING_FIELD = "E0004", "missing required field",
+        "The schema requires this field for this kind of definition. Add it.";
+    UNKNOWN_VALUE = "E0005", "unknown enumerated value",
+        "The value must be one of the listed words (case does not matter), such as a task type, an action mode, an operator or an end kind.";
+    DUPLICATE_KEY = "E0006", "key given twice",
+        "The same key appears twice in one mapping (keys are compared regardless of case). Keep one.";
+    DUPLICATE_TASK = "E0101", "duplicate task name",
+        "Task names must be unique inside their scope (the workflow, a parallel branch or a foreach body), because transitions name their target. Rename one of the tasks.";
+    NO_START = "E0102", "no start task",
+        "Every workflow and every branch needs exactly one task with a `start` definition (for example `start: {kind: default}`).";
+    MANY_STARTS = "E0103", "more than one start task",
+        "Only one task of a scope may declare `start`. Remove the extra `start` definitions.";
+    UNKNOWN_TARGET = "E0104", "transition to a task that does not exist",
+        "`nextTask` (or `nextState`) must name a task (by name or id) of the same scope. The message suggests the closest name.";
+    TARGET_OUT_OF_SCOPE = "E0105", "transition out of its scope",
+        "Tasks inside a parallel branch or a foreach body may only transition to tasks of the same branch or body, and tasks outside may not transition into one.";
+    UNDEFINED_FUNCTION = "E0106", "functionRef to an undefined function",
+        "`functionRef.refName` must name an entry of the workflow's `functions`. Define the function or fix the name.";
+    UNDEFINED_EVENT = "E0107", "eventRef to an undefined event",
+        "Event references (`eventRefs`, `eventRef`, `produceEvent.eventRef`) must name an entry of the workflow's `events`.";
+    SWITCH_END = "E0108", "switch task declared as an end",
+        "A switch task always transitions (through a condition or its `default`), so it cannot be an end task. Move the `end` to the tasks the switch leads to.";
+    TRANSITION_AND_END = "E0109", "both transition and end",
+        "A task either transitions to another task or ends the workflow, not both. Remove one of `transition` and `end`.";
+    NO_TRANSITION_OR_END = "E0110", "neither transition nor end",
+        "A task that is not a switch must either transition (`transition: {nextTask: ...}`) or end the workflow (`end: {kind: default}`).";
+    BAD_DURATION = "E0111", "duration that does not parse",
+        "Durations are ISO 8601 (`PT15M`, `P2DT3H4M`, `PT0.5S`). Years and months have no fixed length and are refused where a time span is needed.";
+    BAD_JSONPATH = "E0112", "JSONPath that does not parse",
+        "JSONPath follows the Jayway conventions (`$.a.b[0]`, `$.people[?(@.age < 40)]`, `$..name`). Fix the path at the position shown.";
+    BAD_EXPRESSION = "E0113", "expression that does not parse",
+        "Expressions are parsed at build time. The `spel` subset has comparisons (`eq ne lt le gt ge == != < <= > >=`), `matches`, `and or not && || !`, parentheses, literals, JSONPath operands (`$.error.name`), bare names and `#jsonPath(data, 'path')`.";
+    N_TOO_LARGE = "E0114", "n_of_m needs more branches than there are",
+        "With `completionType: n_of_m` (or `atLeast`), `n` (or `numCompleted`) must be at most the number of branches, or the task could never complete.";
+    UNREACHABLE = "E0115", "task cannot be reached from the start",
+        "No chain of transitions (including switch conditions, defaults and onError) leads from the start task to this task. Add a transition to it or remove it.";
+    NO_EXIT = "E0116", "cycle from which no end can be reached",
+        "Once the workflow enters these tasks it can never end: every transition leads back into the cycle. Add a condition or an onError transition that leaves it, or an end.";
+    DUPLICATE_DEFINITION = "E0117", "duplicate function or event name",
+        "Function and event definitions are referenced by name, so each name must be unique.";
+    BAD_LANGUAGE = "E0118", "unsupported expression language",
+        "Supported expression languages are `spel` (the default) and `jsonpath`. Set `language` or the workflow's `expressionLanguage` to one of them.";
+    BAD_REGEX = "E0119", "regular expression that does not compile",
+        "The `matches`/`notmatches` operators and the `matches` expression operator compile their pattern at build time with the `regex` crate's syntax.";
+    INDEFINITE_TARGET = "E0120", "results path that is not a plain location",
+        "A results path names the place where a result is written, so it may contain only names and indexes (`$.a.b`, `$.list[0]`), no filters or wildcards.";
+    NOT_YET_COMPILED = "E0121", "construct not compiled yet",
+        "The construct parses and validates, but this version of the code generator cannot run it yet. The message names the construct.";
+    BAD_INTERVAL = "E0122", "retry interval that does not parse",
+        "A retry interval is an ISO 8601 duration (`PT2M`) or a repeating interval (`R5/PT15M`: at most 5 retries, 15 minutes apart).";
+    NAME_CLASH = "E0123", "two names become the same Rust identifier",
+        "Function names become method names of the generated trait (in snake_case). Two functions whose names differ only in case or punctuation would clash; rename one.";
+    CUSTOM_WITHOUT_PATH = "E0124", "invalid value for this field",
+        "The value is of the right type but not allowed here (for example a negative count, or an empty name).";
+}

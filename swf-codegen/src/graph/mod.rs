@@ -1,0 +1,1 @@
+//! The transition graph of each scope.

@@ -1,0 +1,12 @@
+//! The swf compiler: Serverless Workflow files in, typed async Rust state machines out.
+//!
+//! One pipeline, one direction, shared by the `workflow!` macro, the build.rs [`Builder`] and the
+//! `swfc` command: `parse` (one front end per dialect) → [`ir`] → `validate` (every diagnostic
+//! collected) → `graph` (petgraph, document order) → `emit` (pure functions returning tokens).
+
+pub mod diagnostic;
+pub mod ir;
+pub mod source;
+pub mod syntax;
+pub mod validate;
+pub mod graph;

@@ -1,0 +1,86 @@
+//! Source text and positions: every IR node carries a [`Span`] so that each diagnostic can say
+//! `file:line:col`.
+
+use serde::{Deserialize, Serialize};
+use std::fmt;
+
+/// A 1-based line and column (in characters) inside one workflow file.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct Span {
+    pub line: u32,
+    pub col: u32,
+}
+
+impl Span {
+    pub const fn new(line: u32, col: u32) -> Self {
+        Span { line, col }
+    }
+}
+
+impl fmt::Display for Span {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}:{}", self.line, self.col)
+    }
+}
+
+/// A value together with the position it was written at.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Spanned<T> {
+    pub value: T,
+    pub span: Span,
+}
+
+impl<T> Spanned<T> {
+    pub fn new(value: T, span: Span) -> Self {
+        Spanned { value, span }
+    }
+}
+
+impl Spanned<String> {
+    pub fn as_str(&self) -> &str {
+        &self.value
+    }
+}
+
+/// One workflow file: the name diagnostics show for it, and its text.
+#[derive(Debug, Clone)]
+pub struct SourceFile {
+    /// The path as the user wrote it (relative to the crate root for the macro and build.rs).
+    pub name: String,
+    pub text: String,
+}
+
+impl SourceFile {
+    pub fn new(name: impl Into<String>, text: impl Into<String>) -> Self {
+        SourceFile {
+            name: name.into(),
+            text: text.into(),
+        }
+    }
+
+    /// The text of a 1-based line, without its line ending.
+    pub fn line_text(&self, line: u32) -> Option<&str> {
+        let index = usize::try_from(line).ok()?.checked_sub(1)?;
+        self.text
+            .lines()
+            .nth(index)
+            .map(|l| l.strip_suffix('\r').unwrap_or(l))
+    }
+
+    /// Byte offset of a span, for renderers that work in byte ranges.
+    pub fn byte_offset(&self, span: Span) -> usize {
+        let mut offset = 0;
+        for (index, line) in self.text.split_inclusive('\n').enumerate() {
+            if index + 1 == span.line as usize {
+                let col = span.col.saturating_sub(1) as usize;
+                return offset
+                    + line
+                        .char_indices()
+                        .nth(col)
+                        .map_or(line.trim_end_matches(['\n', '\r']).len(), |(i, _)| i);
+            }
+            offset += line.len();
+        }
+        self.text.len()
+    }
+}

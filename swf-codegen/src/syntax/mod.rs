@@ -1,0 +1,1 @@
+//! Parsers for the small languages embedded in workflow files: JSONPath, expressions, durations.

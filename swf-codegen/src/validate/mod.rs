@@ -1,0 +1,1 @@
+//! Validation rules over the IR.
