@@ -1,1 +1,12 @@
-fn main(){}
+//! The build.rs route: compiles a workflow with `swf_codegen::Builder` into OUT_DIR, included by
+//! `src/lib.rs` with `include_workflow!`.
+
+fn main() {
+    if let Err(error) = swf_codegen::Builder::new()
+        .file("workflows/built.sw.yaml")
+        .compile()
+    {
+        eprintln!("{error}");
+        std::process::exit(1);
+    }
+}

@@ -4,9 +4,17 @@
 //! `swfc` command: `parse` (one front end per dialect) → [`ir`] → `validate` (every diagnostic
 //! collected) → `graph` (petgraph, document order) → `emit` (pure functions returning tokens).
 
+mod builder;
 pub mod diagnostic;
+pub mod emit;
+pub mod emit_parts;
+pub mod graph;
 pub mod ir;
+pub mod parse;
+mod pipeline;
 pub mod source;
 pub mod syntax;
 pub mod validate;
-pub mod graph;
+
+pub use builder::{BuildError, Builder};
+pub use pipeline::{Compilation, check, compile, file_stem, format_file};

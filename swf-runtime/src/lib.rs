@@ -1,1 +1,101 @@
-pub fn x(){}
+//! Runtime support for Serverless Workflow state machines compiled by `swf`.
+//!
+//! `swf` turns a Serverless Workflow definition (YAML or JSON, any of the drafts it accepts) into
+//! typed async Rust at build time: a state enum, a trait with one method per function, and a
+//! machine that steps through the states. This crate is what that generated code runs on: JSONPath
+//! filters compiled once, the merge rules for task data, retry schedules, action timeouts, the
+//! building blocks of compiled expressions and switch conditions, and the error types.
+//!
+//! Applications use only a few names from here:
+//!
+//! - [`FunctionError`], what their function implementations return on failure;
+//! - [`WorkflowError`], what `run` returns when an instance halts on an unhandled error, holding
+//!   the [`ErrorObject`] that workflows see as `{"error": {"name", "message", "trace"}}`;
+//! - [`CustomCondition`], the argument of their predicates for `custom` switch conditions;
+//! - [`include_workflow!`], to include code that a `build.rs` generated;
+//! - [`Value`] and [`json!`], the data every workflow works on.
+//!
+//! Generated code reaches everything else through the hidden `__private` module, so that the
+//! rest of the API can change with the code generator without breaking applications.
+//!
+//! The runtime holds no global mutable state and knows nothing about any particular workflow: the
+//! only process-wide data are the compiled forms of the paths and regular expressions that
+//! generated code declares as `static`s, each compiled on first use. Nothing here panics on any
+//! input: every failure is an [`ErrorObject`] that the workflow can handle with `retry` and
+//! `onError`.
+
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]
+#![cfg_attr(
+    not(test),
+    warn(clippy::unwrap_used, clippy::expect_used, clippy::panic)
+)]
+
+mod action;
+mod data;
+mod error;
+mod expr;
+mod input;
+mod path;
+mod retry;
+mod switch;
+mod transition;
+
+pub use serde_json::{self, Value, json};
+pub use swf_macros::workflow;
+
+pub use error::{ErrorObject, FunctionError, WorkflowError};
+pub use retry::{RetryPolicy, RetryProgress};
+pub use switch::CustomCondition;
+
+/// Includes the Rust code that `swf_codegen::Builder` generated into `OUT_DIR` for a workflow.
+///
+/// ```ignore
+/// // build.rs: swf_codegen::Builder::new().file("workflows/order.sw.yaml").compile()?;
+/// swf_runtime::include_workflow!("order");
+/// ```
+#[macro_export]
+macro_rules! include_workflow {
+    ($name:literal) => {
+        include!(concat!(env!("OUT_DIR"), "/", $name, ".rs"));
+    };
+}
+
+/// What generated code uses. Not part of the public API: it changes with the code generator.
+#[doc(hidden)]
+pub mod __private {
+    pub use serde;
+    pub use serde_json;
+    pub use std::time::Duration;
+    pub use tokio;
+
+    pub use serde_json::Value;
+
+    pub use crate::error::{ErrorObject, FunctionError, WorkflowError};
+    pub use crate::retry::{RetryPolicy, RetryProgress};
+    pub use crate::switch::CustomCondition;
+
+    pub use crate::action::call_action;
+    pub use crate::data::{
+        MergeConflict, data_with_error, filter_or_keep, merge, merge_data, merge_result,
+        select_input, select_or_null,
+    };
+    pub use crate::input::workflow_input;
+    pub use crate::path::{JsonPath, Segment};
+    pub use crate::transition::transition_refused;
+
+    /// A JSON object, as serde_json represents it (members kept in document order).
+    pub type Map = serde_json::Map<String, Value>;
+
+    /// The building blocks of compiled expressions.
+    pub mod expr {
+        pub use crate::expr::{
+            CompareOp, LazyRegex, compare, matches, operand_name, operand_path, path_test, truthy,
+        };
+    }
+
+    /// Switch data conditions.
+    pub mod switch {
+        pub use crate::switch::{Comparison, ConditionOp, CustomCondition, data_condition};
+    }
+}

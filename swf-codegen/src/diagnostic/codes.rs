@@ -86,6 +86,27 @@ codes! {
         "A retry interval is an ISO 8601 duration (`PT2M`) or a repeating interval (`R5/PT15M`: at most 5 retries, 15 minutes apart).";
     NAME_CLASH = "E0123", "two names become the same Rust identifier",
         "Function names become method names of the generated trait (in snake_case). Two functions whose names differ only in case or punctuation would clash; rename one.";
-    CUSTOM_WITHOUT_PATH = "E0124", "invalid value for this field",
+    INVALID_VALUE = "E0124", "invalid value for this field",
         "The value is of the right type but not allowed here (for example a negative count, or an empty name).";
+}
+
+#[cfg(test)]
+mod tests {
+    use super::CODES;
+
+    #[test]
+    fn codes_are_unique_and_ordered() {
+        for pair in CODES.windows(2) {
+            assert!(pair[0].code.0 < pair[1].code.0, "{} then {}", pair[0].code.0, pair[1].code.0);
+        }
+    }
+
+    #[test]
+    fn the_readme_lists_every_code() {
+        let readme = include_str!("../../../README.md");
+        for info in CODES {
+            let row = format!("| {} | {} |", info.code.0, info.title);
+            assert!(readme.contains(&row), "README.md lacks the row `{row}`");
+        }
+    }
 }

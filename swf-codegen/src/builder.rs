@@ -1,0 +1,162 @@
+//! The build.rs entry point, in the style of prost-build: compile workflow files into
+//! `OUT_DIR/<name>.rs`, formatted, with an `@generated` header, written only when changed.
+
+use crate::diagnostic::{Diagnostic, Severity};
+use crate::pipeline::{compile, file_stem, format_file};
+use crate::source::SourceFile;
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+/// Compiles workflow files from a build script.
+///
+/// ```no_run
+/// // build.rs
+/// swf_codegen::Builder::new()
+///     .file("workflows/order.sw.yaml")
+///     .compile()
+///     .unwrap_or_else(|e| panic!("{e}"));
+/// ```
+/// and in the crate: `swf_runtime::include_workflow!("order");`
+#[derive(Debug, Clone, Default)]
+pub struct Builder {
+    files: Vec<PathBuf>,
+    out_dir: Option<PathBuf>,
+    root: Option<PathBuf>,
+    emit_rerun: bool,
+}
+
+/// Everything that stopped a build: every diagnostic of every file, or an I/O problem.
+#[derive(Debug)]
+pub enum BuildError {
+    Diagnostics(Vec<Diagnostic>),
+    Io { path: PathBuf, error: std::io::Error },
+    Format { path: PathBuf, error: String },
+    NoOutDir,
+}
+
+impl fmt::Display for BuildError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            BuildError::Diagnostics(diagnostics) => {
+                let errors = diagnostics
+                    .iter()
+                    .filter(|d| d.severity == Severity::Error)
+                    .count();
+                writeln!(f, "{errors} error(s) in workflow files:")?;
+                for diagnostic in diagnostics {
+                    writeln!(f, "{}", diagnostic.one_line())?;
+                }
+                Ok(())
+            }
+            BuildError::Io { path, error } => write!(f, "{}: {error}", path.display()),
+            BuildError::Format { path, error } => write!(
+                f,
+                "{}: the generated code could not be formatted ({error}); please report this",
+                path.display()
+            ),
+            BuildError::NoOutDir => write!(
+                f,
+                "OUT_DIR is not set: call Builder::compile from a build script or set out_dir"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for BuildError {}
+
+impl Builder {
+    pub fn new() -> Self {
+        Builder {
+            emit_rerun: true,
+            ..Builder::default()
+        }
+    }
+
+    /// Adds a workflow file, relative to the crate root (CARGO_MANIFEST_DIR) unless absolute.
+    pub fn file(mut self, path: impl Into<PathBuf>) -> Self {
+        self.files.push(path.into());
+        self
+    }
+
+    /// Where to write the generated files; defaults to `OUT_DIR`.
+    pub fn out_dir(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.out_dir = Some(dir.into());
+        self
+    }
+
+    /// The directory relative paths start from; defaults to `CARGO_MANIFEST_DIR`, else the
+    /// current directory.
+    pub fn root(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.root = Some(dir.into());
+        self
+    }
+
+    /// Whether to print `cargo:rerun-if-changed` lines (on by default).
+    pub fn emit_rerun_if_changed(mut self, emit: bool) -> Self {
+        self.emit_rerun = emit;
+        self
+    }
+
+    /// Compiles every file; writes each one's code only if it changed. Returns the paths
+    /// written (or left as they were), or every diagnostic of every file.
+    pub fn compile(self) -> Result<Vec<PathBuf>, BuildError> {
+        let out_dir = match self.out_dir.clone().or_else(|| std::env::var_os("OUT_DIR").map(PathBuf::from)) {
+            Some(dir) => dir,
+            None => return Err(BuildError::NoOutDir),
+        };
+        let root = self
+            .root
+            .clone()
+            .or_else(|| std::env::var_os("CARGO_MANIFEST_DIR").map(PathBuf::from))
+            .unwrap_or_default();
+        let mut problems = Vec::new();
+        let mut outputs = Vec::new();
+        for file in &self.files {
+            let full = if file.is_absolute() { file.clone() } else { root.join(file) };
+            if self.emit_rerun {
+                println!("cargo:rerun-if-changed={}", full.display());
+            }
+            let text = std::fs::read_to_string(&full).map_err(|error| BuildError::Io {
+                path: full.clone(),
+                error,
+            })?;
+            let display = file.to_string_lossy().replace('\\', "/");
+            let compilation = compile(&SourceFile::new(display.clone(), text));
+            let has_errors = compilation.has_errors();
+            problems.extend(compilation.diagnostics);
+            let Some(tokens) = compilation.tokens.filter(|_| !has_errors) else {
+                continue;
+            };
+            let out_path = out_dir.join(format!("{}.rs", file_stem(&display)));
+            let code = format_file(tokens).map_err(|error| BuildError::Format {
+                path: out_path.clone(),
+                error: error.to_string(),
+            })?;
+            let content = format!(
+                "// @generated by swf-codegen from {display}. Do not edit: edit the workflow file.\n\n{code}"
+            );
+            write_if_changed(&out_path, &content)?;
+            outputs.push(out_path);
+        }
+        if problems.iter().any(|d| d.severity == Severity::Error) {
+            return Err(BuildError::Diagnostics(problems));
+        }
+        for warning in &problems {
+            if self.emit_rerun {
+                println!("cargo:warning={}", warning.one_line().replace('\n', " "));
+            }
+        }
+        Ok(outputs)
+    }
+}
+
+/// Writing an unchanged file would make cargo rebuild everything that includes it.
+fn write_if_changed(path: &Path, content: &str) -> Result<(), BuildError> {
+    if std::fs::read_to_string(path).is_ok_and(|existing| existing == content) {
+        return Ok(());
+    }
+    std::fs::write(path, content).map_err(|error| BuildError::Io {
+        path: path.to_path_buf(),
+        error,
+    })
+}

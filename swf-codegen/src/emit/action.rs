@@ -1,0 +1,158 @@
+//! Actions: select the action's input, build the function's arguments, call the function (with
+//! its timeout), then write the result at its results path or merge it into the task data.
+
+use super::{Context, rt};
+use crate::emit_parts::{path::path_ref, value::json};
+use crate::ir::{Action, ActionMode, Param, Task};
+use proc_macro2::TokenStream;
+use quote::{format_ident, quote};
+
+/// Statements running `actions` inside a task attempt; `data` is the mutable task data.
+pub(super) fn emit_actions(
+    cx: &Context<'_>,
+    task: &Task,
+    actions: &[Action],
+    mode: ActionMode,
+) -> TokenStream {
+    match mode {
+        ActionMode::Sequential => {
+            let steps = actions.iter().enumerate().map(|(i, action)| {
+                let call = emit_call(cx, task, action, i);
+                let place = emit_place(task, action, i, &quote!(result));
+                quote! {{
+                    let result = #call.await?;
+                    #place
+                }}
+            });
+            quote!(#(#steps)*)
+        }
+        ActionMode::Parallel if actions.is_empty() => TokenStream::new(),
+        ActionMode::Parallel => {
+            let results: Vec<_> = (0..actions.len())
+                .map(|i| format_ident!("result_{}", i))
+                .collect();
+            let calls = actions
+                .iter()
+                .enumerate()
+                .map(|(i, action)| emit_call(cx, task, action, i));
+            let rt = rt();
+            // Results are merged in document order, whatever order the calls finish in.
+            let places = actions.iter().enumerate().map(|(i, action)| {
+                let result = &results[i];
+                let place = emit_place(task, action, i, &quote!(#result));
+                quote! {
+                    let #result = #result?;
+                    #place
+                }
+            });
+            quote! {
+                let (#(#results,)*) = #rt::tokio::join!(#(#calls),*);
+                #(#places)*
+            }
+        }
+    }
+}
+
+fn action_label(action: &Action, index: usize) -> String {
+    match &action.name {
+        Some(name) => name.value.clone(),
+        None => format!("action {}", index + 1),
+    }
+}
+
+/// An `async` block resolving to `Result<Value, ErrorObject>`: the call of the action's function.
+fn emit_call(cx: &Context<'_>, task: &Task, action: &Action, index: usize) -> TokenStream {
+    let rt = rt();
+    let task_name = &task.name.value;
+    let label = action_label(action, index);
+    let Some(function) = &action.function else {
+        return quote!(::core::compile_error!("action without functionRef"));
+    };
+    let Some(method) = cx.function_method(&function.ref_name.value) else {
+        let message = format!("undefined function `{}`", function.ref_name.value);
+        return quote!(::core::compile_error!(#message));
+    };
+    let (input_binding, source) = match &action.input_path {
+        Some(path) => {
+            let path = path_ref(path);
+            (
+                quote!(let action_input = #rt::select_input(#path, &data)?;),
+                quote!(&action_input),
+            )
+        }
+        None => (TokenStream::new(), quote!(&data)),
+    };
+    let args = match &function.parameters {
+        Some(param) => emit_param(param, &source),
+        None => match &action.input_path {
+            Some(_) => quote!(action_input),
+            None => quote!(data.clone()),
+        },
+    };
+    let timeout = match &action.timeout {
+        Some(t) => {
+            let millis = t.millis;
+            quote!(::core::option::Option::Some(#rt::Duration::from_millis(#millis)))
+        }
+        None => quote!(::core::option::Option::None),
+    };
+    let timeout_text = action.timeout.as_ref().map_or("", |t| t.text.as_str());
+    quote! {
+        async {
+            #input_binding
+            let args = #args;
+            #rt::call_action(
+                self.functions.#method(args),
+                #timeout,
+                #timeout_text,
+                #task_name,
+                #label,
+            )
+            .await
+        }
+    }
+}
+
+/// Writes the result at the results path, or merges it into the task data.
+fn emit_place(task: &Task, action: &Action, index: usize, result: &TokenStream) -> TokenStream {
+    let rt = rt();
+    match &action.results_path {
+        Some(path) => {
+            let path = path_ref(path);
+            quote!(#path.write(&mut data, #result)?;)
+        }
+        None => {
+            let task_name = &task.name.value;
+            let label = action_label(action, index);
+            quote!(#rt::merge_result(&mut data, #result, #task_name, #label)?;)
+        }
+    }
+}
+
+/// The arguments built from the template; `$` strings select from `source` (a `&Value`).
+fn emit_param(param: &Param, source: &TokenStream) -> TokenStream {
+    let rt = rt();
+    match param {
+        Param::Literal(value) => json(value),
+        Param::Path(path) => {
+            let path = path_ref(path);
+            quote!(#rt::select_or_null(#path, #source)?)
+        }
+        Param::Array(items) => {
+            let items = items.iter().map(|i| emit_param(i, source));
+            quote!(#rt::Value::Array(::std::vec![#(#items),*]))
+        }
+        Param::Object(entries) if entries.is_empty() => quote!(#rt::Value::Object(#rt::Map::new())),
+        Param::Object(entries) => {
+            let inserts = entries.iter().map(|(key, value)| {
+                let value = emit_param(value, source);
+                quote!(map.insert(::std::string::String::from(#key), #value);)
+            });
+            quote! {{
+                let mut map = #rt::Map::new();
+                #(#inserts)*
+                #rt::Value::Object(map)
+            }}
+        }
+    }
+}

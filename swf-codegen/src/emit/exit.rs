@@ -1,0 +1,256 @@
+//! Leaving a task: the output filter, then a transition (with its condition) or an end; and the
+//! error path: retries first, then onError handlers, else the run fails with the task's data.
+
+use super::{Context, rt};
+use crate::emit_parts::{expr::condition, path::path_ref};
+use crate::ir::{EndKind, SwitchConditions, Task, TaskKind, Transition};
+use proc_macro2::{Span, TokenStream};
+use quote::quote;
+use syn::Ident;
+
+/// A `WorkflowError` for `task` carrying `error` and `data`.
+pub(super) fn fail(
+    cx: &Context<'_>,
+    task: TokenStream,
+    error: TokenStream,
+    data: TokenStream,
+) -> TokenStream {
+    let rt = rt();
+    let id = &cx.workflow.id.value;
+    quote! {
+        #rt::WorkflowError {
+            workflow: ::std::string::String::from(#id),
+            task: ::std::string::String::from(#task),
+            error: #error,
+            data: #data,
+        }
+    }
+}
+
+/// The success arm: `data` holds the task data, `exit` the switch's choice.
+pub(super) fn emit_exit_dispatch(cx: &Context<'_>, index: usize) -> TokenStream {
+    let rt = rt();
+    let task = cx.task(index);
+    let name = &task.name.value;
+    let output_filter = match &task.data_filter.output {
+        Some(path) => {
+            let path = path_ref(path);
+            let failure = fail(cx, quote!(#name), quote!(error), quote!(data));
+            quote! {
+                let output = match #rt::filter_or_keep(#path, data) {
+                    ::core::result::Result::Ok(output) => output,
+                    ::core::result::Result::Err((error, data)) => return ::core::result::Result::Err(#failure),
+                };
+            }
+        }
+        None => quote!(let output = data;),
+    };
+    let leave = match &task.kind {
+        TaskKind::Switch(switch) => {
+            let transitions: Vec<&Transition> = match &switch.conditions {
+                SwitchConditions::Data(conditions) => {
+                    conditions.iter().filter_map(|c| c.transition.as_ref()).collect()
+                }
+                SwitchConditions::Event(conditions) => {
+                    conditions.iter().filter_map(|c| c.transition.as_ref()).collect()
+                }
+            };
+            let arms = transitions.iter().enumerate().map(|(i, t)| {
+                let go = emit_transition(cx, task, t, &output_ident());
+                quote!(#i => { #go })
+            });
+            let default = match &switch.default {
+                Some(t) => emit_transition(cx, task, t, &output_ident()),
+                None => quote!(::core::unreachable!()),
+            };
+            quote! {
+                match exit {
+                    #(#arms)*
+                    _ => { #default }
+                }
+            }
+        }
+        _ => emit_leave(cx, task, &output_ident()),
+    };
+    quote! {
+        #output_filter
+        #leave
+    }
+}
+
+fn output_ident() -> Ident {
+    Ident::new("output", Span::call_site())
+}
+
+/// The task's own transition or end, taking the data in `data`.
+fn emit_leave(cx: &Context<'_>, task: &Task, data: &Ident) -> TokenStream {
+    let state = cx.state_ident();
+    if let Some(end) = &task.end {
+        return match end.kind {
+            EndKind::Terminate => {
+                quote!(::core::result::Result::Ok(#state::Terminated { output: #data }))
+            }
+            // `EndKind::Event` is refused by `check_supported` before emission.
+            EndKind::Default | EndKind::Event { .. } => {
+                quote!(::core::result::Result::Ok(#state::Completed { output: #data }))
+            }
+        };
+    }
+    match &task.transition {
+        Some(transition) => emit_transition(cx, task, transition, data),
+        // Validation guarantees a transition or an end.
+        None => quote!(::core::result::Result::Ok(#state::Completed { output: #data })),
+    }
+}
+
+/// Checks the transition's condition against `data`, then enters the next task.
+fn emit_transition(
+    cx: &Context<'_>,
+    task: &Task,
+    transition: &Transition,
+    data: &Ident,
+) -> TokenStream {
+    let rt = rt();
+    let id = &cx.workflow.id.value;
+    let name = &task.name.value;
+    let next = &transition.next.value;
+    let Some(target) = cx.target(next) else {
+        let message = format!("unknown transition target `{next}`");
+        return quote!(::core::compile_error!(#message));
+    };
+    let enter = cx.enter_fn(target);
+    let guard = transition.condition.as_ref().map(|expression| {
+        let view = Ident::new("condition_data", Span::call_site());
+        let test = condition(expression, &view, &view);
+        let body = &expression.body;
+        let failure = fail(cx, quote!(#name), quote!(error), quote!(#data));
+        quote! {
+            let outcome = {
+                let #view: &#rt::Value = &#data;
+                #test
+            };
+            match outcome {
+                ::core::result::Result::Ok(true) => {}
+                ::core::result::Result::Ok(false) => {
+                    return ::core::result::Result::Err(
+                        #rt::transition_refused(#id, #name, #next, #body, #data),
+                    );
+                }
+                ::core::result::Result::Err(error) => return ::core::result::Result::Err(#failure),
+            }
+        }
+    });
+    quote! {
+        #guard
+        Self::#enter(#data)
+    }
+}
+
+/// The failure arm: `error` is the ErrorObject, `data` the task data when it failed; with
+/// retries, `input` is the task's input and `retry` its progress.
+pub(super) fn emit_error_path(cx: &Context<'_>, index: usize) -> TokenStream {
+    let rt = rt();
+    let state = cx.state_ident();
+    let task = cx.task(index);
+    let name = &task.name.value;
+    let variant = cx.variant(index);
+    let failed = Ident::new("failed", Span::call_site());
+    let scope = Ident::new("scope", Span::call_site());
+    let condition_failure = fail(cx, quote!(#name), quote!(condition_error), quote!(data));
+
+    // Evaluates `expression` for the error: `$` paths see the task data with the error merged
+    // in, bare names see the error object.
+    let test = |expression: Option<&crate::ir::Expression>| match expression {
+        Some(expression) => {
+            let test = condition(expression, &failed, &scope);
+            quote! {
+                match #test {
+                    ::core::result::Result::Ok(matched) => matched,
+                    ::core::result::Result::Err(condition_error) => {
+                        return ::core::result::Result::Err(#condition_failure);
+                    }
+                }
+            }
+        }
+        None => quote!(true),
+    };
+
+    let retries = (!task.retry.is_empty()).then(|| {
+        let choices = task.retry.iter().enumerate().map(|(i, retry)| {
+            let test = test(retry.condition.as_ref());
+            let interval = retry.interval.as_ref().map_or(0, |i| i.millis);
+            let multiplier = retry.multiplier.as_ref().map_or(0, |m| m.millis);
+            let attempts = retry.effective_attempts();
+            quote! {
+                if #test {
+                    const POLICY: #rt::RetryPolicy = #rt::RetryPolicy::new(
+                        #rt::Duration::from_millis(#interval),
+                        #rt::Duration::from_millis(#multiplier),
+                        #attempts,
+                    );
+                    if let ::core::option::Option::Some(retry) = retry.next(#i, &POLICY) {
+                        return ::core::result::Result::Ok(#state::#variant { data: input, retry });
+                    }
+                } else
+            }
+        });
+        // The first retry definition whose condition matches decides; exhausted, onError runs.
+        quote! { #(#choices)* {} }
+    });
+
+    let filter_failure = fail(cx, quote!(#name), quote!(filter_error), quote!(data));
+    let handlers = task.on_error.iter().map(|handler| {
+        let test = test(handler.condition.as_ref());
+        let error_data = match &handler.error_data_filter {
+            Some(path) => {
+                let path = path_ref(path);
+                quote! {
+                    match #rt::filter_or_keep(#path, error.wrapped()) {
+                        ::core::result::Result::Ok(selected) => selected,
+                        ::core::result::Result::Err((filter_error, _)) => {
+                            return ::core::result::Result::Err(#filter_failure);
+                        }
+                    }
+                }
+            }
+            None => quote!(error.wrapped()),
+        };
+        let target = Ident::new("handled", Span::call_site());
+        let go = match &handler.transition {
+            Some(transition) => emit_transition(cx, task, transition, &target),
+            None => quote!(::core::result::Result::Ok(#state::Completed { output: #target })),
+        };
+        let merge_failure = fail(cx, quote!(#name), quote!(merge_error), quote!(data));
+        quote! {
+            if #test {
+                let mut #target = data;
+                let error_data = #error_data;
+                if let ::core::result::Result::Err(merge_error) =
+                    #rt::merge_data(&mut #target, error_data, #name, "error data")
+                {
+                    let data = #target;
+                    return ::core::result::Result::Err(#merge_failure);
+                }
+                return #go;
+            }
+        }
+    });
+    let handlers: Vec<TokenStream> = handlers.collect();
+    let uses_scope = !task.retry.is_empty() || !task.on_error.is_empty();
+    let bindings = uses_scope.then(|| {
+        quote! {
+            let failed_data = #rt::data_with_error(&data, &error);
+            let error_scope = error.to_json();
+            let #failed: &#rt::Value = &failed_data;
+            let #scope: &#rt::Value = &error_scope;
+            let _ = (#failed, #scope);
+        }
+    });
+    let final_failure = fail(cx, quote!(#name), quote!(error), quote!(data));
+    quote! {
+        #bindings
+        #retries
+        #(#handlers)*
+        ::core::result::Result::Err(#final_failure)
+    }
+}

@@ -1,0 +1,356 @@
+//! Definitions shared by several task types: transitions, ends, starts, filters, expressions,
+//! retries, error handlers and actions.
+
+use super::Lowering;
+use crate::parse::reader::{self, MapReader};
+use crate::parse::yaml::{Node, NodeKind};
+use crate::ir::{
+    Action, ActionMode, DurationSpec, End, EndKind, ErrorHandler, Expression, FunctionRef,
+    JsonPath, Param, ProduceData, ProduceEvent, Retry, RetryInterval, Start, StartKind,
+    TaskDataFilter, Transition,
+};
+use crate::source::Spanned;
+use crate::syntax;
+
+pub(super) const NEXT: &[&str] = &["nextTask", "nextState"];
+
+impl Lowering<'_> {
+    /// `transition: {nextTask, expression, produceEvent}`; a bare string names the next task.
+    pub(super) fn transition(&mut self, node: &Node) -> Option<Transition> {
+        if let NodeKind::Scalar(_) = node.kind {
+            let next = reader::string(node, "transition", self.diags)?;
+            return Some(Transition {
+                next,
+                condition: None,
+                produce_event: None,
+                span: node.span,
+            });
+        }
+        let mut map = MapReader::new(node, "transition", self.diags)?;
+        let next = map
+            .require(NEXT, self.diags)
+            .and_then(|n| reader::string(n, "nextTask", self.diags));
+        let condition = map.take(&["expression"]).and_then(|n| self.expression(n));
+        let produce_event = map.take(&["produceEvent"]).and_then(|n| self.produce_event(n));
+        map.finish(self.diags);
+        Some(Transition {
+            next: next?,
+            condition,
+            produce_event,
+            span: node.span,
+        })
+    }
+
+    /// `end: {kind: default|terminate|event}`; `end: true` (later drafts) means the default end.
+    pub(super) fn end(&mut self, node: &Node) -> Option<End> {
+        if let NodeKind::Scalar(_) = node.kind {
+            return reader::boolean(node, "end", self.diags)
+                .filter(|end| *end)
+                .map(|_| End {
+                    kind: EndKind::Default,
+                    span: node.span,
+                });
+        }
+        let mut map = MapReader::new(node, "end definition", self.diags)?;
+        #[derive(Clone, Copy)]
+        enum Kind {
+            Default,
+            Terminate,
+            Event,
+        }
+        let kind = map.require(&["kind"], self.diags).and_then(|n| {
+            reader::enumerated(
+                n,
+                "end kind",
+                &[
+                    ("default", Kind::Default),
+                    ("terminate", Kind::Terminate),
+                    ("event", Kind::Event),
+                ],
+                self.diags,
+            )
+        });
+        let produce = map.take(&["produceEvent"]).and_then(|n| self.produce_event(n));
+        map.finish(self.diags);
+        let kind = match kind.map(|k| k.value).unwrap_or(Kind::Default) {
+            Kind::Default => EndKind::Default,
+            Kind::Terminate => EndKind::Terminate,
+            Kind::Event => EndKind::Event { produce },
+        };
+        Some(End {
+            kind,
+            span: node.span,
+        })
+    }
+
+    /// `start: {kind: default|scheduled, schedule: {interval}}`; `start: true` means default.
+    pub(super) fn start(&mut self, node: &Node) -> Option<Start> {
+        if let NodeKind::Scalar(_) = node.kind {
+            return reader::boolean(node, "start", self.diags)
+                .filter(|start| *start)
+                .map(|_| Start {
+                    kind: StartKind::Default,
+                    span: node.span,
+                });
+        }
+        let mut map = MapReader::new(node, "start definition", self.diags)?;
+        let scheduled = map
+            .require(&["kind"], self.diags)
+            .and_then(|n| {
+                reader::enumerated(
+                    n,
+                    "start kind",
+                    &[("default", false), ("scheduled", true)],
+                    self.diags,
+                )
+            })
+            .is_some_and(|k| k.value);
+        let schedule = map.take(&["schedule"]);
+        map.finish(self.diags);
+        let kind = if scheduled {
+            let interval = schedule.and_then(|n| {
+                let mut map = MapReader::new(n, "schedule definition", self.diags)?;
+                let interval = map
+                    .require(&["interval"], self.diags)
+                    .and_then(|n| reader::string(n, "interval", self.diags));
+                map.finish(self.diags);
+                interval
+            });
+            StartKind::Scheduled { interval }
+        } else {
+            StartKind::Default
+        };
+        Some(Start {
+            kind,
+            span: node.span,
+        })
+    }
+
+    pub(super) fn task_data_filter(&mut self, node: &Node) -> TaskDataFilter {
+        let Some(mut map) = MapReader::new(node, "task data filter", self.diags) else {
+            return TaskDataFilter::default();
+        };
+        let input = map.take(&["dataInputPath"]).and_then(|n| self.path(n, "dataInputPath"));
+        let output = map.take(&["dataOutputPath"]).and_then(|n| self.path(n, "dataOutputPath"));
+        map.finish(self.diags);
+        TaskDataFilter { input, output }
+    }
+
+    /// Event and error data filters: the drafts call their one path both `dataOutputPath` and
+    /// `dataInputPath` (SEMANTICS.md: accept both).
+    pub(super) fn selection_filter(&mut self, node: &Node, what: &'static str) -> Option<JsonPath> {
+        let mut map = MapReader::new(node, what, self.diags)?;
+        let path = map
+            .take(&["dataOutputPath", "dataInputPath"])
+            .and_then(|n| self.path(n, "dataOutputPath"));
+        map.finish(self.diags);
+        path
+    }
+
+    pub(super) fn path(&mut self, node: &Node, what: &str) -> Option<JsonPath> {
+        let text = reader::string(node, what, self.diags)?;
+        Some(syntax::jsonpath::parse(&text.value, text.span, self.diags))
+    }
+
+    pub(super) fn duration(&mut self, node: &Node, what: &str) -> Option<DurationSpec> {
+        let text = reader::string(node, what, self.diags)?;
+        Some(syntax::duration::parse(&text.value, text.span, self.diags))
+    }
+
+    fn retry_interval(&mut self, node: &Node) -> Option<RetryInterval> {
+        let text = reader::string(node, "interval", self.diags)?;
+        Some(syntax::duration::parse_retry_interval(&text.value, text.span, self.diags))
+    }
+
+    /// `{language, body}`, or a bare string in the default language.
+    pub(super) fn expression(&mut self, node: &Node) -> Option<Expression> {
+        let (language, body) = if let NodeKind::Scalar(_) = node.kind {
+            (self.default_language, reader::string(node, "expression", self.diags)?)
+        } else {
+            let mut map = MapReader::new(node, "expression", self.diags)?;
+            let language = map
+                .take(&["language"])
+                .and_then(|n| reader::string(n, "language", self.diags));
+            let body = map
+                .require(&["body"], self.diags)
+                .and_then(|n| reader::string(n, "body", self.diags));
+            map.finish(self.diags);
+            let language = match language {
+                Some(l) => syntax::expr::parse_language(&l.value, l.span, self.diags)?,
+                None => self.default_language,
+            };
+            (language, body?)
+        };
+        Some(syntax::expr::parse(language, &body.value, body.span, self.diags))
+    }
+
+    pub(super) fn produce_event(&mut self, node: &Node) -> Option<ProduceEvent> {
+        let mut map = MapReader::new(node, "produceEvent", self.diags)?;
+        let event_ref = map
+            .require(&["eventRef"], self.diags)
+            .and_then(|n| reader::string(n, "eventRef", self.diags));
+        let data = map.take(&["data"]).and_then(|n| match n.kind {
+            NodeKind::Map(_) => Some(ProduceData::Object(n.to_json())),
+            _ => self.path(n, "data").map(ProduceData::Path),
+        });
+        map.finish(self.diags);
+        Some(ProduceEvent {
+            event_ref: event_ref?,
+            data,
+            span: node.span,
+        })
+    }
+
+    pub(super) fn retries(&mut self, node: &Node) -> Vec<Retry> {
+        let mut out = Vec::new();
+        for item in reader::list(node, "retry", self.diags) {
+            let Some(mut map) = MapReader::new(item, "retry definition", self.diags) else {
+                continue;
+            };
+            let condition = map.take(&["expression"]).and_then(|n| self.expression(n));
+            let interval = map.take(&["interval"]).and_then(|n| self.retry_interval(n));
+            let multiplier = map.take(&["multiplier"]).and_then(|n| self.duration(n, "multiplier"));
+            let max_attempts = map
+                .take(&["maxAttempts"])
+                .and_then(|n| reader::unsigned(n, "maxAttempts", self.diags))
+                .map_or(1, |n| u32::try_from(n.value).unwrap_or(u32::MAX));
+            let span = map.span();
+            map.finish(self.diags);
+            out.push(Retry {
+                condition,
+                interval,
+                multiplier,
+                max_attempts,
+                span,
+            });
+        }
+        out
+    }
+
+    pub(super) fn error_handlers(&mut self, node: &Node) -> Vec<ErrorHandler> {
+        let mut out = Vec::new();
+        for item in reader::list(node, "onError", self.diags) {
+            let Some(mut map) = MapReader::new(item, "error definition", self.diags) else {
+                continue;
+            };
+            let condition = map.take(&["expression"]).and_then(|n| self.expression(n));
+            let error_data_filter = map
+                .take(&["errorDataFilter"])
+                .and_then(|n| self.selection_filter(n, "error data filter"));
+            let transition = map.take(&["transition"]).and_then(|n| self.transition(n));
+            let span = map.span();
+            map.finish(self.diags);
+            out.push(ErrorHandler {
+                condition,
+                error_data_filter,
+                transition,
+                span,
+            });
+        }
+        out
+    }
+
+    pub(super) fn action_mode(&mut self, node: &Node) -> ActionMode {
+        reader::enumerated(
+            node,
+            "actionMode",
+            &[
+                ("sequential", ActionMode::Sequential),
+                ("parallel", ActionMode::Parallel),
+            ],
+            self.diags,
+        )
+        .map_or(ActionMode::Sequential, |m| m.value)
+    }
+
+    pub(super) fn actions(&mut self, node: &Node) -> Vec<Action> {
+        reader::list(node, "actions", self.diags)
+            .iter()
+            .filter_map(|item| self.action(item))
+            .collect()
+    }
+
+    pub(super) fn action(&mut self, node: &Node) -> Option<Action> {
+        let mut map = MapReader::new(node, "action", self.diags)?;
+        let name = map
+            .take(&["name"])
+            .and_then(|n| reader::string(n, "name", self.diags));
+        let function = map
+            .take(&["functionRef"])
+            .and_then(|n| self.function_ref(n));
+        let timeout = map.take(&["timeout"]).and_then(|n| self.duration(n, "timeout"));
+        let (input_path, results_path) = match map.take(&["actionDataFilter"]) {
+            Some(filter) => self.action_data_filter(filter),
+            None => (None, None),
+        };
+        let span = map.span();
+        map.finish(self.diags);
+        Some(Action {
+            name,
+            function,
+            timeout,
+            input_path,
+            results_path,
+            span,
+        })
+    }
+
+    fn action_data_filter(&mut self, node: &Node) -> (Option<JsonPath>, Option<JsonPath>) {
+        let Some(mut map) = MapReader::new(node, "action data filter", self.diags) else {
+            return (None, None);
+        };
+        let input = map.take(&["dataInputPath"]).and_then(|n| self.path(n, "dataInputPath"));
+        let results = map
+            .take(&["dataResultsPath"])
+            .and_then(|n| self.path(n, "dataResultsPath"));
+        map.finish(self.diags);
+        (input, results)
+    }
+
+    fn function_ref(&mut self, node: &Node) -> Option<FunctionRef> {
+        // `functionRef: name` is the short form some examples use.
+        if let NodeKind::Scalar(_) = node.kind {
+            let ref_name = reader::string(node, "functionRef", self.diags)?;
+            return Some(FunctionRef {
+                ref_name,
+                parameters: None,
+                span: node.span,
+            });
+        }
+        let mut map = MapReader::new(node, "functionRef", self.diags)?;
+        let ref_name = map
+            .require(&["refName"], self.diags)
+            .and_then(|n| reader::string(n, "refName", self.diags));
+        let parameters = map.take(&["parameters"]).map(|n| self.param(n));
+        map.finish(self.diags);
+        Some(FunctionRef {
+            ref_name: ref_name?,
+            parameters,
+            span: node.span,
+        })
+    }
+
+    /// Function arguments: a string starting with `$` selects from the action's input data.
+    fn param(&mut self, node: &Node) -> Param {
+        match &node.kind {
+            NodeKind::Map(entries) => Param::Object(
+                entries
+                    .iter()
+                    .map(|e| (e.key.clone(), self.param(&e.value)))
+                    .collect(),
+            ),
+            NodeKind::Seq(items) => Param::Array(items.iter().map(|i| self.param(i)).collect()),
+            NodeKind::Scalar(s) if s.text.starts_with('$') && node.to_json().is_string() => {
+                Param::Path(syntax::jsonpath::parse(&s.text, node.span, self.diags))
+            }
+            NodeKind::Scalar(_) => Param::Literal(node.to_json()),
+        }
+    }
+
+    pub(super) fn name_list(&mut self, node: &Node, what: &str) -> Vec<Spanned<String>> {
+        reader::list(node, what, self.diags)
+            .iter()
+            .filter_map(|n| reader::string(n, what, self.diags))
+            .collect()
+    }
+}

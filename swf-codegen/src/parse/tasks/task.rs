@@ -1,0 +1,366 @@
+//! One task: the fields every task has, then the fields of its type.
+
+use super::{Lowering, TASKS};
+use crate::ir::{
+    Branch, Completion, DataCondition, EventActions, EventCondition, Operator, Switch,
+    SwitchConditions, Task, TaskKind,
+};
+use crate::parse::reader::{self, MapReader};
+use crate::parse::yaml::{Node, NodeKind};
+use crate::source::Spanned;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum TaskType {
+    Operation,
+    Event,
+    Switch,
+    Delay,
+    Parallel,
+    SubFlow,
+    Inject,
+    ForEach,
+    Callback,
+}
+
+const TASK_TYPES: &[(&str, TaskType)] = &[
+    ("operation", TaskType::Operation),
+    ("event", TaskType::Event),
+    ("switch", TaskType::Switch),
+    ("delay", TaskType::Delay),
+    ("parallel", TaskType::Parallel),
+    ("subflow", TaskType::SubFlow),
+    ("inject", TaskType::Inject),
+    ("foreach", TaskType::ForEach),
+    ("callback", TaskType::Callback),
+];
+
+const OPERATORS: &[(&str, Operator)] = &[
+    ("exists", Operator::Exists),
+    ("notexists", Operator::NotExists),
+    ("null", Operator::Null),
+    ("notnull", Operator::NotNull),
+    ("equals", Operator::Equals),
+    ("notequals", Operator::NotEquals),
+    ("lessthan", Operator::LessThan),
+    ("lessthanorequals", Operator::LessThanOrEquals),
+    ("greaterthan", Operator::GreaterThan),
+    ("greaterthanorequals", Operator::GreaterThanOrEquals),
+    ("matches", Operator::Matches),
+    ("notmatches", Operator::NotMatches),
+    ("custom", Operator::Custom),
+];
+
+impl Lowering<'_> {
+    pub(super) fn task(&mut self, node: &Node) -> Option<Task> {
+        let mut map = MapReader::new(node, "task", self.diags)?;
+        let name = map
+            .require(&["name"], self.diags)
+            .and_then(|n| reader::string(n, "name", self.diags));
+        let id = map.take(&["id"]).and_then(|n| reader::string(n, "id", self.diags));
+        let task_type = map
+            .require(&["type"], self.diags)
+            .and_then(|n| reader::enumerated(n, "task type", TASK_TYPES, self.diags));
+        let start = map.take(&["start"]).and_then(|n| self.start(n));
+        let end = map.take(&["end"]).and_then(|n| self.end(n));
+        let transition = map.take(&["transition"]).and_then(|n| self.transition(n));
+        let data_filter = map
+            .take(&["taskDataFilter", "stateDataFilter"])
+            .map(|n| self.task_data_filter(n))
+            .unwrap_or_default();
+        let retry = map.take(&["retry"]).map(|n| self.retries(n)).unwrap_or_default();
+        let on_error = map
+            .take(&["onError"])
+            .map(|n| self.error_handlers(n))
+            .unwrap_or_default();
+        let metadata = map.verbatim(&["metadata"]);
+        map.verbatim(&["dataInputSchema"]);
+        map.verbatim(&["dataOutputSchema"]);
+
+        let kind = task_type.map(|t| self.task_kind(t.value, &mut map));
+        map.finish(self.diags);
+        Some(Task {
+            name: name?,
+            id,
+            kind: kind?,
+            data_filter,
+            retry,
+            on_error,
+            start,
+            transition,
+            end,
+            metadata,
+            span: node.span,
+        })
+    }
+
+    fn task_kind(&mut self, task_type: TaskType, map: &mut MapReader<'_>) -> TaskKind {
+        match task_type {
+            TaskType::Operation => TaskKind::Operation {
+                action_mode: map
+                    .take(&["actionMode"])
+                    .map_or(crate::ir::ActionMode::Sequential, |n| self.action_mode(n)),
+                actions: map
+                    .require(&["actions"], self.diags)
+                    .map(|n| self.actions(n))
+                    .unwrap_or_default(),
+            },
+            TaskType::Event => TaskKind::Event {
+                exclusive: map
+                    .take(&["exclusive"])
+                    .and_then(|n| reader::boolean(n, "exclusive", self.diags))
+                    .unwrap_or(true),
+                events_actions: map
+                    .require(&["eventsActions"], self.diags)
+                    .map(|n| self.events_actions(n))
+                    .unwrap_or_default(),
+                timeout: map.take(&["timeout"]).and_then(|n| self.duration(n, "timeout")),
+            },
+            TaskType::Switch => TaskKind::Switch(self.switch(map)),
+            TaskType::Delay => TaskKind::Delay {
+                time_delay: map
+                    .require(&["timeDelay"], self.diags)
+                    .and_then(|n| self.duration(n, "timeDelay")),
+            },
+            TaskType::Parallel => self.parallel(map),
+            TaskType::SubFlow => TaskKind::SubFlow {
+                workflow_id: map
+                    .require(&["workflowId"], self.diags)
+                    .and_then(|n| reader::string(n, "workflowId", self.diags)),
+                wait_for_completion: map
+                    .take(&["waitForCompletion"])
+                    .and_then(|n| reader::boolean(n, "waitForCompletion", self.diags))
+                    .unwrap_or(false),
+            },
+            TaskType::Inject => TaskKind::Inject {
+                data: map
+                    .take(&["data"])
+                    .map_or(serde_json::Value::Object(Default::default()), |n| {
+                        if !matches!(n.to_json(), serde_json::Value::Object(_)) {
+                            reader::wrong_type(n, "data", "a mapping", self.diags);
+                        }
+                        n.to_json()
+                    }),
+            },
+            TaskType::ForEach => TaskKind::ForEach {
+                input_collection: map
+                    .require(&["inputCollection"], self.diags)
+                    .and_then(|n| self.path(n, "inputCollection")),
+                input_parameter: map
+                    .require(&["inputParameter"], self.diags)
+                    .and_then(|n| self.path(n, "inputParameter")),
+                output_collection: map
+                    .take(&["outputCollection"])
+                    .and_then(|n| self.path(n, "outputCollection")),
+                max: map
+                    .take(&["max"])
+                    .and_then(|n| reader::unsigned(n, "max", self.diags)),
+                time_delay: map.take(&["timeDelay"]).and_then(|n| self.duration(n, "timeDelay")),
+                scope: map
+                    .require(TASKS, self.diags)
+                    .map(|n| self.scope(n))
+                    .unwrap_or_default(),
+            },
+            TaskType::Callback => TaskKind::Callback {
+                action: map
+                    .require(&["action"], self.diags)
+                    .and_then(|n| self.action(n)),
+                event_ref: map
+                    .require(&["eventRef"], self.diags)
+                    .and_then(|n| reader::string(n, "eventRef", self.diags)),
+                timeout: map.take(&["timeout"]).and_then(|n| self.duration(n, "timeout")),
+                event_data_filter: map
+                    .take(&["eventDataFilter"])
+                    .and_then(|n| self.selection_filter(n, "event data filter")),
+            },
+        }
+    }
+
+    fn events_actions(&mut self, node: &Node) -> Vec<EventActions> {
+        let mut out = Vec::new();
+        for item in reader::list(node, "eventsActions", self.diags) {
+            let Some(mut map) = MapReader::new(item, "event actions", self.diags) else {
+                continue;
+            };
+            let event_refs = map
+                .require(&["eventRefs"], self.diags)
+                .map(|n| self.name_list(n, "eventRefs"))
+                .unwrap_or_default();
+            let action_mode = map
+                .take(&["actionMode"])
+                .map_or(crate::ir::ActionMode::Sequential, |n| self.action_mode(n));
+            let actions = map
+                .require(&["actions"], self.diags)
+                .map(|n| self.actions(n))
+                .unwrap_or_default();
+            let event_data_filter = map
+                .take(&["eventDataFilter"])
+                .and_then(|n| self.selection_filter(n, "event data filter"));
+            let span = map.span();
+            map.finish(self.diags);
+            out.push(EventActions {
+                event_refs,
+                action_mode,
+                actions,
+                event_data_filter,
+                span,
+            });
+        }
+        out
+    }
+
+    /// The draft's table says `dataConditions`/`eventConditions`, its schema says `conditions`:
+    /// accept all three, telling data from event conditions by their content.
+    fn switch(&mut self, map: &mut MapReader<'_>) -> Switch {
+        let data = map.take(&["dataConditions"]);
+        let event = map.take(&["eventConditions"]);
+        let either = map.take(&["conditions"]);
+        let default = map.take(&["default"]).and_then(|n| self.transition(n));
+        let event_timeout = map
+            .take(&["eventTimeout"])
+            .and_then(|n| self.duration(n, "eventTimeout"));
+        let conditions = match (data, event, either) {
+            (_, Some(events), _) => SwitchConditions::Event(self.event_conditions(events)),
+            (Some(data), None, _) => SwitchConditions::Data(self.data_conditions(data)),
+            (None, None, Some(n)) if holds_event_conditions(n) => {
+                SwitchConditions::Event(self.event_conditions(n))
+            }
+            (None, None, Some(n)) => SwitchConditions::Data(self.data_conditions(n)),
+            (None, None, None) => SwitchConditions::Data(Vec::new()),
+        };
+        Switch {
+            conditions,
+            default,
+            event_timeout,
+        }
+    }
+
+    fn data_conditions(&mut self, node: &Node) -> Vec<DataCondition> {
+        let mut out = Vec::new();
+        for item in reader::list(node, "dataConditions", self.diags) {
+            let Some(mut map) = MapReader::new(item, "data condition", self.diags) else {
+                continue;
+            };
+            let path = map.require(&["path"], self.diags).and_then(|n| self.path(n, "path"));
+            let value = map
+                .take(&["value"])
+                .and_then(|n| reader::string(n, "value", self.diags));
+            let operator = map
+                .require(&["operator"], self.diags)
+                .and_then(|n| reader::enumerated(n, "condition operator", OPERATORS, self.diags));
+            let transition = map.take(&["transition"]).and_then(|n| self.transition(n));
+            let metadata = map.verbatim(&["metadata"]);
+            let span = map.span();
+            map.finish(self.diags);
+            let Some(operator) = operator else { continue };
+            if matches!(operator.value, Operator::Matches | Operator::NotMatches) {
+                if let Some(pattern) = &value {
+                    crate::syntax::regex::check(&pattern.value, pattern.span, self.diags);
+                }
+            }
+            out.push(DataCondition {
+                path,
+                value,
+                operator,
+                transition,
+                metadata,
+                span,
+            });
+        }
+        out
+    }
+
+    fn event_conditions(&mut self, node: &Node) -> Vec<EventCondition> {
+        let mut out = Vec::new();
+        for item in reader::list(node, "eventConditions", self.diags) {
+            let Some(mut map) = MapReader::new(item, "event condition", self.diags) else {
+                continue;
+            };
+            let event_ref = map
+                .require(&["eventRef"], self.diags)
+                .and_then(|n| reader::string(n, "eventRef", self.diags));
+            let transition = map.take(&["transition"]).and_then(|n| self.transition(n));
+            let event_data_filter = map
+                .take(&["eventDataFilter"])
+                .and_then(|n| self.selection_filter(n, "event data filter"));
+            map.verbatim(&["metadata"]);
+            let span = map.span();
+            map.finish(self.diags);
+            out.push(EventCondition {
+                event_ref,
+                transition,
+                event_data_filter,
+                span,
+            });
+        }
+        out
+    }
+
+    fn parallel(&mut self, map: &mut MapReader<'_>) -> TaskKind {
+        let branches = map
+            .require(&["branches"], self.diags)
+            .map(|n| self.branches(n))
+            .unwrap_or_default();
+        let completion = map
+            .take(&["completionType"])
+            .and_then(|n| {
+                reader::enumerated(
+                    n,
+                    "completionType",
+                    &[
+                        ("and", Completion::And),
+                        ("xor", Completion::Xor),
+                        ("n_of_m", Completion::NOfM),
+                        ("allOf", Completion::AllOf),
+                        ("atLeast", Completion::AtLeast),
+                    ],
+                    self.diags,
+                )
+            })
+            .map_or(Completion::And, |c| c.value);
+        let n = map
+            .take(&["n", "numCompleted"])
+            .and_then(|n| reader::unsigned(n, "n", self.diags));
+        TaskKind::Parallel {
+            branches,
+            completion,
+            n,
+        }
+    }
+
+    fn branches(&mut self, node: &Node) -> Vec<Branch> {
+        let mut out = Vec::new();
+        for item in reader::list(node, "branches", self.diags) {
+            let Some(mut map) = MapReader::new(item, "branch", self.diags) else {
+                continue;
+            };
+            let name = map
+                .require(&["name"], self.diags)
+                .and_then(|n| reader::string(n, "name", self.diags));
+            let scope = map
+                .require(TASKS, self.diags)
+                .map(|n| self.scope(n))
+                .unwrap_or_default();
+            let span = map.span();
+            map.finish(self.diags);
+            out.push(Branch {
+                name: name.unwrap_or_else(|| Spanned::new(String::new(), span)),
+                scope,
+                span,
+            });
+        }
+        out
+    }
+}
+
+/// True when a `conditions` list holds event conditions (entries with an `eventRef`).
+fn holds_event_conditions(node: &Node) -> bool {
+    let NodeKind::Seq(items) = &node.kind else {
+        return false;
+    };
+    items.iter().any(|item| match &item.kind {
+        NodeKind::Map(entries) => entries
+            .iter()
+            .any(|e| e.key.eq_ignore_ascii_case("eventRef")),
+        _ => false,
+    })
+}

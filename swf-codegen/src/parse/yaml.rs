@@ -1,0 +1,353 @@
+//! Loads YAML (and JSON, a subset of it) into a tree that keeps the position of every node and
+//! every key. Built from saphyr's event stream rather than its document type, so that keys keep
+//! their order and positions and a key written twice is caught instead of silently replaced.
+
+use crate::diagnostic::{Code, Diagnostics};
+use crate::source::Span;
+use saphyr::Scalar as CoreScalar;
+use saphyr_parser::{Event, Parser, ScalarStyle, Span as YamlSpan};
+use serde_json::{Map, Number, Value};
+use std::collections::BTreeMap;
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Node {
+    pub kind: NodeKind,
+    pub span: Span,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum NodeKind {
+    Scalar(Scalar),
+    Seq(Vec<Node>),
+    Map(Vec<Entry>),
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Scalar {
+    /// The text as written (without quotes), so `version: 1.0` stays `"1.0"` where a string is
+    /// expected.
+    pub text: String,
+    pub value: ScalarValue,
+}
+
+/// A plain scalar resolved with the YAML core schema; quoted scalars are always strings.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ScalarValue {
+    Null,
+    Bool(bool),
+    Int(i64),
+    Float(f64),
+    Str,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Entry {
+    pub key: String,
+    pub key_span: Span,
+    pub value: Node,
+}
+
+impl Node {
+    /// What kind of value this is, in the words the diagnostics use.
+    pub fn kind_name(&self) -> &'static str {
+        match &self.kind {
+            NodeKind::Scalar(s) => match s.value {
+                ScalarValue::Null => "null",
+                ScalarValue::Bool(_) => "a boolean",
+                ScalarValue::Int(_) | ScalarValue::Float(_) => "a number",
+                ScalarValue::Str => "a string",
+            },
+            NodeKind::Seq(_) => "a list",
+            NodeKind::Map(_) => "a mapping",
+        }
+    }
+
+    /// The node as JSON, for data the workflow carries verbatim (inject data, metadata).
+    pub fn to_json(&self) -> Value {
+        match &self.kind {
+            NodeKind::Scalar(s) => match s.value {
+                ScalarValue::Null => Value::Null,
+                ScalarValue::Bool(b) => Value::Bool(b),
+                ScalarValue::Int(i) => Value::Number(i.into()),
+                ScalarValue::Float(f) => Number::from_f64(f).map_or(Value::Null, Value::Number),
+                ScalarValue::Str => Value::String(s.text.clone()),
+            },
+            NodeKind::Seq(items) => Value::Array(items.iter().map(Node::to_json).collect()),
+            NodeKind::Map(entries) => Value::Object(
+                entries
+                    .iter()
+                    .map(|e| (e.key.clone(), e.value.to_json()))
+                    .collect::<Map<String, Value>>(),
+            ),
+        }
+    }
+}
+
+fn span_of(span: &YamlSpan) -> Span {
+    Span::new(
+        u32::try_from(span.start.line()).unwrap_or(u32::MAX),
+        u32::try_from(span.start.col() + 1).unwrap_or(u32::MAX),
+    )
+}
+
+/// Parses one YAML or JSON document. Syntax errors are recorded and give `None`.
+pub fn load(text: &str, diags: &mut Diagnostics) -> Option<Node> {
+    let mut loader = Loader {
+        parser: Parser::new_from_str(text),
+        anchors: BTreeMap::new(),
+    };
+    match loader.document() {
+        Ok(Some(node)) => Some(node),
+        Ok(None) => {
+            diags
+                .error(Code::SYNTAX, Span::new(1, 1), "the file holds no workflow definition")
+                .help("write the workflow as a YAML or JSON mapping with `id`, `name` and `tasks`");
+            None
+        }
+        Err((span, message)) => {
+            diags
+                .error(Code::SYNTAX, span, message)
+                .help("fix the YAML/JSON syntax at this position");
+            None
+        }
+    }
+}
+
+type LoadResult<T> = Result<T, (Span, String)>;
+
+struct Loader<'a> {
+    parser: Parser<'a, saphyr_parser::StrInput<'a>>,
+    anchors: BTreeMap<usize, Node>,
+}
+
+impl<'a> Loader<'a> {
+    fn next(&mut self) -> LoadResult<(Event<'a>, YamlSpan)> {
+        match self.parser.next_event() {
+            Some(Ok(event)) => Ok(event),
+            Some(Err(error)) => {
+                let marker = error.marker();
+                Err((
+                    Span::new(
+                        u32::try_from(marker.line()).unwrap_or(u32::MAX),
+                        u32::try_from(marker.col() + 1).unwrap_or(u32::MAX),
+                    ),
+                    format!("invalid YAML: {}", error.info()),
+                ))
+            }
+            None => Err((Span::new(1, 1), "unexpected end of the file".into())),
+        }
+    }
+
+    fn document(&mut self) -> LoadResult<Option<Node>> {
+        let mut root = None;
+        loop {
+            let (event, span) = self.next()?;
+            match event {
+                Event::StreamStart | Event::DocumentEnd | Event::Nothing => {}
+                Event::DocumentStart(_) => {
+                    if root.is_some() {
+                        return Err((
+                            span_of(&span),
+                            "the file holds more than one YAML document".into(),
+                        ));
+                    }
+                    let (event, span) = self.next()?;
+                    if matches!(event, Event::DocumentEnd) {
+                        continue;
+                    }
+                    root = Some(self.node(event, span)?);
+                }
+                Event::StreamEnd => return Ok(root),
+                other => {
+                    return Err((span_of(&span), format!("unexpected YAML event {other:?}")));
+                }
+            }
+        }
+    }
+
+    fn node(&mut self, event: Event<'a>, span: YamlSpan) -> LoadResult<Node> {
+        let at = span_of(&span);
+        let (node, anchor) = match event {
+            Event::Scalar(text, style, anchor, tag) => {
+                let value = if style == ScalarStyle::Plain {
+                    match CoreScalar::parse_from_cow_and_metadata(text.clone(), style, tag.as_ref())
+                    {
+                        Some(CoreScalar::Null) => ScalarValue::Null,
+                        Some(CoreScalar::Boolean(b)) => ScalarValue::Bool(b),
+                        Some(CoreScalar::Integer(i)) => ScalarValue::Int(i),
+                        Some(CoreScalar::FloatingPoint(f)) => ScalarValue::Float(f.into_inner()),
+                        Some(CoreScalar::String(_)) | None => ScalarValue::Str,
+                    }
+                } else {
+                    ScalarValue::Str
+                };
+                let scalar = Scalar {
+                    text: text.into_owned(),
+                    value,
+                };
+                (
+                    Node {
+                        kind: NodeKind::Scalar(scalar),
+                        span: at,
+                    },
+                    anchor,
+                )
+            }
+            Event::SequenceStart(anchor, _) => {
+                let mut items = Vec::new();
+                loop {
+                    let (event, span) = self.next()?;
+                    if matches!(event, Event::SequenceEnd) {
+                        break;
+                    }
+                    items.push(self.node(event, span)?);
+                }
+                (
+                    Node {
+                        kind: NodeKind::Seq(items),
+                        span: at,
+                    },
+                    anchor,
+                )
+            }
+            Event::MappingStart(anchor, _) => (self.mapping(at)?, anchor),
+            Event::Alias(id) => {
+                return self.anchors.get(&id).cloned().ok_or_else(|| {
+                    (at, "this alias refers to an anchor that is not defined before it".into())
+                });
+            }
+            other => return Err((at, format!("unexpected YAML event {other:?}"))),
+        };
+        if anchor > 0 {
+            self.anchors.insert(anchor, node.clone());
+        }
+        Ok(node)
+    }
+
+    fn mapping(&mut self, at: Span) -> LoadResult<Node> {
+        let mut entries: Vec<Entry> = Vec::new();
+        loop {
+            let (event, span) = self.next()?;
+            if matches!(event, Event::MappingEnd) {
+                break;
+            }
+            let key_node = self.node(event, span)?;
+            let key = match &key_node.kind {
+                NodeKind::Scalar(s) => s.text.clone(),
+                _ => {
+                    return Err((
+                        key_node.span,
+                        "mapping keys must be plain strings, not lists or mappings".into(),
+                    ));
+                }
+            };
+            if let Some(first) = entries.iter().find(|e| e.key == key) {
+                return Err((
+                    key_node.span,
+                    format!(
+                        "the key `{key}` is given twice in this mapping (first at line {})",
+                        first.key_span.line
+                    ),
+                ));
+            }
+            let (event, span) = self.next()?;
+            let value = self.node(event, span)?;
+            entries.push(Entry {
+                key,
+                key_span: key_node.span,
+                value,
+            });
+        }
+        Ok(Node {
+            kind: NodeKind::Map(entries),
+            span: at,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn load_ok(text: &str) -> Node {
+        let mut diags = Diagnostics::new("t.yaml");
+        let node = load(text, &mut diags).expect("loads");
+        assert!(!diags.has_errors(), "{:?}", diags.items());
+        node
+    }
+
+    #[test]
+    fn keeps_positions_of_keys_and_values() {
+        let node = load_ok("id: x\ntasks:\n  - name: a\n    type: inject\n");
+        let NodeKind::Map(entries) = &node.kind else {
+            panic!("mapping expected")
+        };
+        assert_eq!(entries[1].key, "tasks");
+        assert_eq!(entries[1].key_span, Span::new(2, 1));
+        let NodeKind::Seq(items) = &entries[1].value.kind else {
+            panic!("list expected")
+        };
+        let NodeKind::Map(task) = &items[0].kind else {
+            panic!("mapping expected")
+        };
+        assert_eq!(task[1].key_span, Span::new(4, 5));
+        assert_eq!(task[1].value.span, Span::new(4, 11));
+    }
+
+    #[test]
+    fn json_is_accepted_with_positions() {
+        let node = load_ok("{\n  \"id\": \"x\",\n  \"n\": 3\n}");
+        let NodeKind::Map(entries) = &node.kind else {
+            panic!("mapping expected")
+        };
+        assert_eq!(entries[1].key_span, Span::new(3, 3));
+        assert_eq!(node.to_json(), serde_json::json!({"id": "x", "n": 3}));
+    }
+
+    #[test]
+    fn scalars_resolve_with_the_core_schema_but_keep_their_text() {
+        let node = load_ok("a: 1.0\nb: 'true'\nc: true\nd: ~\n");
+        assert_eq!(
+            node.to_json(),
+            serde_json::json!({"a": 1.0, "b": "true", "c": true, "d": null})
+        );
+        let NodeKind::Map(entries) = &node.kind else {
+            panic!("mapping expected")
+        };
+        let NodeKind::Scalar(s) = &entries[0].value.kind else {
+            panic!("scalar expected")
+        };
+        assert_eq!(s.text, "1.0");
+    }
+
+    #[test]
+    fn duplicate_keys_are_errors_with_both_lines() {
+        let mut diags = Diagnostics::new("t.yaml");
+        assert!(load("a: 1\nb: 2\na: 3\n", &mut diags).is_none());
+        let d = &diags.items()[0];
+        assert_eq!(d.code, Code::SYNTAX);
+        assert_eq!(d.span, Span::new(3, 1));
+        assert!(d.message.contains("line 1"), "{}", d.message);
+    }
+
+    #[test]
+    fn syntax_errors_have_positions() {
+        let mut diags = Diagnostics::new("t.yaml");
+        assert!(load("a: [1, 2\nb: 3\n", &mut diags).is_none());
+        assert_eq!(diags.items()[0].code, Code::SYNTAX);
+        assert!(diags.items()[0].span.line >= 1);
+    }
+
+    #[test]
+    fn aliases_copy_their_anchor() {
+        let node = load_ok("a: &x {k: 1}\nb: *x\n");
+        assert_eq!(node.to_json(), serde_json::json!({"a": {"k": 1}, "b": {"k": 1}}));
+    }
+
+    #[test]
+    fn empty_file_is_an_error() {
+        let mut diags = Diagnostics::new("t.yaml");
+        assert!(load("", &mut diags).is_none());
+        assert!(diags.has_errors());
+    }
+}

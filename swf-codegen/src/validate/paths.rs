@@ -1,0 +1,50 @@
+//! Paths that name a place to write to must be definite: a query selects any number of places.
+
+use crate::diagnostic::{Code, Diagnostics};
+use crate::ir::{PathKind, Task};
+
+/// INDEFINITE_TARGET for action results paths.
+pub(super) fn check_task(task: &Task, diags: &mut Diagnostics) {
+    let results = task
+        .actions()
+        .into_iter()
+        .filter_map(|a| a.results_path.as_ref());
+    // Invalid paths were reported by the parser; only well-formed queries are reported here.
+    for path in results.filter(|p| matches!(p.kind, PathKind::Query(_))) {
+        diags
+            .error(
+                Code::INDEFINITE_TARGET,
+                path.span,
+                format!(
+                    "results path `{}` may select several places, so the result has no single \
+                     place to be written",
+                    path.text
+                ),
+            )
+            .help(
+                "use a path of names and indexes only, such as `$.result` or `$.items[0]`, \
+                 without filters, wildcards, slices or `..`",
+            );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::test_support::*;
+    use crate::diagnostic::Code;
+
+    #[test]
+    fn query_results_path_is_refused() {
+        let mut good = action(11, "f");
+        good.results_path = Some(definite_path("$.a", 11));
+        let mut bad = action(12, "f");
+        bad.results_path = Some(query_path("$.items[*]", 12));
+        let mut wf = workflow(vec![
+            task(10, "A", operation(vec![good, bad])).start().end(),
+        ]);
+        wf.functions = vec![function(3, "f")];
+        let d = only(&check(&wf), Code::INDEFINITE_TARGET);
+        assert_eq!(d.span, sp(12, 20));
+        assert_mentions(&d, &["`$.items[*]`", "names and indexes"]);
+    }
+}

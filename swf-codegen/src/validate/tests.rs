@@ -1,0 +1,128 @@
+//! Whole-workflow tests: many problems at once, reported completely and in a stable order.
+
+use super::test_support::*;
+use crate::diagnostic::{Code, Diagnostics};
+use crate::ir::{Completion, SwitchConditions, TaskKind, Workflow};
+use crate::source::{Span, Spanned};
+
+/// One workflow with a problem of nearly every kind, in several scopes.
+fn broken() -> Workflow {
+    let mut start_action = action(11, "g");
+    start_action.results_path = None;
+    let mut typed_action = action(12, "f");
+    typed_action.results_path = Some(query_path("$.out[*]", 12));
+    let mut pathless = data_condition(22, "Done");
+    pathless.path = None;
+    let branch_tasks = vec![task(80, "X", inject()).next("Done")];
+    let body = vec![
+        task(100, "L1", inject()).start().next("L2"),
+        task(110, "L2", inject()).next("L1"),
+        task(120, "Orphan", inject()).end(),
+    ];
+    let mut wf = workflow(vec![
+        task(10, "Begin", operation(vec![start_action, typed_action]))
+            .start()
+            .next("Chek"),
+        task(
+            20,
+            "Check",
+            switch(SwitchConditions::Data(vec![pathless]), None),
+        )
+        .end(),
+        task(30, "Check", inject()).next("Done"),
+        task(40, "Done", inject()).start().end(),
+        task(
+            50,
+            "P",
+            TaskKind::Parallel {
+                branches: vec![branch(70, "b", branch_tasks)],
+                completion: Completion::NOfM,
+                n: Some(Spanned::new(5, sp(51, 12))),
+            },
+        )
+        .end(),
+        task(60, "F", foreach(body)).end(),
+        task(90, "Wait", TaskKind::Delay { time_delay: None }),
+    ]);
+    wf.functions = vec![function(3, "f"), function(4, "f")];
+    wf.events = vec![event(5, "e")];
+    wf
+}
+
+fn summary(workflow: &Workflow) -> Vec<(&'static str, Span)> {
+    check(workflow).iter().map(|d| (d.code.0, d.span)).collect()
+}
+
+#[test]
+fn every_problem_is_reported_in_walk_order() {
+    let expected = vec![
+        // Definitions.
+        (Code::DUPLICATE_DEFINITION.0, sp(4, 13)),
+        // The workflow: names, starts, then task by task.
+        (Code::DUPLICATE_TASK.0, sp(30, 11)),
+        (Code::MANY_STARTS.0, sp(42, 9)),
+        (Code::UNKNOWN_TARGET.0, sp(13, 21)),
+        (Code::UNDEFINED_FUNCTION.0, sp(11, 30)),
+        (Code::INDEFINITE_TARGET.0, sp(12, 20)),
+        (Code::SWITCH_END.0, sp(24, 9)),
+        (Code::MISSING_FIELD.0, sp(22, 11)),
+        (Code::MISSING_FIELD.0, sp(20, 11)),
+        (Code::N_TOO_LARGE.0, sp(51, 12)),
+        (Code::NO_TRANSITION_OR_END.0, sp(90, 11)),
+        (Code::MISSING_FIELD.0, sp(90, 11)),
+        // No graph rules for the workflow: it has two starts and a dangling target.
+        // Branch `b`: no start, a transition out of the branch, no graph rules.
+        (Code::NO_START.0, sp(70, 9)),
+        (Code::TARGET_OUT_OF_SCOPE.0, sp(83, 21)),
+        // The foreach body: graph rules run.
+        (Code::UNREACHABLE.0, sp(120, 11)),
+        (Code::NO_EXIT.0, sp(100, 11)),
+    ];
+    assert_eq!(summary(&broken()), expected);
+}
+
+#[test]
+fn messages_name_what_is_wrong() {
+    let found = check(&broken());
+    let unknown = only(&found, Code::UNKNOWN_TARGET);
+    assert_mentions(&unknown, &["`Chek`", "did you mean `Check`?"]);
+    let cycle = only(&found, Code::NO_EXIT);
+    assert_eq!(
+        cycle.message,
+        "tasks `L1` → `L2` → `L1` form a cycle that never reaches an end"
+    );
+    assert!(
+        found.iter().all(|d| d.help.is_some()),
+        "every problem says what to do"
+    );
+}
+
+#[test]
+fn output_is_stable() {
+    let first = check(&broken());
+    for _ in 0..10 {
+        assert_eq!(check(&broken()), first);
+    }
+    let mut diags = Diagnostics::new("wf.yaml");
+    super::validate(&broken(), &mut diags);
+    let sorted = diags.into_sorted();
+    assert_eq!(sorted.len(), first.len());
+    assert_eq!(
+        sorted.first().map(|d| d.code),
+        Some(Code::DUPLICATE_DEFINITION)
+    );
+}
+
+#[test]
+fn a_valid_workflow_has_no_diagnostics() {
+    let inner = vec![task(40, "In", inject()).start().end()];
+    let mut wf = workflow(vec![
+        task(10, "A", operation(vec![action(11, "f")]))
+            .start()
+            .next("P"),
+        task(20, "P", parallel(vec![branch(30, "only", inner)])).next("B"),
+        task(50, "B", inject()).end(),
+    ]);
+    wf.functions = vec![function(3, "f")];
+    assert_eq!(check(&wf), Vec::new());
+}

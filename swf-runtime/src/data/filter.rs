@@ -1,0 +1,128 @@
+//! Data filters: input and output paths of tasks, actions, events and errors.
+
+use serde_json::Value;
+
+use crate::error::ErrorObject;
+use crate::path::JsonPath;
+
+/// Applies an input or output path: the selection, or `data` unchanged when the path selects
+/// nothing.
+///
+/// The tasks draft says so for task data filters ("if it does not select any parts of the task's
+/// data input, the data input is not filtered"); the runtime applies it to every input and output
+/// path so that a path that misses never silently empties the task data.
+///
+/// # Errors
+/// A `DataError` when the query engine fails, returned with the data so that nothing is lost.
+pub fn filter_or_keep(path: &JsonPath, data: Value) -> Result<Value, (ErrorObject, Value)> {
+    match path.select(&data) {
+        Ok(selected) => Ok(selected.unwrap_or(data)),
+        Err(error) => Err((error, data)),
+    }
+}
+
+/// An action's input: what `path` selects in the task data, or a copy of all of it when the
+/// path selects nothing.
+///
+/// # Errors
+/// A `DataError` when the query engine fails.
+pub fn select_input(path: &JsonPath, data: &Value) -> Result<Value, ErrorObject> {
+    Ok(path.select(data)?.unwrap_or_else(|| data.clone()))
+}
+
+/// The task data as retry and onError conditions see it: `{"error": {...}}` merged in. Data
+/// that is not an object (a filter may have made it an array) is seen as `{"error": {...}}`.
+pub fn data_with_error(data: &Value, error: &ErrorObject) -> Value {
+    match data {
+        Value::Object(members) => {
+            let mut members = members.clone();
+            members.insert("error".to_owned(), error.to_json());
+            Value::Object(members)
+        }
+        _ => error.wrapped(),
+    }
+}
+
+/// The selection of `path` in `data`, or `null` when it selects nothing (for values passed on,
+/// such as function arguments, where "nothing" must still be a value).
+///
+/// # Errors
+/// A `DataError` when the query engine fails.
+pub fn select_or_null(path: &JsonPath, data: &Value) -> Result<Value, ErrorObject> {
+    Ok(path.select(data)?.unwrap_or(Value::Null))
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::path::Segment;
+
+    static FRUITS: JsonPath = JsonPath::definite("$.fruits", &[Segment::Key("fruits")]);
+    static MISSING: JsonPath = JsonPath::definite("$.bread", &[Segment::Key("bread")]);
+    static NO_MATCH: JsonPath = JsonPath::query("$.fruits[?@ == 'kiwi']");
+
+    fn data() -> Value {
+        json!({"fruits": ["apple", "orange", "pear"], "vegetables": []})
+    }
+
+    #[test]
+    fn a_selecting_path_filters() {
+        assert_eq!(
+            filter_or_keep(&FRUITS, data()),
+            Ok(json!(["apple", "orange", "pear"]))
+        );
+        assert_eq!(
+            select_input(&FRUITS, &data()),
+            Ok(json!(["apple", "orange", "pear"]))
+        );
+        assert_eq!(
+            select_or_null(&FRUITS, &data()),
+            Ok(json!(["apple", "orange", "pear"]))
+        );
+    }
+
+    #[test]
+    fn a_path_that_selects_nothing_keeps_the_data() {
+        assert_eq!(filter_or_keep(&MISSING, data()), Ok(data()));
+        assert_eq!(filter_or_keep(&NO_MATCH, data()), Ok(data()));
+        assert_eq!(select_input(&MISSING, &data()), Ok(data()));
+    }
+
+    #[test]
+    fn errors_are_seen_merged_into_object_data() {
+        let error = ErrorObject::new("TimeoutError", "too slow");
+        let seen = data_with_error(&json!({"a": 1, "error": "old"}), &error);
+        assert_eq!(seen["a"], json!(1));
+        assert_eq!(seen["error"]["name"], json!("TimeoutError"));
+        assert_eq!(data_with_error(&json!([1]), &error), error.wrapped());
+    }
+
+    #[test]
+    fn select_or_null_gives_null_for_nothing() {
+        assert_eq!(select_or_null(&MISSING, &data()), Ok(Value::Null));
+        assert_eq!(select_or_null(&NO_MATCH, &data()), Ok(Value::Null));
+    }
+
+    #[test]
+    fn the_tasks_draft_vegetables_example() {
+        // dataInputPath `$.vegetables`, then dataOutputPath `$.[?(@.veggieLike)]` normalized.
+        static VEGETABLES: JsonPath =
+            JsonPath::definite("$.vegetables", &[Segment::Key("vegetables")]);
+        static LIKED: JsonPath = JsonPath::query("$[?(@.veggieLike == true)]");
+        let input = json!({
+            "fruits": ["apple"],
+            "vegetables": [
+                {"veggieName": "potato", "veggieLike": true},
+                {"veggieName": "broccoli", "veggieLike": false}
+            ]
+        });
+        let task_data = filter_or_keep(&VEGETABLES, input);
+        let output = task_data.and_then(|data| filter_or_keep(&LIKED, data));
+        assert_eq!(
+            output,
+            Ok(json!([{"veggieName": "potato", "veggieLike": true}]))
+        );
+    }
+}

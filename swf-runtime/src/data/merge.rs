@@ -1,0 +1,277 @@
+//! The merge rules of SEMANTICS.md: how incoming data (an action result without a results path,
+//! consumed event data, inject data, error data) combines with the task data.
+
+use std::fmt;
+
+use serde_json::Value;
+
+use super::kind::{article, kind};
+
+/// Two values of different kinds met during a merge, so one would have silently replaced the
+/// other.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MergeConflict {
+    /// The JSON pointer (RFC 6901) of the conflicting place in the task data; empty for the root.
+    pub pointer: String,
+    /// The kind of value the task data holds there (`object`, `array`, `string`, …).
+    pub existing: &'static str,
+    /// The kind of value the incoming data holds there.
+    pub incoming: &'static str,
+}
+
+impl MergeConflict {
+    /// Where the conflict happened, for a sentence: ``the root`` or `` `/a/b` ``.
+    pub fn location(&self) -> String {
+        if self.pointer.is_empty() {
+            String::from("the root")
+        } else {
+            format!("`{}`", self.pointer)
+        }
+    }
+}
+
+impl fmt::Display for MergeConflict {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "cannot merge {} into {} at {}",
+            article(self.incoming),
+            article(self.existing),
+            self.location()
+        )
+    }
+}
+
+impl std::error::Error for MergeConflict {}
+
+/// Merges `incoming` into `target`:
+///
+/// - objects merge member by member, recursively, the incoming value winning;
+/// - arrays concatenate, appending the incoming elements not already present, in order;
+/// - an incoming `null` at the top level is a no-op (an action with nothing to return);
+/// - a `null` in the target is replaced by whatever comes in;
+/// - two scalars (string, number, boolean, incoming `null`): the incoming one wins;
+/// - an object or array against a value of another kind is a [`MergeConflict`].
+///
+/// On conflict `target` is left exactly as it was: the whole merge is checked first.
+///
+/// # Errors
+/// The first [`MergeConflict`] in document order of `incoming`.
+pub fn merge(target: &mut Value, incoming: Value) -> Result<(), MergeConflict> {
+    if incoming.is_null() {
+        return Ok(());
+    }
+    let mut pointer = String::new();
+    if let Some(conflict) = find_conflict(target, &incoming, &mut pointer) {
+        return Err(conflict);
+    }
+    apply(target, incoming);
+    Ok(())
+}
+
+fn is_container(value: &Value) -> bool {
+    matches!(value, Value::Object(_) | Value::Array(_))
+}
+
+/// The first conflict the merge of `incoming` into `target` would meet; `pointer` is the
+/// location of `target` and is restored before returning `None`.
+fn find_conflict(target: &Value, incoming: &Value, pointer: &mut String) -> Option<MergeConflict> {
+    match (target, incoming) {
+        (Value::Null, _) | (Value::Array(_), Value::Array(_)) => None,
+        (Value::Object(existing), Value::Object(members)) => {
+            members.iter().find_map(|(key, value)| {
+                let inner = existing.get(key)?;
+                let depth = pointer.len();
+                push_token(pointer, key);
+                let found = find_conflict(inner, value, pointer);
+                pointer.truncate(depth);
+                found
+            })
+        }
+        (existing, value) if !is_container(existing) && !is_container(value) => None,
+        (existing, value) => Some(MergeConflict {
+            pointer: pointer.clone(),
+            existing: kind(existing),
+            incoming: kind(value),
+        }),
+    }
+}
+
+/// Appends `/key` to a JSON pointer, escaping `~` and `/` as RFC 6901 requires.
+fn push_token(pointer: &mut String, key: &str) {
+    pointer.push('/');
+    for c in key.chars() {
+        match c {
+            '~' => pointer.push_str("~0"),
+            '/' => pointer.push_str("~1"),
+            _ => pointer.push(c),
+        }
+    }
+}
+
+/// Performs a merge that [`find_conflict`] found free of conflicts.
+fn apply(target: &mut Value, incoming: Value) {
+    match (target, incoming) {
+        (Value::Object(existing), Value::Object(members)) => {
+            for (key, value) in members {
+                match existing.get_mut(&key) {
+                    Some(inner) => apply(inner, value),
+                    None => {
+                        existing.insert(key, value);
+                    }
+                }
+            }
+        }
+        (Value::Array(existing), Value::Array(elements)) => {
+            // A linear scan per element: `Value` is not hashable, and merged arrays are task data
+            // (lists of items), not bulk data sets.
+            for element in elements {
+                if !existing.contains(&element) {
+                    existing.push(element);
+                }
+            }
+        }
+        (slot, value) => *slot = value,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn merged(mut target: Value, incoming: Value) -> Result<Value, MergeConflict> {
+        merge(&mut target, incoming).map(|()| target)
+    }
+
+    #[test]
+    fn objects_merge_recursively_and_incoming_wins() {
+        let target = json!({"customer": {"name": "John", "age": 30}, "keep": 1});
+        let incoming = json!({"customer": {"age": 31, "city": "Rome"}, "new": [1]});
+        assert_eq!(
+            merged(target, incoming),
+            Ok(json!({
+                "customer": {"name": "John", "age": 31, "city": "Rome"},
+                "keep": 1,
+                "new": [1]
+            }))
+        );
+    }
+
+    #[test]
+    fn member_order_is_kept_and_new_members_come_last() {
+        let result = merged(json!({"b": 1, "a": 2}), json!({"c": 3, "a": 4}));
+        let keys: Vec<String> = result
+            .ok()
+            .and_then(|value| value.as_object().map(|map| map.keys().cloned().collect()))
+            .unwrap_or_default();
+        assert_eq!(keys, ["b", "a", "c"]);
+    }
+
+    #[test]
+    fn arrays_concatenate_keeping_unique_elements() {
+        let target = json!({"breads": ["baguette", "rye"]});
+        let incoming = json!({"breads": ["rye", "pita", "pita", {"x": 1}]});
+        assert_eq!(
+            merged(target, incoming),
+            Ok(json!({"breads": ["baguette", "rye", "pita", {"x": 1}]}))
+        );
+        assert_eq!(merged(json!([1, 2]), json!([2, 3])), Ok(json!([1, 2, 3])));
+    }
+
+    #[test]
+    fn nulls_and_scalars() {
+        assert_eq!(merged(json!({"a": 1}), Value::Null), Ok(json!({"a": 1})));
+        assert_eq!(merged(Value::Null, json!({"a": 1})), Ok(json!({"a": 1})));
+        assert_eq!(merged(Value::Null, json!("text")), Ok(json!("text")));
+        assert_eq!(
+            merged(json!({"a": null}), json!({"a": [1]})),
+            Ok(json!({"a": [1]}))
+        );
+        assert_eq!(
+            merged(json!({"a": "x"}), json!({"a": 2})),
+            Ok(json!({"a": 2}))
+        );
+        assert_eq!(
+            merged(json!({"a": true}), json!({"a": null})),
+            Ok(json!({"a": null}))
+        );
+        assert_eq!(merged(json!(1), json!("one")), Ok(json!("one")));
+    }
+
+    #[test]
+    fn containers_against_other_kinds_conflict_with_a_pointer() {
+        assert_eq!(
+            merged(json!({"a": {"b": {"c": 1}}}), json!({"a": {"b": "text"}})),
+            Err(MergeConflict {
+                pointer: "/a/b".into(),
+                existing: "object",
+                incoming: "string"
+            })
+        );
+        assert_eq!(
+            merged(json!({"a/b": {"~": [1]}}), json!({"a/b": {"~": {"x": 1}}})),
+            Err(MergeConflict {
+                pointer: "/a~1b/~0".into(),
+                existing: "array",
+                incoming: "object"
+            })
+        );
+        assert_eq!(
+            merged(json!({"a": 1}), json!({"a": [1]})),
+            Err(MergeConflict {
+                pointer: "/a".into(),
+                existing: "number",
+                incoming: "array"
+            })
+        );
+        assert_eq!(
+            merged(json!({"a": {}}), json!({"a": null})),
+            Err(MergeConflict {
+                pointer: "/a".into(),
+                existing: "object",
+                incoming: "null"
+            })
+        );
+        assert_eq!(
+            merged(json!({}), json!("hello")),
+            Err(MergeConflict {
+                pointer: String::new(),
+                existing: "object",
+                incoming: "string"
+            })
+        );
+    }
+
+    #[test]
+    fn a_conflict_leaves_the_target_untouched() {
+        let mut target = json!({"first": {"x": 1}, "second": {"y": 2}});
+        let before = target.clone();
+        let incoming = json!({"first": {"x": 5, "z": 6}, "second": [1]});
+        assert!(merge(&mut target, incoming).is_err());
+        assert_eq!(target, before);
+    }
+
+    #[test]
+    fn conflicts_display_kinds_and_place() {
+        let root = MergeConflict {
+            pointer: String::new(),
+            existing: "object",
+            incoming: "string",
+        };
+        assert_eq!(
+            root.to_string(),
+            "cannot merge a string into an object at the root"
+        );
+        let nested = MergeConflict {
+            pointer: "/a".into(),
+            existing: "array",
+            incoming: "null",
+        };
+        assert_eq!(
+            nested.to_string(),
+            "cannot merge null into an array at `/a`"
+        );
+    }
+}

@@ -1,0 +1,11 @@
+//! Task data handling: filters that select parts of the data and the merge rules that combine
+//! action results, event data, inject data and error data with it.
+
+mod filter;
+pub(crate) mod kind;
+mod merge;
+mod report;
+
+pub use filter::{data_with_error, filter_or_keep, select_input, select_or_null};
+pub use merge::{MergeConflict, merge};
+pub use report::{merge_data, merge_result};

@@ -1,0 +1,206 @@
+//! Reading through a path.
+
+use jsonpath_rust::parser::model::JpQuery;
+use jsonpath_rust::parser::parse_json_path;
+use jsonpath_rust::query::js_path_process;
+use serde_json::Value;
+
+use super::{JsonPath, Kind, Segment};
+use crate::error::ErrorObject;
+
+impl JsonPath {
+    /// The value(s) the path selects in `data`.
+    ///
+    /// A definite path yields the value itself, or `None` when it is absent. A query yields an
+    /// array of every match in document order, or `None` when nothing matches, following the
+    /// Jayway conventions the drafts link to.
+    ///
+    /// # Errors
+    /// A `DataError` when the query engine fails on this data.
+    pub fn select(&self, data: &Value) -> Result<Option<Value>, ErrorObject> {
+        let matches = self.matches(data)?;
+        Ok(match self.kind {
+            Kind::Definite(_) => matches.first().map(|value| (*value).clone()),
+            Kind::Query(_) if matches.is_empty() => None,
+            Kind::Query(_) => Some(Value::Array(matches.into_iter().cloned().collect())),
+        })
+    }
+
+    /// Every value the path selects in `data`, borrowed: at most one for a definite path.
+    pub(crate) fn matches<'d>(&self, data: &'d Value) -> Result<Vec<&'d Value>, ErrorObject> {
+        match &self.kind {
+            Kind::Definite(segments) => Ok(walk(data, segments).into_iter().collect()),
+            Kind::Query(compiled) => {
+                let query = compiled
+                    .get_or_init(|| parse_json_path(self.text).map_err(|err| err.to_string()))
+                    .as_ref()
+                    .map_err(|err| self.error(format!("does not parse: {err}")))?;
+                run(query, data).map_err(|err| self.error(format!("could not be evaluated: {err}")))
+            }
+        }
+    }
+
+    /// A `DataError` about this path.
+    pub(super) fn error(&self, problem: impl std::fmt::Display) -> ErrorObject {
+        ErrorObject::new(
+            ErrorObject::DATA,
+            format!("the JSONPath `{}` {problem}", self.text),
+        )
+    }
+}
+
+/// The value at `segments` below `data`, if every step exists.
+fn walk<'d>(data: &'d Value, segments: &[Segment]) -> Option<&'d Value> {
+    segments
+        .iter()
+        .try_fold(data, |current, segment| match segment {
+            Segment::Key(key) => current.as_object()?.get(*key),
+            Segment::Index(index) => current.as_array()?.get(*index),
+        })
+}
+
+fn run<'d>(query: &JpQuery, data: &'d Value) -> Result<Vec<&'d Value>, String> {
+    js_path_process(query, data)
+        .map(|refs| refs.into_iter().map(|found| found.val()).collect())
+        .map_err(|err| err.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn tasks_draft_data() -> Value {
+        json!({
+            "fruits": ["apple", "orange", "pear"],
+            "vegetables": [
+                {"veggieName": "potato", "veggieLike": true},
+                {"veggieName": "broccoli", "veggieLike": false}
+            ],
+            "people": [
+                {"name": "Ann", "age": 32},
+                {"name": "Bob", "age": 58},
+                {"name": "Cid", "age": 21}
+            ],
+            "orders": [
+                {"id": 1, "completed": true},
+                {"id": 2, "completed": false},
+                {"id": 3, "completed": true}
+            ],
+            "applicant": {"user": {"title": "MANAGER"}}
+        })
+    }
+
+    #[test]
+    fn definite_paths_select_the_value_itself() {
+        static FRUITS: JsonPath = JsonPath::definite("$.fruits", &[Segment::Key("fruits")]);
+        static SECOND: JsonPath = JsonPath::definite(
+            "$.vegetables[1].veggieName",
+            &[
+                Segment::Key("vegetables"),
+                Segment::Index(1),
+                Segment::Key("veggieName"),
+            ],
+        );
+        static ROOT: JsonPath = JsonPath::definite("$", &[]);
+        let data = tasks_draft_data();
+        assert_eq!(
+            FRUITS.select(&data),
+            Ok(Some(json!(["apple", "orange", "pear"])))
+        );
+        assert_eq!(SECOND.select(&data), Ok(Some(json!("broccoli"))));
+        assert_eq!(ROOT.select(&data), Ok(Some(data.clone())));
+    }
+
+    #[test]
+    fn absent_definite_paths_select_nothing() {
+        static MISSING: JsonPath = JsonPath::definite("$.missing", &[Segment::Key("missing")]);
+        static PAST_END: JsonPath =
+            JsonPath::definite("$.fruits[9]", &[Segment::Key("fruits"), Segment::Index(9)]);
+        static THROUGH_SCALAR: JsonPath = JsonPath::definite(
+            "$.fruits[0].name",
+            &[
+                Segment::Key("fruits"),
+                Segment::Index(0),
+                Segment::Key("name"),
+            ],
+        );
+        static INDEX_ON_OBJECT: JsonPath = JsonPath::definite(
+            "$.applicant[0]",
+            &[Segment::Key("applicant"), Segment::Index(0)],
+        );
+        let data = tasks_draft_data();
+        for path in [&MISSING, &PAST_END, &THROUGH_SCALAR, &INDEX_ON_OBJECT] {
+            assert_eq!(path.select(&data), Ok(None), "{path}");
+        }
+    }
+
+    #[test]
+    fn the_drafts_filter_spellings_select_arrays_of_matches() {
+        static YOUNG: JsonPath = JsonPath::query("$.people[?(@.age < 40)]");
+        static COMPLETED: JsonPath = JsonPath::query("$.orders[?(@.completed == true)]");
+        static TITLES: JsonPath = JsonPath::query("$..user.title");
+        let data = tasks_draft_data();
+        assert_eq!(
+            YOUNG.select(&data),
+            Ok(Some(
+                json!([{"name": "Ann", "age": 32}, {"name": "Cid", "age": 21}])
+            ))
+        );
+        assert_eq!(
+            COMPLETED.select(&data),
+            Ok(Some(
+                json!([{"id": 1, "completed": true}, {"id": 3, "completed": true}])
+            ))
+        );
+        assert_eq!(TITLES.select(&data), Ok(Some(json!(["MANAGER"]))));
+    }
+
+    #[test]
+    fn an_existence_filter_on_the_root_array() {
+        // `$.[?(@.veggieLike)]` normalized. RFC 9535 reads `?@.veggieLike` as "has the member",
+        // as Jayway does for `[?(@.isbn)]`, so both vegetables are selected; only the one without
+        // the member is left out.
+        static VEGGIE_LIKE: JsonPath = JsonPath::query("$[?(@.veggieLike)]");
+        let data = json!([
+            {"veggieName": "potato", "veggieLike": true},
+            {"veggieName": "broccoli", "veggieLike": false},
+            {"veggieName": "stone"}
+        ]);
+        assert_eq!(
+            VEGGIE_LIKE.select(&data),
+            Ok(Some(json!([
+                {"veggieName": "potato", "veggieLike": true},
+                {"veggieName": "broccoli", "veggieLike": false}
+            ])))
+        );
+    }
+
+    #[test]
+    fn queries_that_match_nothing_select_nothing() {
+        static NONE_OLD: JsonPath = JsonPath::query("$.people[?(@.age > 100)]");
+        static ON_OBJECT: JsonPath = JsonPath::query("$[?(@.veggieLike)]");
+        let data = tasks_draft_data();
+        assert_eq!(NONE_OLD.select(&data), Ok(None));
+        assert_eq!(ON_OBJECT.select(&json!({"a": 1})), Ok(None));
+        assert_eq!(NONE_OLD.select(&Value::Null), Ok(None));
+    }
+
+    #[test]
+    fn a_query_that_does_not_parse_is_a_data_error_every_time() {
+        static BROKEN: JsonPath = JsonPath::query("$.[?(@.x)]");
+        for _ in 0..2 {
+            let Err(err) = BROKEN.select(&json!({})) else {
+                panic!("an invalid query must not select anything");
+            };
+            assert_eq!(err.name, ErrorObject::DATA);
+            assert!(
+                err.message
+                    .starts_with("the JSONPath `$.[?(@.x)]` does not parse"),
+                "{}",
+                err.message
+            );
+        }
+    }
+}

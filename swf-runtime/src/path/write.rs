@@ -1,0 +1,219 @@
+//! Writing through a definite path (results paths such as `dataResultsPath`).
+
+use serde_json::{Map, Value};
+
+use super::render::render;
+use super::{JsonPath, Kind, Segment};
+use crate::data::kind::with_article;
+use crate::error::ErrorObject;
+
+impl JsonPath {
+    /// Puts `value` at this path inside `target`, creating missing objects on the way (a `Null`
+    /// target, or a `null` on the way, becomes an object). The path `$` replaces the whole target.
+    ///
+    /// On error `target` is left exactly as it was.
+    ///
+    /// # Errors
+    /// A `DataError` when the path is a query (it does not name one place), when it indexes past
+    /// the end of an array or into something that is not an array, or when it goes through a
+    /// value that is neither an object nor an array.
+    pub fn write(&self, target: &mut Value, value: Value) -> Result<(), ErrorObject> {
+        let Kind::Definite(segments) = self.kind else {
+            return Err(self.error(
+                "selects any number of values, so it cannot name the one place to write to; \
+                 use a path made only of names and indexes",
+            ));
+        };
+        // Check the whole path before touching anything, so a failed write does not leave
+        // half-created objects behind in the task data.
+        self.check_writable(target, segments)?;
+        match place(target, segments) {
+            Some(slot) => {
+                *slot = value;
+                Ok(())
+            }
+            // Unreachable after the check; reported rather than assumed.
+            None => Err(self.error("cannot be written to")),
+        }
+    }
+
+    fn check_writable(&self, target: &Value, segments: &[Segment]) -> Result<(), ErrorObject> {
+        // `None` once the walk has left the existing data: the rest will be created.
+        let mut current = Some(target);
+        for (depth, segment) in segments.iter().enumerate() {
+            let at = || render(segments.get(..depth).unwrap_or_default());
+            current = match (segment, current) {
+                (Segment::Key(_), None | Some(Value::Null)) => None,
+                (Segment::Key(key), Some(Value::Object(map))) => map.get(*key),
+                (Segment::Key(_), Some(found)) => {
+                    return Err(self.write_error(format_args!(
+                        "`{}` holds {}, not an object",
+                        at(),
+                        with_article(found)
+                    )));
+                }
+                (Segment::Index(_), None) => {
+                    return Err(self.write_error(format_args!(
+                        "there is no array at `{}` to index into",
+                        at()
+                    )));
+                }
+                (Segment::Index(index), Some(Value::Array(items))) => match items.get(*index) {
+                    Some(item) => Some(item),
+                    None => {
+                        return Err(self.write_error(format_args!(
+                            "index {index} is past the end of the array at `{}`, which has {} \
+                             element(s)",
+                            at(),
+                            items.len()
+                        )));
+                    }
+                },
+                (Segment::Index(_), Some(found)) => {
+                    return Err(self.write_error(format_args!(
+                        "`{}` holds {}, not an array",
+                        at(),
+                        with_article(found)
+                    )));
+                }
+            };
+        }
+        Ok(())
+    }
+
+    fn write_error(&self, problem: std::fmt::Arguments<'_>) -> ErrorObject {
+        self.error(format_args!("cannot be written to: {problem}"))
+    }
+}
+
+/// The slot at `segments`, creating objects for missing or null members on the way.
+fn place<'v>(target: &'v mut Value, segments: &[Segment]) -> Option<&'v mut Value> {
+    let mut current = target;
+    for segment in segments {
+        current = match segment {
+            Segment::Key(key) => {
+                if current.is_null() {
+                    *current = Value::Object(Map::new());
+                }
+                current.as_object_mut()?.entry(*key).or_insert(Value::Null)
+            }
+            Segment::Index(index) => current.as_array_mut()?.get_mut(*index)?,
+        };
+    }
+    Some(current)
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    static GREETING: JsonPath = JsonPath::definite(
+        "$.finalCustomerGreeting",
+        &[Segment::Key("finalCustomerGreeting")],
+    );
+    static DEEP: JsonPath = JsonPath::definite(
+        "$.a.b.c",
+        &[Segment::Key("a"), Segment::Key("b"), Segment::Key("c")],
+    );
+    static ITEM: JsonPath = JsonPath::definite(
+        "$.items[1].done",
+        &[
+            Segment::Key("items"),
+            Segment::Index(1),
+            Segment::Key("done"),
+        ],
+    );
+
+    #[test]
+    fn writes_a_result_next_to_the_existing_data() {
+        let mut data = json!({"customer": {"name": "John"}});
+        assert_eq!(GREETING.write(&mut data, json!("Hola John")), Ok(()));
+        assert_eq!(
+            data,
+            json!({"customer": {"name": "John"}, "finalCustomerGreeting": "Hola John"})
+        );
+    }
+
+    #[test]
+    fn creates_missing_objects_and_replaces_nulls_on_the_way() {
+        let mut data = Value::Null;
+        assert_eq!(DEEP.write(&mut data, json!(1)), Ok(()));
+        assert_eq!(data, json!({"a": {"b": {"c": 1}}}));
+
+        let mut data = json!({"a": {"b": null, "keep": true}});
+        assert_eq!(DEEP.write(&mut data, json!(2)), Ok(()));
+        assert_eq!(data, json!({"a": {"b": {"c": 2}, "keep": true}}));
+    }
+
+    #[test]
+    fn writes_into_existing_array_elements() {
+        let mut data = json!({"items": [{"done": false}, {"done": false}]});
+        assert_eq!(ITEM.write(&mut data, json!(true)), Ok(()));
+        assert_eq!(data, json!({"items": [{"done": false}, {"done": true}]}));
+    }
+
+    #[test]
+    fn the_root_path_replaces_everything() {
+        static ROOT: JsonPath = JsonPath::definite("$", &[]);
+        let mut data = json!({"old": true});
+        assert_eq!(ROOT.write(&mut data, json!([1, 2])), Ok(()));
+        assert_eq!(data, json!([1, 2]));
+    }
+
+    fn message(result: Result<(), ErrorObject>) -> String {
+        match result {
+            Ok(()) => String::from("<no error>"),
+            Err(err) => {
+                assert_eq!(err.name, ErrorObject::DATA);
+                err.message
+            }
+        }
+    }
+
+    #[test]
+    fn refuses_to_write_through_a_scalar_and_leaves_the_data_alone() {
+        let mut data = json!({"a": {"b": "text"}});
+        let before = data.clone();
+        assert_eq!(
+            message(DEEP.write(&mut data, json!(1))),
+            "the JSONPath `$.a.b.c` cannot be written to: `$.a.b` holds a string, not an object"
+        );
+        assert_eq!(data, before);
+    }
+
+    #[test]
+    fn refuses_indexes_past_the_end_or_into_non_arrays() {
+        let mut data = json!({"items": [{"done": false}]});
+        assert_eq!(
+            message(ITEM.write(&mut data, json!(true))),
+            "the JSONPath `$.items[1].done` cannot be written to: index 1 is past the end of the \
+             array at `$.items`, which has 1 element(s)"
+        );
+        let mut data = json!({"items": {"1": {}}});
+        assert_eq!(
+            message(ITEM.write(&mut data, json!(true))),
+            "the JSONPath `$.items[1].done` cannot be written to: `$.items` holds an object, not \
+             an array"
+        );
+        let mut data = json!({});
+        assert_eq!(
+            message(ITEM.write(&mut data, json!(true))),
+            "the JSONPath `$.items[1].done` cannot be written to: there is no array at `$.items` \
+             to index into"
+        );
+        assert_eq!(data, json!({}));
+    }
+
+    #[test]
+    fn refuses_to_write_through_a_query() {
+        static QUERY: JsonPath = JsonPath::query("$.items[*]");
+        let mut data = json!({"items": [1]});
+        assert!(
+            message(QUERY.write(&mut data, json!(2)))
+                .starts_with("the JSONPath `$.items[*]` selects any number")
+        );
+        assert_eq!(data, json!({"items": [1]}));
+    }
+}

@@ -1,0 +1,8 @@
+//! Switch data conditions: the `path` / `operator` / `value` conditions of switch tasks (and the
+//! choices of the earlier drafts, lowered to the same operators).
+
+mod condition;
+mod custom;
+
+pub use condition::{Comparison, ConditionOp, data_condition};
+pub use custom::CustomCondition;

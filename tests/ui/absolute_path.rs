@@ -1,0 +1,3 @@
+swf_runtime::workflow!("/etc/workflow.sw.yaml");
+
+fn main() {}

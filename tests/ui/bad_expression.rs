@@ -1,0 +1,3 @@
+swf_runtime::workflow!("../../../../tests/ui/bad_expression.sw.yaml");
+
+fn main() {}

@@ -1,0 +1,3 @@
+swf_runtime::workflow!("../../../../tests/ui/bad_jsonpath.sw.yaml");
+
+fn main() {}

@@ -1,0 +1,3 @@
+swf_runtime::workflow!("../../../../tests/ui/bad_regex.sw.yaml");
+
+fn main() {}

@@ -1,0 +1,3 @@
+swf_runtime::workflow!("../../../../tests/ui/duplicate_task.sw.yaml");
+
+fn main() {}

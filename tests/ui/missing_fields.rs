@@ -1,0 +1,3 @@
+swf_runtime::workflow!("../../../../tests/ui/missing_fields.sw.yaml");
+
+fn main() {}

@@ -1,0 +1,3 @@
+swf_runtime::workflow!("../../../../tests/ui/no_start.sw.yaml");
+
+fn main() {}

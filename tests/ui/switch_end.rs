@@ -1,0 +1,3 @@
+swf_runtime::workflow!("../../../../tests/ui/switch_end.sw.yaml");
+
+fn main() {}

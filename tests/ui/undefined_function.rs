@@ -1,0 +1,3 @@
+swf_runtime::workflow!("../../../../tests/ui/undefined_function.sw.yaml");
+
+fn main() {}

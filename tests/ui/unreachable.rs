@@ -1,0 +1,3 @@
+swf_runtime::workflow!("../../../../tests/ui/unreachable.sw.yaml");
+
+fn main() {}
