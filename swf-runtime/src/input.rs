@@ -57,13 +57,13 @@ mod tests {
         let Err(err) = workflow_input("order", "Start", json!([1, 2])) else {
             panic!("an array is not a valid workflow input");
         };
-        assert_eq!(err.workflow, "order");
-        assert_eq!(err.task, "Start");
-        assert_eq!(err.error.name, ErrorObject::DATA);
+        assert_eq!(err.workflow(), "order");
+        assert_eq!(err.task(), "Start");
+        assert_eq!(err.error().name, ErrorObject::DATA);
         assert_eq!(
-            err.error.message,
+            err.error().message,
             "the input of workflow `order` must be a JSON object, but an array was given"
         );
-        assert_eq!(err.data, json!([1, 2]));
+        assert_eq!(*err.data(), json!([1, 2]));
     }
 }

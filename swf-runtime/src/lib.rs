@@ -77,7 +77,7 @@ pub mod __private {
 
     pub use crate::action::call_action;
     pub use crate::data::{
-        MergeConflict, data_with_error, filter_or_keep, merge, merge_data, merge_result,
+        MergeConflict, data_with_error, filter_in_place, merge, merge_data, merge_result,
         select_input, select_or_null,
     };
     pub use crate::input::workflow_input;

@@ -35,12 +35,12 @@ mod tests {
             "$.paid eq true",
             json!({"paid": false}),
         );
-        assert_eq!(err.error.name, "TransitionConditionError");
+        assert_eq!(err.error().name, "TransitionConditionError");
         assert_eq!(
             err.to_string(),
             "workflow `order` failed in task `Check`: TransitionConditionError: the condition \
              `$.paid eq true` of the transition from `Check` to `Ship` is false"
         );
-        assert_eq!(err.data, json!({"paid": false}));
+        assert_eq!(*err.data(), json!({"paid": false}));
     }
 }

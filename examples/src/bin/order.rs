@@ -46,7 +46,7 @@ async fn main() {
     match workflow.run(input).await {
         Ok(output) => println!("output: {output}"),
         Err(error) => {
-            eprintln!("{error}\ndata: {}", error.data);
+            eprintln!("{error}\ndata: {}", error.data());
             std::process::exit(1);
         }
     }

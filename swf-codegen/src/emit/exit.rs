@@ -17,14 +17,7 @@ pub(super) fn fail(
 ) -> TokenStream {
     let rt = rt();
     let id = &cx.workflow.id.value;
-    quote! {
-        #rt::WorkflowError {
-            workflow: ::std::string::String::from(#id),
-            task: ::std::string::String::from(#task),
-            error: #error,
-            data: #data,
-        }
-    }
+    quote!(#rt::WorkflowError::new(#id, #task, #error, #data))
 }
 
 /// The success arm: `data` holds the task data, `exit` the switch's choice.
@@ -37,10 +30,11 @@ pub(super) fn emit_exit_dispatch(cx: &Context<'_>, index: usize) -> TokenStream 
             let path = path_ref(path);
             let failure = fail(cx, quote!(#name), quote!(error), quote!(data));
             quote! {
-                let output = match #rt::filter_or_keep(#path, data) {
-                    ::core::result::Result::Ok(output) => output,
-                    ::core::result::Result::Err((error, data)) => return ::core::result::Result::Err(#failure),
-                };
+                let mut output = data;
+                if let ::core::result::Result::Err(error) = #rt::filter_in_place(#path, &mut output) {
+                    let data = output;
+                    return ::core::result::Result::Err(#failure);
+                }
             }
         }
         None => quote!(let output = data;),
@@ -78,6 +72,15 @@ pub(super) fn emit_exit_dispatch(cx: &Context<'_>, index: usize) -> TokenStream 
     }
 }
 
+/// `output` or `output: handled`: field init shorthand keeps generated code clippy-clean.
+fn output_fields(data: &Ident) -> TokenStream {
+    if *data == "output" {
+        quote!(output)
+    } else {
+        quote!(output: #data)
+    }
+}
+
 fn output_ident() -> Ident {
     Ident::new("output", Span::call_site())
 }
@@ -88,18 +91,23 @@ fn emit_leave(cx: &Context<'_>, task: &Task, data: &Ident) -> TokenStream {
     if let Some(end) = &task.end {
         return match end.kind {
             EndKind::Terminate => {
-                quote!(::core::result::Result::Ok(#state::Terminated { output: #data }))
+                let fields = output_fields(data);
+                quote!(::core::result::Result::Ok(#state::Terminated { #fields }))
             }
             // `EndKind::Event` is refused by `check_supported` before emission.
             EndKind::Default | EndKind::Event { .. } => {
-                quote!(::core::result::Result::Ok(#state::Completed { output: #data }))
+                let fields = output_fields(data);
+                quote!(::core::result::Result::Ok(#state::Completed { #fields }))
             }
         };
     }
     match &task.transition {
         Some(transition) => emit_transition(cx, task, transition, data),
         // Validation guarantees a transition or an end.
-        None => quote!(::core::result::Result::Ok(#state::Completed { output: #data })),
+        None => {
+            let fields = output_fields(data);
+            quote!(::core::result::Result::Ok(#state::Completed { #fields }))
+        }
     }
 }
 
@@ -204,21 +212,23 @@ pub(super) fn emit_error_path(cx: &Context<'_>, index: usize) -> TokenStream {
         let error_data = match &handler.error_data_filter {
             Some(path) => {
                 let path = path_ref(path);
-                quote! {
-                    match #rt::filter_or_keep(#path, error.wrapped()) {
-                        ::core::result::Result::Ok(selected) => selected,
-                        ::core::result::Result::Err((filter_error, _)) => {
-                            return ::core::result::Result::Err(#filter_failure);
-                        }
+                quote! {{
+                    let mut selected = error.wrapped();
+                    if let ::core::result::Result::Err(filter_error) = #rt::filter_in_place(#path, &mut selected) {
+                        return ::core::result::Result::Err(#filter_failure);
                     }
-                }
+                    selected
+                }}
             }
             None => quote!(error.wrapped()),
         };
         let target = Ident::new("handled", Span::call_site());
         let go = match &handler.transition {
             Some(transition) => emit_transition(cx, task, transition, &target),
-            None => quote!(::core::result::Result::Ok(#state::Completed { output: #target })),
+            None => {
+                let fields = output_fields(&target);
+                quote!(::core::result::Result::Ok(#state::Completed { #fields }))
+            }
         };
         let merge_failure = fail(cx, quote!(#name), quote!(merge_error), quote!(data));
         quote! {

@@ -25,23 +25,23 @@ fn check_task(task: &Task, diags: &mut Diagnostics) {
     match &task.kind {
         TaskKind::Operation { .. } | TaskKind::Inject { .. } | TaskKind::Delay { .. } => {}
         TaskKind::Switch(switch) => {
-            if let SwitchConditions::Event(conditions) = &switch.conditions {
-                if !conditions.is_empty() {
-                    refuse(diags, span, "a switch on event conditions");
-                }
+            if let SwitchConditions::Event(conditions) = &switch.conditions
+                && !conditions.is_empty()
+            {
+                refuse(diags, span, "a switch on event conditions");
             }
         }
         other => refuse(diags, span, &format!("a `{}` task", other.type_name())),
     }
-    if let Some(start) = &task.start {
-        if let StartKind::Scheduled { .. } = start.kind {
-            refuse(diags, start.span, "a scheduled start");
-        }
+    if let Some(start) = &task.start
+        && let StartKind::Scheduled { .. } = start.kind
+    {
+        refuse(diags, start.span, "a scheduled start");
     }
-    if let Some(end) = &task.end {
-        if let EndKind::Event { .. } = end.kind {
-            refuse(diags, end.span, "an end that produces an event");
-        }
+    if let Some(end) = &task.end
+        && let EndKind::Event { .. } = end.kind
+    {
+        refuse(diags, end.span, "an end that produces an event");
     }
     for transition in task.transitions() {
         check_transition(transition, diags);

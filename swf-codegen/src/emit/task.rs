@@ -109,10 +109,10 @@ fn emit_enter(cx: &Context<'_>, index: usize) -> TokenStream {
         let path = path_ref(path);
         let failure = fail(cx, quote!(#name), quote!(error), quote!(data));
         quote! {
-            let data = match #rt::filter_or_keep(#path, data) {
-                ::core::result::Result::Ok(data) => data,
-                ::core::result::Result::Err((error, data)) => return ::core::result::Result::Err(#failure),
-            };
+            let mut data = data;
+            if let ::core::result::Result::Err(error) = #rt::filter_in_place(#path, &mut data) {
+                return ::core::result::Result::Err(#failure);
+            }
         }
     });
     let retry = (!task.retry.is_empty()).then(|| quote!(retry: ::core::default::Default::default(),));

@@ -3,7 +3,7 @@
 
 use super::path::path_ref;
 use super::value::json;
-use crate::ir::{CompareOp, Expr, Expression, Operand};
+use crate::ir::{CompareOp, Expr, Expression, JsonPath, Operand};
 use proc_macro2::{Literal, TokenStream};
 use quote::quote;
 use syn::Ident;
@@ -15,7 +15,7 @@ use syn::Ident;
 /// The body is a nested `fn` rather than a closure so that `?` works without
 /// `clippy::redundant_closure_call` firing in the user's crate.
 pub fn condition(expression: &Expression, data: &Ident, scope: &Ident) -> TokenStream {
-    let body = boolean(&expression.ast);
+    let body = result(&expression.ast);
     let (uses_data, uses_scope) = uses(&expression.ast);
     // Unused parameters are `_` so that generated code stays free of warnings.
     let data_param = if uses_data { quote!(data) } else { quote!(_) };
@@ -29,14 +29,19 @@ pub fn condition(expression: &Expression, data: &Ident, scope: &Ident) -> TokenS
             .collect::<Vec<_>>()
             .join(" ")
     ));
+    // `not (a and b)` and `not not a` are kept as written, which clippy would flag in the
+    // user's crate.
+    let allow = has_compound_negation(&expression.ast)
+        .then(|| quote! { #[allow(clippy::nonminimal_bool)] });
     quote! {
         {
             #[doc = #doc]
+            #allow
             fn condition(
                 #data_param: &::swf_runtime::__private::Value,
                 #scope_param: &::swf_runtime::__private::Value,
             ) -> ::core::result::Result<bool, ::swf_runtime::__private::ErrorObject> {
-                ::core::result::Result::Ok(#body)
+                #body
             }
             condition(#data, #scope)
         }
@@ -58,6 +63,30 @@ fn strength(expr: &Expr) -> Strength {
         Expr::And(..) => Strength::And,
         Expr::Not(_) => Strength::Not,
         _ => Strength::Atom,
+    }
+}
+
+/// `expr` as a `Result<bool, ErrorObject>` expression. A lone fallible call is returned as is,
+/// since `Ok(call?)` is what `clippy::needless_question_mark` flags.
+fn result(expr: &Expr) -> TokenStream {
+    match expr {
+        Expr::Matches { operand, pattern } => matches_call(operand, pattern),
+        Expr::Truthy(Operand::Path(path)) => path_test_call(path),
+        _ => {
+            let body = boolean(expr);
+            quote! { ::core::result::Result::Ok(#body) }
+        }
+    }
+}
+
+/// Whether a `not` applies to another `not`, an `and` or an `or`.
+fn has_compound_negation(expr: &Expr) -> bool {
+    match expr {
+        Expr::Not(inner) => strength(inner) != Strength::Atom || has_compound_negation(inner),
+        Expr::Or(lhs, rhs) | Expr::And(lhs, rhs) => {
+            has_compound_negation(lhs) || has_compound_negation(rhs)
+        }
+        _ => false,
     }
 }
 
@@ -88,22 +117,12 @@ fn boolean(expr: &Expr) -> TokenStream {
             quote! { ::swf_runtime::__private::expr::compare(#op, &#lhs, &#rhs) }
         }
         Expr::Matches { operand, pattern } => {
-            let pattern = Literal::string(pattern);
-            let operand = value(operand);
-            quote! {
-                ::swf_runtime::__private::expr::matches(
-                    {
-                        static REGEX: ::swf_runtime::__private::expr::LazyRegex =
-                            ::swf_runtime::__private::expr::LazyRegex::new(#pattern);
-                        &REGEX
-                    },
-                    &#operand,
-                )?
-            }
+            let call = matches_call(operand, pattern);
+            quote! { #call? }
         }
         Expr::Truthy(Operand::Path(path)) => {
-            let path = path_ref(path);
-            quote! { ::swf_runtime::__private::expr::path_test(#path, data)? }
+            let call = path_test_call(path);
+            quote! { #call? }
         }
         Expr::Truthy(operand) => {
             let operand = value(operand);
@@ -114,6 +133,28 @@ fn boolean(expr: &Expr) -> TokenStream {
             quote! { ::core::compile_error!("swf: the expression did not parse; fix the diagnostics first") }
         }
     }
+}
+
+/// `matches(regex, operand)`, the regex a `static` so it is compiled once per process.
+fn matches_call(operand: &Operand, pattern: &str) -> TokenStream {
+    let pattern = Literal::string(pattern);
+    let operand = value(operand);
+    quote! {
+        ::swf_runtime::__private::expr::matches(
+            {
+                static REGEX: ::swf_runtime::__private::expr::LazyRegex =
+                    ::swf_runtime::__private::expr::LazyRegex::new(#pattern);
+                &REGEX
+            },
+            &#operand,
+        )
+    }
+}
+
+/// `path_test(path, data)`: true when the path selects a value other than `false`/`null`.
+fn path_test_call(path: &JsonPath) -> TokenStream {
+    let path = path_ref(path);
+    quote! { ::swf_runtime::__private::expr::path_test(#path, data) }
 }
 
 /// `expr` as the operand of an operator binding at least as strongly as `needed`.
@@ -234,29 +275,32 @@ mod tests {
     #[test]
     fn names_read_the_scope_and_booleans_short_circuit() {
         let text = emitted("(event1 or event2) and not event3");
-        assert!(text.contains("fn condition(\n            _: &::swf_runtime::__private::Value,\n            scope: &"), "{text}");
-        assert!(
-            text.contains("condition(task_data, error_object)"),
-            "{text}"
-        );
-        let truthy = |name: &str| {
-            format!(
-                "::swf_runtime::__private::expr::truthy(\n                    &::swf_runtime::__private::expr::operand_name(scope, \"{name}\"),\n                )"
+        assert_eq!(
+            text,
+            r#"fn emitted() {
+    {
+        /// `(event1 or event2) and not event3`
+        fn condition(
+            _: &::swf_runtime::__private::Value,
+            scope: &::swf_runtime::__private::Value,
+        ) -> ::core::result::Result<bool, ::swf_runtime::__private::ErrorObject> {
+            ::core::result::Result::Ok(
+                (::swf_runtime::__private::expr::truthy(
+                    &::swf_runtime::__private::expr::operand_name(scope, "event1"),
+                )
+                    || ::swf_runtime::__private::expr::truthy(
+                        &::swf_runtime::__private::expr::operand_name(scope, "event2"),
+                    ))
+                    && !::swf_runtime::__private::expr::truthy(
+                        &::swf_runtime::__private::expr::operand_name(scope, "event3"),
+                    ),
             )
-        };
-        assert!(
-            text.contains(
-                &format!("({} || {})", truthy("event1"), truthy("event2"))
-                    .replace("\n                ", "\n                    ")
-            ) || text.contains("||"),
-            "{text}"
+        }
+        condition(task_data, error_object)
+    }
+}
+"#
         );
-        let or_at = text.find("||").unwrap();
-        let and_at = text.find("&&").unwrap();
-        let not_at = text
-            .find("!::swf_runtime::__private::expr::truthy")
-            .unwrap();
-        assert!(or_at < and_at && and_at < not_at, "{text}");
     }
 
     #[test]
@@ -270,7 +314,24 @@ mod tests {
             text.contains("LazyRegex::new(\n") && text.contains("\"^Func.*\","),
             "{text}"
         );
-        assert!(text.contains(")?"), "{text}");
+        // Alone, the call is the result; combined, `?` propagates its error.
+        assert!(
+            !text.contains('?') && !text.contains("Result::Ok("),
+            "{text}"
+        );
+        let text = emitted("name matches '^Func.*' and b");
+        assert!(
+            text.contains("Result::Ok(") && text.contains(")?"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn allows_nonminimal_bool_only_for_negated_groups() {
+        let allow = "#[allow(clippy::nonminimal_bool)]";
+        assert!(emitted("not (a and b)").contains(allow));
+        assert!(emitted("a or not not b").contains(allow));
+        assert!(!emitted("not a and not b").contains(allow));
     }
 
     #[test]
@@ -281,6 +342,7 @@ mod tests {
             "{text}"
         );
         assert!(text.contains("JsonPath::query("), "{text}");
+        assert!(!text.contains("Result::Ok("), "{text}");
         assert!(text.contains("data: &"), "{text}");
         assert!(text.contains("_: &"), "{text}");
     }
@@ -346,48 +408,5 @@ mod tests {
             let second = condition(&expression(body), &data, &scope).to_string();
             assert_eq!(first, second);
         }
-    }
-}
-
-#[cfg(test)]
-mod zz_generate {
-    use super::*;
-    use crate::diagnostic::Diagnostics;
-    use crate::ir::ExprLanguage;
-    use crate::source::Span;
-    use quote::quote;
-
-    #[test]
-    fn zz_generate() {
-        let data = Ident::new("data", proc_macro2::Span::call_site());
-        let scope = Ident::new("scope", proc_macro2::Span::call_site());
-        let mut fns = Vec::new();
-        for (i, (lang, body)) in [
-            (ExprLanguage::Spel, "$.error.name eq 'FunctionExecutionError'"),
-            (ExprLanguage::Spel, "name ne 'FunctionExecutionError'"),
-            (ExprLanguage::Spel, "#jsonPath(taskOutputData,'$..user.title') eq 'MANAGER'"),
-            (ExprLanguage::Spel, "(event1 or event2) and event3"),
-            (ExprLanguage::Spel, "$.age >= 18 && !($.banned == true)"),
-            (ExprLanguage::Spel, "name matches '^Func.*'"),
-            (ExprLanguage::Spel, "not (a and b) or not not c"),
-            (ExprLanguage::Spel, "$.x == -9223372036854775808 or $.y == 2.5 or $.z == null"),
-            (ExprLanguage::Spel, "true"),
-            (ExprLanguage::JsonPath, "$.vegetables.[?(@.veggieLike)]"),
-        ]
-        .into_iter()
-        .enumerate()
-        {
-            let mut diags = Diagnostics::new("x");
-            let e = crate::syntax::expr::parse(lang, body, Span::new(1, 1), &mut diags);
-            assert!(diags.items().is_empty());
-            let c = condition(&e, &data, &scope);
-            let name = quote::format_ident!("c{}", i);
-            fns.push(quote! {
-                pub fn #name(data: &::swf_runtime::__private::Value, scope: &::swf_runtime::__private::Value) -> Result<bool, ::swf_runtime::__private::ErrorObject> { #c }
-            });
-        }
-        let v = crate::emit_parts::value::json(&serde_json::json!({"a": [1, -2, 2.5, "s", null, true, {}], "b": {"c": i64::MIN}}));
-        let file: syn::File = syn::parse2(quote! { #(#fns)* pub fn value() -> ::swf_runtime::__private::Value { #v } }).unwrap();
-        std::fs::write("/tmp/swf_syntax_helper_scratch/gen/src/generated.rs", prettyplease::unparse(&file)).unwrap();
     }
 }

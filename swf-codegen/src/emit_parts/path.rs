@@ -10,7 +10,7 @@ pub fn path_ref(path: &JsonPath) -> TokenStream {
     let constructor = match &path.kind {
         PathKind::Definite(segments) => {
             // Messages at run time should show the path as the user wrote it.
-            let text = Literal::string(&path.text);
+            let text = Literal::string(path.text.trim());
             let segments = segments.iter().map(segment);
             quote! {
                 ::swf_runtime::__private::JsonPath::definite(#text, &[#(#segments),*])

@@ -77,6 +77,7 @@ enum Problem {
 
 impl Problem {
     fn message(&self, text: &str) -> String {
+        let text = super::excerpt(text);
         match self {
             Problem::Syntax(reason) => {
                 format!("`{text}` is not an ISO 8601 duration: {reason}")
@@ -131,7 +132,8 @@ fn suggestion(text: &str) -> Option<String> {
         .find(|c: char| !c.is_ascii_digit())
         .unwrap_or(text.len());
     let (number, unit) = text.split_at(digits_end);
-    if number.is_empty() {
+    // Only for numbers that fit a duration; a long run of digits gets the general help.
+    if number.is_empty() || number.len() > 18 {
         return None;
     }
     match unit.trim().to_ascii_lowercase().as_str() {
@@ -146,6 +148,7 @@ fn suggestion(text: &str) -> Option<String> {
 /// `(millis, repeat)` of a retry interval, or the message and help of its diagnostic.
 fn interval_of(text: &str) -> Result<(u64, Option<u32>), (String, String)> {
     let trimmed = text.trim();
+    let quoted = super::excerpt(text);
     let Some(rest) = trimmed.strip_prefix(['R', 'r']) else {
         let millis = millis_of(trimmed).map_err(|p| interval_problem(text, &p))?;
         return Ok((millis, None));
@@ -157,7 +160,7 @@ fn interval_of(text: &str) -> Result<(u64, Option<u32>), (String, String)> {
             return Err(interval_problem(text, &problem));
         }
         return Err((
-            format!("retry interval `{text}` has a repeat count but no duration"),
+            format!("retry interval `{quoted}` has a repeat count but no duration"),
             "write the repeat count, a `/` and the wait between retries, for example \
              `R5/PT15M` (at most 5 retries, 15 minutes apart)"
                 .to_string(),
@@ -165,7 +168,7 @@ fn interval_of(text: &str) -> Result<(u64, Option<u32>), (String, String)> {
     };
     let repeat = repeat_count(count).map_err(|message| {
         (
-            format!("retry interval `{text}`: {message}"),
+            format!("retry interval `{quoted}`: {message}"),
             "write `R`, the number of retries, `/` and a duration, for example `R5/PT15M`, \
              or `R/PT15M` for no limit"
                 .to_string(),
@@ -203,7 +206,8 @@ fn interval_problem(text: &str, problem: &Problem) -> (String, String) {
     };
     (
         format!(
-            "retry interval `{text}`: {}",
+            "retry interval `{}`: {}",
+            super::excerpt(text),
             problem.message(duration_text)
         ),
         help,
@@ -305,6 +309,7 @@ mod tests {
             "soon",
             "PT1H30M trailing",
             "PT99999999999999999999S",
+            "99999999999999999999",
         ] {
             let (spec, diags) = duration(text);
             assert_eq!(spec.millis, 0);

@@ -124,6 +124,7 @@ fn syntax_error(at: usize, what: impl Into<String>, help: impl Into<String>) -> 
 
 impl SyntaxError {
     fn message(&self, body: &str) -> String {
+        let body = super::excerpt(body);
         format!(
             "expression `{body}` does not parse: {} at character {}",
             self.what,
@@ -148,8 +149,20 @@ fn path_operand(text: &str, span: Span, diags: &mut Diagnostics) -> Result<Opera
     Ok(Operand::Path(path))
 }
 
+/// The most tokens an expression may have. Parsing and code generation recurse once per
+/// nesting level, so bounding the size bounds the stack; real conditions use a few dozen.
+const MAX_TOKENS: usize = 256;
+
 fn parse_spel(body: &str, span: Span, diags: &mut Diagnostics) -> Result<Expr, Failure> {
     let tokens = tokenize(body)?;
+    if let Some(token) = tokens.get(MAX_TOKENS) {
+        return Err(syntax_error(
+            token.at,
+            format!("the expression has more than {MAX_TOKENS} operators and operands"),
+            "split the condition, for example by computing part of it in a function or an \
+             inject task",
+        ));
+    }
     let mut parser = Parser {
         tokens,
         pos: 0,
@@ -993,6 +1006,24 @@ mod tests {
             );
             assert!(help.contains(in_help), "{body}: {help}");
         }
+    }
+
+    #[test]
+    fn bounds_the_size_of_expressions() {
+        let nested = |depth: usize| format!("{}a{}", "(".repeat(depth), ")".repeat(depth));
+        assert_eq!(spel(&nested((MAX_TOKENS - 1) / 2)), truthy_name("a"));
+        let (message, help) = spel_error(&nested(100_000));
+        assert!(
+            message.ends_with(&format!(
+                "the expression has more than {MAX_TOKENS} operators and operands at character \
+                 {}",
+                MAX_TOKENS + 1
+            )),
+            "{message}"
+        );
+        assert!(help.contains("split"));
+        let (message, _) = spel_error(&"not ".repeat(100_000));
+        assert!(message.contains("more than"));
     }
 
     #[test]

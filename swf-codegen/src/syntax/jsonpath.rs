@@ -60,6 +60,7 @@ enum Problem {
 
 impl Problem {
     fn message(&self, text: &str) -> String {
+        let text = super::excerpt(text);
         match self {
             Problem::Empty => "the JSONPath is empty".to_string(),
             Problem::NoRoot => format!("JSONPath `{text}` does not start with `$`"),
@@ -88,7 +89,7 @@ impl Problem {
             Problem::Empty => {
                 "write `$` to select the whole data, or `$.name` to select one field".to_string()
             }
-            Problem::NoRoot => no_root_help(text.trim()),
+            Problem::NoRoot => no_root_help(&super::excerpt(text.trim())),
             Problem::Engine { .. } => "JSONPath follows RFC 9535 and the Jayway spellings of the \
                  drafts, for example `$.customer.name`, `$.items[0]`, `$['first name']`, \
                  `$.people[?(@.age < 40)]` or `$..title`"

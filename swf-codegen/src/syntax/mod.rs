@@ -10,3 +10,25 @@ pub mod duration;
 pub mod expr;
 pub mod jsonpath;
 pub mod regex;
+
+use std::borrow::Cow;
+
+/// The text as quoted in a diagnostic message: whole when short, else its beginning, so that a
+/// pathological input cannot produce a pathological message.
+pub(crate) fn excerpt(text: &str) -> Cow<'_, str> {
+    const MAX_CHARS: usize = 80;
+    match text.char_indices().nth(MAX_CHARS) {
+        None => Cow::Borrowed(text),
+        Some((end, _)) => Cow::Owned(format!("{}…", &text[..end])),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn excerpts_long_text() {
+        assert_eq!(super::excerpt("$.a"), "$.a");
+        let long = "é".repeat(100);
+        assert_eq!(super::excerpt(&long), format!("{}…", "é".repeat(80)));
+    }
+}

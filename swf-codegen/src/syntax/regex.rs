@@ -15,7 +15,8 @@ pub fn check(pattern: &str, span: Span, diags: &mut Diagnostics) -> bool {
                     Code::BAD_REGEX,
                     span,
                     format!(
-                        "regular expression `{pattern}` does not compile: {}",
+                        "regular expression `{}` does not compile: {}",
+                        super::excerpt(pattern),
                         describe(&err)
                     ),
                 )

@@ -5,20 +5,21 @@ use serde_json::Value;
 use crate::error::ErrorObject;
 use crate::path::JsonPath;
 
-/// Applies an input or output path: the selection, or `data` unchanged when the path selects
-/// nothing.
+/// Applies an input or output path in place: `data` becomes the selection, or stays as it was
+/// when the path selects nothing.
 ///
 /// The tasks draft says so for task data filters ("if it does not select any parts of the task's
 /// data input, the data input is not filtered"); the runtime applies it to every input and output
 /// path so that a path that misses never silently empties the task data.
 ///
 /// # Errors
-/// A `DataError` when the query engine fails, returned with the data so that nothing is lost.
-pub fn filter_or_keep(path: &JsonPath, data: Value) -> Result<Value, (ErrorObject, Value)> {
-    match path.select(&data) {
-        Ok(selected) => Ok(selected.unwrap_or(data)),
-        Err(error) => Err((error, data)),
+/// A `DataError` when the query engine fails; `data` is then left as it was, so the caller can
+/// report the error with it.
+pub fn filter_in_place(path: &JsonPath, data: &mut Value) -> Result<(), ErrorObject> {
+    if let Some(selected) = path.select(data)? {
+        *data = selected;
     }
+    Ok(())
 }
 
 /// An action's input: what `path` selects in the task data, or a copy of all of it when the
@@ -63,16 +64,17 @@ mod tests {
     static MISSING: JsonPath = JsonPath::definite("$.bread", &[Segment::Key("bread")]);
     static NO_MATCH: JsonPath = JsonPath::query("$.fruits[?@ == 'kiwi']");
 
+    fn filtered(path: &JsonPath, mut data: Value) -> Result<Value, ErrorObject> {
+        filter_in_place(path, &mut data).map(|()| data)
+    }
+
     fn data() -> Value {
         json!({"fruits": ["apple", "orange", "pear"], "vegetables": []})
     }
 
     #[test]
     fn a_selecting_path_filters() {
-        assert_eq!(
-            filter_or_keep(&FRUITS, data()),
-            Ok(json!(["apple", "orange", "pear"]))
-        );
+        assert_eq!(filtered(&FRUITS, data()), Ok(json!(["apple", "orange", "pear"])));
         assert_eq!(
             select_input(&FRUITS, &data()),
             Ok(json!(["apple", "orange", "pear"]))
@@ -85,8 +87,8 @@ mod tests {
 
     #[test]
     fn a_path_that_selects_nothing_keeps_the_data() {
-        assert_eq!(filter_or_keep(&MISSING, data()), Ok(data()));
-        assert_eq!(filter_or_keep(&NO_MATCH, data()), Ok(data()));
+        assert_eq!(filtered(&MISSING, data()), Ok(data()));
+        assert_eq!(filtered(&NO_MATCH, data()), Ok(data()));
         assert_eq!(select_input(&MISSING, &data()), Ok(data()));
     }
 
@@ -118,8 +120,8 @@ mod tests {
                 {"veggieName": "broccoli", "veggieLike": false}
             ]
         });
-        let task_data = filter_or_keep(&VEGETABLES, input);
-        let output = task_data.and_then(|data| filter_or_keep(&LIKED, data));
+        let task_data = filtered(&VEGETABLES, input);
+        let output = task_data.and_then(|data| filtered(&LIKED, data));
         assert_eq!(
             output,
             Ok(json!([{"veggieName": "potato", "veggieLike": true}]))

@@ -10,17 +10,20 @@ use super::ErrorObject;
 /// A workflow instance halted on an error that no `retry` or `onError` definition handled.
 ///
 /// It keeps the data the instance held when it failed, so a caller can log, inspect or resume
-/// from it.
+/// from it. The details are boxed so that `Result<_, WorkflowError>` stays one pointer wide on
+/// the success path of every step.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(transparent)]
 pub struct WorkflowError {
-    /// The name of the workflow that failed.
-    pub workflow: String,
-    /// The name of the task (state) in which it failed.
-    pub task: String,
-    /// The error that halted it.
-    pub error: ErrorObject,
-    /// The data the instance held when it failed.
-    pub data: Value,
+    details: Box<Details>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+struct Details {
+    workflow: String,
+    task: String,
+    error: ErrorObject,
+    data: Value,
 }
 
 impl WorkflowError {
@@ -32,11 +35,38 @@ impl WorkflowError {
         data: Value,
     ) -> Self {
         Self {
-            workflow: workflow.into(),
-            task: task.into(),
-            error,
-            data,
+            details: Box::new(Details {
+                workflow: workflow.into(),
+                task: task.into(),
+                error,
+                data,
+            }),
         }
+    }
+
+    /// The id of the workflow that failed.
+    pub fn workflow(&self) -> &str {
+        &self.details.workflow
+    }
+
+    /// The name of the task in which it failed.
+    pub fn task(&self) -> &str {
+        &self.details.task
+    }
+
+    /// The error that halted it: `name`, `message` and `trace`.
+    pub fn error(&self) -> &ErrorObject {
+        &self.details.error
+    }
+
+    /// The data the instance held when it failed.
+    pub fn data(&self) -> &Value {
+        &self.details.data
+    }
+
+    /// Takes the data the instance held when it failed.
+    pub fn into_data(self) -> Value {
+        self.details.data
     }
 }
 
@@ -45,7 +75,10 @@ impl fmt::Display for WorkflowError {
         write!(
             f,
             "workflow `{}` failed in task `{}`: {}: {}",
-            self.workflow, self.task, self.error.name, self.error.message
+            self.details.workflow,
+            self.details.task,
+            self.details.error.name,
+            self.details.error.message
         )
     }
 }

@@ -252,10 +252,10 @@ impl Lowering<'_> {
             let span = map.span();
             map.finish(self.diags);
             let Some(operator) = operator else { continue };
-            if matches!(operator.value, Operator::Matches | Operator::NotMatches) {
-                if let Some(pattern) = &value {
-                    crate::syntax::regex::check(&pattern.value, pattern.span, self.diags);
-                }
+            if matches!(operator.value, Operator::Matches | Operator::NotMatches)
+                && let Some(pattern) = &value
+            {
+                crate::syntax::regex::check(&pattern.value, pattern.span, self.diags);
             }
             out.push(DataCondition {
                 path,
