@@ -17,6 +17,7 @@ pub struct MapReader<'a> {
     entries: &'a [Entry],
     used: Vec<bool>,
     known: Vec<&'static str>,
+    missing: Vec<&'static str>,
 }
 
 impl<'a> MapReader<'a> {
@@ -31,6 +32,7 @@ impl<'a> MapReader<'a> {
                     entries,
                     used: vec![false; entries.len()],
                     known: Vec::new(),
+                    missing: Vec::new(),
                 })
             }
             _ => {
@@ -68,21 +70,12 @@ impl<'a> MapReader<'a> {
         None
     }
 
-    /// A required key; its absence is reported at the mapping.
-    pub fn require(
-        &mut self,
-        spellings: &[&'static str],
-        diags: &mut Diagnostics,
-    ) -> Option<&'a Node> {
+    /// A required key. Its absence is reported when the reader finishes, unless an unknown key
+    /// there is a likely misspelling of it (that one report says what to rename).
+    pub fn require(&mut self, spellings: &[&'static str]) -> Option<&'a Node> {
         let found = self.take(spellings);
         if found.is_none() {
-            diags
-                .error(
-                    Code::MISSING_FIELD,
-                    self.node.span,
-                    format!("this {} has no `{}`", self.what, spellings[0]),
-                )
-                .help(format!("add `{}` to the {}", spellings[0], self.what));
+            self.missing.push(spellings[0]);
         }
         found
     }
@@ -92,8 +85,10 @@ impl<'a> MapReader<'a> {
         self.take(spellings).map(Node::to_json)
     }
 
-    /// Reports every key nobody asked for, suggesting the closest known one.
+    /// Reports every key nobody asked for, suggesting the closest known one, then every required
+    /// key that is missing and was not suggested as a rename.
     pub fn finish(self, diags: &mut Diagnostics) {
+        let mut suggested: Vec<&str> = Vec::new();
         for (entry, used) in self.entries.iter().zip(&self.used) {
             if *used || VERBATIM_KEYS.iter().any(|k| k.eq_ignore_ascii_case(&entry.key)) {
                 continue;
@@ -105,6 +100,7 @@ impl<'a> MapReader<'a> {
             );
             match closest(&entry.key, &self.known) {
                 Some(suggestion) => {
+                    suggested.push(suggestion);
                     diagnostic.message = format!(
                         "unknown key `{}` in this {}: did you mean `{suggestion}`?",
                         entry.key, self.what
@@ -118,6 +114,18 @@ impl<'a> MapReader<'a> {
                     diagnostic.help(format!("the keys of a {} are: {}", self.what, known.join(", ")));
                 }
             }
+        }
+        for key in &self.missing {
+            if suggested.contains(key) {
+                continue;
+            }
+            diags
+                .error(
+                    Code::MISSING_FIELD,
+                    self.node.span,
+                    format!("this {} has no `{key}`", self.what),
+                )
+                .help(format!("add `{key}` to the {}", self.what));
         }
     }
 }

@@ -95,6 +95,7 @@ pub fn load(text: &str, diags: &mut Diagnostics) -> Option<Node> {
     let mut loader = Loader {
         parser: Parser::new_from_str(text),
         anchors: BTreeMap::new(),
+        depth: 0,
     };
     match loader.document() {
         Ok(Some(node)) => Some(node),
@@ -115,9 +116,14 @@ pub fn load(text: &str, diags: &mut Diagnostics) -> Option<Node> {
 
 type LoadResult<T> = Result<T, (Span, String)>;
 
+/// Deeper nesting than any workflow needs; refusing it keeps the recursive loader, lowering and
+/// emitters far from the stack's limit on hostile input.
+const MAX_DEPTH: usize = 64;
+
 struct Loader<'a> {
     parser: Parser<'a, saphyr_parser::StrInput<'a>>,
     anchors: BTreeMap<usize, Node>,
+    depth: usize,
 }
 
 impl<'a> Loader<'a> {
@@ -167,6 +173,19 @@ impl<'a> Loader<'a> {
 
     fn node(&mut self, event: Event<'a>, span: YamlSpan) -> LoadResult<Node> {
         let at = span_of(&span);
+        if self.depth >= MAX_DEPTH {
+            return Err((
+                at,
+                format!("the document nests deeper than {MAX_DEPTH} levels; flatten it"),
+            ));
+        }
+        self.depth += 1;
+        let node = self.node_at_depth(event, at);
+        self.depth -= 1;
+        node
+    }
+
+    fn node_at_depth(&mut self, event: Event<'a>, at: Span) -> LoadResult<Node> {
         let (node, anchor) = match event {
             Event::Scalar(text, style, anchor, tag) => {
                 let value = if style == ScalarStyle::Plain {
@@ -342,6 +361,15 @@ mod tests {
     fn aliases_copy_their_anchor() {
         let node = load_ok("a: &x {k: 1}\nb: *x\n");
         assert_eq!(node.to_json(), serde_json::json!({"a": {"k": 1}, "b": {"k": 1}}));
+    }
+
+    #[test]
+    fn absurd_nesting_is_refused_not_a_stack_overflow() {
+        let mut diags = Diagnostics::new("t.yaml");
+        // saphyr-parser refuses extreme nesting itself; 100 levels get through to our limit.
+        let text = format!("a: {}{}", "[".repeat(100), "]".repeat(100));
+        assert!(load(&text, &mut diags).is_none());
+        assert!(diags.items()[0].message.contains("nests deeper"), "{:?}", diags.items());
     }
 
     #[test]

@@ -65,7 +65,9 @@ fn check_target(cx: &Context<'_>, scope: usize, transition: &Transition, diags: 
         return;
     };
     let target = &transition.next;
-    if graph.resolve(&target.value).is_some() {
+    // An empty target stands for a transition whose `nextTask` is missing or misspelled: the
+    // parser has reported it already.
+    if target.value.is_empty() || graph.resolve(&target.value).is_some() {
         return;
     }
     match cx.scope_with_task(&target.value, scope) {

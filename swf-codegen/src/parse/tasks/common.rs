@@ -28,13 +28,15 @@ impl Lowering<'_> {
         }
         let mut map = MapReader::new(node, "transition", self.diags)?;
         let next = map
-            .require(NEXT, self.diags)
+            .require(NEXT)
             .and_then(|n| reader::string(n, "nextTask", self.diags));
         let condition = map.take(&["expression"]).and_then(|n| self.expression(n));
         let produce_event = map.take(&["produceEvent"]).and_then(|n| self.produce_event(n));
         map.finish(self.diags);
+        // Kept with an empty target when `nextTask` is missing: the task still has a transition,
+        // so validation reports nothing more about it.
         Some(Transition {
-            next: next?,
+            next: next.unwrap_or_else(|| Spanned::new(String::new(), node.span)),
             condition,
             produce_event,
             span: node.span,
@@ -58,7 +60,7 @@ impl Lowering<'_> {
             Terminate,
             Event,
         }
-        let kind = map.require(&["kind"], self.diags).and_then(|n| {
+        let kind = map.require(&["kind"]).and_then(|n| {
             reader::enumerated(
                 n,
                 "end kind",
@@ -95,7 +97,7 @@ impl Lowering<'_> {
         }
         let mut map = MapReader::new(node, "start definition", self.diags)?;
         let scheduled = map
-            .require(&["kind"], self.diags)
+            .require(&["kind"])
             .and_then(|n| {
                 reader::enumerated(
                     n,
@@ -111,7 +113,7 @@ impl Lowering<'_> {
             let interval = schedule.and_then(|n| {
                 let mut map = MapReader::new(n, "schedule definition", self.diags)?;
                 let interval = map
-                    .require(&["interval"], self.diags)
+                    .require(&["interval"])
                     .and_then(|n| reader::string(n, "interval", self.diags));
                 map.finish(self.diags);
                 interval
@@ -172,7 +174,7 @@ impl Lowering<'_> {
                 .take(&["language"])
                 .and_then(|n| reader::string(n, "language", self.diags));
             let body = map
-                .require(&["body"], self.diags)
+                .require(&["body"])
                 .and_then(|n| reader::string(n, "body", self.diags));
             map.finish(self.diags);
             let language = match language {
@@ -187,7 +189,7 @@ impl Lowering<'_> {
     pub(super) fn produce_event(&mut self, node: &Node) -> Option<ProduceEvent> {
         let mut map = MapReader::new(node, "produceEvent", self.diags)?;
         let event_ref = map
-            .require(&["eventRef"], self.diags)
+            .require(&["eventRef"])
             .and_then(|n| reader::string(n, "eventRef", self.diags));
         let data = map.take(&["data"]).and_then(|n| match n.kind {
             NodeKind::Map(_) => Some(ProduceData::Object(n.to_json())),
@@ -319,7 +321,7 @@ impl Lowering<'_> {
         }
         let mut map = MapReader::new(node, "functionRef", self.diags)?;
         let ref_name = map
-            .require(&["refName"], self.diags)
+            .require(&["refName"])
             .and_then(|n| reader::string(n, "refName", self.diags));
         let parameters = map.take(&["parameters"]).map(|n| self.param(n));
         map.finish(self.diags);

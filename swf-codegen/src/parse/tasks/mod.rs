@@ -22,8 +22,8 @@ pub(super) const TASKS: &[&str] = &["tasks", "states"];
 
 pub(super) fn lower(root: &Node, diags: &mut Diagnostics) -> Option<Workflow> {
     let mut map = MapReader::new(root, "workflow definition", diags)?;
-    let id = map.require(&["id"], diags).and_then(|n| reader::string(n, "id", diags));
-    let name = map.require(&["name"], diags).and_then(|n| reader::string(n, "name", diags));
+    let id = map.require(&["id"]).and_then(|n| reader::string(n, "id", diags));
+    let name = map.require(&["name"]).and_then(|n| reader::string(n, "name", diags));
     let version = map
         .take(&["version"])
         .and_then(|n| reader::string(n, "version", diags))
@@ -46,7 +46,7 @@ pub(super) fn lower(root: &Node, diags: &mut Diagnostics) -> Option<Workflow> {
     let extensions = map.verbatim(&["extensions"]);
     let functions_node = map.take(&["functions"]);
     let events_node = map.take(&["events"]);
-    let tasks_node = map.require(TASKS, diags);
+    let tasks_node = map.require(TASKS);
     let span = map.span();
     map.finish(diags);
 
@@ -84,10 +84,10 @@ impl Lowering<'_> {
                 continue;
             };
             let name = map
-                .require(&["name"], self.diags)
+                .require(&["name"])
                 .and_then(|n| reader::string(n, "name", self.diags));
             let resource = map
-                .require(&["resource"], self.diags)
+                .require(&["resource"])
                 .and_then(|n| reader::string(n, "resource", self.diags));
             let kind = map
                 .take(&["type"])
@@ -116,13 +116,13 @@ impl Lowering<'_> {
                 continue;
             };
             let name = map
-                .require(&["name"], self.diags)
+                .require(&["name"])
                 .and_then(|n| reader::string(n, "name", self.diags));
             let source = map
-                .require(&["source"], self.diags)
+                .require(&["source"])
                 .and_then(|n| reader::string(n, "source", self.diags));
             let event_type = map
-                .require(&["type"], self.diags)
+                .require(&["type"])
                 .and_then(|n| reader::string(n, "type", self.diags));
             let correlation_token = map
                 .take(&["correlationToken"])

@@ -54,11 +54,11 @@ impl Lowering<'_> {
     pub(super) fn task(&mut self, node: &Node) -> Option<Task> {
         let mut map = MapReader::new(node, "task", self.diags)?;
         let name = map
-            .require(&["name"], self.diags)
+            .require(&["name"])
             .and_then(|n| reader::string(n, "name", self.diags));
         let id = map.take(&["id"]).and_then(|n| reader::string(n, "id", self.diags));
         let task_type = map
-            .require(&["type"], self.diags)
+            .require(&["type"])
             .and_then(|n| reader::enumerated(n, "task type", TASK_TYPES, self.diags));
         let start = map.take(&["start"]).and_then(|n| self.start(n));
         let end = map.take(&["end"]).and_then(|n| self.end(n));
@@ -100,7 +100,7 @@ impl Lowering<'_> {
                     .take(&["actionMode"])
                     .map_or(crate::ir::ActionMode::Sequential, |n| self.action_mode(n)),
                 actions: map
-                    .require(&["actions"], self.diags)
+                    .require(&["actions"])
                     .map(|n| self.actions(n))
                     .unwrap_or_default(),
             },
@@ -110,7 +110,7 @@ impl Lowering<'_> {
                     .and_then(|n| reader::boolean(n, "exclusive", self.diags))
                     .unwrap_or(true),
                 events_actions: map
-                    .require(&["eventsActions"], self.diags)
+                    .require(&["eventsActions"])
                     .map(|n| self.events_actions(n))
                     .unwrap_or_default(),
                 timeout: map.take(&["timeout"]).and_then(|n| self.duration(n, "timeout")),
@@ -118,13 +118,13 @@ impl Lowering<'_> {
             TaskType::Switch => TaskKind::Switch(self.switch(map)),
             TaskType::Delay => TaskKind::Delay {
                 time_delay: map
-                    .require(&["timeDelay"], self.diags)
+                    .require(&["timeDelay"])
                     .and_then(|n| self.duration(n, "timeDelay")),
             },
             TaskType::Parallel => self.parallel(map),
             TaskType::SubFlow => TaskKind::SubFlow {
                 workflow_id: map
-                    .require(&["workflowId"], self.diags)
+                    .require(&["workflowId"])
                     .and_then(|n| reader::string(n, "workflowId", self.diags)),
                 wait_for_completion: map
                     .take(&["waitForCompletion"])
@@ -143,10 +143,10 @@ impl Lowering<'_> {
             },
             TaskType::ForEach => TaskKind::ForEach {
                 input_collection: map
-                    .require(&["inputCollection"], self.diags)
+                    .require(&["inputCollection"])
                     .and_then(|n| self.path(n, "inputCollection")),
                 input_parameter: map
-                    .require(&["inputParameter"], self.diags)
+                    .require(&["inputParameter"])
                     .and_then(|n| self.path(n, "inputParameter")),
                 output_collection: map
                     .take(&["outputCollection"])
@@ -156,16 +156,16 @@ impl Lowering<'_> {
                     .and_then(|n| reader::unsigned(n, "max", self.diags)),
                 time_delay: map.take(&["timeDelay"]).and_then(|n| self.duration(n, "timeDelay")),
                 scope: map
-                    .require(TASKS, self.diags)
+                    .require(TASKS)
                     .map(|n| self.scope(n))
                     .unwrap_or_default(),
             },
             TaskType::Callback => TaskKind::Callback {
                 action: map
-                    .require(&["action"], self.diags)
+                    .require(&["action"])
                     .and_then(|n| self.action(n)),
                 event_ref: map
-                    .require(&["eventRef"], self.diags)
+                    .require(&["eventRef"])
                     .and_then(|n| reader::string(n, "eventRef", self.diags)),
                 timeout: map.take(&["timeout"]).and_then(|n| self.duration(n, "timeout")),
                 event_data_filter: map
@@ -182,14 +182,14 @@ impl Lowering<'_> {
                 continue;
             };
             let event_refs = map
-                .require(&["eventRefs"], self.diags)
+                .require(&["eventRefs"])
                 .map(|n| self.name_list(n, "eventRefs"))
                 .unwrap_or_default();
             let action_mode = map
                 .take(&["actionMode"])
                 .map_or(crate::ir::ActionMode::Sequential, |n| self.action_mode(n));
             let actions = map
-                .require(&["actions"], self.diags)
+                .require(&["actions"])
                 .map(|n| self.actions(n))
                 .unwrap_or_default();
             let event_data_filter = map
@@ -240,12 +240,12 @@ impl Lowering<'_> {
             let Some(mut map) = MapReader::new(item, "data condition", self.diags) else {
                 continue;
             };
-            let path = map.require(&["path"], self.diags).and_then(|n| self.path(n, "path"));
+            let path = map.require(&["path"]).and_then(|n| self.path(n, "path"));
             let value = map
                 .take(&["value"])
                 .and_then(|n| reader::string(n, "value", self.diags));
             let operator = map
-                .require(&["operator"], self.diags)
+                .require(&["operator"])
                 .and_then(|n| reader::enumerated(n, "condition operator", OPERATORS, self.diags));
             let transition = map.take(&["transition"]).and_then(|n| self.transition(n));
             let metadata = map.verbatim(&["metadata"]);
@@ -276,7 +276,7 @@ impl Lowering<'_> {
                 continue;
             };
             let event_ref = map
-                .require(&["eventRef"], self.diags)
+                .require(&["eventRef"])
                 .and_then(|n| reader::string(n, "eventRef", self.diags));
             let transition = map.take(&["transition"]).and_then(|n| self.transition(n));
             let event_data_filter = map
@@ -297,7 +297,7 @@ impl Lowering<'_> {
 
     fn parallel(&mut self, map: &mut MapReader<'_>) -> TaskKind {
         let branches = map
-            .require(&["branches"], self.diags)
+            .require(&["branches"])
             .map(|n| self.branches(n))
             .unwrap_or_default();
         let completion = map
@@ -334,10 +334,10 @@ impl Lowering<'_> {
                 continue;
             };
             let name = map
-                .require(&["name"], self.diags)
+                .require(&["name"])
                 .and_then(|n| reader::string(n, "name", self.diags));
             let scope = map
-                .require(TASKS, self.diags)
+                .require(TASKS)
                 .map(|n| self.scope(n))
                 .unwrap_or_default();
             let span = map.span();

@@ -1,0 +1,82 @@
+//! The snapshot files are real code: they compile here warning-free and run.
+#![deny(warnings)]
+
+mod order {
+    include!("../snapshots/order.rs");
+}
+mod filters {
+    include!("../snapshots/filters.rs");
+}
+mod switches {
+    include!("../snapshots/switches.rs");
+}
+
+use swf_runtime::{CustomCondition, FunctionError, Value, json};
+
+struct Switches;
+
+impl switches::SwitchesFunctions for Switches {
+    fn custom_condition(&self, condition: CustomCondition<'_>) -> bool {
+        condition.selected == Some(&json!("gold")) && condition.metadata["predicate"] == "isPremium"
+    }
+}
+
+#[tokio::test]
+async fn the_switch_snapshot_routes_by_each_operator() {
+    let machine = switches::SwitchesWorkflow::new(Switches);
+    let group = |input: Value| {
+        let machine = &machine;
+        async move { machine.run(input).await.map(|out| out["group"].clone()) }
+    };
+    assert_eq!(group(json!({"age": 12})).await, Ok(json!("minor")));
+    assert_eq!(group(json!({"age": 40, "email": "ann@example.com"})).await, Ok(json!("staff")));
+    assert_eq!(group(json!({"age": 40, "tier": "gold"})).await, Ok(json!("premium")));
+    assert_eq!(group(json!({"age": 40, "tier": "tin"})).await, Ok(json!("other")));
+}
+
+struct People;
+
+impl filters::FiltersFunctions for People {
+    async fn lookup(&self, args: Value) -> Result<Value, FunctionError> {
+        Ok(json!({"who": args["who"], "email": "ann@example.com"}))
+    }
+
+    async fn score(&self, _args: Value) -> Result<Value, FunctionError> {
+        Ok(json!(7))
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_filters_snapshot_runs() {
+    let out = filters::FiltersWorkflow::new(People).run(json!({})).await;
+    assert_eq!(out, Ok(json!({"who": "Ann", "email": "ann@example.com"})));
+}
+
+struct Shop;
+
+impl order::OrderFunctions for Shop {
+    async fn check_inventory(&self, _args: Value) -> Result<Value, FunctionError> {
+        Ok(json!({"available": true}))
+    }
+
+    async fn charge_card(&self, _args: Value) -> Result<Value, FunctionError> {
+        Err(FunctionError::named("CardDeclined", "insufficient funds"))
+    }
+
+    async fn ship_order(&self, _args: Value) -> Result<Value, FunctionError> {
+        Ok(json!({"tracking": "T1"}))
+    }
+}
+
+#[tokio::test]
+async fn the_order_snapshot_routes_a_declined_card() {
+    let machine = order::OrderWorkflow::new(Shop);
+    let mut state = machine.start(json!({"order": {"total": 5}})).expect("valid input");
+    while state.output().is_none() {
+        state = machine.step(state).await.expect("handled by onError");
+    }
+    assert!(matches!(state, order::OrderState::Terminated { .. }));
+    let output = state.output().expect("ended");
+    assert_eq!(output["status"], json!("declined"));
+    assert_eq!(output["error"]["name"], json!("CardDeclined"));
+}
