@@ -35,15 +35,16 @@ pub trait FiltersFunctions: ::core::marker::Send + ::core::marker::Sync {
 pub enum FiltersState {
     /// Task `Seed` (inject, line 11), about to run with `data` as its input.
     Seed { data: ::swf_runtime::__private::Value },
-    /// Task `Enrich` (operation, line 23), about to run with `data` as its input.
+    /// Task `Enrich` (operation, line 21), about to run with `data` as its input.
     Enrich { data: ::swf_runtime::__private::Value },
-    /// Task `Done` (delay, line 45), about to run with `data` as its input.
+    /// Task `Done` (delay, line 44), about to run with `data` as its input.
     Done { data: ::swf_runtime::__private::Value },
     /// The workflow ended; `output` is its data output.
     Completed { output: ::swf_runtime::__private::Value },
     /// An `end: {kind: terminate}` ended the whole instance.
     Terminated { output: ::swf_runtime::__private::Value },
 }
+#[allow(dead_code)]
 impl FiltersState {
     /// The name of the task this state is about to run, `None` once the workflow ended.
     pub fn task_name(&self) -> ::core::option::Option<&'static str> {
@@ -70,6 +71,7 @@ impl FiltersState {
 pub struct FiltersWorkflow<F> {
     functions: F,
 }
+#[allow(dead_code)]
 impl<F: FiltersFunctions> FiltersWorkflow<F> {
     /// The workflow's `id`.
     pub const ID: &'static str = "filters";
@@ -202,26 +204,7 @@ impl<F: FiltersFunctions> FiltersWorkflow<F> {
             .await;
         match attempt {
             ::core::result::Result::Ok(_) => {
-                let mut output = data;
-                if let ::core::result::Result::Err(error) = ::swf_runtime::__private::filter_in_place(
-                    {
-                        static PATH: ::swf_runtime::__private::JsonPath = ::swf_runtime::__private::JsonPath::query(
-                            "$.people[?(@.age < 40)]",
-                        );
-                        &PATH
-                    },
-                    &mut output,
-                ) {
-                    let data = output;
-                    return ::core::result::Result::Err(
-                        ::swf_runtime::__private::WorkflowError::new(
-                            "filters",
-                            "Seed",
-                            error,
-                            data,
-                        ),
-                    );
-                }
+                let output = data;
                 Self::enter_enrich(output)
             }
             ::core::result::Result::Err(error) => {
@@ -248,11 +231,16 @@ impl<F: FiltersFunctions> FiltersWorkflow<F> {
         > = async {
             let (result_0, result_1) = ::swf_runtime::__private::tokio::join!(
                 async { let args = { let mut map = ::swf_runtime::__private::Map::new();
-                map.insert(::std::string::String::from("who"),
+                map.insert(::std::string::String::from("young"),
                 ::swf_runtime::__private::select_or_null({ static PATH :
                 ::swf_runtime::__private::JsonPath =
-                ::swf_runtime::__private::JsonPath::definite("$[0].name", &
-                [::swf_runtime::__private::Segment::Index(0),
+                ::swf_runtime::__private::JsonPath::query("$.people[?(@.age < 40)].name");
+                & PATH }, & data) ?); map.insert(::std::string::String::from("first"),
+                ::swf_runtime::__private::select_or_null({ static PATH :
+                ::swf_runtime::__private::JsonPath =
+                ::swf_runtime::__private::JsonPath::definite("$.people[0].name", &
+                [::swf_runtime::__private::Segment::Key("people"),
+                ::swf_runtime::__private::Segment::Index(0),
                 ::swf_runtime::__private::Segment::Key("name")]); & PATH }, & data) ?);
                 map.insert(::std::string::String::from("fields"),
                 ::swf_runtime::__private::Value::Array(::std::vec![::swf_runtime::__private::Value::from("email"),

@@ -63,6 +63,7 @@ pub enum OrderState {
     /// An `end: {kind: terminate}` ended the whole instance.
     Terminated { output: ::swf_runtime::__private::Value },
 }
+#[allow(dead_code)]
 impl OrderState {
     /// The name of the task this state is about to run, `None` once the workflow ended.
     pub fn task_name(&self) -> ::core::option::Option<&'static str> {
@@ -96,6 +97,7 @@ impl OrderState {
 pub struct OrderWorkflow<F> {
     functions: F,
 }
+#[allow(dead_code)]
 impl<F: OrderFunctions> OrderWorkflow<F> {
     /// The workflow's `id`.
     pub const ID: &'static str = "order";
@@ -352,64 +354,76 @@ impl<F: OrderFunctions> OrderWorkflow<F> {
                 let failed: &::swf_runtime::__private::Value = &failed_data;
                 let scope: &::swf_runtime::__private::Value = &error_scope;
                 let _ = (failed, scope);
-                if match {
-                    /// `$.error.name eq 'PaymentServiceBusy'`
-                    fn condition(
-                        data: &::swf_runtime::__private::Value,
-                        _: &::swf_runtime::__private::Value,
-                    ) -> ::core::result::Result<
-                        bool,
-                        ::swf_runtime::__private::ErrorObject,
-                    > {
-                        ::core::result::Result::Ok(
-                            ::swf_runtime::__private::expr::compare(
-                                ::swf_runtime::__private::expr::CompareOp::Eq,
-                                &::swf_runtime::__private::expr::operand_path(
-                                    {
-                                        static PATH: ::swf_runtime::__private::JsonPath = ::swf_runtime::__private::JsonPath::definite(
-                                            "$.error.name",
-                                            &[
-                                                ::swf_runtime::__private::Segment::Key("error"),
-                                                ::swf_runtime::__private::Segment::Key("name"),
-                                            ],
-                                        );
-                                        &PATH
-                                    },
-                                    data,
-                                )?,
-                                &::swf_runtime::__private::Value::from("PaymentServiceBusy"),
-                            ),
-                        )
-                    }
-                    condition(failed, scope)
-                } {
-                    ::core::result::Result::Ok(matched) => matched,
-                    ::core::result::Result::Err(condition_error) => {
-                        return ::core::result::Result::Err(
-                            ::swf_runtime::__private::WorkflowError::new(
-                                "order",
-                                "ChargeCard",
-                                condition_error,
-                                data,
-                            ),
-                        );
-                    }
-                } {
-                    const POLICY: ::swf_runtime::__private::RetryPolicy = ::swf_runtime::__private::RetryPolicy::new(
+                const POLICIES: [::swf_runtime::__private::RetryPolicy; 1usize] = [
+                    ::swf_runtime::__private::RetryPolicy::new(
                         ::swf_runtime::__private::Duration::from_millis(1000u64),
                         ::swf_runtime::__private::Duration::from_millis(2000u64),
                         3u32,
-                    );
-                    if let ::core::option::Option::Some(retry) = retry
-                        .next(0usize, &POLICY)
-                    {
-                        return ::core::result::Result::Ok(OrderState::ChargeCard {
-                            data: input,
-                            retry,
-                        });
+                    ),
+                ];
+                let choice: ::core::option::Option<usize> = 'choice: {
+                    let outcome = {
+                        /// `$.error.name eq 'PaymentServiceBusy'`
+                        fn condition(
+                            data: &::swf_runtime::__private::Value,
+                            _: &::swf_runtime::__private::Value,
+                        ) -> ::core::result::Result<
+                            bool,
+                            ::swf_runtime::__private::ErrorObject,
+                        > {
+                            ::core::result::Result::Ok(
+                                ::swf_runtime::__private::expr::compare(
+                                    ::swf_runtime::__private::expr::CompareOp::Eq,
+                                    &::swf_runtime::__private::expr::operand_path(
+                                        {
+                                            static PATH: ::swf_runtime::__private::JsonPath = ::swf_runtime::__private::JsonPath::definite(
+                                                "$.error.name",
+                                                &[
+                                                    ::swf_runtime::__private::Segment::Key("error"),
+                                                    ::swf_runtime::__private::Segment::Key("name"),
+                                                ],
+                                            );
+                                            &PATH
+                                        },
+                                        data,
+                                    )?,
+                                    &::swf_runtime::__private::Value::from("PaymentServiceBusy"),
+                                ),
+                            )
+                        }
+                        condition(failed, scope)
+                    };
+                    let matched = match outcome {
+                        ::core::result::Result::Ok(matched) => matched,
+                        ::core::result::Result::Err(condition_error) => {
+                            return ::core::result::Result::Err(
+                                ::swf_runtime::__private::WorkflowError::new(
+                                    "order",
+                                    "ChargeCard",
+                                    condition_error,
+                                    data,
+                                ),
+                            );
+                        }
+                    };
+                    if matched {
+                        break 'choice ::core::option::Option::Some(0usize);
                     }
-                } else {}
-                if match {
+                    ::core::option::Option::None
+                };
+                let next = choice
+                    .and_then(|definition| {
+                        POLICIES
+                            .get(definition)
+                            .and_then(|policy| retry.next(definition, policy))
+                    });
+                if let ::core::option::Option::Some(retry) = next {
+                    return ::core::result::Result::Ok(OrderState::ChargeCard {
+                        data: input,
+                        retry,
+                    });
+                }
+                let outcome = {
                     /// `name eq 'CardDeclined'`
                     fn condition(
                         _: &::swf_runtime::__private::Value,
@@ -430,7 +444,8 @@ impl<F: OrderFunctions> OrderWorkflow<F> {
                         )
                     }
                     condition(failed, scope)
-                } {
+                };
+                let matched = match outcome {
                     ::core::result::Result::Ok(matched) => matched,
                     ::core::result::Result::Err(condition_error) => {
                         return ::core::result::Result::Err(
@@ -442,9 +457,10 @@ impl<F: OrderFunctions> OrderWorkflow<F> {
                             ),
                         );
                     }
-                } {
-                    let mut handled = data;
+                };
+                if matched {
                     let error_data = error.wrapped();
+                    let mut handled = data;
                     if let ::core::result::Result::Err(merge_error) = ::swf_runtime::__private::merge_data(
                         &mut handled,
                         error_data,
@@ -483,7 +499,7 @@ impl<F: OrderFunctions> OrderWorkflow<F> {
             usize,
             ::swf_runtime::__private::ErrorObject,
         > = async {
-            if ::swf_runtime::__private::switch::data_condition(
+            let matched = ::swf_runtime::__private::switch::data_condition(
                 ::swf_runtime::__private::switch::ConditionOp::GreaterThan,
                 ::swf_runtime::__private::switch::Comparison::Auto,
                 {
@@ -500,7 +516,8 @@ impl<F: OrderFunctions> OrderWorkflow<F> {
                     .as_ref(),
                 "1000",
                 ::core::option::Option::None,
-            )? {
+            )?;
+            if matched {
                 return ::core::result::Result::Ok(0usize);
             }
             ::core::result::Result::Ok(1usize)

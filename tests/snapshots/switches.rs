@@ -33,6 +33,7 @@ pub enum SwitchesState {
     /// An `end: {kind: terminate}` ended the whole instance.
     Terminated { output: ::swf_runtime::__private::Value },
 }
+#[allow(dead_code)]
 impl SwitchesState {
     /// The name of the task this state is about to run, `None` once the workflow ended.
     pub fn task_name(&self) -> ::core::option::Option<&'static str> {
@@ -62,6 +63,7 @@ impl SwitchesState {
 pub struct SwitchesWorkflow<F> {
     functions: F,
 }
+#[allow(dead_code)]
 impl<F: SwitchesFunctions> SwitchesWorkflow<F> {
     /// The workflow's `id`.
     pub const ID: &'static str = "switches";
@@ -156,7 +158,7 @@ impl<F: SwitchesFunctions> SwitchesWorkflow<F> {
             usize,
             ::swf_runtime::__private::ErrorObject,
         > = async {
-            if ::swf_runtime::__private::switch::data_condition(
+            let matched = ::swf_runtime::__private::switch::data_condition(
                 ::swf_runtime::__private::switch::ConditionOp::LessThan,
                 ::swf_runtime::__private::switch::Comparison::Auto,
                 {
@@ -170,10 +172,11 @@ impl<F: SwitchesFunctions> SwitchesWorkflow<F> {
                     .as_ref(),
                 "18",
                 ::core::option::Option::None,
-            )? {
+            )?;
+            if matched {
                 return ::core::result::Result::Ok(0usize);
             }
-            if ::swf_runtime::__private::switch::data_condition(
+            let matched = ::swf_runtime::__private::switch::data_condition(
                 ::swf_runtime::__private::switch::ConditionOp::Matches,
                 ::swf_runtime::__private::switch::Comparison::Auto,
                 {
@@ -192,10 +195,11 @@ impl<F: SwitchesFunctions> SwitchesWorkflow<F> {
                     );
                     ::core::option::Option::Some(&REGEX)
                 },
-            )? {
+            )?;
+            if matched {
                 return ::core::result::Result::Ok(1usize);
             }
-            if {
+            let matched = {
                 let selected = {
                     static PATH: ::swf_runtime::__private::JsonPath = ::swf_runtime::__private::JsonPath::definite(
                         "$.tier",
@@ -220,7 +224,8 @@ impl<F: SwitchesFunctions> SwitchesWorkflow<F> {
                         value: "gold",
                         metadata: &metadata,
                     })
-            } {
+            };
+            if matched {
                 return ::core::result::Result::Ok(2usize);
             }
             ::core::result::Result::Ok(3usize)

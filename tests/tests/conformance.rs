@@ -165,6 +165,24 @@ mod inject_people {
 
     impl InjectPeopleFunctions for NoFunctions {}
 
+    /// The filtered people are SimpleInjectTask's data output, "passed as data input to the
+    /// transition task".
+    #[tokio::test]
+    async fn the_people_younger_than_40_are_passed_to_the_transition_task() {
+        let workflow = InjectPeopleWorkflow::new(NoFunctions);
+        let state = workflow.start(json!({})).unwrap();
+        let state = workflow.step(state).await.unwrap();
+        assert_eq!(
+            state,
+            InjectPeopleState::GreetPersonTask {
+                data: json!([
+                    {"fname": "Marry", "lname": "Allice", "address": "1234 SomeStreet", "age": 25},
+                    {"fname": "Kelly", "lname": "Mill", "address": "1234 SomeStreet", "age": 30}
+                ])
+            }
+        );
+    }
+
     /// "In which case the tasks data output would include people who's age is less than 40":
     /// Marry and Kelly, in document order.
     #[tokio::test]

@@ -9,7 +9,7 @@ use std::collections::{HashMap, VecDeque};
 use std::sync::Mutex;
 use std::time::Duration;
 
-use swf_runtime::{FunctionError, Value, WorkflowError, json};
+use swf_runtime::{FunctionError, Value, WorkflowError, json, serde_json};
 use tokio::time::Instant;
 
 mod seq {
@@ -200,7 +200,8 @@ async fn sequential_actions_run_one_after_the_other_and_see_earlier_results() {
 async fn parallel_actions_run_concurrently() {
     let script = Script::new()
         .ok("slow", 10, json!({"slow": 1}))
-        .ok("fast", 10, json!({"fast": 2}));
+        .ok("fast", 10, json!({"fast": 2}))
+        .ok("fast", 0, json!({"fast": 2}));
     let workflow = par::ParallelActionsWorkflow::new(script);
     let started = Instant::now();
     let output = workflow.run(json!({"x": 0})).await.unwrap();
@@ -566,8 +567,8 @@ async fn saved_states_reach_the_default_end_too() {
 
 #[tokio::test(start_paused = true)]
 async fn a_saved_retry_wait_is_honoured_by_a_new_machine() {
-    // As if the process restarted while waiting before the second retry.
-    let saved = r#"{"Fetch": {"data": {"id": 9}, "retry": {"attempts": [2], "wait_millis": 15000}}}"#;
+    // As if the process restarted while waiting before the third and last retry.
+    let saved = r#"{"Fetch": {"data": {"id": 9}, "retry": {"attempts": [3], "wait_millis": 20000}}}"#;
     let state: DurableState = serde_json::from_str(saved).unwrap();
     let workflow = DurableWorkflow::new(
         Script::new()
@@ -576,8 +577,8 @@ async fn a_saved_retry_wait_is_honoured_by_a_new_machine() {
     );
     let started = Instant::now();
     let err = workflow.step(state).await.unwrap_err();
-    assert_eq!(started.elapsed(), secs(17));
-    assert_eq!(workflow.functions().calls(), [call("fetch", json!({"id": 9}), 15)]);
+    assert_eq!(started.elapsed(), secs(22));
+    assert_eq!(workflow.functions().calls(), [call("fetch", json!({"id": 9}), 20)]);
     // That was the third retry of `maxAttempts: 3`, so the error is no longer retried.
     assert_eq!(err.task(), "Fetch");
     assert_eq!(err.error().name, "Busy");

@@ -38,7 +38,9 @@ struct People;
 
 impl filters::FiltersFunctions for People {
     async fn lookup(&self, args: Value) -> Result<Value, FunctionError> {
-        Ok(json!({"who": args["who"], "email": "ann@example.com"}))
+        assert_eq!(args["first"], json!("Ann"));
+        assert_eq!(args["fields"], json!(["email", "phone"]));
+        Ok(json!({"who": args["young"][0], "email": "ann@example.com"}))
     }
 
     async fn score(&self, _args: Value) -> Result<Value, FunctionError> {
@@ -48,8 +50,10 @@ impl filters::FiltersFunctions for People {
 
 #[tokio::test(start_paused = true)]
 async fn the_filters_snapshot_runs() {
+    let started = tokio::time::Instant::now();
     let out = filters::FiltersWorkflow::new(People).run(json!({})).await;
     assert_eq!(out, Ok(json!({"who": "Ann", "email": "ann@example.com"})));
+    assert_eq!(started.elapsed(), std::time::Duration::from_secs(60), "the final delay");
 }
 
 struct Shop;

@@ -166,86 +166,111 @@ pub(super) fn emit_error_path(cx: &Context<'_>, index: usize) -> TokenStream {
     let scope = Ident::new("scope", Span::call_site());
     let condition_failure = fail(cx, quote!(#name), quote!(condition_error), quote!(data));
 
-    // Evaluates `expression` for the error: `$` paths see the task data with the error merged
-    // in, bare names see the error object.
-    let test = |expression: Option<&crate::ir::Expression>| match expression {
+    // Binds `matched` to `expression` evaluated for the error: `$` paths see the task data with
+    // the error merged in, bare names see the error object.
+    let bind_matched = |expression: Option<&crate::ir::Expression>| match expression {
         Some(expression) => {
             let test = condition(expression, &failed, &scope);
             quote! {
-                match #test {
+                let outcome = #test;
+                let matched = match outcome {
                     ::core::result::Result::Ok(matched) => matched,
                     ::core::result::Result::Err(condition_error) => {
                         return ::core::result::Result::Err(#condition_failure);
                     }
-                }
+                };
             }
         }
-        None => quote!(true),
+        None => quote!(let matched = true;),
     };
 
     let retries = (!task.retry.is_empty()).then(|| {
         let choices = task.retry.iter().enumerate().map(|(i, retry)| {
-            let test = test(retry.condition.as_ref());
+            let bind = bind_matched(retry.condition.as_ref());
+            quote! {
+                #bind
+                if matched {
+                    break 'choice ::core::option::Option::Some(#i);
+                }
+            }
+        });
+        let policies = task.retry.iter().map(|retry| {
             let interval = retry.interval.as_ref().map_or(0, |i| i.millis);
             let multiplier = retry.multiplier.as_ref().map_or(0, |m| m.millis);
             let attempts = retry.effective_attempts();
             quote! {
-                if #test {
-                    const POLICY: #rt::RetryPolicy = #rt::RetryPolicy::new(
-                        #rt::Duration::from_millis(#interval),
-                        #rt::Duration::from_millis(#multiplier),
-                        #attempts,
-                    );
-                    if let ::core::option::Option::Some(retry) = retry.next(#i, &POLICY) {
-                        return ::core::result::Result::Ok(#state::#variant { data: input, retry });
-                    }
-                } else
+                #rt::RetryPolicy::new(
+                    #rt::Duration::from_millis(#interval),
+                    #rt::Duration::from_millis(#multiplier),
+                    #attempts,
+                )
             }
         });
-        // The first retry definition whose condition matches decides; exhausted, onError runs.
-        quote! { #(#choices)* {} }
-    });
-
-    let filter_failure = fail(cx, quote!(#name), quote!(filter_error), quote!(data));
-    let handlers = task.on_error.iter().map(|handler| {
-        let test = test(handler.condition.as_ref());
-        let error_data = match &handler.error_data_filter {
-            Some(path) => {
-                let path = path_ref(path);
-                quote! {{
-                    let mut selected = error.wrapped();
-                    if let ::core::result::Result::Err(filter_error) = #rt::filter_in_place(#path, &mut selected) {
-                        return ::core::result::Result::Err(#filter_failure);
-                    }
-                    selected
-                }}
-            }
-            None => quote!(error.wrapped()),
-        };
-        let target = Ident::new("handled", Span::call_site());
-        let go = match &handler.transition {
-            Some(transition) => emit_transition(cx, task, transition, &target),
-            None => {
-                let fields = output_fields(&target);
-                quote!(::core::result::Result::Ok(#state::Completed { #fields }))
-            }
-        };
-        let merge_failure = fail(cx, quote!(#name), quote!(merge_error), quote!(data));
+        let count = task.retry.len();
+        // The first retry definition whose condition matches decides; once it is exhausted,
+        // onError runs.
         quote! {
-            if #test {
-                let mut #target = data;
-                let error_data = #error_data;
-                if let ::core::result::Result::Err(merge_error) =
-                    #rt::merge_data(&mut #target, error_data, #name, "error data")
-                {
-                    let data = #target;
-                    return ::core::result::Result::Err(#merge_failure);
-                }
-                return #go;
+            const POLICIES: [#rt::RetryPolicy; #count] = [#(#policies),*];
+            let choice: ::core::option::Option<usize> = 'choice: {
+                #(#choices)*
+                ::core::option::Option::None
+            };
+            let next = choice.and_then(|definition| {
+                POLICIES
+                    .get(definition)
+                    .and_then(|policy| retry.next(definition, policy))
+            });
+            if let ::core::option::Option::Some(retry) = next {
+                return ::core::result::Result::Ok(#state::#variant { data: input, retry });
             }
         }
     });
-    let handlers: Vec<TokenStream> = handlers.collect();
+
+    let filter_failure = fail(cx, quote!(#name), quote!(filter_error), quote!(data));
+    let merge_failure = fail(cx, quote!(#name), quote!(merge_error), quote!(data));
+    let handlers: Vec<TokenStream> = task
+        .on_error
+        .iter()
+        .map(|handler| {
+            let bind = bind_matched(handler.condition.as_ref());
+            let error_data = match &handler.error_data_filter {
+                Some(path) => {
+                    let path = path_ref(path);
+                    quote! {
+                        let mut error_data = error.wrapped();
+                        if let ::core::result::Result::Err(filter_error) =
+                            #rt::filter_in_place(#path, &mut error_data)
+                        {
+                            return ::core::result::Result::Err(#filter_failure);
+                        }
+                    }
+                }
+                None => quote!(let error_data = error.wrapped();),
+            };
+            let target = Ident::new("handled", Span::call_site());
+            let go = match &handler.transition {
+                Some(transition) => emit_transition(cx, task, transition, &target),
+                None => {
+                    let fields = output_fields(&target);
+                    quote!(::core::result::Result::Ok(#state::Completed { #fields }))
+                }
+            };
+            quote! {
+                #bind
+                if matched {
+                    #error_data
+                    let mut #target = data;
+                    if let ::core::result::Result::Err(merge_error) =
+                        #rt::merge_data(&mut #target, error_data, #name, "error data")
+                    {
+                        let data = #target;
+                        return ::core::result::Result::Err(#merge_failure);
+                    }
+                    return #go;
+                }
+            }
+        })
+        .collect();
     let uses_scope = !task.retry.is_empty() || !task.on_error.is_empty();
     let bindings = uses_scope.then(|| {
         quote! {
@@ -253,6 +278,7 @@ pub(super) fn emit_error_path(cx: &Context<'_>, index: usize) -> TokenStream {
             let error_scope = error.to_json();
             let #failed: &#rt::Value = &failed_data;
             let #scope: &#rt::Value = &error_scope;
+            // Conditions that read only bare names leave `failed` unused, and the other way round.
             let _ = (#failed, #scope);
         }
     });

@@ -51,6 +51,8 @@ pub(super) fn emit(cx: &Context<'_>) -> TokenStream {
             Terminated { output: #rt::Value },
         }
 
+        // The generated API is a library surface: a binary that uses part of it must not warn.
+        #[allow(dead_code)]
         impl #state {
             /// The name of the task this state is about to run, `None` once the workflow ended.
             pub fn task_name(&self) -> ::core::option::Option<&'static str> {

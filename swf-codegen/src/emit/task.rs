@@ -45,6 +45,8 @@ pub(super) fn emit_machine(cx: &Context<'_>) -> TokenStream {
             functions: F,
         }
 
+        // The generated API is a library surface: a binary that uses part of it must not warn.
+        #[allow(dead_code)]
         impl<F: #functions> #machine<F> {
             /// The workflow's `id`.
             pub const ID: &'static str = #id;
@@ -137,7 +139,11 @@ fn emit_run(cx: &Context<'_>, index: usize) -> TokenStream {
     };
     let wait = has_retry.then(|| quote!(retry.wait().await; let input = data.clone();));
     let body = emit_body(cx, task);
-    let mutates = matches!(task.kind, TaskKind::Operation { .. } | TaskKind::Inject { .. });
+    let mutates = match &task.kind {
+        TaskKind::Operation { actions, .. } => !actions.is_empty(),
+        TaskKind::Inject { data } => !injects_nothing(data),
+        _ => false,
+    };
     let data_binding = if mutates {
         quote!(let mut data = data;)
     } else {
@@ -177,6 +183,9 @@ fn emit_body(cx: &Context<'_>, task: &Task) -> TokenStream {
             let run = action::emit_actions(cx, task, actions, *action_mode);
             quote! { #run ::core::result::Result::Ok(0) }
         }
+        // Injecting nothing leaves the data as it is, whatever its kind (a filter may have made
+        // it an array).
+        TaskKind::Inject { data } if injects_nothing(data) => quote!(::core::result::Result::Ok(0)),
         TaskKind::Inject { data } => {
             let value = json(data);
             quote! {
@@ -195,7 +204,12 @@ fn emit_body(cx: &Context<'_>, task: &Task) -> TokenStream {
             SwitchConditions::Data(conditions) => {
                 let tests = conditions.iter().enumerate().map(|(i, condition)| {
                     let test = emit_data_condition(cx, task, condition);
-                    quote! { if #test { return ::core::result::Result::Ok(#i); } }
+                    quote! {
+                        let matched = #test;
+                        if matched {
+                            return ::core::result::Result::Ok(#i);
+                        }
+                    }
                 });
                 let default = conditions.len();
                 quote! {
@@ -209,6 +223,10 @@ fn emit_body(cx: &Context<'_>, task: &Task) -> TokenStream {
         // Refused by `check_supported` before emission.
         _ => quote!(::core::result::Result::Ok(0)),
     }
+}
+
+fn injects_nothing(data: &serde_json::Value) -> bool {
+    data.as_object().is_some_and(serde_json::Map::is_empty) || data.is_null()
 }
 
 /// One data condition: `bool`, inside the attempt (errors propagate with `?`).

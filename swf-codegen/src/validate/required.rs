@@ -168,6 +168,16 @@ fn check_switch(task: &Task, switch: &Switch, diags: &mut Diagnostics) {
             for condition in conditions {
                 check_event_condition(name, condition, diags);
             }
+            // The draft requires `eventTimeout` with event conditions: without it the default
+            // transition could never be taken.
+            if !conditions.is_empty() && switch.event_timeout.is_none() {
+                missing(
+                    diags,
+                    task.name.span,
+                    format!("switch task `{name}` waits for events but has no `eventTimeout`"),
+                    "add `eventTimeout`, such as `eventTimeout: PT15M`, after which `default` is taken",
+                );
+            }
             (conditions.is_empty(), "when no event arrives in time")
         }
     };
@@ -575,6 +585,7 @@ mod tests {
             vec![
                 "an event condition of switch task `T` has no `eventRef`",
                 "an event condition of switch task `T` has no `transition`",
+                "switch task `T` waits for events but has no `eventTimeout`",
             ]
         );
     }

@@ -113,7 +113,7 @@ impl Lowering<'_> {
             let interval = schedule.and_then(|n| {
                 let mut map = MapReader::new(n, "schedule definition", self.diags)?;
                 let interval = map
-                    .require(&["interval"])
+                    .take(&["interval"])
                     .and_then(|n| reader::string(n, "interval", self.diags));
                 map.finish(self.diags);
                 interval

@@ -100,7 +100,7 @@ impl Lowering<'_> {
                     .take(&["actionMode"])
                     .map_or(crate::ir::ActionMode::Sequential, |n| self.action_mode(n)),
                 actions: map
-                    .require(&["actions"])
+                    .take(&["actions"])
                     .map(|n| self.actions(n))
                     .unwrap_or_default(),
             },
@@ -110,7 +110,7 @@ impl Lowering<'_> {
                     .and_then(|n| reader::boolean(n, "exclusive", self.diags))
                     .unwrap_or(true),
                 events_actions: map
-                    .require(&["eventsActions"])
+                    .take(&["eventsActions"])
                     .map(|n| self.events_actions(n))
                     .unwrap_or_default(),
                 timeout: map.take(&["timeout"]).and_then(|n| self.duration(n, "timeout")),
@@ -118,13 +118,13 @@ impl Lowering<'_> {
             TaskType::Switch => TaskKind::Switch(self.switch(map)),
             TaskType::Delay => TaskKind::Delay {
                 time_delay: map
-                    .require(&["timeDelay"])
+                    .take(&["timeDelay"])
                     .and_then(|n| self.duration(n, "timeDelay")),
             },
             TaskType::Parallel => self.parallel(map),
             TaskType::SubFlow => TaskKind::SubFlow {
                 workflow_id: map
-                    .require(&["workflowId"])
+                    .take(&["workflowId"])
                     .and_then(|n| reader::string(n, "workflowId", self.diags)),
                 wait_for_completion: map
                     .take(&["waitForCompletion"])
@@ -143,10 +143,10 @@ impl Lowering<'_> {
             },
             TaskType::ForEach => TaskKind::ForEach {
                 input_collection: map
-                    .require(&["inputCollection"])
+                    .take(&["inputCollection"])
                     .and_then(|n| self.path(n, "inputCollection")),
                 input_parameter: map
-                    .require(&["inputParameter"])
+                    .take(&["inputParameter"])
                     .and_then(|n| self.path(n, "inputParameter")),
                 output_collection: map
                     .take(&["outputCollection"])
@@ -156,16 +156,16 @@ impl Lowering<'_> {
                     .and_then(|n| reader::unsigned(n, "max", self.diags)),
                 time_delay: map.take(&["timeDelay"]).and_then(|n| self.duration(n, "timeDelay")),
                 scope: map
-                    .require(TASKS)
+                    .take(TASKS)
                     .map(|n| self.scope(n))
                     .unwrap_or_default(),
             },
             TaskType::Callback => TaskKind::Callback {
                 action: map
-                    .require(&["action"])
+                    .take(&["action"])
                     .and_then(|n| self.action(n)),
                 event_ref: map
-                    .require(&["eventRef"])
+                    .take(&["eventRef"])
                     .and_then(|n| reader::string(n, "eventRef", self.diags)),
                 timeout: map.take(&["timeout"]).and_then(|n| self.duration(n, "timeout")),
                 event_data_filter: map
@@ -182,14 +182,14 @@ impl Lowering<'_> {
                 continue;
             };
             let event_refs = map
-                .require(&["eventRefs"])
+                .take(&["eventRefs"])
                 .map(|n| self.name_list(n, "eventRefs"))
                 .unwrap_or_default();
             let action_mode = map
                 .take(&["actionMode"])
                 .map_or(crate::ir::ActionMode::Sequential, |n| self.action_mode(n));
             let actions = map
-                .require(&["actions"])
+                .take(&["actions"])
                 .map(|n| self.actions(n))
                 .unwrap_or_default();
             let event_data_filter = map
@@ -240,7 +240,7 @@ impl Lowering<'_> {
             let Some(mut map) = MapReader::new(item, "data condition", self.diags) else {
                 continue;
             };
-            let path = map.require(&["path"]).and_then(|n| self.path(n, "path"));
+            let path = map.take(&["path"]).and_then(|n| self.path(n, "path"));
             let value = map
                 .take(&["value"])
                 .and_then(|n| reader::string(n, "value", self.diags));
@@ -276,7 +276,7 @@ impl Lowering<'_> {
                 continue;
             };
             let event_ref = map
-                .require(&["eventRef"])
+                .take(&["eventRef"])
                 .and_then(|n| reader::string(n, "eventRef", self.diags));
             let transition = map.take(&["transition"]).and_then(|n| self.transition(n));
             let event_data_filter = map
@@ -297,7 +297,7 @@ impl Lowering<'_> {
 
     fn parallel(&mut self, map: &mut MapReader<'_>) -> TaskKind {
         let branches = map
-            .require(&["branches"])
+            .take(&["branches"])
             .map(|n| self.branches(n))
             .unwrap_or_default();
         let completion = map
@@ -337,7 +337,7 @@ impl Lowering<'_> {
                 .require(&["name"])
                 .and_then(|n| reader::string(n, "name", self.diags));
             let scope = map
-                .require(TASKS)
+                .take(TASKS)
                 .map(|n| self.scope(n))
                 .unwrap_or_default();
             let span = map.span();
