@@ -152,3 +152,6 @@ impl Lowering<'_> {
         Scope { tasks }
     }
 }
+
+#[cfg(test)]
+mod tests;

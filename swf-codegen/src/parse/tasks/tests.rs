@@ -1,0 +1,176 @@
+//! The tasks front end: both spellings, YAML and JSON, enum values in any case, positions on
+//! every node, verbatim metadata.
+
+use crate::diagnostic::{Code, Diagnostics};
+use crate::ir::{ActionMode, EndKind, Operator, PathKind, SwitchConditions, TaskKind, Workflow};
+use crate::source::{SourceFile, Span};
+
+fn parse(text: &str) -> (Option<Workflow>, Diagnostics) {
+    let mut diags = Diagnostics::new("wf.yaml");
+    let workflow = crate::parse::parse(&SourceFile::new("wf.yaml", text), &mut diags);
+    (workflow, diags)
+}
+
+fn parse_ok(text: &str) -> Workflow {
+    let (workflow, diags) = parse(text);
+    assert!(diags.items().is_empty(), "{:#?}", diags.items());
+    workflow.expect("a workflow")
+}
+
+const TASKS_SPELLING: &str = "id: w
+name: W
+metadata: {team: core, nested: {a: [1, 2]}}
+functions:
+  - {name: f, resource: r}
+tasks:
+  - name: A
+    type: OPERATION
+    actionMode: Parallel
+    start: {kind: DEFAULT}
+    taskDataFilter: {dataInputPath: $.x}
+    actions:
+      - functionRef: {refName: f, parameters: {p: $.y, q: 3}}
+    transition: {nextTask: B}
+  - name: B
+    type: Switch
+    dataConditions:
+      - {path: $.n, operator: GreaterThanOrEquals, value: '3', transition: {nextTask: C}}
+    default: {nextTask: C}
+  - name: C
+    type: inject
+    end: {kind: Terminate}
+";
+
+#[test]
+fn the_tasks_spelling_lowers_with_positions_and_any_case() {
+    let wf = parse_ok(TASKS_SPELLING);
+    assert_eq!(wf.id.value, "w");
+    assert_eq!(
+        wf.metadata,
+        Some(serde_json::json!({"team": "core", "nested": {"a": [1, 2]}}))
+    );
+    let [a, b, c] = &wf.scope.tasks[..] else {
+        panic!("three tasks")
+    };
+    assert_eq!(a.name.span, Span::new(7, 11));
+    assert_eq!(a.span, Span::new(7, 5));
+    let TaskKind::Operation {
+        action_mode,
+        actions,
+    } = &a.kind
+    else {
+        panic!("operation")
+    };
+    assert_eq!(*action_mode, ActionMode::Parallel);
+    assert_eq!(actions[0].span, Span::new(13, 9));
+    assert_eq!(a.transition.as_ref().map(|t| t.next.value.as_str()), Some("B"));
+    assert!(matches!(
+        a.data_filter.input.as_ref().map(|p| &p.kind),
+        Some(PathKind::Definite(_))
+    ));
+    let TaskKind::Switch(switch) = &b.kind else {
+        panic!("switch")
+    };
+    let SwitchConditions::Data(conditions) = &switch.conditions else {
+        panic!("data conditions")
+    };
+    assert_eq!(conditions[0].operator.value, Operator::GreaterThanOrEquals);
+    assert_eq!(conditions[0].operator.span, Span::new(18, 31));
+    assert!(matches!(c.end.as_ref().map(|e| &e.kind), Some(EndKind::Terminate)));
+}
+
+#[test]
+fn the_states_spelling_means_the_same() {
+    let states = TASKS_SPELLING
+        .replace("tasks:", "states:")
+        .replace("nextTask", "nextState")
+        .replace("taskDataFilter", "stateDataFilter");
+    let a = parse_ok(TASKS_SPELLING);
+    let b = parse_ok(&states);
+    // The spellings have different lengths, so only positions may differ.
+    assert_eq!(a.scope.tasks.len(), b.scope.tasks.len());
+    for (x, y) in a.scope.tasks.iter().zip(&b.scope.tasks) {
+        assert_eq!(x.type_name(), y.type_name());
+        assert_eq!(x.name.value, y.name.value);
+        assert_eq!(
+            x.transition.as_ref().map(|t| &t.next.value),
+            y.transition.as_ref().map(|t| &t.next.value)
+        );
+        assert_eq!(x.data_filter.input.is_some(), y.data_filter.input.is_some());
+    }
+}
+
+#[test]
+fn json_files_parse_with_positions() {
+    let wf = parse_ok(
+        r#"{
+  "id": "j",
+  "name": "J",
+  "states": [
+    {
+      "name": "Only",
+      "type": "inject",
+      "start": {"kind": "default"},
+      "data": {"a": 1},
+      "end": {"kind": "default"}
+    }
+  ]
+}"#,
+    );
+    let only = &wf.scope.tasks[0];
+    assert_eq!(only.name.span, Span::new(6, 15));
+    assert_eq!(
+        only.kind,
+        TaskKind::Inject {
+            data: serde_json::json!({"a": 1})
+        }
+    );
+}
+
+#[test]
+fn every_unknown_key_is_reported_with_a_suggestion() {
+    let (_, diags) = parse(
+        "id: w
+name: W
+tasks:
+  - name: A
+    type: inject
+    strat: {kind: default}
+    transition: {nextTak: B}
+    colour: blue
+",
+    );
+    let sorted = diags.into_sorted();
+    let unknown: Vec<_> = sorted.iter().filter(|d| d.code == Code::UNKNOWN_KEY).collect();
+    assert_eq!(unknown.len(), 3, "{unknown:#?}");
+    assert!(unknown[0].message.contains("did you mean `start`"), "{}", unknown[0].message);
+    assert!(unknown[1].message.contains("did you mean `nextTask`"));
+    assert!(unknown[2].message.contains("unknown key `colour`"));
+    assert_eq!(unknown[2].span, Span::new(8, 5));
+}
+
+#[test]
+fn earlier_drafts_are_refused_with_their_name() {
+    let (workflow, diags) = parse("id: old\nname: Old\nstartsAt: A\nstates: []\n");
+    assert!(workflow.is_none());
+    assert_eq!(diags.items()[0].code, Code::NOT_YET_COMPILED);
+    assert!(diags.items()[0].message.contains("v0.1"));
+}
+
+#[test]
+fn wrong_kinds_of_values_are_reported() {
+    let (_, diags) = parse(
+        "id: w
+name: W
+tasks:
+  - name: A
+    type: delay
+    start: {kind: default}
+    timeDelay: [PT1M]
+    end: {kind: default}
+",
+    );
+    let d = &diags.items()[0];
+    assert_eq!(d.code, Code::WRONG_TYPE);
+    assert_eq!(d.span, Span::new(7, 16));
+}
