@@ -29,8 +29,14 @@ pub struct Builder {
 #[derive(Debug)]
 pub enum BuildError {
     Diagnostics(Vec<Diagnostic>),
-    Io { path: PathBuf, error: std::io::Error },
-    Format { path: PathBuf, error: String },
+    Io {
+        path: PathBuf,
+        error: std::io::Error,
+    },
+    Format {
+        path: PathBuf,
+        error: String,
+    },
     NoOutDir,
 }
 
@@ -100,7 +106,11 @@ impl Builder {
     /// Compiles every file; writes each one's code only if it changed. Returns the paths
     /// written (or left as they were), or every diagnostic of every file.
     pub fn compile(self) -> Result<Vec<PathBuf>, BuildError> {
-        let out_dir = match self.out_dir.clone().or_else(|| std::env::var_os("OUT_DIR").map(PathBuf::from)) {
+        let out_dir = match self
+            .out_dir
+            .clone()
+            .or_else(|| std::env::var_os("OUT_DIR").map(PathBuf::from))
+        {
             Some(dir) => dir,
             None => return Err(BuildError::NoOutDir),
         };
@@ -112,7 +122,11 @@ impl Builder {
         let mut problems = Vec::new();
         let mut outputs = Vec::new();
         for file in &self.files {
-            let full = if file.is_absolute() { file.clone() } else { root.join(file) };
+            let full = if file.is_absolute() {
+                file.clone()
+            } else {
+                root.join(file)
+            };
             if self.emit_rerun {
                 println!("cargo:rerun-if-changed={}", full.display());
             }

@@ -28,7 +28,10 @@ fn check_prints_every_problem_with_its_yaml_line_and_fails() {
     assert!(stdout.contains("error[E0111]"), "{stdout}");
     // The offending YAML line is shown under its position.
     assert!(stdout.contains("broken.sw.yaml:7:28"), "{stdout}");
-    assert!(stdout.contains("transition: {nextTask: Nowhere}"), "{stdout}");
+    assert!(
+        stdout.contains("transition: {nextTask: Nowhere}"),
+        "{stdout}"
+    );
     assert!(stderr.contains("error(s)"), "{stderr}");
 }
 
@@ -74,7 +77,10 @@ fn check_passes_a_valid_file_and_gen_prints_its_code() {
 fn explain_and_usage_errors() {
     let (status, stdout, _) = swfc(&["explain", "E0104"]);
     assert_eq!(status, 0);
-    assert!(stdout.contains("transition to a task that does not exist"), "{stdout}");
+    assert!(
+        stdout.contains("transition to a task that does not exist"),
+        "{stdout}"
+    );
     assert_eq!(swfc(&["explain", "E9999"]).0, 2);
     assert_eq!(swfc(&["check"]).0, 2);
     assert_eq!(swfc(&["frobnicate"]).0, 2);

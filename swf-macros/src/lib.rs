@@ -39,7 +39,9 @@ fn expand(literal: &LitStr) -> TokenStream2 {
     };
     // Makes cargo rebuild the crate when the workflow file changes.
     let full_text = full.display().to_string();
-    let track = quote!(const _: &[u8] = ::core::include_bytes!(#full_text););
+    let track = quote!(
+        const _: &[u8] = ::core::include_bytes!(#full_text);
+    );
 
     let compilation = swf_codegen::compile(&SourceFile::new(relative.replace('\\', "/"), text));
     if compilation.has_errors() {

@@ -277,56 +277,58 @@ impl<F: FiltersFunctions> FiltersWorkflow<F> {
         match attempt {
             ::core::result::Result::Ok(_) => {
                 let output = data;
-                let outcome = {
-                    let condition_data: &::swf_runtime::__private::Value = &output;
-                    {
-                        /// `$.contact`
-                        fn condition(
-                            data: &::swf_runtime::__private::Value,
-                            _: &::swf_runtime::__private::Value,
-                        ) -> ::core::result::Result<
-                            bool,
-                            ::swf_runtime::__private::ErrorObject,
-                        > {
-                            ::swf_runtime::__private::expr::path_test(
-                                {
-                                    static PATH: ::swf_runtime::__private::JsonPath = ::swf_runtime::__private::JsonPath::definite(
-                                        "$.contact",
-                                        &[::swf_runtime::__private::Segment::Key("contact")],
-                                    );
-                                    &PATH
-                                },
-                                data,
-                            )
+                {
+                    let outcome = {
+                        let condition_data: &::swf_runtime::__private::Value = &output;
+                        {
+                            /// `$.contact`
+                            fn condition(
+                                data: &::swf_runtime::__private::Value,
+                                _: &::swf_runtime::__private::Value,
+                            ) -> ::core::result::Result<
+                                bool,
+                                ::swf_runtime::__private::ErrorObject,
+                            > {
+                                ::swf_runtime::__private::expr::path_test(
+                                    {
+                                        static PATH: ::swf_runtime::__private::JsonPath = ::swf_runtime::__private::JsonPath::definite(
+                                            "$.contact",
+                                            &[::swf_runtime::__private::Segment::Key("contact")],
+                                        );
+                                        &PATH
+                                    },
+                                    data,
+                                )
+                            }
+                            condition(condition_data, condition_data)
                         }
-                        condition(condition_data, condition_data)
+                    };
+                    match outcome {
+                        ::core::result::Result::Ok(true) => {}
+                        ::core::result::Result::Ok(false) => {
+                            return ::core::result::Result::Err(
+                                ::swf_runtime::__private::transition_refused(
+                                    "filters",
+                                    "Enrich",
+                                    "Done",
+                                    "$.contact",
+                                    output,
+                                ),
+                            );
+                        }
+                        ::core::result::Result::Err(error) => {
+                            return ::core::result::Result::Err(
+                                ::swf_runtime::__private::WorkflowError::new(
+                                    "filters",
+                                    "Enrich",
+                                    error,
+                                    output,
+                                ),
+                            );
+                        }
                     }
-                };
-                match outcome {
-                    ::core::result::Result::Ok(true) => {}
-                    ::core::result::Result::Ok(false) => {
-                        return ::core::result::Result::Err(
-                            ::swf_runtime::__private::transition_refused(
-                                "filters",
-                                "Enrich",
-                                "Done",
-                                "$.contact",
-                                output,
-                            ),
-                        );
-                    }
-                    ::core::result::Result::Err(error) => {
-                        return ::core::result::Result::Err(
-                            ::swf_runtime::__private::WorkflowError::new(
-                                "filters",
-                                "Enrich",
-                                error,
-                                output,
-                            ),
-                        );
-                    }
+                    Self::enter_done(output)
                 }
-                Self::enter_done(output)
             }
             ::core::result::Result::Err(error) => {
                 ::core::result::Result::Err(

@@ -218,7 +218,10 @@ async fn draft_example_vegetables_with_input_and_output_paths() {
         .await
         .unwrap();
     // Task data may be any JSON value after an output filter.
-    assert_eq!(output, json!([{"veggieName": "potato", "veggieLike": true}]));
+    assert_eq!(
+        output,
+        json!([{"veggieName": "potato", "veggieLike": true}])
+    );
 }
 
 #[tokio::test]
@@ -229,7 +232,10 @@ async fn draft_example_veggie_like_with_one_input_path() {
         .run(input)
         .await
         .unwrap();
-    assert_eq!(output, json!([{"veggieName": "potato", "veggieLike": true}]));
+    assert_eq!(
+        output,
+        json!([{"veggieName": "potato", "veggieLike": true}])
+    );
 }
 
 #[tokio::test]
@@ -399,16 +405,22 @@ fn assert_conflict(err: &WorkflowError, location: &str, existing: &str, incoming
 async fn merging_values_of_different_kinds_is_a_data_error() {
     let data = json!({"a": [1], "b": {"c": 1}, "s": "text"});
 
-    let err = merged(data.clone(), json!({"a": {"b": 1}})).await.unwrap_err();
+    let err = merged(data.clone(), json!({"a": {"b": 1}}))
+        .await
+        .unwrap_err();
     assert_conflict(&err, "`/a`", "an array", "an object");
     // Nothing was merged: the data is as it was before the action.
     assert_eq!(err.data(), &data);
 
-    let err = merged(data.clone(), json!({"b": {"c": [2]}})).await.unwrap_err();
+    let err = merged(data.clone(), json!({"b": {"c": [2]}}))
+        .await
+        .unwrap_err();
     assert_conflict(&err, "`/b/c`", "a number", "an array");
     assert_eq!(err.data(), &data);
 
-    let err = merged(data.clone(), json!({"s": {"t": 1}})).await.unwrap_err();
+    let err = merged(data.clone(), json!({"s": {"t": 1}}))
+        .await
+        .unwrap_err();
     assert_conflict(&err, "`/s`", "a string", "an object");
 
     let err = merged(data.clone(), json!("a string")).await.unwrap_err();

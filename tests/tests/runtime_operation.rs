@@ -30,6 +30,9 @@ mod ends {
 mod durable {
     swf_runtime::workflow!("workflows/runtime/durable.sw.yaml");
 }
+mod guards {
+    swf_runtime::workflow!("workflows/runtime/guards.sw.yaml");
+}
 
 use durable::{DurableState, DurableWorkflow};
 use ends::{EndsState, EndsWorkflow};
@@ -167,15 +170,18 @@ struct NoFunctions;
 impl inject::InjectFunctions for NoFunctions {}
 impl delay::DelayFunctions for NoFunctions {}
 impl ends::EndsFunctions for NoFunctions {}
+impl guards::GuardsFunctions for NoFunctions {}
 
 // ---------------------------------------------------------------------------------------------
 // Operation tasks
 
 #[tokio::test(start_paused = true)]
 async fn sequential_actions_run_one_after_the_other_and_see_earlier_results() {
-    let script = Script::new()
-        .ok("first", 10, json!({"stock": 3}))
-        .ok("second", 5, json!({"shipped": true}));
+    let script = Script::new().ok("first", 10, json!({"stock": 3})).ok(
+        "second",
+        5,
+        json!({"shipped": true}),
+    );
     let workflow = seq::SequentialWorkflow::new(script);
     let started = Instant::now();
     let output = workflow.run(json!({"order": {"id": 7}})).await.unwrap();
@@ -213,7 +219,10 @@ async fn parallel_actions_run_concurrently() {
     );
     let calls = workflow.functions().calls();
     assert_eq!(calls.len(), 3);
-    assert_eq!(calls[2], call("fast", json!({"x": 0, "slow": 1, "fast": 2}), 10));
+    assert_eq!(
+        calls[2],
+        call("fast", json!({"x": 0, "slow": 1, "fast": 2}), 10)
+    );
     // Both parallel calls start at once, with the same task data.
     let mut parallel = calls[..2].to_vec();
     parallel.sort_by_key(|c| c.function);
@@ -331,7 +340,12 @@ async fn delays_wait_exactly_their_duration() {
         Duration::from_millis(90_500) + secs(26 * 3600)
     );
     assert_eq!(state.task_name(), Some("Done"));
-    assert_eq!(state, delay::DelayState::Done { data: json!({"a": 1}) });
+    assert_eq!(
+        state,
+        delay::DelayState::Done {
+            data: json!({"a": 1})
+        }
+    );
 
     let state = workflow.step(state).await.unwrap();
     assert_eq!(
@@ -371,10 +385,7 @@ async fn end_kind_default_completes() {
     let workflow = EndsWorkflow::new(NoFunctions);
     let states = run_by_steps(&workflow, json!({"how": "normally"})).await;
     let names: Vec<_> = states.iter().map(EndsState::task_name).collect();
-    assert_eq!(
-        names,
-        [Some("Begin"), Some("Choose"), Some("Finish"), None]
-    );
+    assert_eq!(names, [Some("Begin"), Some("Choose"), Some("Finish"), None]);
     let expected = json!({"how": "normally", "began": true, "ended": "default"});
     assert_eq!(
         states.last().unwrap(),
@@ -383,7 +394,10 @@ async fn end_kind_default_completes() {
         }
     );
     assert_eq!(states.last().unwrap().output(), Some(&expected));
-    assert_eq!(workflow.run(json!({"how": "normally"})).await.unwrap(), expected);
+    assert_eq!(
+        workflow.run(json!({"how": "normally"})).await.unwrap(),
+        expected
+    );
 }
 
 #[tokio::test]
@@ -401,7 +415,10 @@ async fn end_kind_terminate_terminates() {
     );
     assert_eq!(states.last().unwrap().output(), Some(&expected));
     // `run` returns the output of a terminated instance like that of a completed one.
-    assert_eq!(workflow.run(json!({"how": "terminate"})).await.unwrap(), expected);
+    assert_eq!(
+        workflow.run(json!({"how": "terminate"})).await.unwrap(),
+        expected
+    );
 }
 
 #[tokio::test]
@@ -423,9 +440,7 @@ async fn stepping_an_ended_instance_changes_nothing() {
         EndsState::Completed {
             output: json!({"a": 1}),
         },
-        EndsState::Terminated {
-            output: json!([1]),
-        },
+        EndsState::Terminated { output: json!([1]) },
     ] {
         assert_eq!(workflow.step(ended.clone()).await.unwrap(), ended);
     }
@@ -467,9 +482,17 @@ async fn input_that_is_not_an_object_is_a_data_error() {
         &array,
         "an array",
     );
-    assert_input_refused(&workflow.start(array.clone()).unwrap_err(), &array, "an array");
+    assert_input_refused(
+        &workflow.start(array.clone()).unwrap_err(),
+        &array,
+        "an array",
+    );
     let text = json!("hello");
-    assert_input_refused(&workflow.run(text.clone()).await.unwrap_err(), &text, "a string");
+    assert_input_refused(
+        &workflow.run(text.clone()).await.unwrap_err(),
+        &text,
+        "a string",
+    );
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -568,7 +591,8 @@ async fn saved_states_reach_the_default_end_too() {
 #[tokio::test(start_paused = true)]
 async fn a_saved_retry_wait_is_honoured_by_a_new_machine() {
     // As if the process restarted while waiting before the third and last retry.
-    let saved = r#"{"Fetch": {"data": {"id": 9}, "retry": {"attempts": [3], "wait_millis": 20000}}}"#;
+    let saved =
+        r#"{"Fetch": {"data": {"id": 9}, "retry": {"attempts": [3], "wait_millis": 20000}}}"#;
     let state: DurableState = serde_json::from_str(saved).unwrap();
     let workflow = DurableWorkflow::new(
         Script::new()
@@ -578,7 +602,10 @@ async fn a_saved_retry_wait_is_honoured_by_a_new_machine() {
     let started = Instant::now();
     let err = workflow.step(state).await.unwrap_err();
     assert_eq!(started.elapsed(), secs(22));
-    assert_eq!(workflow.functions().calls(), [call("fetch", json!({"id": 9}), 20)]);
+    assert_eq!(
+        workflow.functions().calls(),
+        [call("fetch", json!({"id": 9}), 20)]
+    );
     // That was the third retry of `maxAttempts: 3`, so the error is no longer retried.
     assert_eq!(err.task(), "Fetch");
     assert_eq!(err.error().name, "Busy");
@@ -600,5 +627,76 @@ async fn a_saved_state_without_retry_progress_starts_afresh() {
         DurableState::Wait {
             data: json!({"id": 1, "item": {"price": 1}})
         }
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// onError on inject, delay and switch tasks; guarded switch transitions
+
+#[tokio::test(start_paused = true)]
+async fn a_guarded_switch_transition_proceeds_when_its_condition_holds() {
+    let workflow = guards::GuardsWorkflow::new(NoFunctions);
+    let started = Instant::now();
+    let output = workflow.run(json!({"vip": true})).await.unwrap();
+    assert_eq!(started.elapsed(), secs(1));
+    assert_eq!(
+        output,
+        json!({"vip": true, "customer": {"tier": "gold"}, "gold": true})
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_guarded_switch_transition_refused_halts_the_run_despite_on_error() {
+    let workflow = guards::GuardsWorkflow::new(NoFunctions);
+    let err = workflow.run(json!({"vip": false})).await.unwrap_err();
+    assert_eq!(err.task(), "Route");
+    assert_eq!(err.error().name, "TransitionConditionError");
+    assert_eq!(
+        err.error().message,
+        "the condition `$.vip eq true` of the transition from `Route` to `Gold` is false"
+    );
+    assert_eq!(
+        err.data(),
+        &json!({"vip": false, "customer": {"tier": "gold"}})
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn an_inject_merge_conflict_is_handled_by_on_error() {
+    let workflow = guards::GuardsWorkflow::new(NoFunctions);
+    let output = workflow
+        .run(json!({"customer": "bronze", "vip": 1}))
+        .await
+        .unwrap();
+    assert_eq!(
+        output,
+        json!({
+            "customer": "bronze",
+            "vip": 1,
+            "name": "DataError",
+            "message": "task `Seed`: cannot merge the inject data into the task data: at \
+                        `/customer` the task data holds a string but the inject data holds an \
+                        object, and merging never replaces a value by one of another kind; make \
+                        both hold the same kind of value there, or use a data filter to select \
+                        the part that fits",
+            "trace": "",
+            // `$.customer.tier` selects nothing in a string: the default transition.
+            "other": true
+        })
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_guarded_default_transition_refused_halts_the_run() {
+    let workflow = guards::GuardsWorkflow::new(NoFunctions);
+    let err = workflow
+        .run(json!({"customer": "bronze"}))
+        .await
+        .unwrap_err();
+    assert_eq!(err.task(), "Route");
+    assert_eq!(err.error().name, "TransitionConditionError");
+    assert_eq!(
+        err.error().message,
+        "the condition `$.vip` of the transition from `Route` to `Other` is false"
     );
 }

@@ -29,9 +29,18 @@ async fn the_switch_snapshot_routes_by_each_operator() {
         async move { machine.run(input).await.map(|out| out["group"].clone()) }
     };
     assert_eq!(group(json!({"age": 12})).await, Ok(json!("minor")));
-    assert_eq!(group(json!({"age": 40, "email": "ann@example.com"})).await, Ok(json!("staff")));
-    assert_eq!(group(json!({"age": 40, "tier": "gold"})).await, Ok(json!("premium")));
-    assert_eq!(group(json!({"age": 40, "tier": "tin"})).await, Ok(json!("other")));
+    assert_eq!(
+        group(json!({"age": 40, "email": "ann@example.com"})).await,
+        Ok(json!("staff"))
+    );
+    assert_eq!(
+        group(json!({"age": 40, "tier": "gold"})).await,
+        Ok(json!("premium"))
+    );
+    assert_eq!(
+        group(json!({"age": 40, "tier": "tin"})).await,
+        Ok(json!("other"))
+    );
 }
 
 struct People;
@@ -53,7 +62,11 @@ async fn the_filters_snapshot_runs() {
     let started = tokio::time::Instant::now();
     let out = filters::FiltersWorkflow::new(People).run(json!({})).await;
     assert_eq!(out, Ok(json!({"who": "Ann", "email": "ann@example.com"})));
-    assert_eq!(started.elapsed(), std::time::Duration::from_secs(60), "the final delay");
+    assert_eq!(
+        started.elapsed(),
+        std::time::Duration::from_secs(60),
+        "the final delay"
+    );
 }
 
 struct Shop;
@@ -75,7 +88,9 @@ impl order::OrderFunctions for Shop {
 #[tokio::test]
 async fn the_order_snapshot_routes_a_declined_card() {
     let machine = order::OrderWorkflow::new(Shop);
-    let mut state = machine.start(json!({"order": {"total": 5}})).expect("valid input");
+    let mut state = machine
+        .start(json!({"order": {"total": 5}}))
+        .expect("valid input");
     while state.output().is_none() {
         state = machine.step(state).await.expect("handled by onError");
     }
@@ -83,4 +98,15 @@ async fn the_order_snapshot_routes_a_declined_card() {
     let output = state.output().expect("ended");
     assert_eq!(output["status"], json!("declined"));
     assert_eq!(output["error"]["name"], json!("CardDeclined"));
+}
+
+/// Instances can run on a multi-threaded runtime: the futures `run` and `step` return are `Send`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn machines_run_on_spawned_tasks() {
+    let handle = tokio::spawn(async {
+        let machine = switches::SwitchesWorkflow::new(Switches);
+        machine.run(json!({"age": 3})).await
+    });
+    let output = handle.await.expect("the task completes");
+    assert_eq!(output.map(|o| o["group"].clone()), Ok(json!("minor")));
 }

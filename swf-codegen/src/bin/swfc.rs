@@ -139,7 +139,9 @@ fn generate(args: &[String]) -> ExitCode {
             ExitCode::SUCCESS
         }
         Err(error) => {
-            eprintln!("swfc: the generated code could not be formatted ({error}); please report this");
+            eprintln!(
+                "swfc: the generated code could not be formatted ({error}); please report this"
+            );
             ExitCode::FAILURE
         }
     }

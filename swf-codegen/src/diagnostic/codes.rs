@@ -97,7 +97,12 @@ mod tests {
     #[test]
     fn codes_are_unique_and_ordered() {
         for pair in CODES.windows(2) {
-            assert!(pair[0].code.0 < pair[1].code.0, "{} then {}", pair[0].code.0, pair[1].code.0);
+            assert!(
+                pair[0].code.0 < pair[1].code.0,
+                "{} then {}",
+                pair[0].code.0,
+                pair[1].code.0
+            );
         }
     }
 

@@ -88,7 +88,12 @@ impl Diagnostics {
         self.push(Severity::Error, code, span, message)
     }
 
-    pub fn warning(&mut self, code: Code, span: Span, message: impl Into<String>) -> &mut Diagnostic {
+    pub fn warning(
+        &mut self,
+        code: Code,
+        span: Span,
+        message: impl Into<String>,
+    ) -> &mut Diagnostic {
         self.push(Severity::Warning, code, span, message)
     }
 

@@ -42,12 +42,14 @@ pub(super) fn emit_exit_dispatch(cx: &Context<'_>, index: usize) -> TokenStream 
     let leave = match &task.kind {
         TaskKind::Switch(switch) => {
             let transitions: Vec<&Transition> = match &switch.conditions {
-                SwitchConditions::Data(conditions) => {
-                    conditions.iter().filter_map(|c| c.transition.as_ref()).collect()
-                }
-                SwitchConditions::Event(conditions) => {
-                    conditions.iter().filter_map(|c| c.transition.as_ref()).collect()
-                }
+                SwitchConditions::Data(conditions) => conditions
+                    .iter()
+                    .filter_map(|c| c.transition.as_ref())
+                    .collect(),
+                SwitchConditions::Event(conditions) => conditions
+                    .iter()
+                    .filter_map(|c| c.transition.as_ref())
+                    .collect(),
             };
             let arms = transitions.iter().enumerate().map(|(i, t)| {
                 let go = emit_transition(cx, task, t, &output_ident());
@@ -148,9 +150,13 @@ fn emit_transition(
             }
         }
     });
-    quote! {
-        #guard
-        Self::#enter(#data)
+    // Always one expression, so callers can `return` it or use it as a match arm.
+    match guard {
+        Some(guard) => quote! {{
+            #guard
+            Self::#enter(#data)
+        }},
+        None => quote!(Self::#enter(#data)),
     }
 }
 

@@ -8,33 +8,33 @@ use quote::quote;
 pub(super) fn emit(cx: &Context<'_>) -> TokenStream {
     let rt = rt();
     let trait_ident = cx.functions_ident();
-    let methods = cx
-        .workflow
-        .functions
-        .iter()
-        .zip(&cx.names.functions)
-        .map(|(function, method)| {
-            let method = super::names::ident(method);
-            let doc = match &function.resource {
-                Some(resource) => format!(
-                    " Function `{}` (resource `{}`), defined at line {}.",
-                    function.name.value, resource.value, function.span.line
-                ),
-                None => format!(
-                    " Function `{}`, defined at line {}.",
-                    function.name.value, function.span.line
-                ),
-            };
-            quote! {
-                #[doc = #doc]
-                fn #method(
-                    &self,
-                    args: #rt::Value,
-                ) -> impl ::core::future::Future<
-                    Output = ::core::result::Result<#rt::Value, #rt::FunctionError>,
-                > + ::core::marker::Send;
-            }
-        });
+    let methods =
+        cx.workflow
+            .functions
+            .iter()
+            .zip(&cx.names.functions)
+            .map(|(function, method)| {
+                let method = super::names::ident(method);
+                let doc = match &function.resource {
+                    Some(resource) => format!(
+                        " Function `{}` (resource `{}`), defined at line {}.",
+                        function.name.value, resource.value, function.span.line
+                    ),
+                    None => format!(
+                        " Function `{}`, defined at line {}.",
+                        function.name.value, function.span.line
+                    ),
+                };
+                quote! {
+                    #[doc = #doc]
+                    fn #method(
+                        &self,
+                        args: #rt::Value,
+                    ) -> impl ::core::future::Future<
+                        Output = ::core::result::Result<#rt::Value, #rt::FunctionError>,
+                    > + ::core::marker::Send;
+                }
+            });
     let custom = cx.uses_custom_conditions().then(|| {
         quote! {
             /// Decides the switch data conditions whose operator is `custom`.

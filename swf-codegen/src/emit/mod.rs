@@ -76,14 +76,11 @@ impl Context<'_> {
     /// sure it exists.
     pub fn target(&self, next: &str) -> Option<usize> {
         let tasks = &self.workflow.scope.tasks;
-        tasks
-            .iter()
-            .position(|t| t.name.value == next)
-            .or_else(|| {
-                tasks
-                    .iter()
-                    .position(|t| t.id.as_ref().is_some_and(|id| id.value == next))
-            })
+        tasks.iter().position(|t| t.name.value == next).or_else(|| {
+            tasks
+                .iter()
+                .position(|t| t.id.as_ref().is_some_and(|id| id.value == next))
+        })
     }
 
     pub fn function_method(&self, ref_name: &str) -> Option<Ident> {

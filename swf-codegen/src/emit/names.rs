@@ -123,9 +123,7 @@ fn words(name: &str) -> Vec<String> {
             continue;
         }
         let boundary = match previous {
-            Some(p) => {
-                (p.is_ascii_lowercase() || p.is_ascii_digit()) && c.is_ascii_uppercase()
-            }
+            Some(p) => (p.is_ascii_lowercase() || p.is_ascii_digit()) && c.is_ascii_uppercase(),
             None => false,
         };
         if boundary && !current.is_empty() {
@@ -193,8 +191,14 @@ mod tests {
         assert_eq!(method_name("type"), "type_");
         assert_eq!(method_name("3rd"), "f_3rd");
         assert_eq!(upper_camel("order-processing"), "OrderProcessing");
-        assert_eq!(upper_camel("doLowRistOperationFunction"), "DoLowRistOperationFunction");
-        assert_eq!(PublicNames::from_id("greeting").workflow, "GreetingWorkflow");
+        assert_eq!(
+            upper_camel("doLowRistOperationFunction"),
+            "DoLowRistOperationFunction"
+        );
+        assert_eq!(
+            PublicNames::from_id("greeting").workflow,
+            "GreetingWorkflow"
+        );
         assert_eq!(PublicNames::from_id("***").state, "UnnamedState");
     }
 }

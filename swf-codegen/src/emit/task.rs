@@ -3,8 +3,8 @@
 
 use super::exit::{emit_error_path, emit_exit_dispatch, fail};
 use super::{Context, action, rt};
-use crate::ir::{Operator, SwitchConditions, Task, TaskKind};
 use crate::emit_parts::{path::path_ref, value::json};
+use crate::ir::{Operator, SwitchConditions, Task, TaskKind};
 use proc_macro2::TokenStream;
 use quote::quote;
 
@@ -117,7 +117,8 @@ fn emit_enter(cx: &Context<'_>, index: usize) -> TokenStream {
             }
         }
     });
-    let retry = (!task.retry.is_empty()).then(|| quote!(retry: ::core::default::Default::default(),));
+    let retry =
+        (!task.retry.is_empty()).then(|| quote!(retry: ::core::default::Default::default(),));
     quote! {
         fn #enter(data: #rt::Value) -> ::core::result::Result<#state, #rt::WorkflowError> {
             #filter
@@ -257,7 +258,12 @@ fn emit_data_condition(
         Operator::NotMatches => quote!(NotMatches),
         Operator::Custom => {
             let name = &task.name.value;
-            let metadata = json(condition.metadata.as_ref().unwrap_or(&serde_json::Value::Null));
+            let metadata = json(
+                condition
+                    .metadata
+                    .as_ref()
+                    .unwrap_or(&serde_json::Value::Null),
+            );
             let _ = cx;
             return quote! {{
                 let selected = #path.select(&data)?;

@@ -112,9 +112,10 @@ impl Task {
     pub fn actions(&self) -> Vec<&Action> {
         match &self.kind {
             TaskKind::Operation { actions, .. } => actions.iter().collect(),
-            TaskKind::Event { events_actions, .. } => {
-                events_actions.iter().flat_map(|e| e.actions.iter()).collect()
-            }
+            TaskKind::Event { events_actions, .. } => events_actions
+                .iter()
+                .flat_map(|e| e.actions.iter())
+                .collect(),
             TaskKind::Callback { action, .. } => action.iter().collect(),
             _ => Vec::new(),
         }

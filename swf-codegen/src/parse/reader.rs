@@ -40,7 +40,10 @@ impl<'a> MapReader<'a> {
                     .error(
                         Code::WRONG_TYPE,
                         node.span,
-                        format!("expected a mapping for this {what}, found {}", node.kind_name()),
+                        format!(
+                            "expected a mapping for this {what}, found {}",
+                            node.kind_name()
+                        ),
                     )
                     .help(format!("write the {what} as `key: value` pairs"));
                 None
@@ -90,7 +93,11 @@ impl<'a> MapReader<'a> {
     pub fn finish(self, diags: &mut Diagnostics) {
         let mut suggested: Vec<&str> = Vec::new();
         for (entry, used) in self.entries.iter().zip(&self.used) {
-            if *used || VERBATIM_KEYS.iter().any(|k| k.eq_ignore_ascii_case(&entry.key)) {
+            if *used
+                || VERBATIM_KEYS
+                    .iter()
+                    .any(|k| k.eq_ignore_ascii_case(&entry.key))
+            {
                 continue;
             }
             let diagnostic = diags.error(
@@ -111,7 +118,11 @@ impl<'a> MapReader<'a> {
                     let mut known = self.known.clone();
                     known.sort_unstable();
                     known.dedup();
-                    diagnostic.help(format!("the keys of a {} are: {}", self.what, known.join(", ")));
+                    diagnostic.help(format!(
+                        "the keys of a {} are: {}",
+                        self.what,
+                        known.join(", ")
+                    ));
                 }
             }
         }
@@ -239,7 +250,10 @@ pub fn enumerated<T: Copy>(
 ) -> Option<Spanned<T>> {
     let text = string(node, what, diags)?;
     let wanted = normalize_word(&text.value);
-    if let Some((_, value)) = choices.iter().find(|(word, _)| normalize_word(word) == wanted) {
+    if let Some((_, value)) = choices
+        .iter()
+        .find(|(word, _)| normalize_word(word) == wanted)
+    {
         return Some(Spanned::new(*value, node.span));
     }
     let words: Vec<&str> = choices.iter().map(|(w, _)| *w).collect();
@@ -249,7 +263,10 @@ pub fn enumerated<T: Copy>(
         format!("`{}` is not a valid {what}", text.value),
     );
     match closest(&text.value, &words) {
-        Some(s) => diagnostic.help(format!("did you mean `{s}`? (one of: {})", words.join(", "))),
+        Some(s) => diagnostic.help(format!(
+            "did you mean `{s}`? (one of: {})",
+            words.join(", ")
+        )),
         None => diagnostic.help(format!("use one of: {}", words.join(", "))),
     };
     None
@@ -280,7 +297,11 @@ mod tests {
         reader.finish(&mut diags);
         let d = &diags.items()[0];
         assert_eq!(d.code, Code::UNKNOWN_KEY);
-        assert!(d.message.contains("did you mean `nextTask`"), "{}", d.message);
+        assert!(
+            d.message.contains("did you mean `nextTask`"),
+            "{}",
+            d.message
+        );
         assert_eq!(d.span, Span::new(1, 1));
     }
 
@@ -310,6 +331,12 @@ mod tests {
         assert_eq!(v.map(|s| s.value), Some(1));
         let v = enumerated(&node("paralel"), "actionMode", &choices, &mut diags);
         assert!(v.is_none());
-        assert!(diags.items()[0].help.as_deref().unwrap_or("").contains("`parallel`"));
+        assert!(
+            diags.items()[0]
+                .help
+                .as_deref()
+                .unwrap_or("")
+                .contains("`parallel`")
+        );
     }
 }

@@ -101,7 +101,11 @@ pub fn load(text: &str, diags: &mut Diagnostics) -> Option<Node> {
         Ok(Some(node)) => Some(node),
         Ok(None) => {
             diags
-                .error(Code::SYNTAX, Span::new(1, 1), "the file holds no workflow definition")
+                .error(
+                    Code::SYNTAX,
+                    Span::new(1, 1),
+                    "the file holds no workflow definition",
+                )
                 .help("write the workflow as a YAML or JSON mapping with `id`, `name` and `tasks`");
             None
         }
@@ -232,7 +236,10 @@ impl<'a> Loader<'a> {
             Event::MappingStart(anchor, _) => (self.mapping(at)?, anchor),
             Event::Alias(id) => {
                 return self.anchors.get(&id).cloned().ok_or_else(|| {
-                    (at, "this alias refers to an anchor that is not defined before it".into())
+                    (
+                        at,
+                        "this alias refers to an anchor that is not defined before it".into(),
+                    )
                 });
             }
             other => return Err((at, format!("unexpected YAML event {other:?}"))),
@@ -360,7 +367,10 @@ mod tests {
     #[test]
     fn aliases_copy_their_anchor() {
         let node = load_ok("a: &x {k: 1}\nb: *x\n");
-        assert_eq!(node.to_json(), serde_json::json!({"a": {"k": 1}, "b": {"k": 1}}));
+        assert_eq!(
+            node.to_json(),
+            serde_json::json!({"a": {"k": 1}, "b": {"k": 1}})
+        );
     }
 
     #[test]
@@ -369,7 +379,11 @@ mod tests {
         // saphyr-parser refuses extreme nesting itself; 100 levels get through to our limit.
         let text = format!("a: {}{}", "[".repeat(100), "]".repeat(100));
         assert!(load(&text, &mut diags).is_none());
-        assert!(diags.items()[0].message.contains("nests deeper"), "{:?}", diags.items());
+        assert!(
+            diags.items()[0].message.contains("nests deeper"),
+            "{:?}",
+            diags.items()
+        );
     }
 
     #[test]

@@ -74,7 +74,10 @@ mod tests {
 
     #[test]
     fn a_selecting_path_filters() {
-        assert_eq!(filtered(&FRUITS, data()), Ok(json!(["apple", "orange", "pear"])));
+        assert_eq!(
+            filtered(&FRUITS, data()),
+            Ok(json!(["apple", "orange", "pear"]))
+        );
         assert_eq!(
             select_input(&FRUITS, &data()),
             Ok(json!(["apple", "orange", "pear"]))

@@ -2,13 +2,13 @@
 //! retries, error handlers and actions.
 
 use super::Lowering;
-use crate::parse::reader::{self, MapReader};
-use crate::parse::yaml::{Node, NodeKind};
 use crate::ir::{
     Action, ActionMode, DurationSpec, End, EndKind, ErrorHandler, Expression, FunctionRef,
     JsonPath, Param, ProduceData, ProduceEvent, Retry, RetryInterval, Start, StartKind,
     TaskDataFilter, Transition,
 };
+use crate::parse::reader::{self, MapReader};
+use crate::parse::yaml::{Node, NodeKind};
 use crate::source::Spanned;
 use crate::syntax;
 
@@ -31,7 +31,9 @@ impl Lowering<'_> {
             .require(NEXT)
             .and_then(|n| reader::string(n, "nextTask", self.diags));
         let condition = map.take(&["expression"]).and_then(|n| self.expression(n));
-        let produce_event = map.take(&["produceEvent"]).and_then(|n| self.produce_event(n));
+        let produce_event = map
+            .take(&["produceEvent"])
+            .and_then(|n| self.produce_event(n));
         map.finish(self.diags);
         // Kept with an empty target when `nextTask` is missing: the task still has a transition,
         // so validation reports nothing more about it.
@@ -72,7 +74,9 @@ impl Lowering<'_> {
                 self.diags,
             )
         });
-        let produce = map.take(&["produceEvent"]).and_then(|n| self.produce_event(n));
+        let produce = map
+            .take(&["produceEvent"])
+            .and_then(|n| self.produce_event(n));
         map.finish(self.diags);
         let kind = match kind.map(|k| k.value).unwrap_or(Kind::Default) {
             Kind::Default => EndKind::Default,
@@ -132,8 +136,12 @@ impl Lowering<'_> {
         let Some(mut map) = MapReader::new(node, "task data filter", self.diags) else {
             return TaskDataFilter::default();
         };
-        let input = map.take(&["dataInputPath"]).and_then(|n| self.path(n, "dataInputPath"));
-        let output = map.take(&["dataOutputPath"]).and_then(|n| self.path(n, "dataOutputPath"));
+        let input = map
+            .take(&["dataInputPath"])
+            .and_then(|n| self.path(n, "dataInputPath"));
+        let output = map
+            .take(&["dataOutputPath"])
+            .and_then(|n| self.path(n, "dataOutputPath"));
         map.finish(self.diags);
         TaskDataFilter { input, output }
     }
@@ -161,13 +169,20 @@ impl Lowering<'_> {
 
     fn retry_interval(&mut self, node: &Node) -> Option<RetryInterval> {
         let text = reader::string(node, "interval", self.diags)?;
-        Some(syntax::duration::parse_retry_interval(&text.value, text.span, self.diags))
+        Some(syntax::duration::parse_retry_interval(
+            &text.value,
+            text.span,
+            self.diags,
+        ))
     }
 
     /// `{language, body}`, or a bare string in the default language.
     pub(super) fn expression(&mut self, node: &Node) -> Option<Expression> {
         let (language, body) = if let NodeKind::Scalar(_) = node.kind {
-            (self.default_language, reader::string(node, "expression", self.diags)?)
+            (
+                self.default_language,
+                reader::string(node, "expression", self.diags)?,
+            )
         } else {
             let mut map = MapReader::new(node, "expression", self.diags)?;
             let language = map
@@ -183,7 +198,12 @@ impl Lowering<'_> {
             };
             (language, body?)
         };
-        Some(syntax::expr::parse(language, &body.value, body.span, self.diags))
+        Some(syntax::expr::parse(
+            language,
+            &body.value,
+            body.span,
+            self.diags,
+        ))
     }
 
     pub(super) fn produce_event(&mut self, node: &Node) -> Option<ProduceEvent> {
@@ -211,7 +231,9 @@ impl Lowering<'_> {
             };
             let condition = map.take(&["expression"]).and_then(|n| self.expression(n));
             let interval = map.take(&["interval"]).and_then(|n| self.retry_interval(n));
-            let multiplier = map.take(&["multiplier"]).and_then(|n| self.duration(n, "multiplier"));
+            let multiplier = map
+                .take(&["multiplier"])
+                .and_then(|n| self.duration(n, "multiplier"));
             let max_attempts = map
                 .take(&["maxAttempts"])
                 .and_then(|n| reader::unsigned(n, "maxAttempts", self.diags))
@@ -280,7 +302,9 @@ impl Lowering<'_> {
         let function = map
             .take(&["functionRef"])
             .and_then(|n| self.function_ref(n));
-        let timeout = map.take(&["timeout"]).and_then(|n| self.duration(n, "timeout"));
+        let timeout = map
+            .take(&["timeout"])
+            .and_then(|n| self.duration(n, "timeout"));
         let (input_path, results_path) = match map.take(&["actionDataFilter"]) {
             Some(filter) => self.action_data_filter(filter),
             None => (None, None),
@@ -301,7 +325,9 @@ impl Lowering<'_> {
         let Some(mut map) = MapReader::new(node, "action data filter", self.diags) else {
             return (None, None);
         };
-        let input = map.take(&["dataInputPath"]).and_then(|n| self.path(n, "dataInputPath"));
+        let input = map
+            .take(&["dataInputPath"])
+            .and_then(|n| self.path(n, "dataInputPath"));
         let results = map
             .take(&["dataResultsPath"])
             .and_then(|n| self.path(n, "dataResultsPath"));

@@ -22,8 +22,12 @@ pub(super) const TASKS: &[&str] = &["tasks", "states"];
 
 pub(super) fn lower(root: &Node, diags: &mut Diagnostics) -> Option<Workflow> {
     let mut map = MapReader::new(root, "workflow definition", diags)?;
-    let id = map.require(&["id"]).and_then(|n| reader::string(n, "id", diags));
-    let name = map.require(&["name"]).and_then(|n| reader::string(n, "name", diags));
+    let id = map
+        .require(&["id"])
+        .and_then(|n| reader::string(n, "id", diags));
+    let name = map
+        .require(&["name"])
+        .and_then(|n| reader::string(n, "name", diags));
     let version = map
         .take(&["version"])
         .and_then(|n| reader::string(n, "version", diags))

@@ -56,7 +56,9 @@ impl Lowering<'_> {
         let name = map
             .require(&["name"])
             .and_then(|n| reader::string(n, "name", self.diags));
-        let id = map.take(&["id"]).and_then(|n| reader::string(n, "id", self.diags));
+        let id = map
+            .take(&["id"])
+            .and_then(|n| reader::string(n, "id", self.diags));
         let task_type = map
             .require(&["type"])
             .and_then(|n| reader::enumerated(n, "task type", TASK_TYPES, self.diags));
@@ -67,7 +69,10 @@ impl Lowering<'_> {
             .take(&["taskDataFilter", "stateDataFilter"])
             .map(|n| self.task_data_filter(n))
             .unwrap_or_default();
-        let retry = map.take(&["retry"]).map(|n| self.retries(n)).unwrap_or_default();
+        let retry = map
+            .take(&["retry"])
+            .map(|n| self.retries(n))
+            .unwrap_or_default();
         let on_error = map
             .take(&["onError"])
             .map(|n| self.error_handlers(n))
@@ -113,7 +118,9 @@ impl Lowering<'_> {
                     .take(&["eventsActions"])
                     .map(|n| self.events_actions(n))
                     .unwrap_or_default(),
-                timeout: map.take(&["timeout"]).and_then(|n| self.duration(n, "timeout")),
+                timeout: map
+                    .take(&["timeout"])
+                    .and_then(|n| self.duration(n, "timeout")),
             },
             TaskType::Switch => TaskKind::Switch(self.switch(map)),
             TaskType::Delay => TaskKind::Delay {
@@ -132,14 +139,15 @@ impl Lowering<'_> {
                     .unwrap_or(false),
             },
             TaskType::Inject => TaskKind::Inject {
-                data: map
-                    .take(&["data"])
-                    .map_or(serde_json::Value::Object(Default::default()), |n| {
+                data: map.take(&["data"]).map_or(
+                    serde_json::Value::Object(Default::default()),
+                    |n| {
                         if !matches!(n.to_json(), serde_json::Value::Object(_)) {
                             reader::wrong_type(n, "data", "a mapping", self.diags);
                         }
                         n.to_json()
-                    }),
+                    },
+                ),
             },
             TaskType::ForEach => TaskKind::ForEach {
                 input_collection: map
@@ -154,20 +162,19 @@ impl Lowering<'_> {
                 max: map
                     .take(&["max"])
                     .and_then(|n| reader::unsigned(n, "max", self.diags)),
-                time_delay: map.take(&["timeDelay"]).and_then(|n| self.duration(n, "timeDelay")),
-                scope: map
-                    .take(TASKS)
-                    .map(|n| self.scope(n))
-                    .unwrap_or_default(),
+                time_delay: map
+                    .take(&["timeDelay"])
+                    .and_then(|n| self.duration(n, "timeDelay")),
+                scope: map.take(TASKS).map(|n| self.scope(n)).unwrap_or_default(),
             },
             TaskType::Callback => TaskKind::Callback {
-                action: map
-                    .take(&["action"])
-                    .and_then(|n| self.action(n)),
+                action: map.take(&["action"]).and_then(|n| self.action(n)),
                 event_ref: map
                     .take(&["eventRef"])
                     .and_then(|n| reader::string(n, "eventRef", self.diags)),
-                timeout: map.take(&["timeout"]).and_then(|n| self.duration(n, "timeout")),
+                timeout: map
+                    .take(&["timeout"])
+                    .and_then(|n| self.duration(n, "timeout")),
                 event_data_filter: map
                     .take(&["eventDataFilter"])
                     .and_then(|n| self.selection_filter(n, "event data filter")),
@@ -336,10 +343,7 @@ impl Lowering<'_> {
             let name = map
                 .require(&["name"])
                 .and_then(|n| reader::string(n, "name", self.diags));
-            let scope = map
-                .take(TASKS)
-                .map(|n| self.scope(n))
-                .unwrap_or_default();
+            let scope = map.take(TASKS).map(|n| self.scope(n)).unwrap_or_default();
             let span = map.span();
             map.finish(self.diags);
             out.push(Branch {

@@ -63,7 +63,10 @@ fn the_tasks_spelling_lowers_with_positions_and_any_case() {
     };
     assert_eq!(*action_mode, ActionMode::Parallel);
     assert_eq!(actions[0].span, Span::new(13, 9));
-    assert_eq!(a.transition.as_ref().map(|t| t.next.value.as_str()), Some("B"));
+    assert_eq!(
+        a.transition.as_ref().map(|t| t.next.value.as_str()),
+        Some("B")
+    );
     assert!(matches!(
         a.data_filter.input.as_ref().map(|p| &p.kind),
         Some(PathKind::Definite(_))
@@ -76,7 +79,10 @@ fn the_tasks_spelling_lowers_with_positions_and_any_case() {
     };
     assert_eq!(conditions[0].operator.value, Operator::GreaterThanOrEquals);
     assert_eq!(conditions[0].operator.span, Span::new(18, 31));
-    assert!(matches!(c.end.as_ref().map(|e| &e.kind), Some(EndKind::Terminate)));
+    assert!(matches!(
+        c.end.as_ref().map(|e| &e.kind),
+        Some(EndKind::Terminate)
+    ));
 }
 
 #[test]
@@ -141,9 +147,16 @@ tasks:
 ",
     );
     let sorted = diags.into_sorted();
-    let unknown: Vec<_> = sorted.iter().filter(|d| d.code == Code::UNKNOWN_KEY).collect();
+    let unknown: Vec<_> = sorted
+        .iter()
+        .filter(|d| d.code == Code::UNKNOWN_KEY)
+        .collect();
     assert_eq!(unknown.len(), 3, "{unknown:#?}");
-    assert!(unknown[0].message.contains("did you mean `start`"), "{}", unknown[0].message);
+    assert!(
+        unknown[0].message.contains("did you mean `start`"),
+        "{}",
+        unknown[0].message
+    );
     assert!(unknown[1].message.contains("did you mean `nextTask`"));
     assert!(unknown[2].message.contains("unknown key `colour`"));
     assert_eq!(unknown[2].span, Span::new(8, 5));
