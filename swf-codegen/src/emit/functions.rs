@@ -25,14 +25,10 @@ pub(super) fn emit(cx: &Context<'_>) -> TokenStream {
                         function.name.value, function.span.line
                     ),
                 };
+                let signature = method_signature(&method);
                 quote! {
                     #[doc = #doc]
-                    fn #method(
-                        &self,
-                        args: #rt::Value,
-                    ) -> impl ::core::future::Future<
-                        Output = ::core::result::Result<#rt::Value, #rt::FunctionError>,
-                    > + ::core::marker::Send;
+                    #signature
                 }
             });
     let custom = cx.uses_custom_conditions().then(|| {
@@ -51,5 +47,19 @@ pub(super) fn emit(cx: &Context<'_>) -> TokenStream {
             #(#methods)*
             #custom
         }
+    }
+}
+
+/// `fn name(&self, args: Value) -> impl Future<Output = Result<Value, FunctionError>> + Send;`,
+/// also used by the stubs emitted for a workflow that did not compile.
+pub(super) fn method_signature(method: &proc_macro2::Ident) -> TokenStream {
+    let rt = rt();
+    quote! {
+        fn #method(
+            &self,
+            args: #rt::Value,
+        ) -> impl ::core::future::Future<
+            Output = ::core::result::Result<#rt::Value, #rt::FunctionError>,
+        > + ::core::marker::Send;
     }
 }

@@ -2,6 +2,7 @@
 //! could be read, so that the user sees the workflow's diagnostics and not a cascade of
 //! "cannot find type" errors from the code that uses it.
 
+use super::functions::method_signature;
 use super::names::{PublicNames, ident, method_name};
 use super::rt;
 use proc_macro2::TokenStream;
@@ -12,17 +13,9 @@ pub fn stubs(names: &PublicNames, function_names: &[String]) -> TokenStream {
     let machine = ident(&names.workflow);
     let functions = ident(&names.functions);
     let state = ident(&names.state);
-    let methods = function_names.iter().map(|name| {
-        let method = ident(&method_name(name));
-        quote! {
-            fn #method(
-                &self,
-                args: #rt::Value,
-            ) -> impl ::core::future::Future<
-                Output = ::core::result::Result<#rt::Value, #rt::FunctionError>,
-            > + ::core::marker::Send;
-        }
-    });
+    let methods = function_names
+        .iter()
+        .map(|name| method_signature(&ident(&method_name(name))));
     quote! {
         pub trait #functions: ::core::marker::Send + ::core::marker::Sync {
             #(#methods)*

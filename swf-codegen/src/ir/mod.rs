@@ -28,6 +28,8 @@ impl Dialect {
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Workflow {
+    /// The file it was read from, as diagnostics name it; every `Span` below is in this file.
+    pub file: String,
     pub dialect: Dialect,
     pub id: Spanned<String>,
     pub name: Spanned<String>,

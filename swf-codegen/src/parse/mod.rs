@@ -41,5 +41,5 @@ pub fn parse(source: &SourceFile, diags: &mut Diagnostics) -> Option<Workflow> {
             }
         }
     }
-    tasks::lower(&root, diags)
+    tasks::lower(&source.name, &root, diags)
 }

@@ -236,6 +236,7 @@ pub fn produce(line: u32, event: &str) -> ProduceEvent {
 /// A workflow at `1:1` with the given tasks and no definitions.
 pub fn workflow(tasks: Vec<Task>) -> Workflow {
     Workflow {
+        file: "wf.yaml".into(),
         dialect: Dialect::Tasks,
         id: text("wf", 2, 5),
         name: text("Workflow", 3, 7),

@@ -20,7 +20,7 @@ pub(super) struct Lowering<'d> {
 
 pub(super) const TASKS: &[&str] = &["tasks", "states"];
 
-pub(super) fn lower(root: &Node, diags: &mut Diagnostics) -> Option<Workflow> {
+pub(super) fn lower(file: &str, root: &Node, diags: &mut Diagnostics) -> Option<Workflow> {
     let mut map = MapReader::new(root, "workflow definition", diags)?;
     let id = map
         .require(&["id"])
@@ -65,6 +65,7 @@ pub(super) fn lower(root: &Node, diags: &mut Diagnostics) -> Option<Workflow> {
     let scope = tasks_node.map(|n| lowering.scope(n)).unwrap_or_default();
 
     Some(Workflow {
+        file: file.to_owned(),
         dialect: Dialect::Tasks,
         id: id.unwrap_or_else(|| Spanned::new(String::new(), span)),
         name: name.unwrap_or_else(|| Spanned::new(String::new(), span)),

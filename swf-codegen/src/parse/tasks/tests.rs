@@ -44,6 +44,7 @@ tasks:
 #[test]
 fn the_tasks_spelling_lowers_with_positions_and_any_case() {
     let wf = parse_ok(TASKS_SPELLING);
+    assert_eq!(wf.file, "wf.yaml");
     assert_eq!(wf.id.value, "w");
     assert_eq!(
         wf.metadata,
