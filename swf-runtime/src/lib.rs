@@ -13,7 +13,12 @@
 //!   the [`ErrorObject`] that workflows see as `{"error": {"name", "message", "trace"}}`;
 //! - [`CustomCondition`], the argument of their predicates for `custom` switch conditions;
 //! - [`include_workflow!`], to include code that a `build.rs` generated;
-//! - [`Value`] and [`json!`], the data every workflow works on.
+//! - [`Value`] and [`json!`], the data every workflow works on;
+//! - for workflows that consume or produce events: [`Host`] (with [`HostConfig`],
+//!   [`HostChannels`], [`Unmatched`], [`Outcome`], [`InstanceId`]), which runs many instances
+//!   and routes incoming events to them by correlation; [`Io`], the outside world of one
+//!   instance run by hand; [`CloudEvent`] and its builders; [`Clock`] and [`ManualClock`] for
+//!   scheduled starts.
 //!
 //! Generated code reaches everything else through the hidden `__private` module, so that the
 //! rest of the API can change with the code generator without breaking applications.
@@ -32,20 +37,41 @@
 )]
 
 mod action;
+mod clock;
+mod collection;
+mod concurrent;
 mod data;
 mod error;
+mod event_build;
+mod events;
 mod expr;
+mod host;
 mod input;
+mod iso;
 mod path;
 mod retry;
+mod schedule;
 mod switch;
 mod transition;
 
 pub use serde_json::{self, Value, json};
 pub use swf_macros::workflow;
 
+pub use cloudevents::{AttributesReader, Event as CloudEvent, EventBuilder, EventBuilderV10};
+pub use jiff::Timestamp;
+
+pub use clock::{Clock, ManualClock, SystemClock};
+pub use concurrent::{Iterated, Joined, ScopeEnd, ScopeFuture, for_each, join_branches};
 pub use error::{ErrorObject, FunctionError, WorkflowError};
+pub use events::{
+    DEFAULT_INBOX_CAPACITY, EVENT_ERROR, EventSpec, Io, IoBuilder, context_attribute, event_data,
+};
+pub use host::{
+    HOST_ERROR, Host, HostChannels, HostConfig, InstanceId, Machine, Outcome, StartOnEvents,
+    Unmatched,
+};
 pub use retry::{RetryPolicy, RetryProgress};
+pub use schedule::{SCHEDULE_ERROR, ScheduleWindow, check_schedule};
 pub use switch::CustomCondition;
 
 /// Includes the Rust code that `swf_codegen::Builder` generated into `OUT_DIR` for a workflow.
@@ -75,7 +101,14 @@ pub mod __private {
     pub use crate::retry::{RetryPolicy, RetryProgress};
     pub use crate::switch::CustomCondition;
 
+    pub use crate::clock::Clock;
+    pub use crate::concurrent::{Iterated, Joined, ScopeEnd, ScopeFuture, for_each, join_branches};
+    pub use crate::events::{CloudEvent, EventSpec, Io, event_data};
+    pub use crate::host::{Machine, StartOnEvents};
+    pub use crate::schedule::{SCHEDULE_ERROR, ScheduleWindow, check_schedule};
+
     pub use crate::action::call_action;
+    pub use crate::collection::collection_items;
     pub use crate::data::{
         MergeConflict, data_with_error, filter_in_place, merge, merge_data, merge_result,
         select_input, select_or_null,

@@ -88,6 +88,8 @@ codes! {
         "Function names become method names of the generated trait (in snake_case). Two functions whose names differ only in case or punctuation would clash; rename one.";
     INVALID_VALUE = "E0124", "invalid value for this field",
         "The value is of the right type but not allowed here (for example a negative count, or an empty name).";
+    BAD_SCHEDULE = "E0125", "schedule interval that does not parse",
+        "A scheduled start's `interval` is an ISO 8601 interval: `start/end`, `start/duration`, `duration/end` (active from deployment for the duration or until the end, whichever comes first) or `duration` (active from deployment). Instants need an offset, such as `Z`.";
 }
 
 #[cfg(test)]

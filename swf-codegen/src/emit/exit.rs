@@ -91,15 +91,24 @@ fn output_ident() -> Ident {
 fn emit_leave(cx: &Context<'_>, task: &Task, data: &Ident) -> TokenStream {
     let state = cx.state_ident();
     if let Some(end) = &task.end {
-        return match end.kind {
+        return match &end.kind {
             EndKind::Terminate => {
                 let fields = output_fields(data);
                 quote!(::core::result::Result::Ok(#state::Terminated { #fields }))
             }
-            // `EndKind::Event` is refused by `check_supported` before emission.
-            EndKind::Default | EndKind::Event { .. } => {
+            EndKind::Default | EndKind::Event { produce: None } => {
                 let fields = output_fields(data);
                 quote!(::core::result::Result::Ok(#state::Completed { #fields }))
+            }
+            EndKind::Event {
+                produce: Some(produce),
+            } => {
+                let produce = super::events::emit_produce(cx, task, produce, data);
+                let fields = output_fields(data);
+                quote! {{
+                    #produce
+                    ::core::result::Result::Ok(#state::Completed { #fields })
+                }}
             }
         };
     }
@@ -150,14 +159,19 @@ fn emit_transition(
             }
         }
     });
+    let produce = transition
+        .produce_event
+        .as_ref()
+        .map(|p| super::events::emit_produce(cx, task, p, data));
     // Always one expression, so callers can `return` it or use it as a match arm.
-    match guard {
-        Some(guard) => quote! {{
-            #guard
-            Self::#enter(#data)
-        }},
-        None => quote!(Self::#enter(#data)),
+    if guard.is_none() && produce.is_none() {
+        return quote!(Self::#enter(#data));
     }
+    quote! {{
+        #guard
+        #produce
+        Self::#enter(#data)
+    }}
 }
 
 /// The failure arm: `error` is the ErrorObject, `data` the task data when it failed; with

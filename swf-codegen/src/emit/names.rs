@@ -14,6 +14,8 @@ pub struct PublicNames {
     pub functions: String,
     /// `OrderState`: the serializable state enum.
     pub state: String,
+    /// `Order`: the prefix of every generated type name.
+    pub base: String,
 }
 
 impl PublicNames {
@@ -27,16 +29,15 @@ impl PublicNames {
             workflow: format!("{base}Workflow"),
             functions: format!("{base}Functions"),
             state: format!("{base}State"),
+            base,
         }
     }
 }
 
-/// Names of the generated items for each task and function, computed once before emission.
+/// Names of the generated items for each function, computed once before emission.
 #[derive(Debug, Clone)]
 pub struct Names {
     pub public: PublicNames,
-    /// Per top-level task, in document order: (variant, snake name).
-    pub tasks: Vec<(String, String)>,
     /// Per function definition, in document order: the trait method name.
     pub functions: Vec<String>,
 }
@@ -48,7 +49,6 @@ impl Names {
     /// make the trait ambiguous), clashes between task variants are resolved with a suffix.
     pub fn new(workflow: &Workflow, diags: &mut Diagnostics) -> Self {
         let public = PublicNames::from_id(&workflow.id.value);
-        let tasks = task_names(&workflow.scope);
         let mut functions: Vec<String> = Vec::new();
         for function in &workflow.functions {
             let method = method_name(&function.name.value);
@@ -67,15 +67,11 @@ impl Names {
             }
             functions.push(method);
         }
-        Names {
-            public,
-            tasks,
-            functions,
-        }
+        Names { public, functions }
     }
 }
 
-fn task_names(scope: &Scope) -> Vec<(String, String)> {
+pub fn task_names(scope: &Scope) -> Vec<(String, String)> {
     let mut taken: Vec<String> = TERMINAL_VARIANTS.iter().map(|s| s.to_string()).collect();
     let mut out = Vec::new();
     for task in &scope.tasks {

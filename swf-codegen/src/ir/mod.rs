@@ -157,6 +157,10 @@ pub enum TaskKind {
         completion: Completion,
         /// `n` (n_of_m) or `numCompleted` (atLeast).
         n: Option<Spanned<u64>>,
+        /// `timeouts.stateExecTimeout` (the later fragment): the whole task.
+        state_timeout: Option<DurationSpec>,
+        /// `timeouts.branchExecTimeout`: each branch.
+        branch_timeout: Option<DurationSpec>,
     },
     SubFlow {
         workflow_id: Option<Spanned<String>>,

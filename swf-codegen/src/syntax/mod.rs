@@ -8,6 +8,7 @@
 
 pub mod duration;
 pub mod expr;
+pub mod interval;
 pub mod jsonpath;
 pub mod regex;
 

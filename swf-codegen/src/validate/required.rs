@@ -73,6 +73,7 @@ fn check_kind(task: &Task, diags: &mut Diagnostics) {
             branches,
             completion,
             n,
+            ..
         } => check_parallel(task, branches, *completion, n.as_ref(), diags),
         TaskKind::SubFlow { workflow_id, .. } => require(
             task,
@@ -518,6 +519,8 @@ mod tests {
             branches,
             completion,
             n: n.map(|n| Spanned::new(n, sp(12, 12))),
+            state_timeout: None,
+            branch_timeout: None,
         }
     }
 

@@ -190,6 +190,8 @@ pub fn parallel(branches: Vec<Branch>) -> TaskKind {
         branches,
         completion: Completion::And,
         n: None,
+        state_timeout: None,
+        branch_timeout: None,
     }
 }
 

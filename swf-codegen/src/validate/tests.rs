@@ -38,6 +38,8 @@ fn broken() -> Workflow {
                 branches: vec![branch(70, "b", branch_tasks)],
                 completion: Completion::NOfM,
                 n: Some(Spanned::new(5, sp(51, 12))),
+                state_timeout: None,
+                branch_timeout: None,
             },
         )
         .end(),

@@ -120,6 +120,9 @@ impl Lowering<'_> {
                     .take(&["interval"])
                     .and_then(|n| reader::string(n, "interval", self.diags));
                 map.finish(self.diags);
+                if let Some(interval) = &interval {
+                    syntax::interval::check(&interval.value, interval.span, self.diags);
+                }
                 interval
             });
             StartKind::Scheduled { interval }

@@ -327,11 +327,45 @@ impl Lowering<'_> {
         let n = map
             .take(&["n", "numCompleted"])
             .and_then(|n| reader::unsigned(n, "n", self.diags));
+        let (state_timeout, branch_timeout) = map
+            .take(&["timeouts"])
+            .map(|n| self.parallel_timeouts(n))
+            .unwrap_or_default();
         TaskKind::Parallel {
             branches,
             completion,
             n,
+            state_timeout,
+            branch_timeout,
         }
+    }
+
+    /// `timeouts: {stateExecTimeout, branchExecTimeout}`; the later drafts also write the state
+    /// timeout as `{total: PT1M}`.
+    fn parallel_timeouts(
+        &mut self,
+        node: &Node,
+    ) -> (Option<crate::ir::DurationSpec>, Option<crate::ir::DurationSpec>) {
+        let Some(mut map) = MapReader::new(node, "timeouts", self.diags) else {
+            return (None, None);
+        };
+        let state = map.take(&["stateExecTimeout"]).and_then(|n| match &n.kind {
+            NodeKind::Map(_) => {
+                let mut inner = MapReader::new(n, "stateExecTimeout", self.diags)?;
+                let total = inner
+                    .require(&["total"])
+                    .and_then(|t| self.duration(t, "total"));
+                inner.take(&["single"]);
+                inner.finish(self.diags);
+                total
+            }
+            _ => self.duration(n, "stateExecTimeout"),
+        });
+        let branch = map
+            .take(&["branchExecTimeout"])
+            .and_then(|n| self.duration(n, "branchExecTimeout"));
+        map.finish(self.diags);
+        (state, branch)
     }
 
     fn branches(&mut self, node: &Node) -> Vec<Branch> {

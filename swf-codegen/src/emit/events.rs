@@ -1,0 +1,399 @@
+//! Events: the workflow's event definitions as specs and typed enums, the tasks that wait for
+//! events (event, switch on events, callback), produced events and scheduled starts.
+
+use super::names::{ident, upper_camel};
+use super::{Context, action, rt};
+use crate::emit_parts::path::path_ref;
+use crate::ir::{
+    Action, ActionMode, DurationSpec, EventActions, EventCondition, JsonPath, ProduceData,
+    ProduceEvent, Task,
+};
+use crate::source::Spanned;
+use proc_macro2::TokenStream;
+use quote::quote;
+
+/// `fn event_specs()` on the machine: the event definitions in document order, indexed by
+/// generated code with constants (which the compiler checks).
+pub(super) fn emit_specs(cx: &Context<'_>) -> TokenStream {
+    let rt = rt();
+    if cx.workflow.events.is_empty() {
+        return TokenStream::new();
+    }
+    let count = cx.workflow.events.len();
+    let enum_ident = event_enum_ident(cx);
+    quote! {
+        fn event_specs() -> &'static [#rt::EventSpec; #count] {
+            #enum_ident::specs()
+        }
+    }
+}
+
+pub(super) fn event_enum_ident(cx: &Context<'_>) -> proc_macro2::Ident {
+    ident(&format!("{}Event", cx.names.public.base))
+}
+
+fn spec_array(cx: &Context<'_>) -> TokenStream {
+    let rt = rt();
+    let specs = cx.workflow.events.iter().map(|event| {
+        let name = &event.name.value;
+        let source = event.source.as_ref().map_or("", |s| s.value.as_str());
+        let event_type = event.event_type.as_ref().map_or("", |s| s.value.as_str());
+        let correlation = match &event.correlation_token {
+            Some(token) => {
+                let token = &token.value;
+                quote!(::core::option::Option::Some(#token))
+            }
+            None => quote!(::core::option::Option::None),
+        };
+        quote! {
+            #rt::EventSpec {
+                name: #name,
+                source: #source,
+                event_type: #event_type,
+                correlation: #correlation,
+            }
+        }
+    });
+    quote!([#(#specs),*])
+}
+
+/// `<Id>Event`: one variant per event definition, to build the events the workflow consumes
+/// and to recognise the ones it produces.
+pub(super) fn emit_event_enum(cx: &Context<'_>) -> TokenStream {
+    let rt = rt();
+    if cx.workflow.events.is_empty() {
+        return TokenStream::new();
+    }
+    let enum_ident = event_enum_ident(cx);
+    let count = cx.workflow.events.len();
+    let specs = spec_array(cx);
+    let variants: Vec<_> = event_variants(cx);
+    let docs = cx.workflow.events.iter().map(|e| {
+        format!(
+            " `{}`: type `{}` from `{}`{}.",
+            e.name.value,
+            e.event_type.as_ref().map_or("", |s| s.value.as_str()),
+            e.source.as_ref().map_or("", |s| s.value.as_str()),
+            e.correlation_token
+                .as_ref()
+                .map(|t| format!(", correlated by `{}`", t.value))
+                .unwrap_or_default()
+        )
+    });
+    let indices = 0..variants.len();
+    let all = variants.clone();
+    let doc = format!(
+        " The events of the `{}` workflow, one per event definition.",
+        cx.workflow.name.value
+    );
+    quote! {
+        #[doc = #doc]
+        #[derive(::core::fmt::Debug, ::core::clone::Clone, ::core::marker::Copy, ::core::cmp::PartialEq, ::core::cmp::Eq)]
+        pub enum #enum_ident {
+            #(#[doc = #docs] #variants,)*
+        }
+
+        #[allow(dead_code)]
+        impl #enum_ident {
+            /// Every event definition, in document order.
+            pub const ALL: &'static [#enum_ident] = &[#(#enum_ident::#all),*];
+
+            /// Every definition's source, type and correlation attribute, in document order.
+            pub fn specs() -> &'static [#rt::EventSpec; #count] {
+                static SPECS: [#rt::EventSpec; #count] = #specs;
+                &SPECS
+            }
+
+            /// The definition's source, type and correlation attribute.
+            pub fn spec(self) -> &'static #rt::EventSpec {
+                let specs = Self::specs();
+                match self {
+                    #(#enum_ident::#variants => &specs[#indices],)*
+                }
+            }
+
+            /// The definition a CloudEvent matches (source and type), if any.
+            pub fn of(event: &#rt::CloudEvent) -> ::core::option::Option<Self> {
+                Self::ALL.iter().copied().find(|kind| kind.spec().matches(event))
+            }
+
+            /// A CloudEvent of this definition with `id` and JSON `data`.
+            pub fn event(self, id: &str, data: #rt::Value) -> #rt::CloudEvent {
+                self.spec().event(id, data)
+            }
+
+            /// A CloudEvent of this definition carrying `value` in its correlation attribute.
+            pub fn correlated(self, id: &str, value: &str, data: #rt::Value) -> #rt::CloudEvent {
+                self.spec().correlated_event(id, value, data)
+            }
+        }
+    }
+}
+
+fn event_variants(cx: &Context<'_>) -> Vec<proc_macro2::Ident> {
+    let mut taken: Vec<String> = Vec::new();
+    cx.workflow
+        .events
+        .iter()
+        .map(|e| {
+            let mut variant = upper_camel(&e.name.value);
+            if variant.is_empty() || variant.starts_with(|c: char| c.is_ascii_digit()) {
+                variant = format!("Event{variant}");
+            }
+            let base = variant.clone();
+            let mut counter = 2;
+            while taken.contains(&variant) {
+                variant = format!("{base}{counter}");
+                counter += 1;
+            }
+            taken.push(variant.clone());
+            ident(&variant)
+        })
+        .collect()
+}
+
+/// The event indices an event task waits for, in document order, each once.
+pub(super) fn event_indices(cx: &Context<'_>, entries: &[EventActions]) -> Vec<usize> {
+    let mut out = Vec::new();
+    for entry in entries {
+        for name in &entry.event_refs {
+            if let Some(index) = cx.event_index(&name.value) {
+                if !out.contains(&index) {
+                    out.push(index);
+                }
+            }
+        }
+    }
+    out
+}
+
+fn timeout_tokens(timeout: Option<&DurationSpec>) -> TokenStream {
+    let rt = rt();
+    match timeout {
+        Some(t) => {
+            let millis = t.millis;
+            quote!(::core::option::Option::Some(#rt::Duration::from_millis(#millis)))
+        }
+        None => quote!(::core::option::Option::None),
+    }
+}
+
+/// Merges an event's data (selected by the event data filter) into `data`.
+fn merge_event_data(task: &Task, filter: Option<&JsonPath>, event: &TokenStream) -> TokenStream {
+    let rt = rt();
+    let name = &task.name.value;
+    let select = filter.map(|path| {
+        let path = path_ref(path);
+        quote!(#rt::filter_in_place(#path, &mut event_data)?;)
+    });
+    let binding = if select.is_some() {
+        quote!(let mut event_data = #rt::event_data(&#event);)
+    } else {
+        quote!(let event_data = #rt::event_data(&#event);)
+    };
+    quote! {
+        #binding
+        #select
+        #rt::merge_data(&mut data, event_data, #name, "event data")?;
+    }
+}
+
+/// The waiting timeout of an event task: ignored on the start task, where the host applies the
+/// draft's starting rules.
+fn waiting_timeout(cx: &Context<'_>, task: &Task, timeout: Option<&DurationSpec>) -> TokenStream {
+    if cx.root && task.start.is_some() {
+        timeout_tokens(None)
+    } else {
+        timeout_tokens(timeout)
+    }
+}
+
+pub(super) fn emit_event_task(
+    cx: &Context<'_>,
+    task: &Task,
+    exclusive: bool,
+    entries: &[EventActions],
+    timeout: Option<&DurationSpec>,
+) -> TokenStream {
+    let wanted = event_indices(cx, entries);
+    let timeout = waiting_timeout(cx, task, timeout);
+    let next = quote!(::core::result::Result::Ok(::core::option::Option::Some(0)));
+    if exclusive {
+        // The first entry listing the event that arrived runs its actions.
+        let mut claimed: Vec<usize> = Vec::new();
+        let arms = entries.iter().filter_map(|entry| {
+            let indices: Vec<usize> = entry
+                .event_refs
+                .iter()
+                .filter_map(|r| cx.event_index(&r.value))
+                .filter(|i| !claimed.contains(i))
+                .collect();
+            claimed.extend(&indices);
+            if indices.is_empty() {
+                return None;
+            }
+            let merge = merge_event_data(task, entry.event_data_filter.as_ref(), &quote!(event));
+            let actions = action::emit_actions(cx, task, &entry.actions, entry.action_mode);
+            Some(quote! {
+                #(#indices)|* => {
+                    #merge
+                    #actions
+                }
+            })
+        });
+        let arms: Vec<_> = arms.collect();
+        quote! {
+            let arrived = io.wait_any(Self::event_specs(), &[#(#wanted),*], #timeout).await?;
+            // Timed out: the task transitions without performing its actions.
+            if let ::core::option::Option::Some((index, event)) = arrived {
+                match index {
+                    #(#arms)*
+                    _ => {}
+                }
+            }
+            #next
+        }
+    } else {
+        // Every event of every entry; then each entry merges its events and runs its actions.
+        let steps = entries.iter().map(|entry| {
+            let positions: Vec<usize> = entry
+                .event_refs
+                .iter()
+                .filter_map(|r| cx.event_index(&r.value))
+                .filter_map(|i| wanted.iter().position(|w| *w == i))
+                .collect();
+            let merges = positions.iter().map(|p| {
+                merge_event_data(task, entry.event_data_filter.as_ref(), &quote!(events[#p].1))
+            });
+            let actions = action::emit_actions(cx, task, &entry.actions, entry.action_mode);
+            quote! {
+                #(#merges)*
+                #actions
+            }
+        });
+        quote! {
+            let arrived = io.wait_all(Self::event_specs(), &[#(#wanted),*], #timeout).await?;
+            // Timed out: the task transitions without performing its actions.
+            if let ::core::option::Option::Some(events) = arrived {
+                #(#steps)*
+            }
+            #next
+        }
+    }
+}
+
+pub(super) fn emit_event_switch(
+    cx: &Context<'_>,
+    task: &Task,
+    conditions: &[EventCondition],
+    timeout: Option<&DurationSpec>,
+) -> TokenStream {
+    let wanted: Vec<usize> = conditions
+        .iter()
+        .filter_map(|c| c.event_ref.as_ref())
+        .filter_map(|r| cx.event_index(&r.value))
+        .collect();
+    let timeout = waiting_timeout(cx, task, timeout);
+    let mut claimed: Vec<usize> = Vec::new();
+    let arms: Vec<_> = conditions
+        .iter()
+        .enumerate()
+        .filter_map(|(position, condition)| {
+            let index = cx.event_index(&condition.event_ref.as_ref()?.value)?;
+            if claimed.contains(&index) {
+                return None;
+            }
+            claimed.push(index);
+            let merge = merge_event_data(task, condition.event_data_filter.as_ref(), &quote!(event));
+            Some(quote! {
+                #index => {
+                    #merge
+                    ::core::result::Result::Ok(::core::option::Option::Some(#position))
+                }
+            })
+        })
+        .collect();
+    let default = conditions.len();
+    quote! {
+        // No event in time: the default transition.
+        match io.wait_any(Self::event_specs(), &[#(#wanted),*], #timeout).await? {
+            ::core::option::Option::Some((index, event)) => match index {
+                #(#arms)*
+                _ => ::core::result::Result::Ok(::core::option::Option::Some(#default)),
+            },
+            ::core::option::Option::None => {
+                ::core::result::Result::Ok(::core::option::Option::Some(#default))
+            }
+        }
+    }
+}
+
+pub(super) fn emit_callback(
+    cx: &Context<'_>,
+    task: &Task,
+    action: Option<&Action>,
+    event_ref: Option<&Spanned<String>>,
+    timeout: Option<&DurationSpec>,
+    filter: Option<&JsonPath>,
+) -> TokenStream {
+    let run = action
+        .map(|a| action::emit_actions(cx, task, std::slice::from_ref(a), ActionMode::Sequential))
+        .unwrap_or_default();
+    let index = event_ref.and_then(|r| cx.event_index(&r.value)).unwrap_or(0);
+    let timeout = timeout_tokens(timeout);
+    let merge = merge_event_data(task, filter, &quote!(event));
+    quote! {
+        #run
+        // The callback event completes the task; without it in time, the task transitions.
+        let arrived = io.wait_any(Self::event_specs(), &[#index], #timeout).await?;
+        if let ::core::option::Option::Some((_, event)) = arrived {
+            #merge
+        }
+        ::core::result::Result::Ok(::core::option::Option::Some(0))
+    }
+}
+
+/// Produces an event from `data` (a `Value` binding), failing the task with the data it had.
+pub(super) fn emit_produce(
+    cx: &Context<'_>,
+    task: &Task,
+    produce: &ProduceEvent,
+    data: &proc_macro2::Ident,
+) -> TokenStream {
+    let rt = rt();
+    let Some(index) = cx.event_index(&produce.event_ref.value) else {
+        return quote!(::core::compile_error!("undefined event"));
+    };
+    let payload = match &produce.data {
+        Some(ProduceData::Path(path)) => {
+            let path = path_ref(path);
+            quote!(#rt::select_or_null(#path, &#data))
+        }
+        Some(ProduceData::Object(value)) => {
+            let value = crate::emit_parts::value::json(value);
+            quote!(::core::result::Result::<#rt::Value, #rt::ErrorObject>::Ok(#value))
+        }
+        // Without `data`, the event carries the task's data output.
+        None => quote!(::core::result::Result::<#rt::Value, #rt::ErrorObject>::Ok(#data.clone())),
+    };
+    let name = &task.name.value;
+    let failure = super::exit::fail(cx, quote!(#name), quote!(error), quote!(#data));
+    quote! {
+        let produced = match #payload {
+            ::core::result::Result::Ok(payload) => io.produce(&Self::event_specs()[#index], payload).await,
+            ::core::result::Result::Err(error) => ::core::result::Result::Err(error),
+        };
+        if let ::core::result::Result::Err(error) = produced {
+            return ::core::result::Result::Err(#failure);
+        }
+    }
+}
+
+/// A scheduled start's window, parsed and checked at build time.
+pub(super) fn emit_schedule_window(interval: &Spanned<String>) -> TokenStream {
+    let rt = rt();
+    match crate::syntax::interval::parse_window(&interval.value) {
+        Ok(window) => window.to_tokens(&rt),
+        Err(message) => quote!(::core::compile_error!(#message)),
+    }
+}

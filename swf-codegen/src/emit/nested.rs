@@ -1,0 +1,182 @@
+//! Tasks that run nested scopes: parallel branches and foreach iterations. Each nested scope is
+//! driven by its own generated `drive` method; the runtime joins them and cancels the losers.
+
+use super::{Context, rt, scope_needs_io};
+use crate::emit_parts::path::path_ref;
+use crate::ir::{Completion, TaskKind};
+use proc_macro2::TokenStream;
+use quote::{format_ident, quote};
+
+fn millis_option(spec: Option<&crate::ir::DurationSpec>) -> TokenStream {
+    let rt = rt();
+    match spec {
+        Some(d) => {
+            let millis = d.millis;
+            quote!(::core::option::Option::Some(#rt::Duration::from_millis(#millis)))
+        }
+        None => quote!(::core::option::Option::None),
+    }
+}
+
+/// The attempt of a parallel task: every branch gets a copy of the task data; the outputs of
+/// the branches that completed are merged into it in branch order.
+pub(super) fn emit_parallel(cx: &Context<'_>, index: usize) -> TokenStream {
+    let rt = rt();
+    let task = cx.task(index);
+    let TaskKind::Parallel {
+        branches,
+        completion,
+        n,
+        state_timeout,
+        branch_timeout,
+    } = &task.kind
+    else {
+        return quote!(::core::compile_error!("not a parallel task"));
+    };
+    let name = &task.name.value;
+    let futures = branches.iter().enumerate().map(|(b, branch)| {
+        let nested = cx.nested(index, b, &branch.scope);
+        let drive = nested.drive_fn();
+        let io = scope_needs_io(&branch.scope).then(|| quote!(io));
+        quote!(::std::boxed::Box::pin(self.#drive(data.clone(), #io)))
+    });
+    let needed = match completion {
+        Completion::And | Completion::AllOf => branches.len(),
+        Completion::Xor => 1,
+        Completion::NOfM | Completion::AtLeast => {
+            n.as_ref().map_or(branches.len(), |n| n.value as usize)
+        }
+    };
+    let branch_timeout = millis_option(branch_timeout.as_ref());
+    let join = quote! {
+        #rt::join_branches(::std::vec![#(#futures),*], #needed, #branch_timeout, #name)
+    };
+    let joined = match state_timeout {
+        Some(timeout) => {
+            let millis = timeout.millis;
+            let text = &timeout.text;
+            quote! {
+                match #rt::tokio::time::timeout(#rt::Duration::from_millis(#millis), #join).await {
+                    ::core::result::Result::Ok(joined) => joined,
+                    ::core::result::Result::Err(_) => {
+                        return ::core::result::Result::Err(#rt::ErrorObject::new(
+                            #rt::ErrorObject::TIMEOUT,
+                            ::std::format!("parallel task `{}` did not complete within {}", #name, #text),
+                        ));
+                    }
+                }
+            }
+        }
+        None => quote!(#join.await),
+    };
+    quote! {
+        // A failing branch fails this task: its retry and onError decide.
+        let joined = #joined.map_err(|failure| failure.error().clone())?;
+        if let ::core::option::Option::Some(output) = joined.terminated {
+            data = output;
+            return ::core::result::Result::Ok(::core::option::Option::None);
+        }
+        for output in joined.outputs.into_iter().flatten() {
+            #rt::merge_data(&mut data, output, #name, "branch output")?;
+        }
+        ::core::result::Result::Ok(::core::option::Option::Some(0))
+    }
+}
+
+/// The attempt of a foreach task: one iteration of the body per element of the input
+/// collection, each with the element at `inputParameter` in a copy of the task data; their
+/// outputs, in element order, go to `outputCollection`.
+pub(super) fn emit_for_each(cx: &Context<'_>, index: usize) -> TokenStream {
+    let rt = rt();
+    let task = cx.task(index);
+    let TaskKind::ForEach {
+        input_collection,
+        input_parameter,
+        output_collection,
+        max,
+        time_delay,
+        scope,
+    } = &task.kind
+    else {
+        return quote!(::core::compile_error!("not a foreach task"));
+    };
+    let (Some(collection), Some(_)) = (input_collection, input_parameter) else {
+        return quote!(::core::compile_error!("foreach without inputCollection or inputParameter"));
+    };
+    let name = &task.name.value;
+    let collection_text = &collection.text;
+    let collection = path_ref(collection);
+    let max = max.as_ref().map_or(0, |m| m.value as usize);
+    let time_delay = millis_option(time_delay.as_ref());
+    let iteration = iteration_fn(cx, index);
+    let io = scope_needs_io(scope).then(|| quote!(io));
+    let store = output_collection.as_ref().map(|path| {
+        let path = path_ref(path);
+        quote!(#path.write(&mut data, #rt::Value::Array(iterated.outputs))?;)
+    });
+    quote! {
+        let items = #rt::collection_items(#collection, &data, #name, #collection_text)?;
+        let base = &data;
+        let iterated = #rt::for_each(items, #max, #time_delay, |_, item| {
+            self.#iteration(base, item, #io)
+        })
+        .await
+        .map_err(|failure| failure.error().clone())?;
+        if let ::core::option::Option::Some(output) = iterated.terminated {
+            data = output;
+            return ::core::result::Result::Ok(::core::option::Option::None);
+        }
+        #store
+        ::core::result::Result::Ok(::core::option::Option::Some(0))
+    }
+}
+
+fn iteration_fn(cx: &Context<'_>, index: usize) -> proc_macro2::Ident {
+    format_ident!("{}{}_iteration", cx.prefix, cx.tasks[index].1)
+}
+
+/// `*_iteration`: one iteration's future, with its input built from the task data.
+pub(super) fn emit_iteration_method(cx: &Context<'_>, index: usize) -> TokenStream {
+    let rt = rt();
+    let task = cx.task(index);
+    let TaskKind::ForEach {
+        input_parameter: Some(parameter),
+        scope,
+        ..
+    } = &task.kind
+    else {
+        return TokenStream::new();
+    };
+    let name = &task.name.value;
+    let id = &cx.workflow.id.value;
+    let iteration = iteration_fn(cx, index);
+    let body = cx.nested(index, 0, scope);
+    let drive = body.drive_fn();
+    let parameter = path_ref(parameter);
+    let (param, arg) = if scope_needs_io(scope) {
+        (quote!(io: &'a #rt::Io,), quote!(, io))
+    } else {
+        (TokenStream::new(), TokenStream::new())
+    };
+    quote! {
+        fn #iteration<'a>(
+            &'a self,
+            base: &#rt::Value,
+            item: #rt::Value,
+            #param
+        ) -> ::core::pin::Pin<::std::boxed::Box<dyn ::core::future::Future<Output = ::core::result::Result<#rt::ScopeEnd, #rt::WorkflowError>> + ::core::marker::Send + 'a>> {
+            let mut input = base.clone();
+            ::std::boxed::Box::pin(async move {
+                if let ::core::result::Result::Err(error) = #parameter.write(&mut input, item) {
+                    return ::core::result::Result::Err(#rt::WorkflowError::new(#id, #name, error, input));
+                }
+                self.#drive(input #arg).await
+            })
+        }
+    }
+}
+
+/// Sub-flows are refused by `check_supported` until workflows compile together.
+pub(super) fn emit_sub_flow(_cx: &Context<'_>, _index: usize) -> TokenStream {
+    quote!(::core::compile_error!("sub-flows are not compiled yet"))
+}

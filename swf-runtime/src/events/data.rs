@@ -1,0 +1,118 @@
+//! The data of a consumed event, as the JSON that is merged into the task data.
+
+use cloudevents::{AttributesReader, Data, Event};
+use serde_json::Value;
+
+/// The data of `event` as JSON, `null` when it has none:
+///
+/// - JSON data as it is;
+/// - text data as a JSON string, unless the event declares a JSON content type
+///   (`application/json`, `text/json`, `…+json`) and the text parses as JSON: then the parsed
+///   value (a producer that built the event from serialized JSON meant JSON);
+/// - binary data parsed as JSON when the event declares a JSON content type and it parses;
+///   otherwise `null`, because bytes have no JSON form without choosing an encoding, and a
+///   workflow cannot filter or merge opaque bytes anyway.
+pub fn event_data(event: &Event) -> Value {
+    let json = event.datacontenttype().is_some_and(is_json_content_type);
+    match event.data() {
+        None => Value::Null,
+        Some(Data::Json(value)) => value.clone(),
+        Some(Data::String(text)) => {
+            let parsed = json.then(|| serde_json::from_str(text).ok()).flatten();
+            parsed.unwrap_or_else(|| Value::String(text.clone()))
+        }
+        Some(Data::Binary(bytes)) => json
+            .then(|| serde_json::from_slice(bytes).ok())
+            .flatten()
+            .unwrap_or(Value::Null),
+    }
+}
+
+/// The content types the CloudEvents JSON format treats as JSON.
+fn is_json_content_type(content_type: &str) -> bool {
+    let essence = content_type
+        .split(';')
+        .next()
+        .unwrap_or_default()
+        .trim()
+        .to_ascii_lowercase();
+    essence == "application/json" || essence == "text/json" || essence.ends_with("+json")
+}
+
+#[cfg(test)]
+mod tests {
+    use cloudevents::{EventBuilder, EventBuilderV10};
+    use serde_json::json;
+
+    use super::*;
+
+    fn event(content_type: Option<&str>, data: Option<Data>) -> Event {
+        let mut event = EventBuilderV10::new()
+            .id("1")
+            .source("test")
+            .ty("t")
+            .build()
+            .unwrap_or_default();
+        if let Some(data) = data {
+            match content_type {
+                Some(content_type) => {
+                    event.set_data(content_type, data);
+                }
+                None => {
+                    event.set_data_unchecked(data);
+                }
+            }
+        }
+        event
+    }
+
+    #[test]
+    fn json_data_is_taken_as_it_is() {
+        let data = Data::Json(json!({"value": "80bpm"}));
+        assert_eq!(
+            event_data(&event(Some("application/json"), Some(data))),
+            json!({"value": "80bpm"})
+        );
+        assert_eq!(event_data(&event(None, None)), Value::Null);
+    }
+
+    #[test]
+    fn text_is_a_string_unless_declared_json() {
+        let text = || Some(Data::String(String::from(r#"{"a": 1}"#)));
+        assert_eq!(
+            event_data(&event(Some("text/plain"), text())),
+            json!(r#"{"a": 1}"#)
+        );
+        assert_eq!(event_data(&event(None, text())), json!(r#"{"a": 1}"#));
+        assert_eq!(
+            event_data(&event(
+                Some("application/cloudevents+json; charset=utf-8"),
+                text()
+            )),
+            json!({"a": 1})
+        );
+        let broken = Some(Data::String(String::from("{oops")));
+        assert_eq!(
+            event_data(&event(Some("application/json"), broken)),
+            json!("{oops")
+        );
+    }
+
+    #[test]
+    fn bytes_are_json_only_when_declared_so() {
+        let bytes = || Some(Data::Binary(b"[1, 2]".to_vec()));
+        assert_eq!(
+            event_data(&event(Some("Application/JSON"), bytes())),
+            json!([1, 2])
+        );
+        assert_eq!(
+            event_data(&event(Some("application/octet-stream"), bytes())),
+            Value::Null
+        );
+        let invalid = Some(Data::Binary(vec![0xff, 0xfe]));
+        assert_eq!(
+            event_data(&event(Some("application/json"), invalid)),
+            Value::Null
+        );
+    }
+}

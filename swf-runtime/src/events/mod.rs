@@ -1,0 +1,27 @@
+//! Events: the definitions generated code declares, the inbox and correlation of each instance,
+//! waiting for events and producing them.
+
+mod data;
+mod inbox;
+mod io;
+mod produce;
+mod registry;
+mod spec;
+mod wait;
+
+#[cfg(test)]
+mod tests;
+
+pub use data::event_data;
+pub use io::{DEFAULT_INBOX_CAPACITY, Io, IoBuilder};
+pub use spec::{EventSpec, context_attribute};
+
+pub(crate) use inbox::Inbox;
+pub(crate) use io::HostLink;
+pub(crate) use registry::{SharedRegistry, lock as lock_registry};
+
+/// The error name of a failure to wait for or produce an event.
+pub const EVENT_ERROR: &str = "EventError";
+
+/// The CloudEvent type, under the name generated code uses.
+pub use cloudevents::Event as CloudEvent;

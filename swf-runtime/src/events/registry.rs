@@ -1,0 +1,343 @@
+//! Which instances a host's router delivers an event to: instances indexed by their correlation
+//! values, and the waits in progress indexed by the event definitions they wait for. Every
+//! lookup is a map access, so routing stays cheap with many thousands of instances.
+//!
+//! Lock order: the registry lock, then an inbox lock, never the reverse; callers holding an
+//! inbox lock release it before taking the registry lock.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+
+use cloudevents::Event;
+
+use super::EventSpec;
+use super::inbox::Inbox;
+use crate::host::InstanceId;
+
+/// The registry of one host.
+#[derive(Debug, Default)]
+pub(crate) struct Registry {
+    inboxes: BTreeMap<InstanceId, Arc<Inbox>>,
+    /// (attribute, value) → the instances bound to that value.
+    correlated: BTreeMap<(String, String), BTreeSet<InstanceId>>,
+    /// Event definition index → wait ticket (in the order waits began) → waiting instance.
+    waiting: BTreeMap<usize, BTreeMap<u64, InstanceId>>,
+    next_ticket: u64,
+}
+
+/// A registry shared by a host's router and its instances.
+pub(crate) type SharedRegistry = Arc<Mutex<Registry>>;
+
+/// Locks a shared registry. Its critical sections do not panic between related updates, so a
+/// poisoned lock still guards a consistent registry.
+pub(crate) fn lock(registry: &Mutex<Registry>) -> MutexGuard<'_, Registry> {
+    registry.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+impl Registry {
+    /// Adds a live instance, indexed under the correlation values its inbox already holds.
+    pub(crate) fn insert(&mut self, instance: InstanceId, inbox: Arc<Inbox>) {
+        let bound: Vec<(String, String)> = inbox
+            .lock()
+            .correlation
+            .iter()
+            .map(|(attribute, value)| (attribute.clone(), value.clone()))
+            .collect();
+        for key in bound {
+            self.correlated.entry(key).or_default().insert(instance);
+        }
+        self.inboxes.insert(instance, inbox);
+    }
+
+    /// Removes an instance that ended, with its correlation entries and any wait left behind.
+    pub(crate) fn remove(&mut self, instance: InstanceId) -> Option<Arc<Inbox>> {
+        let inbox = self.inboxes.remove(&instance)?;
+        let bound: Vec<(String, String)> = inbox
+            .lock()
+            .correlation
+            .iter()
+            .map(|(attribute, value)| (attribute.clone(), value.clone()))
+            .collect();
+        for key in bound {
+            if let Some(instances) = self.correlated.get_mut(&key) {
+                instances.remove(&instance);
+                if instances.is_empty() {
+                    self.correlated.remove(&key);
+                }
+            }
+        }
+        // Waits end with their guards; this only matters if a guard outlived its instance.
+        self.waiting.retain(|_, waits| {
+            waits.retain(|_, waiter| *waiter != instance);
+            !waits.is_empty()
+        });
+        Some(inbox)
+    }
+
+    /// Whether it holds nothing at all: no instance, no correlation entry, no wait.
+    #[cfg(test)]
+    pub(crate) fn is_empty(&self) -> bool {
+        self.inboxes.is_empty() && self.correlated.is_empty() && self.waiting.is_empty()
+    }
+
+    /// Records that `instance` bound `attribute` to `value`.
+    pub(crate) fn index(&mut self, instance: InstanceId, attribute: &str, value: &str) {
+        if self.inboxes.contains_key(&instance) {
+            self.correlated
+                .entry((attribute.to_owned(), value.to_owned()))
+                .or_default()
+                .insert(instance);
+        }
+    }
+
+    /// Registers a wait of `instance` for the definitions `specs` (index, correlation token);
+    /// the ticket orders waits by age.
+    ///
+    /// A wait for a correlated definition is only registered while the instance is not bound
+    /// for its attribute: once bound, its events reach it by value, so the waiting lists hold
+    /// only the instances that may still be bound, and finding one stays cheap.
+    pub(crate) fn begin_wait(
+        &mut self,
+        instance: InstanceId,
+        specs: &[(usize, Option<&str>)],
+    ) -> u64 {
+        let ticket = self.next_ticket;
+        self.next_ticket += 1;
+        let correlation = self
+            .inboxes
+            .get(&instance)
+            .map(|inbox| inbox.lock().correlation.clone())
+            .unwrap_or_default();
+        for &(spec, token) in specs {
+            if token.is_some_and(|attribute| correlation.contains_key(attribute)) {
+                continue;
+            }
+            self.waiting
+                .entry(spec)
+                .or_default()
+                .insert(ticket, instance);
+        }
+        ticket
+    }
+
+    /// Unregisters the wait `ticket` for the definitions `specs`.
+    pub(crate) fn end_wait(&mut self, ticket: u64, specs: &[usize]) {
+        for spec in specs {
+            if let Some(waits) = self.waiting.get_mut(spec) {
+                waits.remove(&ticket);
+                if waits.is_empty() {
+                    self.waiting.remove(spec);
+                }
+            }
+        }
+    }
+
+    /// The instances to deliver `event` to, given the definitions it matches (`matching`, indexes
+    /// into `events`), in instance order:
+    ///
+    /// - for a definition with a correlation token and an event carrying value `v` for it: every
+    ///   instance bound to `v`; if there is none, the instance that has waited longest for that
+    ///   definition among those not yet bound for that attribute, which is bound to `v` here (so
+    ///   that the next event with another value goes to another instance);
+    /// - for a definition without a token: every instance waiting for it.
+    ///
+    /// An event lacking the correlation attribute of a definition is not delivered for it: no
+    /// wait could accept it.
+    pub(crate) fn receivers(
+        &mut self,
+        events: &[EventSpec],
+        event: &Event,
+        matching: &[usize],
+    ) -> Vec<Arc<Inbox>> {
+        let mut chosen = BTreeSet::new();
+        for &index in matching {
+            let Some(spec) = events.get(index) else {
+                continue;
+            };
+            match spec.correlation {
+                None => chosen.extend(self.waiters(index)),
+                Some(attribute) => {
+                    let Some(value) = spec.correlation_value(event) else {
+                        continue;
+                    };
+                    let key = (attribute.to_owned(), value);
+                    match self.correlated.get(&key) {
+                        Some(bound) if !bound.is_empty() => chosen.extend(bound.iter().copied()),
+                        _ => chosen.extend(self.bind_oldest_waiter(index, key)),
+                    }
+                }
+            }
+        }
+        chosen
+            .into_iter()
+            .filter_map(|instance| self.inboxes.get(&instance).cloned())
+            .collect()
+    }
+
+    fn waiters(&self, spec: usize) -> Vec<InstanceId> {
+        self.waiting
+            .get(&spec)
+            .map(|waits| waits.values().copied().collect())
+            .unwrap_or_default()
+    }
+
+    /// Binds the longest-waiting instance for `spec` that has no value for the key's attribute.
+    /// An instance already bound to that very value qualifies too: it bound itself while taking
+    /// an event and is about to index the value (it releases its inbox lock first). Waiters
+    /// found bound to another value leave the list for good, as they will only ever receive
+    /// this definition's events by value.
+    fn bind_oldest_waiter(&mut self, spec: usize, key: (String, String)) -> Option<InstanceId> {
+        let (attribute, value) = &key;
+        let chosen = loop {
+            let (ticket, instance) = self
+                .waiting
+                .get(&spec)
+                .and_then(|waits| waits.first_key_value())
+                .map(|(&ticket, &instance)| (ticket, instance))?;
+            let suits = self.inboxes.get(&instance).is_some_and(|inbox| {
+                let mut state = inbox.lock();
+                state.bind(attribute, value)
+                    || state.correlation.get(attribute.as_str()) == Some(value)
+            });
+            if suits {
+                break instance;
+            }
+            self.end_wait(ticket, &[spec]);
+        };
+        self.correlated.entry(key).or_default().insert(chosen);
+        Some(chosen)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use cloudevents::{EventBuilder, EventBuilderV10};
+
+    use super::*;
+
+    const EVENTS: &[EventSpec] = &[
+        EventSpec {
+            name: "Reading",
+            source: "monitor",
+            event_type: "reading",
+            correlation: Some("patientid"),
+        },
+        EventSpec {
+            name: "Alarm",
+            source: "monitor",
+            event_type: "alarm",
+            correlation: None,
+        },
+    ];
+
+    fn event(ty: &str, patient: Option<&str>) -> Event {
+        let builder = EventBuilderV10::new().id("1").source("monitor").ty(ty);
+        let builder = match patient {
+            Some(patient) => builder.extension("patientid", patient),
+            None => builder,
+        };
+        builder.build().unwrap_or_default()
+    }
+
+    fn inbox(correlation: &[(&str, &str)]) -> Arc<Inbox> {
+        let correlation = correlation
+            .iter()
+            .map(|(a, v)| ((*a).to_owned(), (*v).to_owned()))
+            .collect();
+        Arc::new(Inbox::new(4, correlation, Vec::new()))
+    }
+
+    fn same(left: &[Arc<Inbox>], right: &[&Arc<Inbox>]) -> bool {
+        left.len() == right.len() && left.iter().zip(right).all(|(l, r)| Arc::ptr_eq(l, r))
+    }
+
+    #[test]
+    fn correlated_events_reach_the_instances_bound_to_their_value() {
+        let mut registry = Registry::default();
+        let (one, two) = (inbox(&[("patientid", "1")]), inbox(&[("patientid", "2")]));
+        registry.insert(InstanceId::new(1), one.clone());
+        registry.insert(InstanceId::new(2), two.clone());
+        let to_two = registry.receivers(EVENTS, &event("reading", Some("2")), &[0]);
+        assert!(same(&to_two, &[&two]));
+        assert!(
+            registry
+                .receivers(EVENTS, &event("reading", Some("3")), &[0])
+                .is_empty()
+        );
+        assert!(
+            registry
+                .receivers(EVENTS, &event("reading", None), &[0])
+                .is_empty()
+        );
+        registry.remove(InstanceId::new(2));
+        assert!(
+            registry
+                .receivers(EVENTS, &event("reading", Some("2")), &[0])
+                .is_empty()
+        );
+    }
+
+    #[test]
+    fn an_unbound_value_binds_the_longest_waiting_unbound_instance() {
+        let mut registry = Registry::default();
+        let (bound, first, second) = (inbox(&[("patientid", "9")]), inbox(&[]), inbox(&[]));
+        registry.insert(InstanceId::new(1), bound.clone());
+        registry.insert(InstanceId::new(2), second.clone());
+        registry.insert(InstanceId::new(3), first.clone());
+        let reading = [(0, Some("patientid"))];
+        registry.begin_wait(InstanceId::new(1), &reading);
+        registry.begin_wait(InstanceId::new(3), &reading);
+        registry.begin_wait(InstanceId::new(2), &reading);
+        assert_eq!(
+            registry.waiters(0),
+            [InstanceId::new(3), InstanceId::new(2)],
+            "instance 1 is bound: readings reach it by value"
+        );
+        let to = registry.receivers(EVENTS, &event("reading", Some("5")), &[0]);
+        assert!(
+            same(&to, &[&first]),
+            "instance 3 began waiting before instance 2"
+        );
+        let to = registry.receivers(EVENTS, &event("reading", Some("6")), &[0]);
+        assert!(same(&to, &[&second]));
+        let to = registry.receivers(EVENTS, &event("reading", Some("5")), &[0]);
+        assert!(same(&to, &[&first]));
+        assert!(
+            registry
+                .receivers(EVENTS, &event("reading", Some("7")), &[0])
+                .is_empty()
+        );
+        assert!(
+            registry.waiters(0).is_empty(),
+            "bound waiters left the list when passed over"
+        );
+        assert_eq!(
+            second
+                .lock()
+                .correlation
+                .get("patientid")
+                .map(String::as_str),
+            Some("6")
+        );
+    }
+
+    #[test]
+    fn uncorrelated_events_reach_every_waiting_instance_once() {
+        let mut registry = Registry::default();
+        let (one, two, idle) = (inbox(&[]), inbox(&[]), inbox(&[]));
+        registry.insert(InstanceId::new(1), one.clone());
+        registry.insert(InstanceId::new(2), two.clone());
+        registry.insert(InstanceId::new(3), idle);
+        let first = registry.begin_wait(InstanceId::new(2), &[(1, None)]);
+        registry.begin_wait(InstanceId::new(1), &[(0, Some("patientid")), (1, None)]);
+        registry.begin_wait(InstanceId::new(2), &[(1, None)]);
+        let to = registry.receivers(EVENTS, &event("alarm", None), &[1]);
+        assert!(same(&to, &[&one, &two]));
+        registry.end_wait(first, &[1]);
+        let to = registry.receivers(EVENTS, &event("alarm", None), &[1]);
+        assert!(
+            same(&to, &[&one, &two]),
+            "instance 2 still has another wait"
+        );
+    }
+}

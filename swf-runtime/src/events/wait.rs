@@ -1,0 +1,307 @@
+//! Waiting for events: [`Io::wait_any`] and [`Io::wait_all`].
+
+use std::collections::BTreeMap;
+use std::pin::{Pin, pin};
+use std::time::Duration;
+
+use cloudevents::Event;
+use tokio::sync::futures::Notified;
+use tokio::time::Instant;
+
+use super::inbox::Queued;
+use super::io::HostLink;
+use super::registry;
+use super::{EVENT_ERROR, EventSpec, Io};
+use crate::error::ErrorObject;
+
+impl Io {
+    /// Waits until the inbox holds an event of one of the definitions `events[i]` for `i` in
+    /// `wanted` that agrees with this instance's correlation, for at most `timeout` (tokio
+    /// time; `None` waits as long as it takes).
+    ///
+    /// An event agrees when, for a definition with a correlation token, it carries that
+    /// attribute and the instance is bound to the same value or to none (then it binds the
+    /// instance). The oldest agreeing event is taken; if it suits several wanted definitions,
+    /// the first in `wanted` order is reported. While waiting, a hosted instance is registered
+    /// as waiting for `wanted`, so that its host routes uncorrelated events to it.
+    ///
+    /// Returns the index of the definition in `events` and the event, or `None` when the
+    /// timeout elapsed first.
+    ///
+    /// # Errors
+    /// An `EventError` when `wanted` is empty or names no definition of `events`: a bug of the
+    /// code generator, reported rather than waited on forever.
+    pub async fn wait_any(
+        &self,
+        events: &'static [EventSpec],
+        wanted: &[usize],
+        timeout: Option<Duration>,
+    ) -> Result<Option<(usize, Event)>, ErrorObject> {
+        let specs = resolve(events, wanted)?;
+        if specs.is_empty() {
+            return Err(ErrorObject::new(
+                EVENT_ERROR,
+                "a wait for any of no events can never end",
+            ));
+        }
+        let deadline = deadline(timeout);
+        let _waiting = WaitGuard::begin(self, &specs);
+        loop {
+            let mut arrived = pin!(self.inner.inbox.arrived());
+            arrived.as_mut().enable();
+            if let Some(found) = self.take_any(&specs) {
+                return Ok(Some(found));
+            }
+            if !arrival_before(arrived, deadline).await {
+                return Ok(None);
+            }
+        }
+    }
+
+    /// Waits until one event of each definition `events[i]` for `i` in `wanted` has arrived,
+    /// in any order, all agreeing with this instance's correlation (see [`Io::wait_any`]; each
+    /// event taken binds the values it carries, so later ones must agree with it), for at most
+    /// `timeout` from the call.
+    ///
+    /// Returns the definition indexes and events in `wanted` order, or `None` when the timeout
+    /// elapsed first. The events taken before a timeout (or before the wait is cancelled) are
+    /// put back into the inbox at their places; the correlation values they bound stay bound,
+    /// as the events stay with this instance.
+    ///
+    /// # Errors
+    /// An `EventError` when `wanted` names no definition of `events`.
+    pub async fn wait_all(
+        &self,
+        events: &'static [EventSpec],
+        wanted: &[usize],
+        timeout: Option<Duration>,
+    ) -> Result<Option<Vec<(usize, Event)>>, ErrorObject> {
+        let specs = resolve(events, wanted)?;
+        let deadline = deadline(timeout);
+        let mut waiting = WaitGuard::begin(self, &specs);
+        let mut taken = Taken {
+            io: self,
+            slots: specs.iter().map(|_| None).collect(),
+        };
+        loop {
+            let mut arrived = pin!(self.inner.inbox.arrived());
+            arrived.as_mut().enable();
+            let took = self.take_missing(&specs, &mut taken.slots);
+            let missing: Vec<usize> = specs
+                .iter()
+                .zip(&taken.slots)
+                .filter(|(_, slot)| slot.is_none())
+                .map(|((index, _), _)| *index)
+                .collect();
+            if missing.is_empty() {
+                return Ok(Some(taken.finish(&specs)));
+            }
+            if took {
+                waiting.narrow(&missing);
+            }
+            if !arrival_before(arrived, deadline).await {
+                return Ok(None);
+            }
+        }
+    }
+
+    /// Takes the oldest event that suits one of `specs`, binding the values it carries.
+    fn take_any(&self, specs: &[(usize, &EventSpec)]) -> Option<(usize, Event)> {
+        let (index, event, bound) = {
+            let mut guard = self.inner.inbox.lock();
+            let state = &mut *guard;
+            let (position, index, fit) =
+                state
+                    .events
+                    .iter()
+                    .enumerate()
+                    .find_map(|(position, queued)| {
+                        specs.iter().find_map(|&(index, spec)| {
+                            fit(spec, &queued.event, &state.correlation)
+                                .map(|fit| (position, index, fit))
+                        })
+                    })?;
+            let queued = state.events.remove(position)?;
+            let bound = fit.filter(|(attribute, value)| state.bind(attribute, value));
+            (index, queued.event, bound)
+        };
+        self.inner.inbox.notify_freed();
+        if let Some((attribute, value)) = bound {
+            self.index(attribute, &value);
+        }
+        Some((index, event))
+    }
+
+    /// Fills the empty slots (one per entry of `specs`) with the oldest suitable events, binding
+    /// as it goes; true when it took any.
+    fn take_missing(&self, specs: &[(usize, &EventSpec)], slots: &mut [Option<Queued>]) -> bool {
+        let mut bound = Vec::new();
+        let mut took = false;
+        {
+            let mut guard = self.inner.inbox.lock();
+            let state = &mut *guard;
+            let mut position = 0;
+            while position < state.events.len() && slots.iter().any(Option::is_none) {
+                let hit = state.events.get(position).and_then(|queued| {
+                    specs
+                        .iter()
+                        .zip(slots.iter())
+                        .enumerate()
+                        .filter(|(_, (_, slot))| slot.is_none())
+                        .find_map(|(slot, (&(_, spec), _))| {
+                            fit(spec, &queued.event, &state.correlation).map(|fit| (slot, fit))
+                        })
+                });
+                let Some((slot, fit)) = hit else {
+                    position += 1;
+                    continue;
+                };
+                if let Some((attribute, value)) = fit
+                    && state.bind(attribute, &value)
+                {
+                    bound.push((attribute, value));
+                }
+                if let Some(place) = slots.get_mut(slot) {
+                    *place = state.events.remove(position);
+                    took = true;
+                }
+            }
+        }
+        if took {
+            self.inner.inbox.notify_freed();
+        }
+        for (attribute, value) in bound {
+            self.index(attribute, &value);
+        }
+        took
+    }
+}
+
+/// Whether `spec` accepts `event` for an instance bound to `correlation`: `None` if not, else
+/// the correlation value the event would bind (attribute, value), if the definition has a token.
+fn fit(
+    spec: &EventSpec,
+    event: &Event,
+    correlation: &BTreeMap<String, String>,
+) -> Option<Option<(&'static str, String)>> {
+    if !spec.matches(event) {
+        return None;
+    }
+    let Some(attribute) = spec.correlation else {
+        return Some(None);
+    };
+    let value = spec.correlation_value(event)?;
+    match correlation.get(attribute) {
+        Some(bound) if *bound != value => None,
+        _ => Some(Some((attribute, value))),
+    }
+}
+
+/// The definitions `wanted` names, with their indexes.
+fn resolve(
+    events: &'static [EventSpec],
+    wanted: &[usize],
+) -> Result<Vec<(usize, &'static EventSpec)>, ErrorObject> {
+    wanted
+        .iter()
+        .map(|&index| {
+            events.get(index).map(|spec| (index, spec)).ok_or_else(|| {
+                ErrorObject::new(
+                    EVENT_ERROR,
+                    format!(
+                        "a wait names event definition #{index}, but the workflow has {}",
+                        events.len()
+                    ),
+                )
+            })
+        })
+        .collect()
+}
+
+/// When a wait of `timeout` from now ends; `None` for no timeout (or one beyond tokio's range).
+fn deadline(timeout: Option<Duration>) -> Option<Instant> {
+    timeout.and_then(|timeout| Instant::now().checked_add(timeout))
+}
+
+/// Waits for `arrived` until `deadline`; false when the deadline came first.
+async fn arrival_before(arrived: Pin<&mut Notified<'_>>, deadline: Option<Instant>) -> bool {
+    match deadline {
+        None => {
+            arrived.await;
+            true
+        }
+        Some(deadline) => tokio::time::timeout_at(deadline, arrived).await.is_ok(),
+    }
+}
+
+/// A hosted instance's registration as waiting for some definitions, undone on drop (also when
+/// the wait is cancelled).
+struct WaitGuard<'a> {
+    link: Option<&'a HostLink>,
+    ticket: u64,
+    specs: Vec<usize>,
+}
+
+impl<'a> WaitGuard<'a> {
+    fn begin(io: &'a Io, wanted: &[(usize, &EventSpec)]) -> Self {
+        let mut tokens: Vec<(usize, Option<&str>)> = wanted
+            .iter()
+            .map(|&(index, spec)| (index, spec.correlation))
+            .collect();
+        tokens.sort_unstable();
+        tokens.dedup();
+        let link = io.inner.link.as_ref();
+        let ticket = link.map_or(0, |link| {
+            registry::lock(&link.registry).begin_wait(link.instance, &tokens)
+        });
+        Self {
+            link,
+            ticket,
+            specs: tokens.into_iter().map(|(index, _)| index).collect(),
+        }
+    }
+
+    /// Stops waiting for the definitions not in `missing`, keeping the wait's age.
+    fn narrow(&mut self, missing: &[usize]) {
+        let (keep, done): (Vec<usize>, Vec<usize>) =
+            self.specs.iter().partition(|spec| missing.contains(spec));
+        if let Some(link) = self.link {
+            registry::lock(&link.registry).end_wait(self.ticket, &done);
+        }
+        self.specs = keep;
+    }
+}
+
+impl Drop for WaitGuard<'_> {
+    fn drop(&mut self) {
+        if let Some(link) = self.link {
+            registry::lock(&link.registry).end_wait(self.ticket, &self.specs);
+        }
+    }
+}
+
+/// The events a `wait_all` took so far, put back into the inbox unless the wait completes.
+struct Taken<'a> {
+    io: &'a Io,
+    slots: Vec<Option<Queued>>,
+}
+
+impl Taken<'_> {
+    fn finish(&mut self, specs: &[(usize, &EventSpec)]) -> Vec<(usize, Event)> {
+        specs
+            .iter()
+            .zip(std::mem::take(&mut self.slots))
+            .filter_map(|(&(index, _), slot)| slot.map(|queued| (index, queued.event)))
+            .collect()
+    }
+}
+
+impl Drop for Taken<'_> {
+    fn drop(&mut self) {
+        let taken: Vec<Queued> = std::mem::take(&mut self.slots)
+            .into_iter()
+            .flatten()
+            .collect();
+        self.io.inner.inbox.put_back(taken);
+    }
+}

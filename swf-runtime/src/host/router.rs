@@ -1,0 +1,128 @@
+//! The router: where each incoming event goes (see [`Host`](super::Host) for the rules).
+
+use std::sync::Arc;
+
+use cloudevents::Event;
+use serde_json::{Map, Value};
+use tokio::sync::mpsc;
+use tokio::time::Instant;
+
+use super::starting::{Offer, Starting};
+use super::{Machine, Shared};
+use crate::events::lock_registry;
+
+const NO_DEFINITION: &str = "matches no event definition";
+const NOBODY: &str = "no instance is waiting for it and it does not start one";
+const CLOSED: &str = "the events channel closed before the other starting events arrived";
+
+/// What woke the router.
+#[allow(
+    clippy::large_enum_variant,
+    reason = "one value per turn of the loop, moved straight into `route`: boxing would only \
+              add an allocation per event"
+)]
+enum Wake {
+    Event(Event),
+    Closed,
+    Deadline,
+}
+
+impl<M: Machine> Shared<M> {
+    /// Routes events from `incoming` until it closes, then gives back the starting events still
+    /// waiting for their group.
+    pub(super) async fn serve(self: Arc<Self>, mut incoming: mpsc::Receiver<Event>) {
+        let mut starting = self.machine.start_on_events().map(Starting::new);
+        loop {
+            let deadline = starting.as_ref().and_then(Starting::next_deadline);
+            let wake = match deadline {
+                None => incoming.recv().await.map_or(Wake::Closed, Wake::Event),
+                Some(deadline) => tokio::select! {
+                    biased;
+                    received = incoming.recv() => received.map_or(Wake::Closed, Wake::Event),
+                    () = tokio::time::sleep_until(deadline) => Wake::Deadline,
+                },
+            };
+            // Groups whose timeout elapsed go first, so a late event never completes one.
+            if let Some(starting) = starting.as_mut() {
+                let reason = starting.timeout_reason();
+                for event in starting.expire(Instant::now()) {
+                    self.report(event, reason.clone()).await;
+                }
+            }
+            match wake {
+                Wake::Event(event) => self.route(event, starting.as_mut()).await,
+                Wake::Deadline => {}
+                Wake::Closed => break,
+            }
+        }
+        if let Some(starting) = starting.as_mut() {
+            for event in starting.drain() {
+                self.report(event, String::from(CLOSED)).await;
+            }
+        }
+    }
+
+    async fn route(self: &Arc<Self>, event: Event, starting: Option<&mut Starting>) {
+        let matching: Vec<usize> = (0..self.events.len())
+            .filter(|&index| {
+                self.events
+                    .get(index)
+                    .is_some_and(|spec| spec.matches(&event))
+            })
+            .collect();
+        if matching.is_empty() {
+            return self.report(event, String::from(NO_DEFINITION)).await;
+        }
+        let receivers = lock_registry(&self.registry).receivers(self.events, &event, &matching);
+        let mut delivered = false;
+        for inbox in receivers {
+            // Refused only by an instance that ended meanwhile.
+            delivered |= inbox.deliver(event.clone()).await.is_ok();
+        }
+        if delivered {
+            return;
+        }
+        let offer = match starting {
+            Some(starting) => starting.offer(event, &matching, self.events, Instant::now()),
+            None => Offer::NotStarting(event),
+        };
+        match offer {
+            Offer::NotStarting(event) => {
+                let reason = self.why_not_received(&event, &matching);
+                self.report(event, reason).await;
+            }
+            Offer::Refused(event, reason) => self.report(event, reason).await,
+            Offer::Held => {}
+            Offer::Start {
+                correlation,
+                events,
+            } => {
+                let input = Value::Object(Map::new());
+                if let Err(refusal) = self.create(input, correlation, events.clone()) {
+                    let reason = format!("it would start an instance, but {}", refusal.error());
+                    for event in events {
+                        self.report(event, reason.clone()).await;
+                    }
+                }
+            }
+        }
+    }
+
+    /// Why an event that matches the definitions `matching` reached no instance.
+    fn why_not_received(&self, event: &Event, matching: &[usize]) -> String {
+        let lacking: Vec<&str> = matching
+            .iter()
+            .filter_map(|&index| self.events.get(index))
+            .map(|spec| {
+                spec.correlation
+                    .filter(|_| spec.correlation_value(event).is_none())
+            })
+            .collect::<Option<Vec<&str>>>()
+            .unwrap_or_default();
+        match lacking.first() {
+            // Every definition it matches needs an attribute it lacks: that is the reason.
+            Some(attribute) => format!("it lacks the correlation attribute `{attribute}`"),
+            None => String::from(NOBODY),
+        }
+    }
+}
