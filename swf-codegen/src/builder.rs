@@ -2,7 +2,7 @@
 //! `OUT_DIR/<name>.rs`, formatted, with an `@generated` header, written only when changed.
 
 use crate::diagnostic::{Diagnostic, Severity};
-use crate::pipeline::{compile, file_stem, format_file};
+use crate::pipeline::{compile_all, file_stem, format_file};
 use crate::source::SourceFile;
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -103,7 +103,8 @@ impl Builder {
         self
     }
 
-    /// Compiles every file; writes each one's code only if it changed. Returns the paths
+    /// Compiles every file, together (a sub-flow may call any of them); writes each one's code
+    /// to `OUT_DIR/<name>.rs` only if it changed. Returns the paths
     /// written (or left as they were), or every diagnostic of every file.
     pub fn compile(self) -> Result<Vec<PathBuf>, BuildError> {
         let out_dir = match self
@@ -119,8 +120,7 @@ impl Builder {
             .clone()
             .or_else(|| std::env::var_os("CARGO_MANIFEST_DIR").map(PathBuf::from))
             .unwrap_or_default();
-        let mut problems = Vec::new();
-        let mut outputs = Vec::new();
+        let mut sources = Vec::new();
         for file in &self.files {
             let full = if file.is_absolute() {
                 file.clone()
@@ -134,18 +134,26 @@ impl Builder {
                 path: full.clone(),
                 error,
             })?;
-            let display = file.to_string_lossy().replace('\\', "/");
-            let compilation = compile(&SourceFile::new(display.clone(), text));
+            sources.push(SourceFile::new(
+                file.to_string_lossy().replace('\\', "/"),
+                text,
+            ));
+        }
+        // Compiled together, so that sub-flows can call any of them.
+        let mut problems = Vec::new();
+        let mut outputs = Vec::new();
+        for (compilation, source) in compile_all(&sources).into_iter().zip(&sources) {
             let has_errors = compilation.has_errors();
             problems.extend(compilation.diagnostics);
             let Some(tokens) = compilation.tokens.filter(|_| !has_errors) else {
                 continue;
             };
-            let out_path = out_dir.join(format!("{}.rs", file_stem(&display)));
-            let content = format_file(&display, tokens).map_err(|error| BuildError::Format {
-                path: out_path.clone(),
-                error: error.to_string(),
-            })?;
+            let out_path = out_dir.join(format!("{}.rs", file_stem(&source.name)));
+            let content =
+                format_file(&source.name, tokens).map_err(|error| BuildError::Format {
+                    path: out_path.clone(),
+                    error: error.to_string(),
+                })?;
             write_if_changed(&out_path, &content)?;
             outputs.push(out_path);
         }

@@ -17,4 +17,4 @@ pub mod syntax;
 pub mod validate;
 
 pub use builder::{BuildError, Builder};
-pub use pipeline::{Compilation, check, compile, file_stem, format_file};
+pub use pipeline::{Compilation, check, check_all, compile, compile_all, file_stem, format_file};

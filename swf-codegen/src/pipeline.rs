@@ -1,5 +1,5 @@
 //! The pipeline every entry point shares (macro, build.rs, swfc):
-//! parse → IR → validate → check what can be compiled → emit.
+//! parse → IR → validate (each file, then the files compiled together) → emit.
 
 use crate::diagnostic::{Diagnostic, Diagnostics};
 use crate::emit::{self, Names, PublicNames};
@@ -38,37 +38,74 @@ impl Compilation {
     }
 }
 
-/// Parses and validates, without generating code (`swfc check`).
+/// Parses and validates one file on its own, without generating code (`swfc check`).
 pub fn check(source: &SourceFile) -> (Option<Workflow>, Diagnostics) {
-    let mut diags = Diagnostics::new(&source.name);
-    let workflow = crate::parse::parse(source, &mut diags);
-    if let Some(workflow) = &workflow {
-        crate::validate::validate(workflow, &mut diags);
-        emit::check_supported(workflow, &mut diags);
+    check_all(std::slice::from_ref(source))
+        .pop()
+        .unwrap_or_else(|| (None, Diagnostics::new(&source.name)))
+}
+
+/// Parses and validates files compiled together: each on its own, then across them (ids,
+/// sub-flows).
+pub fn check_all(sources: &[SourceFile]) -> Vec<(Option<Workflow>, Diagnostics)> {
+    let mut checked: Vec<(Option<Workflow>, Diagnostics)> = sources
+        .iter()
+        .map(|source| {
+            let mut diags = Diagnostics::new(&source.name);
+            let workflow = crate::parse::parse(source, &mut diags);
+            if let Some(workflow) = &workflow {
+                crate::validate::validate(workflow, &mut diags);
+            }
+            (workflow, diags)
+        })
+        .collect();
+    let workflows: Vec<Option<Workflow>> = checked.iter().map(|(w, _)| w.clone()).collect();
+    let refs: Vec<Option<&Workflow>> = workflows.iter().map(Option::as_ref).collect();
+    let mut diags: Vec<Diagnostics> = checked.iter().map(|(_, d)| d.clone()).collect();
+    crate::validate::validate_set(&refs, &mut diags);
+    for ((_, slot), diags) in checked.iter_mut().zip(diags) {
+        *slot = diags;
     }
-    (workflow, diags)
+    checked
 }
 
 /// Runs the whole pipeline on one file.
 pub fn compile(source: &SourceFile) -> Compilation {
-    let (workflow, mut diags) = check(source);
-    let names = match &workflow {
-        Some(w) if !w.id.value.is_empty() => PublicNames::from_id(&w.id.value),
-        _ => PublicNames::from_id(file_stem(&source.name)),
-    };
-    let tokens = match &workflow {
-        Some(workflow) => {
-            let item_names = Names::new(workflow, &mut diags);
-            (!diags.has_errors()).then(|| emit::workflow(workflow, &item_names))
-        }
-        None => None,
-    };
-    Compilation {
-        diagnostics: diags.into_sorted(),
-        workflow,
-        tokens,
-        names,
-    }
+    compile_all(std::slice::from_ref(source))
+        .pop()
+        .unwrap_or_else(|| Compilation {
+            diagnostics: Vec::new(),
+            workflow: None,
+            tokens: None,
+            names: PublicNames::from_id(file_stem(&source.name)),
+        })
+}
+
+/// Runs the whole pipeline on files compiled together: sub-flows may call any of them.
+pub fn compile_all(sources: &[SourceFile]) -> Vec<Compilation> {
+    check_all(sources)
+        .into_iter()
+        .zip(sources)
+        .map(|((workflow, mut diags), source)| {
+            let names = match &workflow {
+                Some(w) if !w.id.value.is_empty() => PublicNames::from_id(&w.id.value),
+                _ => PublicNames::from_id(file_stem(&source.name)),
+            };
+            let tokens = match &workflow {
+                Some(workflow) => {
+                    let item_names = Names::new(workflow, &mut diags);
+                    (!diags.has_errors()).then(|| emit::workflow(workflow, &item_names))
+                }
+                None => None,
+            };
+            Compilation {
+                diagnostics: diags.into_sorted(),
+                workflow,
+                tokens,
+                names,
+            }
+        })
+        .collect()
 }
 
 /// `workflows/order.sw.yaml` → `order`: the name a file's generated code is known by.

@@ -57,8 +57,13 @@ fn returns_every_diagnostic_of_every_file() {
     let BuildError::Diagnostics(diagnostics) = &error else {
         panic!("expected diagnostics, got {error}");
     };
-    assert_eq!(diagnostics.len(), 6);
+    // Three problems in each file, and the second file reuses the first one's id.
+    assert_eq!(diagnostics.len(), 7);
     let text = error.to_string();
+    assert!(
+        text.contains("b.sw.yaml:1:5: error[E0127]: `hello` is also the id of the workflow in a.sw.yaml"),
+        "{text}"
+    );
     assert!(text.contains("a.sw.yaml:7:28: error[E0104]"), "{text}");
     assert!(text.contains("b.sw.yaml:7:28: error[E0104]"), "{text}");
     assert!(

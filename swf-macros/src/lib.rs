@@ -1,67 +1,83 @@
-//! `workflow!("path/to/file.sw.yaml")`: compiles a Serverless Workflow file into a typed async
-//! state machine where the macro is invoked. A thin shell over `swf-codegen`: it resolves the path,
-//! makes cargo rebuild when the file changes, and turns diagnostics into compile errors.
+//! `workflow!("path/to/file.sw.yaml", ...)`: compiles Serverless Workflow files into typed async
+//! state machines where the macro is invoked. A thin shell over `swf-codegen`: it resolves the
+//! paths, makes cargo rebuild when a file changes, and turns diagnostics into compile errors.
 
 use proc_macro::TokenStream;
 use proc_macro2::TokenStream as TokenStream2;
 use quote::quote;
 use std::path::{Path, PathBuf};
+use swf_codegen::diagnostic::Severity;
 use swf_codegen::source::SourceFile;
-use syn::{LitStr, parse_macro_input};
+use syn::parse::Parser;
+use syn::punctuated::Punctuated;
+use syn::{LitStr, Token};
 
-/// Compiles the workflow file at the given path (relative to the crate's `Cargo.toml`).
+/// Compiles the workflow files at the given paths (relative to the crate's `Cargo.toml`).
 ///
-/// Emits `<Id>Functions` (the trait of the workflow's functions), `<Id>State` (the serializable
-/// state enum) and `<Id>Workflow<F>` (the machine, with `run`, `start` and `step`), where `<Id>`
-/// is the workflow's `id` in UpperCamelCase. Every problem in the file is a compile error whose
-/// message starts with `file:line:col`.
+/// For each workflow, emits `<Id>Functions` (the trait of its functions), `<Id>State` (the
+/// serializable state enum), `<Id>Workflow<F>` (the machine) and, when it defines events,
+/// `<Id>Event`; `<Id>` is the workflow's `id` in UpperCamelCase. Files given together are
+/// compiled together: a subflow task may call any of them by id. Every problem in a file is a
+/// compile error on its path, whose message starts with `file:line:col`.
 #[proc_macro]
 pub fn workflow(input: TokenStream) -> TokenStream {
-    let literal = parse_macro_input!(input as LitStr);
-    expand(&literal).into()
+    let parser = Punctuated::<LitStr, Token![,]>::parse_terminated;
+    match parser.parse(input) {
+        Ok(paths) if paths.is_empty() => syn::Error::new(
+            proc_macro2::Span::call_site(),
+            "workflow! needs the path of a workflow file, relative to Cargo.toml",
+        )
+        .to_compile_error()
+        .into(),
+        Ok(paths) => expand(&paths.into_iter().collect::<Vec<_>>()).into(),
+        Err(error) => error.to_compile_error().into(),
+    }
 }
 
-fn expand(literal: &LitStr) -> TokenStream2 {
-    let relative = literal.value();
-    let full = match resolve(&relative) {
-        Ok(full) => full,
-        Err(message) => return syn::Error::new(literal.span(), message).to_compile_error(),
-    };
-    let text = match std::fs::read_to_string(&full) {
-        Ok(text) => text,
-        Err(error) => {
-            let message = format!(
-                "{relative}: cannot read the workflow file ({error}); the path is relative to the crate's Cargo.toml ({})",
-                full.display()
-            );
-            return syn::Error::new(literal.span(), message).to_compile_error();
-        }
-    };
-    // Makes cargo rebuild the crate when the workflow file changes.
-    let full_text = full.display().to_string();
-    let track = quote!(
-        const _: &[u8] = ::core::include_bytes!(#full_text);
-    );
-
-    let compilation = swf_codegen::compile(&SourceFile::new(relative.replace('\\', "/"), text));
-    if compilation.has_errors() {
-        let errors = compilation
-            .diagnostics
-            .iter()
-            .filter(|d| d.severity == swf_codegen::diagnostic::Severity::Error)
-            .map(|d| syn::Error::new(literal.span(), d.one_line()).to_compile_error());
-        let stubs = compilation.stub_tokens();
-        return quote! {
-            #(#errors)*
-            #track
-            #stubs
+fn expand(literals: &[LitStr]) -> TokenStream2 {
+    let mut sources = Vec::new();
+    let mut tracking = Vec::new();
+    for literal in literals {
+        let relative = literal.value();
+        let full = match resolve(&relative) {
+            Ok(full) => full,
+            Err(message) => return syn::Error::new(literal.span(), message).to_compile_error(),
         };
+        let text = match std::fs::read_to_string(&full) {
+            Ok(text) => text,
+            Err(error) => {
+                let message = format!(
+                    "{relative}: cannot read the workflow file ({error}); the path is relative to the crate's Cargo.toml ({})",
+                    full.display()
+                );
+                return syn::Error::new(literal.span(), message).to_compile_error();
+            }
+        };
+        // Makes cargo rebuild the crate when the workflow file changes.
+        let full_text = full.display().to_string();
+        tracking.push(quote!(
+            const _: &[u8] = ::core::include_bytes!(#full_text);
+        ));
+        sources.push(SourceFile::new(relative.replace('\\', "/"), text));
     }
-    let tokens = compilation.tokens.unwrap_or_default();
-    quote! {
-        #track
-        #tokens
+
+    let compilations = swf_codegen::compile_all(&sources);
+    let any_errors = compilations.iter().any(|c| c.has_errors());
+    let mut output = quote!(#(#tracking)*);
+    for (compilation, literal) in compilations.iter().zip(literals) {
+        if any_errors {
+            let errors = compilation
+                .diagnostics
+                .iter()
+                .filter(|d| d.severity == Severity::Error)
+                .map(|d| syn::Error::new(literal.span(), d.one_line()).to_compile_error());
+            let stubs = compilation.stub_tokens();
+            output.extend(quote!(#(#errors)* #stubs));
+        } else if let Some(tokens) = &compilation.tokens {
+            output.extend(tokens.clone());
+        }
     }
+    output
 }
 
 /// The file's path: relative to `CARGO_MANIFEST_DIR`; absolute paths are refused so that a

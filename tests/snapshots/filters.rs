@@ -23,6 +23,30 @@ pub trait FiltersFunctions: ::core::marker::Send + ::core::marker::Sync {
         >,
     > + ::core::marker::Send;
 }
+impl<T: FiltersFunctions + ?Sized> FiltersFunctions for &T {
+    fn lookup(
+        &self,
+        args: ::swf_runtime::__private::Value,
+    ) -> impl ::core::future::Future<
+        Output = ::core::result::Result<
+            ::swf_runtime::__private::Value,
+            ::swf_runtime::__private::FunctionError,
+        >,
+    > + ::core::marker::Send {
+        (**self).lookup(args)
+    }
+    fn score(
+        &self,
+        args: ::swf_runtime::__private::Value,
+    ) -> impl ::core::future::Future<
+        Output = ::core::result::Result<
+            ::swf_runtime::__private::Value,
+            ::swf_runtime::__private::FunctionError,
+        >,
+    > + ::core::marker::Send {
+        (**self).score(args)
+    }
+}
 /// Where an instance of the `Filters and parameters` workflow is: the next task to run, or how it ended.
 #[derive(
     ::core::fmt::Debug,
@@ -112,8 +136,46 @@ impl<F: FiltersFunctions> FiltersWorkflow<F> {
         let input = ::swf_runtime::__private::workflow_input(Self::ID, "Seed", input)?;
         Self::enter_seed(input)
     }
-    /// Runs the task `state` names and returns the next state. A state that has ended is
-    /// returned unchanged.
+    #[doc(hidden)]
+    pub async fn drive_subflow(
+        &self,
+        input: ::swf_runtime::__private::Value,
+        _io: &::swf_runtime::__private::Io,
+    ) -> ::core::result::Result<
+        ::swf_runtime::__private::ScopeEnd,
+        ::swf_runtime::__private::WorkflowError,
+    > {
+        let mut state = match self.start(input.clone()) {
+            ::core::result::Result::Ok(state) => state,
+            ::core::result::Result::Err(
+                refused,
+            ) if refused.error().name == ::swf_runtime::__private::SCHEDULE_ERROR => {
+                return ::core::result::Result::Ok(
+                    ::swf_runtime::__private::ScopeEnd::Completed(input),
+                );
+            }
+            ::core::result::Result::Err(failure) => {
+                return ::core::result::Result::Err(failure);
+            }
+        };
+        loop {
+            state = match state {
+                FiltersState::Completed { output } => {
+                    return ::core::result::Result::Ok(
+                        ::swf_runtime::__private::ScopeEnd::Completed(output),
+                    );
+                }
+                FiltersState::Terminated { output } => {
+                    return ::core::result::Result::Ok(
+                        ::swf_runtime::__private::ScopeEnd::Terminated(output),
+                    );
+                }
+                other => self.step(other).await?,
+            };
+        }
+    }
+    /// Runs the task `state` names and returns the next state. A state that has ended
+    /// is returned unchanged.
     pub async fn step(
         &self,
         state: FiltersState,
@@ -131,36 +193,6 @@ impl<F: FiltersFunctions> FiltersWorkflow<F> {
     ) -> ::core::result::Result<FiltersState, ::swf_runtime::__private::WorkflowError> {
         ::core::result::Result::Ok(FiltersState::Seed { data })
     }
-    fn enter_enrich(
-        data: ::swf_runtime::__private::Value,
-    ) -> ::core::result::Result<FiltersState, ::swf_runtime::__private::WorkflowError> {
-        ::core::result::Result::Ok(FiltersState::Enrich { data })
-    }
-    fn enter_done(
-        data: ::swf_runtime::__private::Value,
-    ) -> ::core::result::Result<FiltersState, ::swf_runtime::__private::WorkflowError> {
-        let mut data = data;
-        if let ::core::result::Result::Err(error) = ::swf_runtime::__private::filter_in_place(
-            {
-                static PATH: ::swf_runtime::__private::JsonPath = ::swf_runtime::__private::JsonPath::definite(
-                    "$.contact",
-                    &[::swf_runtime::__private::Segment::Key("contact")],
-                );
-                &PATH
-            },
-            &mut data,
-        ) {
-            return ::core::result::Result::Err(
-                ::swf_runtime::__private::WorkflowError::new(
-                    "filters",
-                    "Done",
-                    error,
-                    data,
-                ),
-            );
-        }
-        ::core::result::Result::Ok(FiltersState::Done { data })
-    }
     /// Runs task `Seed` once.
     async fn run_seed(
         &self,
@@ -168,7 +200,7 @@ impl<F: FiltersFunctions> FiltersWorkflow<F> {
     ) -> ::core::result::Result<FiltersState, ::swf_runtime::__private::WorkflowError> {
         let mut data = data;
         let attempt: ::core::result::Result<
-            usize,
+            ::core::option::Option<usize>,
             ::swf_runtime::__private::ErrorObject,
         > = async {
             ::swf_runtime::__private::merge_data(
@@ -199,7 +231,7 @@ impl<F: FiltersFunctions> FiltersWorkflow<F> {
                 "Seed",
                 "inject data",
             )?;
-            ::core::result::Result::Ok(0)
+            ::core::result::Result::Ok(::core::option::Option::Some(0))
         }
             .await;
         match attempt {
@@ -219,6 +251,11 @@ impl<F: FiltersFunctions> FiltersWorkflow<F> {
             }
         }
     }
+    fn enter_enrich(
+        data: ::swf_runtime::__private::Value,
+    ) -> ::core::result::Result<FiltersState, ::swf_runtime::__private::WorkflowError> {
+        ::core::result::Result::Ok(FiltersState::Enrich { data })
+    }
     /// Runs task `Enrich` once.
     async fn run_enrich(
         &self,
@@ -226,7 +263,7 @@ impl<F: FiltersFunctions> FiltersWorkflow<F> {
     ) -> ::core::result::Result<FiltersState, ::swf_runtime::__private::WorkflowError> {
         let mut data = data;
         let attempt: ::core::result::Result<
-            usize,
+            ::core::option::Option<usize>,
             ::swf_runtime::__private::ErrorObject,
         > = async {
             let (result_0, result_1) = ::swf_runtime::__private::tokio::join!(
@@ -271,7 +308,7 @@ impl<F: FiltersFunctions> FiltersWorkflow<F> {
                 &PATH
             }
                 .write(&mut data, result_1)?;
-            ::core::result::Result::Ok(0)
+            ::core::result::Result::Ok(::core::option::Option::Some(0))
         }
             .await;
         match attempt {
@@ -342,20 +379,45 @@ impl<F: FiltersFunctions> FiltersWorkflow<F> {
             }
         }
     }
+    fn enter_done(
+        data: ::swf_runtime::__private::Value,
+    ) -> ::core::result::Result<FiltersState, ::swf_runtime::__private::WorkflowError> {
+        let mut data = data;
+        if let ::core::result::Result::Err(error) = ::swf_runtime::__private::filter_in_place(
+            {
+                static PATH: ::swf_runtime::__private::JsonPath = ::swf_runtime::__private::JsonPath::definite(
+                    "$.contact",
+                    &[::swf_runtime::__private::Segment::Key("contact")],
+                );
+                &PATH
+            },
+            &mut data,
+        ) {
+            return ::core::result::Result::Err(
+                ::swf_runtime::__private::WorkflowError::new(
+                    "filters",
+                    "Done",
+                    error,
+                    data,
+                ),
+            );
+        }
+        ::core::result::Result::Ok(FiltersState::Done { data })
+    }
     /// Runs task `Done` once.
     async fn run_done(
         &self,
         data: ::swf_runtime::__private::Value,
     ) -> ::core::result::Result<FiltersState, ::swf_runtime::__private::WorkflowError> {
         let attempt: ::core::result::Result<
-            usize,
+            ::core::option::Option<usize>,
             ::swf_runtime::__private::ErrorObject,
         > = async {
             ::swf_runtime::__private::tokio::time::sleep(
                     ::swf_runtime::__private::Duration::from_millis(60000u64),
                 )
                 .await;
-            ::core::result::Result::Ok(0)
+            ::core::result::Result::Ok(::core::option::Option::Some(0))
         }
             .await;
         match attempt {
@@ -374,5 +436,46 @@ impl<F: FiltersFunctions> FiltersWorkflow<F> {
                 )
             }
         }
+    }
+}
+impl<F: FiltersFunctions + 'static> ::swf_runtime::__private::Machine
+for FiltersWorkflow<F> {
+    type State = FiltersState;
+    fn workflow_id(&self) -> &'static str {
+        Self::ID
+    }
+    fn events(&self) -> &'static [::swf_runtime::__private::EventSpec] {
+        &[]
+    }
+    fn start_on_events(
+        &self,
+    ) -> ::core::option::Option<::swf_runtime::__private::StartOnEvents> {
+        ::core::option::Option::None
+    }
+    fn start(
+        &self,
+        input: ::swf_runtime::__private::Value,
+        io: &::swf_runtime::__private::Io,
+    ) -> ::core::result::Result<FiltersState, ::swf_runtime::__private::WorkflowError> {
+        let _ = io;
+        FiltersWorkflow::start(self, input)
+    }
+    fn step<'a>(
+        &'a self,
+        state: FiltersState,
+        io: &'a ::swf_runtime::__private::Io,
+    ) -> impl ::core::future::Future<
+        Output = ::core::result::Result<
+            FiltersState,
+            ::swf_runtime::__private::WorkflowError,
+        >,
+    > + ::core::marker::Send + 'a {
+        let _ = io;
+        FiltersWorkflow::step(self, state)
+    }
+    fn output(
+        state: &FiltersState,
+    ) -> ::core::option::Option<&::swf_runtime::__private::Value> {
+        state.output()
     }
 }

@@ -33,6 +33,41 @@ pub trait OrderFunctions: ::core::marker::Send + ::core::marker::Sync {
         >,
     > + ::core::marker::Send;
 }
+impl<T: OrderFunctions + ?Sized> OrderFunctions for &T {
+    fn check_inventory(
+        &self,
+        args: ::swf_runtime::__private::Value,
+    ) -> impl ::core::future::Future<
+        Output = ::core::result::Result<
+            ::swf_runtime::__private::Value,
+            ::swf_runtime::__private::FunctionError,
+        >,
+    > + ::core::marker::Send {
+        (**self).check_inventory(args)
+    }
+    fn charge_card(
+        &self,
+        args: ::swf_runtime::__private::Value,
+    ) -> impl ::core::future::Future<
+        Output = ::core::result::Result<
+            ::swf_runtime::__private::Value,
+            ::swf_runtime::__private::FunctionError,
+        >,
+    > + ::core::marker::Send {
+        (**self).charge_card(args)
+    }
+    fn ship_order(
+        &self,
+        args: ::swf_runtime::__private::Value,
+    ) -> impl ::core::future::Future<
+        Output = ::core::result::Result<
+            ::swf_runtime::__private::Value,
+            ::swf_runtime::__private::FunctionError,
+        >,
+    > + ::core::marker::Send {
+        (**self).ship_order(args)
+    }
+}
 /// Where an instance of the `Order fulfilment` workflow is: the next task to run, or how it ended.
 #[derive(
     ::core::fmt::Debug,
@@ -141,8 +176,46 @@ impl<F: OrderFunctions> OrderWorkflow<F> {
         )?;
         Self::enter_check_inventory(input)
     }
-    /// Runs the task `state` names and returns the next state. A state that has ended is
-    /// returned unchanged.
+    #[doc(hidden)]
+    pub async fn drive_subflow(
+        &self,
+        input: ::swf_runtime::__private::Value,
+        _io: &::swf_runtime::__private::Io,
+    ) -> ::core::result::Result<
+        ::swf_runtime::__private::ScopeEnd,
+        ::swf_runtime::__private::WorkflowError,
+    > {
+        let mut state = match self.start(input.clone()) {
+            ::core::result::Result::Ok(state) => state,
+            ::core::result::Result::Err(
+                refused,
+            ) if refused.error().name == ::swf_runtime::__private::SCHEDULE_ERROR => {
+                return ::core::result::Result::Ok(
+                    ::swf_runtime::__private::ScopeEnd::Completed(input),
+                );
+            }
+            ::core::result::Result::Err(failure) => {
+                return ::core::result::Result::Err(failure);
+            }
+        };
+        loop {
+            state = match state {
+                OrderState::Completed { output } => {
+                    return ::core::result::Result::Ok(
+                        ::swf_runtime::__private::ScopeEnd::Completed(output),
+                    );
+                }
+                OrderState::Terminated { output } => {
+                    return ::core::result::Result::Ok(
+                        ::swf_runtime::__private::ScopeEnd::Terminated(output),
+                    );
+                }
+                other => self.step(other).await?,
+            };
+        }
+    }
+    /// Runs the task `state` names and returns the next state. A state that has ended
+    /// is returned unchanged.
     pub async fn step(
         &self,
         state: OrderState,
@@ -166,34 +239,6 @@ impl<F: OrderFunctions> OrderWorkflow<F> {
     ) -> ::core::result::Result<OrderState, ::swf_runtime::__private::WorkflowError> {
         ::core::result::Result::Ok(OrderState::CheckInventory { data })
     }
-    fn enter_charge_card(
-        data: ::swf_runtime::__private::Value,
-    ) -> ::core::result::Result<OrderState, ::swf_runtime::__private::WorkflowError> {
-        ::core::result::Result::Ok(OrderState::ChargeCard {
-            data,
-            retry: ::core::default::Default::default(),
-        })
-    }
-    fn enter_route(
-        data: ::swf_runtime::__private::Value,
-    ) -> ::core::result::Result<OrderState, ::swf_runtime::__private::WorkflowError> {
-        ::core::result::Result::Ok(OrderState::Route { data })
-    }
-    fn enter_manual_review(
-        data: ::swf_runtime::__private::Value,
-    ) -> ::core::result::Result<OrderState, ::swf_runtime::__private::WorkflowError> {
-        ::core::result::Result::Ok(OrderState::ManualReview { data })
-    }
-    fn enter_ship(
-        data: ::swf_runtime::__private::Value,
-    ) -> ::core::result::Result<OrderState, ::swf_runtime::__private::WorkflowError> {
-        ::core::result::Result::Ok(OrderState::Ship { data })
-    }
-    fn enter_declined(
-        data: ::swf_runtime::__private::Value,
-    ) -> ::core::result::Result<OrderState, ::swf_runtime::__private::WorkflowError> {
-        ::core::result::Result::Ok(OrderState::Declined { data })
-    }
     /// Runs task `CheckInventory` once.
     async fn run_check_inventory(
         &self,
@@ -201,7 +246,7 @@ impl<F: OrderFunctions> OrderWorkflow<F> {
     ) -> ::core::result::Result<OrderState, ::swf_runtime::__private::WorkflowError> {
         let mut data = data;
         let attempt: ::core::result::Result<
-            usize,
+            ::core::option::Option<usize>,
             ::swf_runtime::__private::ErrorObject,
         > = async {
             {
@@ -261,7 +306,7 @@ impl<F: OrderFunctions> OrderWorkflow<F> {
                 }
                     .write(&mut data, result)?;
             }
-            ::core::result::Result::Ok(0)
+            ::core::result::Result::Ok(::core::option::Option::Some(0))
         }
             .await;
         match attempt {
@@ -281,6 +326,14 @@ impl<F: OrderFunctions> OrderWorkflow<F> {
             }
         }
     }
+    fn enter_charge_card(
+        data: ::swf_runtime::__private::Value,
+    ) -> ::core::result::Result<OrderState, ::swf_runtime::__private::WorkflowError> {
+        ::core::result::Result::Ok(OrderState::ChargeCard {
+            data,
+            retry: ::core::default::Default::default(),
+        })
+    }
     /// Runs task `ChargeCard` once.
     async fn run_charge_card(
         &self,
@@ -291,7 +344,7 @@ impl<F: OrderFunctions> OrderWorkflow<F> {
         let input = data.clone();
         let mut data = data;
         let attempt: ::core::result::Result<
-            usize,
+            ::core::option::Option<usize>,
             ::swf_runtime::__private::ErrorObject,
         > = async {
             {
@@ -337,7 +390,7 @@ impl<F: OrderFunctions> OrderWorkflow<F> {
                 }
                     .write(&mut data, result)?;
             }
-            ::core::result::Result::Ok(0)
+            ::core::result::Result::Ok(::core::option::Option::Some(0))
         }
             .await;
         match attempt {
@@ -490,13 +543,18 @@ impl<F: OrderFunctions> OrderWorkflow<F> {
             }
         }
     }
+    fn enter_route(
+        data: ::swf_runtime::__private::Value,
+    ) -> ::core::result::Result<OrderState, ::swf_runtime::__private::WorkflowError> {
+        ::core::result::Result::Ok(OrderState::Route { data })
+    }
     /// Runs task `Route` once.
     async fn run_route(
         &self,
         data: ::swf_runtime::__private::Value,
     ) -> ::core::result::Result<OrderState, ::swf_runtime::__private::WorkflowError> {
         let attempt: ::core::result::Result<
-            usize,
+            ::core::option::Option<usize>,
             ::swf_runtime::__private::ErrorObject,
         > = async {
             let matched = ::swf_runtime::__private::switch::data_condition(
@@ -518,16 +576,18 @@ impl<F: OrderFunctions> OrderWorkflow<F> {
                 ::core::option::Option::None,
             )?;
             if matched {
-                return ::core::result::Result::Ok(0usize);
+                return ::core::result::Result::Ok(::core::option::Option::Some(0usize));
             }
-            ::core::result::Result::Ok(1usize)
+            ::core::result::Result::Ok(::core::option::Option::Some(1usize))
         }
             .await;
         match attempt {
             ::core::result::Result::Ok(exit) => {
                 let output = data;
                 match exit {
-                    0usize => Self::enter_manual_review(output),
+                    ::core::option::Option::Some(0usize) => {
+                        Self::enter_manual_review(output)
+                    }
                     _ => Self::enter_ship(output),
                 }
             }
@@ -543,6 +603,11 @@ impl<F: OrderFunctions> OrderWorkflow<F> {
             }
         }
     }
+    fn enter_manual_review(
+        data: ::swf_runtime::__private::Value,
+    ) -> ::core::result::Result<OrderState, ::swf_runtime::__private::WorkflowError> {
+        ::core::result::Result::Ok(OrderState::ManualReview { data })
+    }
     /// Runs task `ManualReview` once.
     async fn run_manual_review(
         &self,
@@ -550,7 +615,7 @@ impl<F: OrderFunctions> OrderWorkflow<F> {
     ) -> ::core::result::Result<OrderState, ::swf_runtime::__private::WorkflowError> {
         let mut data = data;
         let attempt: ::core::result::Result<
-            usize,
+            ::core::option::Option<usize>,
             ::swf_runtime::__private::ErrorObject,
         > = async {
             ::swf_runtime::__private::merge_data(
@@ -566,7 +631,7 @@ impl<F: OrderFunctions> OrderWorkflow<F> {
                 "ManualReview",
                 "inject data",
             )?;
-            ::core::result::Result::Ok(0)
+            ::core::result::Result::Ok(::core::option::Option::Some(0))
         }
             .await;
         match attempt {
@@ -586,6 +651,11 @@ impl<F: OrderFunctions> OrderWorkflow<F> {
             }
         }
     }
+    fn enter_ship(
+        data: ::swf_runtime::__private::Value,
+    ) -> ::core::result::Result<OrderState, ::swf_runtime::__private::WorkflowError> {
+        ::core::result::Result::Ok(OrderState::Ship { data })
+    }
     /// Runs task `Ship` once.
     async fn run_ship(
         &self,
@@ -593,7 +663,7 @@ impl<F: OrderFunctions> OrderWorkflow<F> {
     ) -> ::core::result::Result<OrderState, ::swf_runtime::__private::WorkflowError> {
         let mut data = data;
         let attempt: ::core::result::Result<
-            usize,
+            ::core::option::Option<usize>,
             ::swf_runtime::__private::ErrorObject,
         > = async {
             {
@@ -637,7 +707,7 @@ impl<F: OrderFunctions> OrderWorkflow<F> {
                 }
                     .write(&mut data, result)?;
             }
-            ::core::result::Result::Ok(0)
+            ::core::result::Result::Ok(::core::option::Option::Some(0))
         }
             .await;
         match attempt {
@@ -677,6 +747,11 @@ impl<F: OrderFunctions> OrderWorkflow<F> {
             }
         }
     }
+    fn enter_declined(
+        data: ::swf_runtime::__private::Value,
+    ) -> ::core::result::Result<OrderState, ::swf_runtime::__private::WorkflowError> {
+        ::core::result::Result::Ok(OrderState::Declined { data })
+    }
     /// Runs task `Declined` once.
     async fn run_declined(
         &self,
@@ -684,7 +759,7 @@ impl<F: OrderFunctions> OrderWorkflow<F> {
     ) -> ::core::result::Result<OrderState, ::swf_runtime::__private::WorkflowError> {
         let mut data = data;
         let attempt: ::core::result::Result<
-            usize,
+            ::core::option::Option<usize>,
             ::swf_runtime::__private::ErrorObject,
         > = async {
             ::swf_runtime::__private::merge_data(
@@ -700,7 +775,7 @@ impl<F: OrderFunctions> OrderWorkflow<F> {
                 "Declined",
                 "inject data",
             )?;
-            ::core::result::Result::Ok(0)
+            ::core::result::Result::Ok(::core::option::Option::Some(0))
         }
             .await;
         match attempt {
@@ -719,5 +794,46 @@ impl<F: OrderFunctions> OrderWorkflow<F> {
                 )
             }
         }
+    }
+}
+impl<F: OrderFunctions + 'static> ::swf_runtime::__private::Machine
+for OrderWorkflow<F> {
+    type State = OrderState;
+    fn workflow_id(&self) -> &'static str {
+        Self::ID
+    }
+    fn events(&self) -> &'static [::swf_runtime::__private::EventSpec] {
+        &[]
+    }
+    fn start_on_events(
+        &self,
+    ) -> ::core::option::Option<::swf_runtime::__private::StartOnEvents> {
+        ::core::option::Option::None
+    }
+    fn start(
+        &self,
+        input: ::swf_runtime::__private::Value,
+        io: &::swf_runtime::__private::Io,
+    ) -> ::core::result::Result<OrderState, ::swf_runtime::__private::WorkflowError> {
+        let _ = io;
+        OrderWorkflow::start(self, input)
+    }
+    fn step<'a>(
+        &'a self,
+        state: OrderState,
+        io: &'a ::swf_runtime::__private::Io,
+    ) -> impl ::core::future::Future<
+        Output = ::core::result::Result<
+            OrderState,
+            ::swf_runtime::__private::WorkflowError,
+        >,
+    > + ::core::marker::Send + 'a {
+        let _ = io;
+        OrderWorkflow::step(self, state)
+    }
+    fn output(
+        state: &OrderState,
+    ) -> ::core::option::Option<&::swf_runtime::__private::Value> {
+        state.output()
     }
 }

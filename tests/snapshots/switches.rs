@@ -8,6 +8,14 @@ pub trait SwitchesFunctions: ::core::marker::Send + ::core::marker::Sync {
         condition: ::swf_runtime::__private::CustomCondition<'_>,
     ) -> bool;
 }
+impl<T: SwitchesFunctions + ?Sized> SwitchesFunctions for &T {
+    fn custom_condition(
+        &self,
+        condition: ::swf_runtime::__private::CustomCondition<'_>,
+    ) -> bool {
+        (**self).custom_condition(condition)
+    }
+}
 /// Where an instance of the `Switch operators` workflow is: the next task to run, or how it ended.
 #[derive(
     ::core::fmt::Debug,
@@ -108,8 +116,46 @@ impl<F: SwitchesFunctions> SwitchesWorkflow<F> {
         )?;
         Self::enter_classify(input)
     }
-    /// Runs the task `state` names and returns the next state. A state that has ended is
-    /// returned unchanged.
+    #[doc(hidden)]
+    pub async fn drive_subflow(
+        &self,
+        input: ::swf_runtime::__private::Value,
+        _io: &::swf_runtime::__private::Io,
+    ) -> ::core::result::Result<
+        ::swf_runtime::__private::ScopeEnd,
+        ::swf_runtime::__private::WorkflowError,
+    > {
+        let mut state = match self.start(input.clone()) {
+            ::core::result::Result::Ok(state) => state,
+            ::core::result::Result::Err(
+                refused,
+            ) if refused.error().name == ::swf_runtime::__private::SCHEDULE_ERROR => {
+                return ::core::result::Result::Ok(
+                    ::swf_runtime::__private::ScopeEnd::Completed(input),
+                );
+            }
+            ::core::result::Result::Err(failure) => {
+                return ::core::result::Result::Err(failure);
+            }
+        };
+        loop {
+            state = match state {
+                SwitchesState::Completed { output } => {
+                    return ::core::result::Result::Ok(
+                        ::swf_runtime::__private::ScopeEnd::Completed(output),
+                    );
+                }
+                SwitchesState::Terminated { output } => {
+                    return ::core::result::Result::Ok(
+                        ::swf_runtime::__private::ScopeEnd::Terminated(output),
+                    );
+                }
+                other => self.step(other).await?,
+            };
+        }
+    }
+    /// Runs the task `state` names and returns the next state. A state that has ended
+    /// is returned unchanged.
     pub async fn step(
         &self,
         state: SwitchesState,
@@ -129,33 +175,13 @@ impl<F: SwitchesFunctions> SwitchesWorkflow<F> {
     ) -> ::core::result::Result<SwitchesState, ::swf_runtime::__private::WorkflowError> {
         ::core::result::Result::Ok(SwitchesState::Classify { data })
     }
-    fn enter_minor(
-        data: ::swf_runtime::__private::Value,
-    ) -> ::core::result::Result<SwitchesState, ::swf_runtime::__private::WorkflowError> {
-        ::core::result::Result::Ok(SwitchesState::Minor { data })
-    }
-    fn enter_staff(
-        data: ::swf_runtime::__private::Value,
-    ) -> ::core::result::Result<SwitchesState, ::swf_runtime::__private::WorkflowError> {
-        ::core::result::Result::Ok(SwitchesState::Staff { data })
-    }
-    fn enter_premium(
-        data: ::swf_runtime::__private::Value,
-    ) -> ::core::result::Result<SwitchesState, ::swf_runtime::__private::WorkflowError> {
-        ::core::result::Result::Ok(SwitchesState::Premium { data })
-    }
-    fn enter_other(
-        data: ::swf_runtime::__private::Value,
-    ) -> ::core::result::Result<SwitchesState, ::swf_runtime::__private::WorkflowError> {
-        ::core::result::Result::Ok(SwitchesState::Other { data })
-    }
     /// Runs task `Classify` once.
     async fn run_classify(
         &self,
         data: ::swf_runtime::__private::Value,
     ) -> ::core::result::Result<SwitchesState, ::swf_runtime::__private::WorkflowError> {
         let attempt: ::core::result::Result<
-            usize,
+            ::core::option::Option<usize>,
             ::swf_runtime::__private::ErrorObject,
         > = async {
             let matched = ::swf_runtime::__private::switch::data_condition(
@@ -174,7 +200,7 @@ impl<F: SwitchesFunctions> SwitchesWorkflow<F> {
                 ::core::option::Option::None,
             )?;
             if matched {
-                return ::core::result::Result::Ok(0usize);
+                return ::core::result::Result::Ok(::core::option::Option::Some(0usize));
             }
             let matched = ::swf_runtime::__private::switch::data_condition(
                 ::swf_runtime::__private::switch::ConditionOp::Matches,
@@ -197,7 +223,7 @@ impl<F: SwitchesFunctions> SwitchesWorkflow<F> {
                 },
             )?;
             if matched {
-                return ::core::result::Result::Ok(1usize);
+                return ::core::result::Result::Ok(::core::option::Option::Some(1usize));
             }
             let matched = {
                 let selected = {
@@ -226,18 +252,18 @@ impl<F: SwitchesFunctions> SwitchesWorkflow<F> {
                     })
             };
             if matched {
-                return ::core::result::Result::Ok(2usize);
+                return ::core::result::Result::Ok(::core::option::Option::Some(2usize));
             }
-            ::core::result::Result::Ok(3usize)
+            ::core::result::Result::Ok(::core::option::Option::Some(3usize))
         }
             .await;
         match attempt {
             ::core::result::Result::Ok(exit) => {
                 let output = data;
                 match exit {
-                    0usize => Self::enter_minor(output),
-                    1usize => Self::enter_staff(output),
-                    2usize => Self::enter_premium(output),
+                    ::core::option::Option::Some(0usize) => Self::enter_minor(output),
+                    ::core::option::Option::Some(1usize) => Self::enter_staff(output),
+                    ::core::option::Option::Some(2usize) => Self::enter_premium(output),
                     _ => Self::enter_other(output),
                 }
             }
@@ -253,6 +279,11 @@ impl<F: SwitchesFunctions> SwitchesWorkflow<F> {
             }
         }
     }
+    fn enter_minor(
+        data: ::swf_runtime::__private::Value,
+    ) -> ::core::result::Result<SwitchesState, ::swf_runtime::__private::WorkflowError> {
+        ::core::result::Result::Ok(SwitchesState::Minor { data })
+    }
     /// Runs task `Minor` once.
     async fn run_minor(
         &self,
@@ -260,7 +291,7 @@ impl<F: SwitchesFunctions> SwitchesWorkflow<F> {
     ) -> ::core::result::Result<SwitchesState, ::swf_runtime::__private::WorkflowError> {
         let mut data = data;
         let attempt: ::core::result::Result<
-            usize,
+            ::core::option::Option<usize>,
             ::swf_runtime::__private::ErrorObject,
         > = async {
             ::swf_runtime::__private::merge_data(
@@ -276,7 +307,7 @@ impl<F: SwitchesFunctions> SwitchesWorkflow<F> {
                 "Minor",
                 "inject data",
             )?;
-            ::core::result::Result::Ok(0)
+            ::core::result::Result::Ok(::core::option::Option::Some(0))
         }
             .await;
         match attempt {
@@ -296,6 +327,11 @@ impl<F: SwitchesFunctions> SwitchesWorkflow<F> {
             }
         }
     }
+    fn enter_staff(
+        data: ::swf_runtime::__private::Value,
+    ) -> ::core::result::Result<SwitchesState, ::swf_runtime::__private::WorkflowError> {
+        ::core::result::Result::Ok(SwitchesState::Staff { data })
+    }
     /// Runs task `Staff` once.
     async fn run_staff(
         &self,
@@ -303,7 +339,7 @@ impl<F: SwitchesFunctions> SwitchesWorkflow<F> {
     ) -> ::core::result::Result<SwitchesState, ::swf_runtime::__private::WorkflowError> {
         let mut data = data;
         let attempt: ::core::result::Result<
-            usize,
+            ::core::option::Option<usize>,
             ::swf_runtime::__private::ErrorObject,
         > = async {
             ::swf_runtime::__private::merge_data(
@@ -319,7 +355,7 @@ impl<F: SwitchesFunctions> SwitchesWorkflow<F> {
                 "Staff",
                 "inject data",
             )?;
-            ::core::result::Result::Ok(0)
+            ::core::result::Result::Ok(::core::option::Option::Some(0))
         }
             .await;
         match attempt {
@@ -341,6 +377,11 @@ impl<F: SwitchesFunctions> SwitchesWorkflow<F> {
             }
         }
     }
+    fn enter_premium(
+        data: ::swf_runtime::__private::Value,
+    ) -> ::core::result::Result<SwitchesState, ::swf_runtime::__private::WorkflowError> {
+        ::core::result::Result::Ok(SwitchesState::Premium { data })
+    }
     /// Runs task `Premium` once.
     async fn run_premium(
         &self,
@@ -348,7 +389,7 @@ impl<F: SwitchesFunctions> SwitchesWorkflow<F> {
     ) -> ::core::result::Result<SwitchesState, ::swf_runtime::__private::WorkflowError> {
         let mut data = data;
         let attempt: ::core::result::Result<
-            usize,
+            ::core::option::Option<usize>,
             ::swf_runtime::__private::ErrorObject,
         > = async {
             ::swf_runtime::__private::merge_data(
@@ -364,7 +405,7 @@ impl<F: SwitchesFunctions> SwitchesWorkflow<F> {
                 "Premium",
                 "inject data",
             )?;
-            ::core::result::Result::Ok(0)
+            ::core::result::Result::Ok(::core::option::Option::Some(0))
         }
             .await;
         match attempt {
@@ -384,6 +425,11 @@ impl<F: SwitchesFunctions> SwitchesWorkflow<F> {
             }
         }
     }
+    fn enter_other(
+        data: ::swf_runtime::__private::Value,
+    ) -> ::core::result::Result<SwitchesState, ::swf_runtime::__private::WorkflowError> {
+        ::core::result::Result::Ok(SwitchesState::Other { data })
+    }
     /// Runs task `Other` once.
     async fn run_other(
         &self,
@@ -391,7 +437,7 @@ impl<F: SwitchesFunctions> SwitchesWorkflow<F> {
     ) -> ::core::result::Result<SwitchesState, ::swf_runtime::__private::WorkflowError> {
         let mut data = data;
         let attempt: ::core::result::Result<
-            usize,
+            ::core::option::Option<usize>,
             ::swf_runtime::__private::ErrorObject,
         > = async {
             ::swf_runtime::__private::merge_data(
@@ -407,7 +453,7 @@ impl<F: SwitchesFunctions> SwitchesWorkflow<F> {
                 "Other",
                 "inject data",
             )?;
-            ::core::result::Result::Ok(0)
+            ::core::result::Result::Ok(::core::option::Option::Some(0))
         }
             .await;
         match attempt {
@@ -426,5 +472,46 @@ impl<F: SwitchesFunctions> SwitchesWorkflow<F> {
                 )
             }
         }
+    }
+}
+impl<F: SwitchesFunctions + 'static> ::swf_runtime::__private::Machine
+for SwitchesWorkflow<F> {
+    type State = SwitchesState;
+    fn workflow_id(&self) -> &'static str {
+        Self::ID
+    }
+    fn events(&self) -> &'static [::swf_runtime::__private::EventSpec] {
+        &[]
+    }
+    fn start_on_events(
+        &self,
+    ) -> ::core::option::Option<::swf_runtime::__private::StartOnEvents> {
+        ::core::option::Option::None
+    }
+    fn start(
+        &self,
+        input: ::swf_runtime::__private::Value,
+        io: &::swf_runtime::__private::Io,
+    ) -> ::core::result::Result<SwitchesState, ::swf_runtime::__private::WorkflowError> {
+        let _ = io;
+        SwitchesWorkflow::start(self, input)
+    }
+    fn step<'a>(
+        &'a self,
+        state: SwitchesState,
+        io: &'a ::swf_runtime::__private::Io,
+    ) -> impl ::core::future::Future<
+        Output = ::core::result::Result<
+            SwitchesState,
+            ::swf_runtime::__private::WorkflowError,
+        >,
+    > + ::core::marker::Send + 'a {
+        let _ = io;
+        SwitchesWorkflow::step(self, state)
+    }
+    fn output(
+        state: &SwitchesState,
+    ) -> ::core::option::Option<&::swf_runtime::__private::Value> {
+        state.output()
     }
 }

@@ -2,7 +2,7 @@
 //!
 //! ```text
 //! swfc check [--format human|json] FILE...   diagnostics; exit status 1 on errors
-//! swfc gen FILE                               the generated Rust on stdout
+//! swfc gen FILE...                            the generated Rust on stdout
 //! swfc explain CODE                           what a diagnostic code means
 //! ```
 
@@ -12,7 +12,7 @@ use swf_codegen::source::SourceFile;
 
 const USAGE: &str = "usage:
   swfc check [--format human|json] FILE...   report every problem in the workflow files
-  swfc gen FILE                               print the Rust code a workflow compiles to
+  swfc gen FILE...                            print the Rust code workflows compile to
   swfc explain CODE                           explain a diagnostic code such as E0104";
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -72,14 +72,17 @@ fn check(args: &[String]) -> ExitCode {
     if files.is_empty() {
         return usage_error("check needs at least one file");
     }
+    let mut sources = Vec::new();
+    for path in &files {
+        match read(path) {
+            Ok(source) => sources.push(source),
+            Err(code) => return code,
+        }
+    }
+    // Checked together, so that sub-flows resolve among the files given.
     let mut errors = 0;
     let mut warnings = 0;
-    for path in files {
-        let source = match read(path) {
-            Ok(source) => source,
-            Err(code) => return code,
-        };
-        let (workflow, diags) = swf_codegen::check(&source);
+    for ((workflow, diags), source) in swf_codegen::check_all(&sources).into_iter().zip(&sources) {
         let diagnostics = diags.into_sorted();
         errors += diagnostics
             .iter()
@@ -96,10 +99,11 @@ fn check(args: &[String]) -> ExitCode {
                 }
             }
             Format::Human => {
-                print!("{}", render_human(&source, &diagnostics));
+                print!("{}", render_human(source, &diagnostics));
                 if let Some(workflow) = workflow {
                     eprintln!(
-                        "{path}: {} ({} task(s))",
+                        "{}: {} ({} task(s))",
+                        source.name,
                         workflow.dialect.label(),
                         workflow.scope.tasks.len()
                     );
@@ -118,33 +122,42 @@ fn check(args: &[String]) -> ExitCode {
 }
 
 fn generate(args: &[String]) -> ExitCode {
-    let [path] = args else {
-        return usage_error("gen takes exactly one file");
-    };
-    let source = match read(path) {
-        Ok(source) => source,
-        Err(code) => return code,
-    };
-    let compilation = swf_codegen::compile(&source);
-    if compilation.has_errors() {
-        eprint!("{}", render_human(&source, &compilation.diagnostics));
-        return ExitCode::FAILURE;
+    if args.is_empty() {
+        return usage_error("gen takes one or more files (compiled together)");
     }
-    let Some(tokens) = compilation.tokens else {
-        return ExitCode::FAILURE;
-    };
-    match swf_codegen::format_file(path, tokens) {
-        Ok(code) => {
-            print!("{code}");
-            ExitCode::SUCCESS
-        }
-        Err(error) => {
-            eprintln!(
-                "swfc: the generated code could not be formatted ({error}); please report this"
-            );
-            ExitCode::FAILURE
+    let mut sources = Vec::new();
+    for path in args {
+        match read(path) {
+            Ok(source) => sources.push(source),
+            Err(code) => return code,
         }
     }
+    let compilations = swf_codegen::compile_all(&sources);
+    let mut failed = false;
+    for (compilation, source) in compilations.iter().zip(&sources) {
+        if compilation.has_errors() {
+            eprint!("{}", render_human(source, &compilation.diagnostics));
+            failed = true;
+        }
+    }
+    if failed {
+        return ExitCode::FAILURE;
+    }
+    for (compilation, source) in compilations.into_iter().zip(&sources) {
+        let Some(tokens) = compilation.tokens else {
+            return ExitCode::FAILURE;
+        };
+        match swf_codegen::format_file(&source.name, tokens) {
+            Ok(code) => print!("{code}"),
+            Err(error) => {
+                eprintln!(
+                    "swfc: the generated code could not be formatted ({error}); please report this"
+                );
+                return ExitCode::FAILURE;
+            }
+        }
+    }
+    ExitCode::SUCCESS
 }
 
 fn explain(args: &[String]) -> ExitCode {
@@ -157,7 +170,8 @@ fn explain(args: &[String]) -> ExitCode {
             ExitCode::SUCCESS
         }
         None => {
-            eprintln!("swfc: no diagnostic code {code}; codes run from E0001 to E0124");
+            let last = CODES.last().map_or("", |c| c.code.0);
+            eprintln!("swfc: no diagnostic code {code}; codes run from E0001 to {last}");
             ExitCode::from(2)
         }
     }

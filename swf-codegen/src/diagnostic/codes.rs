@@ -90,6 +90,12 @@ codes! {
         "The value is of the right type but not allowed here (for example a negative count, or an empty name).";
     BAD_SCHEDULE = "E0125", "schedule interval that does not parse",
         "A scheduled start's `interval` is an ISO 8601 interval: `start/end`, `start/duration`, `duration/end` (active from deployment for the duration or until the end, whichever comes first) or `duration` (active from deployment). Instants need an offset, such as `Z`.";
+    UNKNOWN_WORKFLOW = "E0126", "sub-flow to a workflow that is not compiled with it",
+        "A subflow task's `workflowId` must be the `id` of a workflow compiled together with this one: list both files in the same `workflow!(...)` or the same `Builder`.";
+    DUPLICATE_WORKFLOW = "E0127", "two workflows with the same id",
+        "Workflows compiled together are told apart by their `id`, which also names their generated types. Give each its own id.";
+    SUBFLOW_CYCLE = "E0128", "sub-flows that call each other in a cycle",
+        "A workflow would run itself again through its sub-flows, without end. Break the cycle.";
 }
 
 #[cfg(test)]

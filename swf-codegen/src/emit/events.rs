@@ -118,12 +118,12 @@ pub(super) fn emit_event_enum(cx: &Context<'_>) -> TokenStream {
             }
 
             /// A CloudEvent of this definition with `id` and JSON `data`.
-            pub fn event(self, id: &str, data: #rt::Value) -> #rt::CloudEvent {
+            pub fn event(self, id: &str, data: #rt::Value) -> ::core::result::Result<#rt::CloudEvent, #rt::ErrorObject> {
                 self.spec().event(id, data)
             }
 
             /// A CloudEvent of this definition carrying `value` in its correlation attribute.
-            pub fn correlated(self, id: &str, value: &str, data: #rt::Value) -> #rt::CloudEvent {
+            pub fn correlated(self, id: &str, value: &str, data: #rt::Value) -> ::core::result::Result<#rt::CloudEvent, #rt::ErrorObject> {
                 self.spec().correlated_event(id, value, data)
             }
         }
@@ -157,10 +157,10 @@ pub(super) fn event_indices(cx: &Context<'_>, entries: &[EventActions]) -> Vec<u
     let mut out = Vec::new();
     for entry in entries {
         for name in &entry.event_refs {
-            if let Some(index) = cx.event_index(&name.value) {
-                if !out.contains(&index) {
-                    out.push(index);
-                }
+            if let Some(index) = cx.event_index(&name.value)
+                && !out.contains(&index)
+            {
+                out.push(index);
             }
         }
     }
@@ -263,7 +263,11 @@ pub(super) fn emit_event_task(
                 .filter_map(|i| wanted.iter().position(|w| *w == i))
                 .collect();
             let merges = positions.iter().map(|p| {
-                merge_event_data(task, entry.event_data_filter.as_ref(), &quote!(events[#p].1))
+                merge_event_data(
+                    task,
+                    entry.event_data_filter.as_ref(),
+                    &quote!(events[#p].1),
+                )
             });
             let actions = action::emit_actions(cx, task, &entry.actions, entry.action_mode);
             quote! {
@@ -304,7 +308,8 @@ pub(super) fn emit_event_switch(
                 return None;
             }
             claimed.push(index);
-            let merge = merge_event_data(task, condition.event_data_filter.as_ref(), &quote!(event));
+            let merge =
+                merge_event_data(task, condition.event_data_filter.as_ref(), &quote!(event));
             Some(quote! {
                 #index => {
                     #merge
@@ -339,7 +344,9 @@ pub(super) fn emit_callback(
     let run = action
         .map(|a| action::emit_actions(cx, task, std::slice::from_ref(a), ActionMode::Sequential))
         .unwrap_or_default();
-    let index = event_ref.and_then(|r| cx.event_index(&r.value)).unwrap_or(0);
+    let index = event_ref
+        .and_then(|r| cx.event_index(&r.value))
+        .unwrap_or(0);
     let timeout = timeout_tokens(timeout);
     let merge = merge_event_data(task, filter, &quote!(event));
     quote! {

@@ -53,7 +53,7 @@ pub(super) fn emit_exit_dispatch(cx: &Context<'_>, index: usize) -> TokenStream 
             };
             let arms = transitions.iter().enumerate().map(|(i, t)| {
                 let go = emit_transition(cx, task, t, &output_ident());
-                quote!(#i => { #go })
+                quote!(::core::option::Option::Some(#i) => { #go })
             });
             let default = match &switch.default {
                 Some(t) => emit_transition(cx, task, t, &output_ident()),

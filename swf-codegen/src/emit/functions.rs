@@ -41,12 +41,27 @@ pub(super) fn emit(cx: &Context<'_>) -> TokenStream {
         " The functions the `{}` workflow calls. Implement every method to run it.",
         cx.workflow.name.value
     );
+    // A workflow that calls sub-flows needs their functions too.
+    let mut called: Vec<String> = Vec::new();
+    for id in crate::validate::sub_flows(&cx.workflow.scope) {
+        let name = super::PublicNames::from_id(&id.value).functions;
+        if !called.contains(&name) && name != cx.names.public.functions {
+            called.push(name);
+        }
+    }
+    let supertraits = called.iter().map(|name| {
+        let name = super::names::ident(name);
+        quote!(#name +)
+    });
+    let forwards = forwarding_impls(cx);
     quote! {
         #[doc = #doc]
-        pub trait #trait_ident: ::core::marker::Send + ::core::marker::Sync {
+        pub trait #trait_ident: #(#supertraits)* ::core::marker::Send + ::core::marker::Sync {
             #(#methods)*
             #custom
         }
+
+        #forwards
     }
 }
 
@@ -61,5 +76,38 @@ pub(super) fn method_signature(method: &proc_macro2::Ident) -> TokenStream {
         ) -> impl ::core::future::Future<
             Output = ::core::result::Result<#rt::Value, #rt::FunctionError>,
         > + ::core::marker::Send;
+    }
+}
+
+/// `&T` implements the trait when `T` does, so that a workflow calling this one as a sub-flow
+/// can lend it its own functions.
+fn forwarding_impls(cx: &Context<'_>) -> TokenStream {
+    let rt = rt();
+    let trait_ident = cx.functions_ident();
+    let methods = cx.names.functions.iter().map(|method| {
+        let method = super::names::ident(method);
+        quote! {
+            fn #method(
+                &self,
+                args: #rt::Value,
+            ) -> impl ::core::future::Future<
+                Output = ::core::result::Result<#rt::Value, #rt::FunctionError>,
+            > + ::core::marker::Send {
+                (**self).#method(args)
+            }
+        }
+    });
+    let custom = cx.uses_custom_conditions().then(|| {
+        quote! {
+            fn custom_condition(&self, condition: #rt::CustomCondition<'_>) -> bool {
+                (**self).custom_condition(condition)
+            }
+        }
+    });
+    quote! {
+        impl<T: #trait_ident + ?Sized> #trait_ident for &T {
+            #(#methods)*
+            #custom
+        }
     }
 }

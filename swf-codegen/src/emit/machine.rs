@@ -10,7 +10,6 @@ use quote::quote;
 
 pub(super) fn emit(cx: &Context<'_>, scopes: &Emitted) -> TokenStream {
     let machine = cx.workflow_ident();
-    let functions = cx.functions_ident();
     let id = &cx.workflow.id.value;
     let name = &cx.workflow.name.value;
     let methods = &scopes.methods;
@@ -21,6 +20,8 @@ pub(super) fn emit(cx: &Context<'_>, scopes: &Emitted) -> TokenStream {
     };
     let specs = events::emit_specs(cx);
     let machine_impl = emit_machine_impl(cx);
+    let sub_flow = drive_subflow(cx);
+    let bounds = bounds(cx);
     let doc = format!(
         " The `{name}` workflow (id `{id}`), compiled to a state machine. `run` drives an \
          instance to its end; `start` and `step` let the caller save the state between tasks."
@@ -33,7 +34,7 @@ pub(super) fn emit(cx: &Context<'_>, scopes: &Emitted) -> TokenStream {
 
         // The generated API is a library surface: a binary that uses part of it must not warn.
         #[allow(dead_code)]
-        impl<F: #functions> #machine<F> {
+        impl<F: #bounds> #machine<F> {
             /// The workflow's `id`.
             pub const ID: &'static str = #id;
             /// The workflow's `name`.
@@ -50,6 +51,7 @@ pub(super) fn emit(cx: &Context<'_>, scopes: &Emitted) -> TokenStream {
             }
 
             #api
+            #sub_flow
             #specs
             #(#methods)*
         }
@@ -120,7 +122,9 @@ fn start_body(cx: &Context<'_>, with_io: bool) -> TokenStream {
     let start_task = cx.task(start_index);
     let start_name = &start_task.name.value;
     let schedule = match start_task.start.as_ref().map(|s| &s.kind) {
-        Some(StartKind::Scheduled { interval: Some(interval) }) if with_io => {
+        Some(StartKind::Scheduled {
+            interval: Some(interval),
+        }) if with_io => {
             let window = super::events::emit_schedule_window(interval);
             let id = &cx.workflow.id.value;
             quote! {
@@ -144,7 +148,7 @@ fn emit_machine_impl(cx: &Context<'_>) -> TokenStream {
     let rt = rt();
     let state = cx.state_ident();
     let machine = cx.workflow_ident();
-    let functions = cx.functions_ident();
+    let bounds = bounds(cx);
     let (start, step) = if cx.uses_io() {
         (
             quote!(self.start_with(input, io)),
@@ -193,7 +197,7 @@ fn emit_machine_impl(cx: &Context<'_>) -> TokenStream {
         _ => quote!(::core::option::Option::None),
     };
     quote! {
-        impl<F: #functions + 'static> #rt::Machine for #machine<F> {
+        impl<F: #bounds + 'static> #rt::Machine for #machine<F> {
             type State = #state;
 
             fn workflow_id(&self) -> &'static str {
@@ -222,6 +226,59 @@ fn emit_machine_impl(cx: &Context<'_>) -> TokenStream {
 
             fn output(state: &#state) -> ::core::option::Option<&#rt::Value> {
                 state.output()
+            }
+        }
+    }
+}
+
+/// The functions trait, and what detached sub-flows need to own a copy of the functions.
+fn bounds(cx: &Context<'_>) -> TokenStream {
+    let functions = cx.functions_ident();
+    if super::nested::has_detached_sub_flows(cx) {
+        quote!(#functions + ::core::clone::Clone + 'static)
+    } else {
+        quote!(#functions)
+    }
+}
+
+/// `drive_subflow`: how a calling workflow runs this one. A scheduled start outside its window
+/// completes at once with the input (the draft: the caller does not wait for the window).
+fn drive_subflow(cx: &Context<'_>) -> TokenStream {
+    let rt = rt();
+    let state = cx.state_ident();
+    let (start, step, param) = if cx.uses_io() {
+        (
+            quote!(self.start_with(input.clone(), io)),
+            quote!(self.step_with(other, io)),
+            quote!(io: &#rt::Io),
+        )
+    } else {
+        (
+            quote!(self.start(input.clone())),
+            quote!(self.step(other)),
+            quote!(_io: &#rt::Io),
+        )
+    };
+    quote! {
+        #[doc(hidden)]
+        pub async fn drive_subflow(&self, input: #rt::Value, #param) -> ::core::result::Result<#rt::ScopeEnd, #rt::WorkflowError> {
+            let mut state = match #start {
+                ::core::result::Result::Ok(state) => state,
+                ::core::result::Result::Err(refused) if refused.error().name == #rt::SCHEDULE_ERROR => {
+                    return ::core::result::Result::Ok(#rt::ScopeEnd::Completed(input));
+                }
+                ::core::result::Result::Err(failure) => return ::core::result::Result::Err(failure),
+            };
+            loop {
+                state = match state {
+                    #state::Completed { output } => {
+                        return ::core::result::Result::Ok(#rt::ScopeEnd::Completed(output));
+                    }
+                    #state::Terminated { output } => {
+                        return ::core::result::Result::Ok(#rt::ScopeEnd::Terminated(output));
+                    }
+                    other => #step.await?,
+                };
             }
         }
     }

@@ -15,16 +15,12 @@ mod nested;
 mod scope;
 mod state;
 mod stub;
-mod support;
 mod task;
 
 pub use names::{Names, PublicNames};
 pub use stub::stubs;
-pub use support::check_supported;
 
-use crate::ir::{
-    EndKind, Operator, Scope, StartKind, SwitchConditions, Task, TaskKind, Workflow,
-};
+use crate::ir::{EndKind, Operator, Scope, StartKind, SwitchConditions, Task, TaskKind, Workflow};
 use names::ident;
 use proc_macro2::{Ident, TokenStream};
 use quote::quote;
@@ -90,7 +86,11 @@ impl<'a> Context<'a> {
             ),
             _ => (
                 format!("{}{snake}_b{}_", self.prefix, branch + 1),
-                format!("{}{variant}Branch{}", self.state.trim_end_matches("State"), branch + 1),
+                format!(
+                    "{}{variant}Branch{}",
+                    self.state.trim_end_matches("State"),
+                    branch + 1
+                ),
             ),
         };
         Context {
@@ -165,14 +165,11 @@ impl<'a> Context<'a> {
     /// has made sure it exists.
     pub fn target(&self, next: &str) -> Option<usize> {
         let tasks = &self.scope.tasks;
-        tasks
-            .iter()
-            .position(|t| t.name.value == next)
-            .or_else(|| {
-                tasks
-                    .iter()
-                    .position(|t| t.id.as_ref().is_some_and(|id| id.value == next))
-            })
+        tasks.iter().position(|t| t.name.value == next).or_else(|| {
+            tasks
+                .iter()
+                .position(|t| t.id.as_ref().is_some_and(|id| id.value == next))
+        })
     }
 
     pub fn function_method(&self, ref_name: &str) -> Option<Ident> {

@@ -101,7 +101,9 @@ pub(super) fn emit_for_each(cx: &Context<'_>, index: usize) -> TokenStream {
         return quote!(::core::compile_error!("not a foreach task"));
     };
     let (Some(collection), Some(_)) = (input_collection, input_parameter) else {
-        return quote!(::core::compile_error!("foreach without inputCollection or inputParameter"));
+        return quote!(::core::compile_error!(
+            "foreach without inputCollection or inputParameter"
+        ));
     };
     let name = &task.name.value;
     let collection_text = &collection.text;
@@ -176,7 +178,59 @@ pub(super) fn emit_iteration_method(cx: &Context<'_>, index: usize) -> TokenStre
     }
 }
 
-/// Sub-flows are refused by `check_supported` until workflows compile together.
-pub(super) fn emit_sub_flow(_cx: &Context<'_>, _index: usize) -> TokenStream {
-    quote!(::core::compile_error!("sub-flows are not compiled yet"))
+/// The attempt of a subflow task: the called workflow runs with this instance's functions and
+/// `Io`. Waiting for it, its output becomes the task data; detached, it runs on its own tokio
+/// task and this one continues with its input.
+pub(super) fn emit_sub_flow(cx: &Context<'_>, index: usize) -> TokenStream {
+    let rt = rt();
+    let task = cx.task(index);
+    let TaskKind::SubFlow {
+        workflow_id: Some(id),
+        wait_for_completion,
+    } = &task.kind
+    else {
+        return quote!(::core::compile_error!("subflow without workflowId"));
+    };
+    let child = super::names::ident(&super::PublicNames::from_id(&id.value).workflow);
+    let next = quote!(::core::result::Result::Ok(::core::option::Option::Some(0)));
+    if *wait_for_completion {
+        quote! {
+            let ended = #child::new(&self.functions)
+                .drive_subflow(data.clone(), io)
+                .await
+                .map_err(|failure| failure.error().clone())?;
+            match ended {
+                #rt::ScopeEnd::Completed(output) => data = output,
+                #rt::ScopeEnd::Terminated(output) => {
+                    data = output;
+                    return ::core::result::Result::Ok(::core::option::Option::None);
+                }
+            }
+            #next
+        }
+    } else {
+        quote! {
+            let child = #child::new(self.functions.clone());
+            let child_io = io.clone();
+            let input = data.clone();
+            // Detached: the called workflow's outcome is its own; this task goes on at once.
+            ::core::mem::drop(#rt::tokio::spawn(async move {
+                child.drive_subflow(input, &child_io).await
+            }));
+            #next
+        }
+    }
+}
+
+/// Whether the workflow starts detached sub-flows, which need functions it can clone.
+pub(super) fn has_detached_sub_flows(cx: &Context<'_>) -> bool {
+    super::any_task(&cx.workflow.scope, &|t| {
+        matches!(
+            t.kind,
+            TaskKind::SubFlow {
+                wait_for_completion: false,
+                ..
+            }
+        )
+    })
 }

@@ -32,7 +32,8 @@ fn emit_scope(cx: &Context<'_>, out: &mut Emitted) {
         out.methods.push(emit_enter(cx, index));
         out.methods.push(emit_run(cx, index));
         if matches!(cx.task(index).kind, crate::ir::TaskKind::ForEach { .. }) {
-            out.methods.push(super::nested::emit_iteration_method(cx, index));
+            out.methods
+                .push(super::nested::emit_iteration_method(cx, index));
         }
         for (branch, scope) in cx.task(index).nested_scopes().into_iter().enumerate() {
             emit_scope(&cx.nested(index, branch, scope), out);
@@ -157,7 +158,8 @@ fn emit_enter(cx: &Context<'_>, index: usize) -> TokenStream {
             }
         }
     });
-    let retry = (!task.retry.is_empty()).then(|| quote!(retry: ::core::default::Default::default(),));
+    let retry =
+        (!task.retry.is_empty()).then(|| quote!(retry: ::core::default::Default::default(),));
     quote! {
         fn #enter(data: #rt::Value) -> ::core::result::Result<#state, #rt::WorkflowError> {
             #filter

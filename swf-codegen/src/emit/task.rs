@@ -33,7 +33,7 @@ pub(super) fn emit_run(cx: &Context<'_>, index: usize) -> TokenStream {
         }
     });
     let exit_binding = if matches!(task.kind, TaskKind::Switch(_)) {
-        quote!(::core::option::Option::Some(exit))
+        quote!(exit)
     } else if can_terminate(task) {
         quote!(::core::option::Option::Some(_))
     } else {
@@ -62,11 +62,14 @@ fn mutates(task: &Task) -> bool {
         TaskKind::Inject { data } => !injects_nothing(data),
         TaskKind::Delay { .. } => false,
         TaskKind::Switch(switch) => matches!(switch.conditions, SwitchConditions::Event(_)),
+        TaskKind::SubFlow {
+            wait_for_completion,
+            ..
+        } => *wait_for_completion,
         TaskKind::Event { .. }
         | TaskKind::Callback { .. }
         | TaskKind::Parallel { .. }
-        | TaskKind::ForEach { .. }
-        | TaskKind::SubFlow { .. } => true,
+        | TaskKind::ForEach { .. } => true,
     }
 }
 
@@ -74,7 +77,12 @@ fn mutates(task: &Task) -> bool {
 pub(super) fn can_terminate(task: &Task) -> bool {
     matches!(
         task.kind,
-        TaskKind::Parallel { .. } | TaskKind::ForEach { .. } | TaskKind::SubFlow { .. }
+        TaskKind::Parallel { .. }
+            | TaskKind::ForEach { .. }
+            | TaskKind::SubFlow {
+                wait_for_completion: true,
+                ..
+            }
     )
 }
 
@@ -182,7 +190,12 @@ fn emit_data_condition(task: &Task, condition: &DataCondition) -> TokenStream {
         Operator::NotMatches => quote!(NotMatches),
         Operator::Custom => {
             let name = &task.name.value;
-            let metadata = json(condition.metadata.as_ref().unwrap_or(&serde_json::Value::Null));
+            let metadata = json(
+                condition
+                    .metadata
+                    .as_ref()
+                    .unwrap_or(&serde_json::Value::Null),
+            );
             return quote! {{
                 let selected = #path.select(&data)?;
                 let metadata = #metadata;

@@ -134,7 +134,9 @@ pub fn parse_window(text: &str) -> Result<Window, String> {
 
 fn timestamp(text: &str) -> Result<Timestamp, String> {
     text.parse::<Timestamp>().map_err(|e| {
-        format!("`{text}` is not an instant with a time zone offset, such as 2020-03-20T13:00:00Z ({e})")
+        format!(
+            "`{text}` is not an instant with a time zone offset, such as 2020-03-20T13:00:00Z ({e})"
+        )
     })
 }
 

@@ -10,6 +10,7 @@ mod paths;
 mod reachability;
 mod references;
 mod required;
+mod set;
 mod starts;
 mod suggest;
 mod transitions;
@@ -25,6 +26,8 @@ use crate::ir::{Branch, Scope, Task, TaskKind, Workflow};
 use crate::source::Span;
 
 /// Checks the workflow against every rule, recording each problem found.
+pub use set::{sub_flows, validate_set};
+
 pub fn validate(workflow: &Workflow, diags: &mut Diagnostics) {
     names::check_definitions(workflow, diags);
     let cx = Context::new(workflow);

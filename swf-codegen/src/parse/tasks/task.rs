@@ -345,7 +345,10 @@ impl Lowering<'_> {
     fn parallel_timeouts(
         &mut self,
         node: &Node,
-    ) -> (Option<crate::ir::DurationSpec>, Option<crate::ir::DurationSpec>) {
+    ) -> (
+        Option<crate::ir::DurationSpec>,
+        Option<crate::ir::DurationSpec>,
+    ) {
         let Some(mut map) = MapReader::new(node, "timeouts", self.diags) else {
             return (None, None);
         };
