@@ -61,7 +61,9 @@ fn returns_every_diagnostic_of_every_file() {
     assert_eq!(diagnostics.len(), 7);
     let text = error.to_string();
     assert!(
-        text.contains("b.sw.yaml:1:5: error[E0127]: `hello` is also the id of the workflow in a.sw.yaml"),
+        text.contains(
+            "b.sw.yaml:1:5: error[E0127]: `hello` is also the id of the workflow in a.sw.yaml"
+        ),
         "{text}"
     );
     assert!(text.contains("a.sw.yaml:7:28: error[E0104]"), "{text}");

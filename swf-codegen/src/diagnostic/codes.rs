@@ -96,6 +96,8 @@ codes! {
         "Workflows compiled together are told apart by their `id`, which also names their generated types. Give each its own id.";
     SUBFLOW_CYCLE = "E0128", "sub-flows that call each other in a cycle",
         "A workflow would run itself again through its sub-flows, without end. Break the cycle.";
+    MIXED_CORRELATION = "E0129", "starting events correlated by different attributes",
+        "When a non-exclusive start task waits for several events, the host groups them by their correlation value, so all of them must name the same `correlationToken` (or none).";
 }
 
 #[cfg(test)]

@@ -371,25 +371,28 @@ pub(super) fn emit_produce(
     let Some(index) = cx.event_index(&produce.event_ref.value) else {
         return quote!(::core::compile_error!("undefined event"));
     };
-    let payload = match &produce.data {
+    let spec = quote!(&Self::event_specs()[#index]);
+    let produced = match &produce.data {
         Some(ProduceData::Path(path)) => {
             let path = path_ref(path);
-            quote!(#rt::select_or_null(#path, &#data))
+            quote! {
+                match #rt::select_or_null(#path, &#data) {
+                    ::core::result::Result::Ok(payload) => io.produce(#spec, payload).await,
+                    ::core::result::Result::Err(error) => ::core::result::Result::Err(error),
+                }
+            }
         }
         Some(ProduceData::Object(value)) => {
             let value = crate::emit_parts::value::json(value);
-            quote!(::core::result::Result::<#rt::Value, #rt::ErrorObject>::Ok(#value))
+            quote!(io.produce(#spec, #value).await)
         }
         // Without `data`, the event carries the task's data output.
-        None => quote!(::core::result::Result::<#rt::Value, #rt::ErrorObject>::Ok(#data.clone())),
+        None => quote!(io.produce(#spec, #data.clone()).await),
     };
     let name = &task.name.value;
     let failure = super::exit::fail(cx, quote!(#name), quote!(error), quote!(#data));
     quote! {
-        let produced = match #payload {
-            ::core::result::Result::Ok(payload) => io.produce(&Self::event_specs()[#index], payload).await,
-            ::core::result::Result::Err(error) => ::core::result::Result::Err(error),
-        };
+        let produced = #produced;
         if let ::core::result::Result::Err(error) = produced {
             return ::core::result::Result::Err(#failure);
         }

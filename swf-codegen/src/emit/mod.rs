@@ -233,9 +233,29 @@ pub(crate) fn task_needs_io(task: &Task) -> bool {
             task.end.as_ref().map(|e| &e.kind),
             Some(EndKind::Event { .. })
         )
-        || task.nested_scopes().iter().any(|s| scope_needs_io(s))
+        || task.nested_scopes().iter().any(|s| drive_needs_io(s))
 }
 
+/// True when a task of the scope needs the `Io`.
 pub(crate) fn scope_needs_io(scope: &Scope) -> bool {
     scope.tasks.iter().any(task_needs_io)
+}
+
+/// True when running a nested scope needs the `Io`: a task of it does, or its start is
+/// scheduled (checked against the `Io`'s clock).
+pub(crate) fn drive_needs_io(scope: &Scope) -> bool {
+    scope_needs_io(scope) || scheduled_interval(scope).is_some()
+}
+
+/// The interval of the scope's start task, when that start is scheduled.
+pub(crate) fn scheduled_interval(scope: &Scope) -> Option<&crate::source::Spanned<String>> {
+    scope
+        .tasks
+        .iter()
+        .find_map(|t| match t.start.as_ref().map(|s| &s.kind) {
+            Some(StartKind::Scheduled {
+                interval: Some(interval),
+            }) => Some(interval),
+            _ => None,
+        })
 }

@@ -1,7 +1,7 @@
 //! Tasks that run nested scopes: parallel branches and foreach iterations. Each nested scope is
 //! driven by its own generated `drive` method; the runtime joins them and cancels the losers.
 
-use super::{Context, rt, scope_needs_io};
+use super::{Context, drive_needs_io, rt};
 use crate::emit_parts::path::path_ref;
 use crate::ir::{Completion, TaskKind};
 use proc_macro2::TokenStream;
@@ -37,7 +37,7 @@ pub(super) fn emit_parallel(cx: &Context<'_>, index: usize) -> TokenStream {
     let futures = branches.iter().enumerate().map(|(b, branch)| {
         let nested = cx.nested(index, b, &branch.scope);
         let drive = nested.drive_fn();
-        let io = scope_needs_io(&branch.scope).then(|| quote!(io));
+        let io = drive_needs_io(&branch.scope).then(|| quote!(io));
         quote!(::std::boxed::Box::pin(self.#drive(data.clone(), #io)))
     });
     let needed = match completion {
@@ -111,7 +111,7 @@ pub(super) fn emit_for_each(cx: &Context<'_>, index: usize) -> TokenStream {
     let max = max.as_ref().map_or(0, |m| m.value as usize);
     let time_delay = millis_option(time_delay.as_ref());
     let iteration = iteration_fn(cx, index);
-    let io = scope_needs_io(scope).then(|| quote!(io));
+    let io = drive_needs_io(scope).then(|| quote!(io));
     let store = output_collection.as_ref().map(|path| {
         let path = path_ref(path);
         quote!(#path.write(&mut data, #rt::Value::Array(iterated.outputs))?;)
@@ -155,7 +155,7 @@ pub(super) fn emit_iteration_method(cx: &Context<'_>, index: usize) -> TokenStre
     let body = cx.nested(index, 0, scope);
     let drive = body.drive_fn();
     let parameter = path_ref(parameter);
-    let (param, arg) = if scope_needs_io(scope) {
+    let (param, arg) = if drive_needs_io(scope) {
         (quote!(io: &'a #rt::Io,), quote!(, io))
     } else {
         (TokenStream::new(), TokenStream::new())

@@ -2,7 +2,7 @@
 //! and `drive`. Nested scopes are emitted recursively, each under its own method prefix.
 
 use super::task::emit_run;
-use super::{Context, rt, scope_needs_io, task_needs_io};
+use super::{Context, drive_needs_io, rt, scheduled_interval, scope_needs_io, task_needs_io};
 use crate::emit_parts::path::path_ref;
 use proc_macro2::TokenStream;
 use quote::quote;
@@ -71,13 +71,20 @@ fn emit_drive(cx: &Context<'_>) -> TokenStream {
     let drive = cx.drive_fn();
     let step = cx.step_fn();
     let enter = cx.enter_fn(cx.start_index());
-    let (param, arg) = if scope_needs_io(cx.scope) {
-        (quote!(io: &#rt::Io,), quote!(, io))
-    } else {
-        (TokenStream::new(), TokenStream::new())
-    };
+    let param = drive_needs_io(cx.scope).then(|| quote!(io: &#rt::Io,));
+    let arg = scope_needs_io(cx.scope).then(|| quote!(, io));
+    // The draft: a branch (or body) whose scheduled start is not active completes at once.
+    let schedule = scheduled_interval(cx.scope).map(|interval| {
+        let window = super::events::emit_schedule_window(interval);
+        quote! {
+            if #rt::check_schedule(&#window, io).is_err() {
+                return ::core::result::Result::Ok(#rt::ScopeEnd::Completed(input));
+            }
+        }
+    });
     quote! {
         async fn #drive(&self, input: #rt::Value, #param) -> ::core::result::Result<#rt::ScopeEnd, #rt::WorkflowError> {
+            #schedule
             let mut state = Self::#enter(input)?;
             loop {
                 state = match state {

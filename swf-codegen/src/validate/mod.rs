@@ -5,6 +5,7 @@
 //! definitions first, then each scope in document order (the workflow, then the branches and
 //! foreach bodies, depth first), and inside a scope each task in document order.
 
+mod events;
 mod names;
 mod paths;
 mod reachability;
@@ -25,11 +26,12 @@ use crate::graph::ScopeGraph;
 use crate::ir::{Branch, Scope, Task, TaskKind, Workflow};
 use crate::source::Span;
 
-/// Checks the workflow against every rule, recording each problem found.
 pub use set::{sub_flows, validate_set};
 
+/// Checks the workflow against every rule, recording each problem found.
 pub fn validate(workflow: &Workflow, diags: &mut Diagnostics) {
     names::check_definitions(workflow, diags);
+    events::check_starting_events(workflow, diags);
     let cx = Context::new(workflow);
     for (index, (info, graph)) in cx.scopes.iter().zip(&cx.graphs).enumerate() {
         names::check_scope(info, diags);

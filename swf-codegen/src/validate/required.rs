@@ -309,6 +309,16 @@ fn check_completion(
         );
         return;
     };
+    if n.value == 0 {
+        diags
+            .error(
+                Code::INVALID_VALUE,
+                n.span,
+                format!("`{field}` of parallel task `{name}` is 0, so it would complete before any branch ran"),
+            )
+            .help(format!("set `{field}` to how many branches must complete, at least 1"));
+        return;
+    }
     // With no branches at all, the missing branches are the problem to report.
     let too_large = usize::try_from(n.value).map_or(true, |n| n > branch_count);
     if branch_count > 0 && too_large {

@@ -1,0 +1,118 @@
+//! Parallel branches and foreach iterations compiled by `workflow!`, against the same work
+//! written by hand in async Rust. Run with `cargo bench -p swf-tests --bench concurrency`.
+
+use swf_runtime::{FunctionError, Value, json};
+
+mod fan_out {
+    swf_runtime::workflow!("benches/fan_out.sw.yaml");
+}
+mod for_each {
+    swf_runtime::workflow!("benches/for_each.sw.yaml");
+}
+
+#[derive(Clone, Copy)]
+struct Work;
+
+fn work(args: &Value) -> Value {
+    json!({ "n": args["n"].as_i64().unwrap_or(0) * 2 })
+}
+
+impl fan_out::FanOutBenchFunctions for Work {
+    async fn work(&self, args: Value) -> Result<Value, FunctionError> {
+        Ok(work(&args))
+    }
+}
+
+impl for_each::ForEachBenchFunctions for Work {
+    async fn work(&self, args: Value) -> Result<Value, FunctionError> {
+        Ok(work(&args))
+    }
+}
+
+/// Four concurrent calls, each result written into the data under its own key.
+async fn fan_out_by_hand(functions: Work, input: Value) -> Result<Value, FunctionError> {
+    use fan_out::FanOutBenchFunctions;
+    let (a, b, c, d) = tokio::join!(
+        functions.work(json!({"n": 1})),
+        functions.work(json!({"n": 2})),
+        functions.work(json!({"n": 3})),
+        functions.work(json!({"n": 4})),
+    );
+    let mut data = input;
+    for (key, result) in [("a", a?), ("b", b?), ("c", c?), ("d", d?)] {
+        if let Value::Object(members) = &mut data {
+            members.insert(key.to_owned(), result);
+        }
+    }
+    Ok(data)
+}
+
+/// One call per item, the doubled values collected in item order.
+async fn for_each_by_hand(functions: Work, input: Value) -> Result<Value, FunctionError> {
+    use for_each::ForEachBenchFunctions;
+    let items = input["items"].as_array().cloned().unwrap_or_default();
+    let mut results = Vec::with_capacity(items.len());
+    for item in items {
+        let result = functions.work(json!({ "n": item })).await?;
+        results.push(result["n"].clone());
+    }
+    let mut data = input;
+    if let Value::Object(members) = &mut data {
+        members.insert("results".to_owned(), Value::Array(results));
+    }
+    Ok(data)
+}
+
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .build()
+        .expect("a current-thread runtime")
+}
+
+fn thousand_items() -> Value {
+    json!({ "items": (0..1000).collect::<Vec<i64>>() })
+}
+
+#[divan::bench]
+fn parallel_4_branches_compiled(bencher: divan::Bencher) {
+    let runtime = runtime();
+    let machine = fan_out::FanOutBenchWorkflow::new(Work);
+    bencher.bench_local(|| runtime.block_on(machine.run(json!({}))));
+}
+
+#[divan::bench]
+fn parallel_4_branches_by_hand(bencher: divan::Bencher) {
+    let runtime = runtime();
+    bencher.bench_local(|| runtime.block_on(fan_out_by_hand(Work, json!({}))));
+}
+
+#[divan::bench]
+fn foreach_1000_items_compiled(bencher: divan::Bencher) {
+    let runtime = runtime();
+    let machine = for_each::ForEachBenchWorkflow::new(Work);
+    bencher
+        .with_inputs(thousand_items)
+        .bench_local_values(|input| runtime.block_on(machine.run(input)));
+}
+
+#[divan::bench]
+fn foreach_1000_items_by_hand(bencher: divan::Bencher) {
+    let runtime = runtime();
+    bencher
+        .with_inputs(thousand_items)
+        .bench_local_values(|input| runtime.block_on(for_each_by_hand(Work, input)));
+}
+
+fn main() {
+    // Each pair must compute the same thing for the comparison to mean anything.
+    let runtime = runtime();
+    let compiled = runtime.block_on(fan_out::FanOutBenchWorkflow::new(Work).run(json!({})));
+    let by_hand = runtime.block_on(fan_out_by_hand(Work, json!({})));
+    assert_eq!(compiled.ok(), by_hand.ok());
+    let compiled =
+        runtime.block_on(for_each::ForEachBenchWorkflow::new(Work).run(thousand_items()));
+    let by_hand = runtime.block_on(for_each_by_hand(Work, thousand_items()));
+    assert_eq!(compiled.ok(), by_hand.ok());
+    divan::main();
+}
