@@ -199,7 +199,7 @@ fn merge_event_data(task: &Task, filter: Option<&JsonPath>, event: &TokenStream)
 }
 
 /// The waiting timeout of an event task: ignored on the start task, where the host applies the
-/// draft's starting rules.
+/// draft's starting rules (an event switch keeps its timeout everywhere).
 fn waiting_timeout(cx: &Context<'_>, task: &Task, timeout: Option<&DurationSpec>) -> TokenStream {
     if cx.root && task.start.is_some() {
         timeout_tokens(None)
@@ -297,7 +297,9 @@ pub(super) fn emit_event_switch(
         .filter_map(|c| c.event_ref.as_ref())
         .filter_map(|r| cx.event_index(&r.value))
         .collect();
-    let timeout = waiting_timeout(cx, task, timeout);
+    // Unlike an event task's, a switch's timeout also holds on the start task: a switch never
+    // starts instances from events, so its default is the only way out.
+    let timeout = timeout_tokens(timeout);
     let mut claimed: Vec<usize> = Vec::new();
     let arms: Vec<_> = conditions
         .iter()
