@@ -163,12 +163,14 @@ pub(super) fn emit_iteration_method(cx: &Context<'_>, index: usize) -> TokenStre
     quote! {
         fn #iteration<'a>(
             &'a self,
-            base: &#rt::Value,
+            base: &'a #rt::Value,
             item: #rt::Value,
             #param
         ) -> ::core::pin::Pin<::std::boxed::Box<dyn ::core::future::Future<Output = ::core::result::Result<#rt::ScopeEnd, #rt::WorkflowError>> + ::core::marker::Send + 'a>> {
-            let mut input = base.clone();
+            // The copy is made when the iteration first runs, not when it is queued, so that
+            // iterations waiting for a slot (or already finished) hold no copy.
             ::std::boxed::Box::pin(async move {
+                let mut input = base.clone();
                 if let ::core::result::Result::Err(error) = #parameter.write(&mut input, item) {
                     return ::core::result::Result::Err(#rt::WorkflowError::new(#id, #name, error, input));
                 }
