@@ -1955,3 +1955,30 @@ async fn typed_events_built_with_correlated_are_routed_and_produced_ones_recogni
     assert_eq!(outcomes.len(), 1);
     assert!(produced.is_empty() && unmatched.is_empty());
 }
+
+/// The event enum says which definitions a workflow consumes and which it produces.
+#[test]
+fn event_enums_list_what_the_workflow_consumes_and_produces() {
+    use approval::ApprovalEvent;
+    use patient::PatientVitalsEvent;
+    assert_eq!(
+        ApprovalEvent::CONSUMED,
+        &[
+            ApprovalEvent::Decision,
+            ApprovalEvent::Approved,
+            ApprovalEvent::Rejected
+        ]
+    );
+    assert_eq!(ApprovalEvent::PRODUCED, &[ApprovalEvent::Done]);
+    assert_eq!(
+        PatientVitalsEvent::CONSUMED,
+        &[
+            PatientVitalsEvent::HeartRateReadingEvent,
+            PatientVitalsEvent::BloodPressureReadingEvent
+        ]
+    );
+    assert_eq!(
+        PatientVitalsEvent::PRODUCED,
+        &[PatientVitalsEvent::VitalsRecordedEvent]
+    );
+}

@@ -82,6 +82,9 @@ pub(super) fn emit_event_enum(cx: &Context<'_>) -> TokenStream {
     });
     let indices = 0..variants.len();
     let all = variants.clone();
+    let (consumed, produced) = event_usage(cx);
+    let consumed = consumed.iter().map(|i| &variants[*i]);
+    let produced = produced.iter().map(|i| &variants[*i]);
     let doc = format!(
         " The events of the `{}` workflow, one per event definition.",
         cx.workflow.name.value
@@ -97,6 +100,12 @@ pub(super) fn emit_event_enum(cx: &Context<'_>) -> TokenStream {
         impl #enum_ident {
             /// Every event definition, in document order.
             pub const ALL: &'static [#enum_ident] = &[#(#enum_ident::#all),*];
+
+            /// The events the workflow waits for (event, switch and callback tasks).
+            pub const CONSUMED: &'static [#enum_ident] = &[#(#enum_ident::#consumed),*];
+
+            /// The events the workflow produces (on transitions and ends).
+            pub const PRODUCED: &'static [#enum_ident] = &[#(#enum_ident::#produced),*];
 
             /// Every definition's source, type and correlation attribute, in document order.
             pub fn specs() -> &'static [#rt::EventSpec; #count] {
@@ -126,6 +135,59 @@ pub(super) fn emit_event_enum(cx: &Context<'_>) -> TokenStream {
             pub fn correlated(self, id: &str, value: &str, data: #rt::Value) -> ::core::result::Result<#rt::CloudEvent, #rt::ErrorObject> {
                 self.spec().correlated_event(id, value, data)
             }
+        }
+    }
+}
+
+/// Which definitions the workflow consumes and which it produces, as indices in document order.
+fn event_usage(cx: &Context<'_>) -> (Vec<usize>, Vec<usize>) {
+    let mut consumed = Vec::new();
+    let mut produced = Vec::new();
+    collect_usage(cx, &cx.workflow.scope, &mut consumed, &mut produced);
+    consumed.sort_unstable();
+    consumed.dedup();
+    produced.sort_unstable();
+    produced.dedup();
+    (consumed, produced)
+}
+
+fn collect_usage(
+    cx: &Context<'_>,
+    scope: &crate::ir::Scope,
+    consumed: &mut Vec<usize>,
+    produced: &mut Vec<usize>,
+) {
+    use crate::ir::{EndKind, SwitchConditions, TaskKind};
+    for task in &scope.tasks {
+        let waited: Vec<&Spanned<String>> = match &task.kind {
+            TaskKind::Event { events_actions, .. } => {
+                events_actions.iter().flat_map(|e| &e.event_refs).collect()
+            }
+            TaskKind::Switch(switch) => match &switch.conditions {
+                SwitchConditions::Event(conditions) => conditions
+                    .iter()
+                    .filter_map(|c| c.event_ref.as_ref())
+                    .collect(),
+                SwitchConditions::Data(_) => Vec::new(),
+            },
+            TaskKind::Callback { event_ref, .. } => event_ref.iter().collect(),
+            _ => Vec::new(),
+        };
+        consumed.extend(waited.iter().filter_map(|r| cx.event_index(&r.value)));
+        let ends = task.end.iter().filter_map(|end| match &end.kind {
+            EndKind::Event { produce } => produce.as_ref(),
+            _ => None,
+        });
+        let transitions = task
+            .transitions()
+            .into_iter()
+            .filter_map(|t| t.produce_event.as_ref());
+        produced.extend(
+            ends.chain(transitions)
+                .filter_map(|p| cx.event_index(&p.event_ref.value)),
+        );
+        for nested in task.nested_scopes() {
+            collect_usage(cx, nested, consumed, produced);
         }
     }
 }
