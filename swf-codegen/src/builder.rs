@@ -38,6 +38,12 @@ pub enum BuildError {
         error: String,
     },
     NoOutDir,
+    /// Two files would be written to the same `OUT_DIR/<name>.rs`.
+    SameOutput {
+        first: String,
+        second: String,
+        output: String,
+    },
 }
 
 impl fmt::Display for BuildError {
@@ -59,6 +65,14 @@ impl fmt::Display for BuildError {
                 f,
                 "{}: the generated code could not be formatted ({error}); please report this",
                 path.display()
+            ),
+            BuildError::SameOutput {
+                first,
+                second,
+                output,
+            } => write!(
+                f,
+                "{first} and {second} would both be written to OUT_DIR/{output}: rename one of the files"
             ),
             BuildError::NoOutDir => write!(
                 f,
@@ -138,6 +152,17 @@ impl Builder {
                 file.to_string_lossy().replace('\\', "/"),
                 text,
             ));
+        }
+        // Each file is written to `<stem>.rs`: two files with one stem would overwrite each other.
+        for (index, source) in sources.iter().enumerate() {
+            let stem = file_stem(&source.name);
+            if let Some(first) = sources[..index].iter().find(|s| file_stem(&s.name) == stem) {
+                return Err(BuildError::SameOutput {
+                    first: first.name.clone(),
+                    second: source.name.clone(),
+                    output: format!("{stem}.rs"),
+                });
+            }
         }
         // Compiled together, so that sub-flows can call any of them.
         let mut problems = Vec::new();

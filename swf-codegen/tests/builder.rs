@@ -87,3 +87,22 @@ fn a_missing_file_is_an_io_error_naming_it() {
     assert!(matches!(error, BuildError::Io { .. }));
     assert!(error.to_string().contains("absent.sw.yaml"), "{error}");
 }
+
+#[test]
+fn two_files_with_one_output_name_are_refused() {
+    let dir = common::scratch("builder_same_output");
+    std::fs::create_dir_all(dir.join("a")).expect("dir");
+    std::fs::create_dir_all(dir.join("b")).expect("dir");
+    std::fs::write(dir.join("a/hello.sw.yaml"), common::VALID).expect("write");
+    std::fs::write(dir.join("b/hello.yaml"), common::VALID).expect("write");
+    let error = Builder::new()
+        .root(&dir)
+        .out_dir(&dir)
+        .emit_rerun_if_changed(false)
+        .file("a/hello.sw.yaml")
+        .file("b/hello.yaml")
+        .compile()
+        .expect_err("same output name");
+    assert!(matches!(error, BuildError::SameOutput { .. }), "{error}");
+    assert!(error.to_string().contains("OUT_DIR/hello.rs"), "{error}");
+}

@@ -2,6 +2,7 @@
 
 use serde_json::Value;
 
+use crate::data::kind::with_article;
 use crate::error::ErrorObject;
 use crate::path::JsonPath;
 
@@ -24,24 +25,13 @@ pub fn collection_items(
             ErrorObject::DATA,
             format!(
                 "the inputCollection `{path_text}` of foreach task `{task}` selects {}, not an array",
-                kind(&other)
+                with_article(&other)
             ),
         )),
         None => Err(ErrorObject::new(
             ErrorObject::DATA,
             format!("the inputCollection `{path_text}` of foreach task `{task}` selects nothing"),
         )),
-    }
-}
-
-fn kind(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
     }
 }
 

@@ -61,7 +61,7 @@ pub use cloudevents::{AttributesReader, Event as CloudEvent, EventBuilder, Event
 pub use jiff::Timestamp;
 
 pub use clock::{Clock, ManualClock, SystemClock};
-pub use concurrent::{Iterated, Joined, ScopeEnd, ScopeFuture, for_each, join_branches};
+pub use concurrent::ScopeEnd;
 pub use error::{ErrorObject, FunctionError, WorkflowError};
 pub use events::{
     DEFAULT_INBOX_CAPACITY, EVENT_ERROR, EventSpec, Io, IoBuilder, context_attribute, event_data,
@@ -101,7 +101,6 @@ pub mod __private {
     pub use crate::retry::{RetryPolicy, RetryProgress};
     pub use crate::switch::CustomCondition;
 
-    pub use crate::clock::Clock;
     pub use crate::concurrent::{Iterated, Joined, ScopeEnd, ScopeFuture, for_each, join_branches};
     pub use crate::events::{CloudEvent, EventSpec, Io, event_data};
     pub use crate::host::{Machine, StartOnEvents};
@@ -110,8 +109,7 @@ pub mod __private {
     pub use crate::action::call_action;
     pub use crate::collection::collection_items;
     pub use crate::data::{
-        MergeConflict, data_with_error, filter_in_place, merge, merge_data, merge_result,
-        select_input, select_or_null,
+        data_with_error, filter_in_place, merge_data, merge_result, select_input, select_or_null,
     };
     pub use crate::input::workflow_input;
     pub use crate::path::{JsonPath, Segment};

@@ -33,7 +33,7 @@ impl<T: FiltersFunctions + ?Sized> FiltersFunctions for &T {
             ::swf_runtime::__private::FunctionError,
         >,
     > + ::core::marker::Send {
-        (**self).lookup(args)
+        <T as FiltersFunctions>::lookup(*self, args)
     }
     fn score(
         &self,
@@ -44,7 +44,7 @@ impl<T: FiltersFunctions + ?Sized> FiltersFunctions for &T {
             ::swf_runtime::__private::FunctionError,
         >,
     > + ::core::marker::Send {
-        (**self).score(args)
+        <T as FiltersFunctions>::score(*self, args)
     }
 }
 /// Where an instance of the `Filters and parameters` workflow is: the next task to run, or how it ended.
@@ -56,6 +56,7 @@ impl<T: FiltersFunctions + ?Sized> FiltersFunctions for &T {
     ::swf_runtime::__private::serde::Deserialize,
 )]
 #[serde(crate = "::swf_runtime::__private::serde")]
+#[allow(dead_code)]
 pub enum FiltersState {
     /// Task `Seed` (inject, line 11), about to run with `data` as its input.
     Seed { data: ::swf_runtime::__private::Value },
@@ -134,7 +135,7 @@ impl<F: FiltersFunctions> FiltersWorkflow<F> {
         input: ::swf_runtime::__private::Value,
     ) -> ::core::result::Result<FiltersState, ::swf_runtime::__private::WorkflowError> {
         let input = ::swf_runtime::__private::workflow_input(Self::ID, "Seed", input)?;
-        Self::enter_seed(input)
+        Self::enter_task_seed(input)
     }
     #[doc(hidden)]
     pub async fn drive_subflow(
@@ -181,20 +182,20 @@ impl<F: FiltersFunctions> FiltersWorkflow<F> {
         state: FiltersState,
     ) -> ::core::result::Result<FiltersState, ::swf_runtime::__private::WorkflowError> {
         match state {
-            FiltersState::Seed { data } => self.run_seed(data).await,
-            FiltersState::Enrich { data } => self.run_enrich(data).await,
-            FiltersState::Done { data } => self.run_done(data).await,
+            FiltersState::Seed { data } => self.run_task_seed(data).await,
+            FiltersState::Enrich { data } => self.run_task_enrich(data).await,
+            FiltersState::Done { data } => self.run_task_done(data).await,
             ended @ (FiltersState::Completed { .. }
             | FiltersState::Terminated { .. }) => ::core::result::Result::Ok(ended),
         }
     }
-    fn enter_seed(
+    fn enter_task_seed(
         data: ::swf_runtime::__private::Value,
     ) -> ::core::result::Result<FiltersState, ::swf_runtime::__private::WorkflowError> {
         ::core::result::Result::Ok(FiltersState::Seed { data })
     }
     /// Runs task `Seed` once.
-    async fn run_seed(
+    async fn run_task_seed(
         &self,
         data: ::swf_runtime::__private::Value,
     ) -> ::core::result::Result<FiltersState, ::swf_runtime::__private::WorkflowError> {
@@ -237,7 +238,7 @@ impl<F: FiltersFunctions> FiltersWorkflow<F> {
         match attempt {
             ::core::result::Result::Ok(_) => {
                 let output = data;
-                Self::enter_enrich(output)
+                Self::enter_task_enrich(output)
             }
             ::core::result::Result::Err(error) => {
                 ::core::result::Result::Err(
@@ -251,13 +252,13 @@ impl<F: FiltersFunctions> FiltersWorkflow<F> {
             }
         }
     }
-    fn enter_enrich(
+    fn enter_task_enrich(
         data: ::swf_runtime::__private::Value,
     ) -> ::core::result::Result<FiltersState, ::swf_runtime::__private::WorkflowError> {
         ::core::result::Result::Ok(FiltersState::Enrich { data })
     }
     /// Runs task `Enrich` once.
-    async fn run_enrich(
+    async fn run_task_enrich(
         &self,
         data: ::swf_runtime::__private::Value,
     ) -> ::core::result::Result<FiltersState, ::swf_runtime::__private::WorkflowError> {
@@ -283,10 +284,11 @@ impl<F: FiltersFunctions> FiltersWorkflow<F> {
                 ::swf_runtime::__private::Value::Array(::std::vec![::swf_runtime::__private::Value::from("email"),
                 ::swf_runtime::__private::Value::from("phone")]));
                 ::swf_runtime::__private::Value::Object(map) };
-                ::swf_runtime::__private::call_action(self.functions.lookup(args),
-                ::core::option::Option::None, "", "Enrich", "look up",). await }, async {
-                let args = data.clone(); ::swf_runtime::__private::call_action(self
-                .functions.score(args),
+                ::swf_runtime::__private::call_action(FiltersFunctions::lookup(& self
+                .functions, args), ::core::option::Option::None, "", "Enrich",
+                "look up",). await }, async { let args = data.clone();
+                ::swf_runtime::__private::call_action(FiltersFunctions::score(& self
+                .functions, args),
                 ::core::option::Option::Some(::swf_runtime::__private::Duration::from_millis(2000u64)),
                 "PT2S", "Enrich", "score",). await }
             );
@@ -364,7 +366,7 @@ impl<F: FiltersFunctions> FiltersWorkflow<F> {
                             );
                         }
                     }
-                    Self::enter_done(output)
+                    Self::enter_task_done(output)
                 }
             }
             ::core::result::Result::Err(error) => {
@@ -379,7 +381,7 @@ impl<F: FiltersFunctions> FiltersWorkflow<F> {
             }
         }
     }
-    fn enter_done(
+    fn enter_task_done(
         data: ::swf_runtime::__private::Value,
     ) -> ::core::result::Result<FiltersState, ::swf_runtime::__private::WorkflowError> {
         let mut data = data;
@@ -405,7 +407,7 @@ impl<F: FiltersFunctions> FiltersWorkflow<F> {
         ::core::result::Result::Ok(FiltersState::Done { data })
     }
     /// Runs task `Done` once.
-    async fn run_done(
+    async fn run_task_done(
         &self,
         data: ::swf_runtime::__private::Value,
     ) -> ::core::result::Result<FiltersState, ::swf_runtime::__private::WorkflowError> {

@@ -43,7 +43,7 @@ impl<T: OrderFunctions + ?Sized> OrderFunctions for &T {
             ::swf_runtime::__private::FunctionError,
         >,
     > + ::core::marker::Send {
-        (**self).check_inventory(args)
+        <T as OrderFunctions>::check_inventory(*self, args)
     }
     fn charge_card(
         &self,
@@ -54,7 +54,7 @@ impl<T: OrderFunctions + ?Sized> OrderFunctions for &T {
             ::swf_runtime::__private::FunctionError,
         >,
     > + ::core::marker::Send {
-        (**self).charge_card(args)
+        <T as OrderFunctions>::charge_card(*self, args)
     }
     fn ship_order(
         &self,
@@ -65,7 +65,7 @@ impl<T: OrderFunctions + ?Sized> OrderFunctions for &T {
             ::swf_runtime::__private::FunctionError,
         >,
     > + ::core::marker::Send {
-        (**self).ship_order(args)
+        <T as OrderFunctions>::ship_order(*self, args)
     }
 }
 /// Where an instance of the `Order fulfilment` workflow is: the next task to run, or how it ended.
@@ -77,6 +77,7 @@ impl<T: OrderFunctions + ?Sized> OrderFunctions for &T {
     ::swf_runtime::__private::serde::Deserialize,
 )]
 #[serde(crate = "::swf_runtime::__private::serde")]
+#[allow(dead_code)]
 pub enum OrderState {
     /// Task `CheckInventory` (operation, line 14), about to run with `data` as its input.
     CheckInventory { data: ::swf_runtime::__private::Value },
@@ -174,7 +175,7 @@ impl<F: OrderFunctions> OrderWorkflow<F> {
             "CheckInventory",
             input,
         )?;
-        Self::enter_check_inventory(input)
+        Self::enter_task_check_inventory(input)
     }
     #[doc(hidden)]
     pub async fn drive_subflow(
@@ -221,26 +222,28 @@ impl<F: OrderFunctions> OrderWorkflow<F> {
         state: OrderState,
     ) -> ::core::result::Result<OrderState, ::swf_runtime::__private::WorkflowError> {
         match state {
-            OrderState::CheckInventory { data } => self.run_check_inventory(data).await,
-            OrderState::ChargeCard { data, retry } => {
-                self.run_charge_card(data, retry).await
+            OrderState::CheckInventory { data } => {
+                self.run_task_check_inventory(data).await
             }
-            OrderState::Route { data } => self.run_route(data).await,
-            OrderState::ManualReview { data } => self.run_manual_review(data).await,
-            OrderState::Ship { data } => self.run_ship(data).await,
-            OrderState::Declined { data } => self.run_declined(data).await,
+            OrderState::ChargeCard { data, retry } => {
+                self.run_task_charge_card(data, retry).await
+            }
+            OrderState::Route { data } => self.run_task_route(data).await,
+            OrderState::ManualReview { data } => self.run_task_manual_review(data).await,
+            OrderState::Ship { data } => self.run_task_ship(data).await,
+            OrderState::Declined { data } => self.run_task_declined(data).await,
             ended @ (OrderState::Completed { .. } | OrderState::Terminated { .. }) => {
                 ::core::result::Result::Ok(ended)
             }
         }
     }
-    fn enter_check_inventory(
+    fn enter_task_check_inventory(
         data: ::swf_runtime::__private::Value,
     ) -> ::core::result::Result<OrderState, ::swf_runtime::__private::WorkflowError> {
         ::core::result::Result::Ok(OrderState::CheckInventory { data })
     }
     /// Runs task `CheckInventory` once.
-    async fn run_check_inventory(
+    async fn run_task_check_inventory(
         &self,
         data: ::swf_runtime::__private::Value,
     ) -> ::core::result::Result<OrderState, ::swf_runtime::__private::WorkflowError> {
@@ -288,7 +291,7 @@ impl<F: OrderFunctions> OrderWorkflow<F> {
                         ::swf_runtime::__private::Value::Object(map)
                     };
                     ::swf_runtime::__private::call_action(
-                            self.functions.check_inventory(args),
+                            OrderFunctions::check_inventory(&self.functions, args),
                             ::core::option::Option::None,
                             "",
                             "CheckInventory",
@@ -312,7 +315,7 @@ impl<F: OrderFunctions> OrderWorkflow<F> {
         match attempt {
             ::core::result::Result::Ok(_) => {
                 let output = data;
-                Self::enter_charge_card(output)
+                Self::enter_task_charge_card(output)
             }
             ::core::result::Result::Err(error) => {
                 ::core::result::Result::Err(
@@ -326,7 +329,7 @@ impl<F: OrderFunctions> OrderWorkflow<F> {
             }
         }
     }
-    fn enter_charge_card(
+    fn enter_task_charge_card(
         data: ::swf_runtime::__private::Value,
     ) -> ::core::result::Result<OrderState, ::swf_runtime::__private::WorkflowError> {
         ::core::result::Result::Ok(OrderState::ChargeCard {
@@ -335,7 +338,7 @@ impl<F: OrderFunctions> OrderWorkflow<F> {
         })
     }
     /// Runs task `ChargeCard` once.
-    async fn run_charge_card(
+    async fn run_task_charge_card(
         &self,
         data: ::swf_runtime::__private::Value,
         retry: ::swf_runtime::__private::RetryProgress,
@@ -370,7 +373,7 @@ impl<F: OrderFunctions> OrderWorkflow<F> {
                         ::swf_runtime::__private::Value::Object(map)
                     };
                     ::swf_runtime::__private::call_action(
-                            self.functions.charge_card(args),
+                            OrderFunctions::charge_card(&self.functions, args),
                             ::core::option::Option::Some(
                                 ::swf_runtime::__private::Duration::from_millis(10000u64),
                             ),
@@ -396,7 +399,7 @@ impl<F: OrderFunctions> OrderWorkflow<F> {
         match attempt {
             ::core::result::Result::Ok(_) => {
                 let output = data;
-                Self::enter_route(output)
+                Self::enter_task_route(output)
             }
             ::core::result::Result::Err(error) => {
                 let failed_data = ::swf_runtime::__private::data_with_error(
@@ -530,7 +533,7 @@ impl<F: OrderFunctions> OrderWorkflow<F> {
                             ),
                         );
                     }
-                    return Self::enter_declined(handled);
+                    return Self::enter_task_declined(handled);
                 }
                 ::core::result::Result::Err(
                     ::swf_runtime::__private::WorkflowError::new(
@@ -543,13 +546,13 @@ impl<F: OrderFunctions> OrderWorkflow<F> {
             }
         }
     }
-    fn enter_route(
+    fn enter_task_route(
         data: ::swf_runtime::__private::Value,
     ) -> ::core::result::Result<OrderState, ::swf_runtime::__private::WorkflowError> {
         ::core::result::Result::Ok(OrderState::Route { data })
     }
     /// Runs task `Route` once.
-    async fn run_route(
+    async fn run_task_route(
         &self,
         data: ::swf_runtime::__private::Value,
     ) -> ::core::result::Result<OrderState, ::swf_runtime::__private::WorkflowError> {
@@ -586,9 +589,9 @@ impl<F: OrderFunctions> OrderWorkflow<F> {
                 let output = data;
                 match exit {
                     ::core::option::Option::Some(0usize) => {
-                        Self::enter_manual_review(output)
+                        Self::enter_task_manual_review(output)
                     }
-                    _ => Self::enter_ship(output),
+                    _ => Self::enter_task_ship(output),
                 }
             }
             ::core::result::Result::Err(error) => {
@@ -603,13 +606,13 @@ impl<F: OrderFunctions> OrderWorkflow<F> {
             }
         }
     }
-    fn enter_manual_review(
+    fn enter_task_manual_review(
         data: ::swf_runtime::__private::Value,
     ) -> ::core::result::Result<OrderState, ::swf_runtime::__private::WorkflowError> {
         ::core::result::Result::Ok(OrderState::ManualReview { data })
     }
     /// Runs task `ManualReview` once.
-    async fn run_manual_review(
+    async fn run_task_manual_review(
         &self,
         data: ::swf_runtime::__private::Value,
     ) -> ::core::result::Result<OrderState, ::swf_runtime::__private::WorkflowError> {
@@ -651,13 +654,13 @@ impl<F: OrderFunctions> OrderWorkflow<F> {
             }
         }
     }
-    fn enter_ship(
+    fn enter_task_ship(
         data: ::swf_runtime::__private::Value,
     ) -> ::core::result::Result<OrderState, ::swf_runtime::__private::WorkflowError> {
         ::core::result::Result::Ok(OrderState::Ship { data })
     }
     /// Runs task `Ship` once.
-    async fn run_ship(
+    async fn run_task_ship(
         &self,
         data: ::swf_runtime::__private::Value,
     ) -> ::core::result::Result<OrderState, ::swf_runtime::__private::WorkflowError> {
@@ -689,7 +692,7 @@ impl<F: OrderFunctions> OrderWorkflow<F> {
                         ::swf_runtime::__private::Value::Object(map)
                     };
                     ::swf_runtime::__private::call_action(
-                            self.functions.ship_order(args),
+                            OrderFunctions::ship_order(&self.functions, args),
                             ::core::option::Option::None,
                             "",
                             "Ship",
@@ -747,13 +750,13 @@ impl<F: OrderFunctions> OrderWorkflow<F> {
             }
         }
     }
-    fn enter_declined(
+    fn enter_task_declined(
         data: ::swf_runtime::__private::Value,
     ) -> ::core::result::Result<OrderState, ::swf_runtime::__private::WorkflowError> {
         ::core::result::Result::Ok(OrderState::Declined { data })
     }
     /// Runs task `Declined` once.
-    async fn run_declined(
+    async fn run_task_declined(
         &self,
         data: ::swf_runtime::__private::Value,
     ) -> ::core::result::Result<OrderState, ::swf_runtime::__private::WorkflowError> {

@@ -13,7 +13,7 @@ impl<T: SwitchesFunctions + ?Sized> SwitchesFunctions for &T {
         &self,
         condition: ::swf_runtime::__private::CustomCondition<'_>,
     ) -> bool {
-        (**self).custom_condition(condition)
+        <T as SwitchesFunctions>::custom_condition(*self, condition)
     }
 }
 /// Where an instance of the `Switch operators` workflow is: the next task to run, or how it ended.
@@ -25,6 +25,7 @@ impl<T: SwitchesFunctions + ?Sized> SwitchesFunctions for &T {
     ::swf_runtime::__private::serde::Deserialize,
 )]
 #[serde(crate = "::swf_runtime::__private::serde")]
+#[allow(dead_code)]
 pub enum SwitchesState {
     /// Task `Classify` (switch, line 6), about to run with `data` as its input.
     Classify { data: ::swf_runtime::__private::Value },
@@ -114,7 +115,7 @@ impl<F: SwitchesFunctions> SwitchesWorkflow<F> {
             "Classify",
             input,
         )?;
-        Self::enter_classify(input)
+        Self::enter_task_classify(input)
     }
     #[doc(hidden)]
     pub async fn drive_subflow(
@@ -161,22 +162,22 @@ impl<F: SwitchesFunctions> SwitchesWorkflow<F> {
         state: SwitchesState,
     ) -> ::core::result::Result<SwitchesState, ::swf_runtime::__private::WorkflowError> {
         match state {
-            SwitchesState::Classify { data } => self.run_classify(data).await,
-            SwitchesState::Minor { data } => self.run_minor(data).await,
-            SwitchesState::Staff { data } => self.run_staff(data).await,
-            SwitchesState::Premium { data } => self.run_premium(data).await,
-            SwitchesState::Other { data } => self.run_other(data).await,
+            SwitchesState::Classify { data } => self.run_task_classify(data).await,
+            SwitchesState::Minor { data } => self.run_task_minor(data).await,
+            SwitchesState::Staff { data } => self.run_task_staff(data).await,
+            SwitchesState::Premium { data } => self.run_task_premium(data).await,
+            SwitchesState::Other { data } => self.run_task_other(data).await,
             ended @ (SwitchesState::Completed { .. }
             | SwitchesState::Terminated { .. }) => ::core::result::Result::Ok(ended),
         }
     }
-    fn enter_classify(
+    fn enter_task_classify(
         data: ::swf_runtime::__private::Value,
     ) -> ::core::result::Result<SwitchesState, ::swf_runtime::__private::WorkflowError> {
         ::core::result::Result::Ok(SwitchesState::Classify { data })
     }
     /// Runs task `Classify` once.
-    async fn run_classify(
+    async fn run_task_classify(
         &self,
         data: ::swf_runtime::__private::Value,
     ) -> ::core::result::Result<SwitchesState, ::swf_runtime::__private::WorkflowError> {
@@ -242,14 +243,16 @@ impl<F: SwitchesFunctions> SwitchesWorkflow<F> {
                     );
                     ::swf_runtime::__private::Value::Object(map)
                 };
-                self.functions
-                    .custom_condition(::swf_runtime::__private::CustomCondition {
+                SwitchesFunctions::custom_condition(
+                    &self.functions,
+                    ::swf_runtime::__private::CustomCondition {
                         task: "Classify",
                         path: "$.tier",
                         selected: selected.as_ref(),
                         value: "gold",
                         metadata: &metadata,
-                    })
+                    },
+                )
             };
             if matched {
                 return ::core::result::Result::Ok(::core::option::Option::Some(2usize));
@@ -261,10 +264,16 @@ impl<F: SwitchesFunctions> SwitchesWorkflow<F> {
             ::core::result::Result::Ok(exit) => {
                 let output = data;
                 match exit {
-                    ::core::option::Option::Some(0usize) => Self::enter_minor(output),
-                    ::core::option::Option::Some(1usize) => Self::enter_staff(output),
-                    ::core::option::Option::Some(2usize) => Self::enter_premium(output),
-                    _ => Self::enter_other(output),
+                    ::core::option::Option::Some(0usize) => {
+                        Self::enter_task_minor(output)
+                    }
+                    ::core::option::Option::Some(1usize) => {
+                        Self::enter_task_staff(output)
+                    }
+                    ::core::option::Option::Some(2usize) => {
+                        Self::enter_task_premium(output)
+                    }
+                    _ => Self::enter_task_other(output),
                 }
             }
             ::core::result::Result::Err(error) => {
@@ -279,13 +288,13 @@ impl<F: SwitchesFunctions> SwitchesWorkflow<F> {
             }
         }
     }
-    fn enter_minor(
+    fn enter_task_minor(
         data: ::swf_runtime::__private::Value,
     ) -> ::core::result::Result<SwitchesState, ::swf_runtime::__private::WorkflowError> {
         ::core::result::Result::Ok(SwitchesState::Minor { data })
     }
     /// Runs task `Minor` once.
-    async fn run_minor(
+    async fn run_task_minor(
         &self,
         data: ::swf_runtime::__private::Value,
     ) -> ::core::result::Result<SwitchesState, ::swf_runtime::__private::WorkflowError> {
@@ -327,13 +336,13 @@ impl<F: SwitchesFunctions> SwitchesWorkflow<F> {
             }
         }
     }
-    fn enter_staff(
+    fn enter_task_staff(
         data: ::swf_runtime::__private::Value,
     ) -> ::core::result::Result<SwitchesState, ::swf_runtime::__private::WorkflowError> {
         ::core::result::Result::Ok(SwitchesState::Staff { data })
     }
     /// Runs task `Staff` once.
-    async fn run_staff(
+    async fn run_task_staff(
         &self,
         data: ::swf_runtime::__private::Value,
     ) -> ::core::result::Result<SwitchesState, ::swf_runtime::__private::WorkflowError> {
@@ -377,13 +386,13 @@ impl<F: SwitchesFunctions> SwitchesWorkflow<F> {
             }
         }
     }
-    fn enter_premium(
+    fn enter_task_premium(
         data: ::swf_runtime::__private::Value,
     ) -> ::core::result::Result<SwitchesState, ::swf_runtime::__private::WorkflowError> {
         ::core::result::Result::Ok(SwitchesState::Premium { data })
     }
     /// Runs task `Premium` once.
-    async fn run_premium(
+    async fn run_task_premium(
         &self,
         data: ::swf_runtime::__private::Value,
     ) -> ::core::result::Result<SwitchesState, ::swf_runtime::__private::WorkflowError> {
@@ -425,13 +434,13 @@ impl<F: SwitchesFunctions> SwitchesWorkflow<F> {
             }
         }
     }
-    fn enter_other(
+    fn enter_task_other(
         data: ::swf_runtime::__private::Value,
     ) -> ::core::result::Result<SwitchesState, ::swf_runtime::__private::WorkflowError> {
         ::core::result::Result::Ok(SwitchesState::Other { data })
     }
     /// Runs task `Other` once.
-    async fn run_other(
+    async fn run_task_other(
         &self,
         data: ::swf_runtime::__private::Value,
     ) -> ::core::result::Result<SwitchesState, ::swf_runtime::__private::WorkflowError> {

@@ -10,6 +10,13 @@ mod filters {
 mod switches {
     include!("../snapshots/switches.rs");
 }
+mod approval {
+    include!("../snapshots/approval.rs");
+}
+mod nested {
+    include!("../snapshots/nested.rs");
+    include!("../snapshots/nested_child.rs");
+}
 
 use swf_runtime::{CustomCondition, FunctionError, Value, json};
 
@@ -109,4 +116,56 @@ async fn machines_run_on_spawned_tasks() {
     });
     let output = handle.await.expect("the task completes");
     assert_eq!(output.map(|o| o["group"].clone()), Ok(json!("minor")));
+}
+
+struct Approvals;
+
+impl approval::ApprovalFunctions for Approvals {
+    async fn ask_manager(&self, _args: Value) -> Result<Value, FunctionError> {
+        Ok(json!({"asked": true}))
+    }
+}
+
+/// The events snapshot runs: no decision within the hour, then no outcome within 30 minutes.
+#[tokio::test(start_paused = true)]
+async fn the_approval_snapshot_expires_without_events() {
+    let io = swf_runtime::Io::standalone();
+    let machine = approval::ApprovalWorkflow::new(Approvals);
+    let started = tokio::time::Instant::now();
+    let out = machine.run_with(json!({}), &io).await;
+    assert_eq!(out, Ok(json!({"asked": true, "status": "expired"})));
+    assert_eq!(started.elapsed(), std::time::Duration::from_secs(90 * 60));
+    assert!(io.take_produced().is_empty());
+}
+
+#[derive(Clone, Copy)]
+struct Logs;
+
+impl nested::NestedChildFunctions for Logs {
+    async fn log(&self, args: Value) -> Result<Value, FunctionError> {
+        Ok(json!({"child": args["item"]}))
+    }
+}
+
+impl nested::NestedFunctions for Logs {
+    async fn log(&self, args: Value) -> Result<Value, FunctionError> {
+        Ok(json!({"parent": args["what"]}))
+    }
+}
+
+/// Names that could clash (`With`, `Self`, `Run`/`Iteration`, a function both workflows
+/// define) compile, and each workflow calls its own `log`.
+#[tokio::test]
+async fn the_nested_snapshot_keeps_every_name_apart() {
+    let io = swf_runtime::Io::standalone();
+    let machine = nested::NestedWorkflow::new(Logs);
+    let out = machine
+        .run_with(json!({"items": [1, 2, 3]}), &io)
+        .await
+        .expect("runs");
+    assert_eq!(
+        out["done"],
+        json!([{"child": 1}, {"child": 2}, {"child": 3}])
+    );
+    assert_eq!(out["first"], json!(true));
 }

@@ -5,25 +5,49 @@
 
 use swf_codegen::source::SourceFile;
 
-const CASES: &[&str] = &["order", "filters", "switches"];
+/// Groups of workflows compiled together (a sub-flow calls another of its group).
+const CASES: &[&[&str]] = &[
+    &["order"],
+    &["filters"],
+    &["switches"],
+    &["approval"],
+    &["nested", "nested_child"],
+];
 
-fn generate(case: &str) -> String {
-    let name = format!("snapshots/{case}.sw.yaml");
-    let text = std::fs::read_to_string(&name).expect("snapshot workflow is readable");
-    let compilation = swf_codegen::compile(&SourceFile::new(name.clone(), text));
-    assert!(
-        compilation.diagnostics.is_empty(),
-        "{name}: {:#?}",
-        compilation.diagnostics
-    );
-    let tokens = compilation.tokens.expect("code for a valid workflow");
-    swf_codegen::format_file(&name, tokens).expect("generated code parses as a file")
+/// Each workflow of the group with its generated file.
+fn generate(group: &[&str]) -> Vec<(String, String)> {
+    let sources: Vec<SourceFile> = group
+        .iter()
+        .map(|case| {
+            let name = format!("snapshots/{case}.sw.yaml");
+            let text = std::fs::read_to_string(&name).expect("snapshot workflow is readable");
+            SourceFile::new(name, text)
+        })
+        .collect();
+    swf_codegen::compile_all(&sources)
+        .into_iter()
+        .zip(group.iter().zip(&sources))
+        .map(|(compilation, (case, source))| {
+            assert!(
+                compilation.diagnostics.is_empty(),
+                "{}: {:#?}",
+                source.name,
+                compilation.diagnostics
+            );
+            let tokens = compilation.tokens.expect("code for a valid workflow");
+            let code = swf_codegen::format_file(&source.name, tokens)
+                .expect("generated code parses as a file");
+            (format!("snapshots/{case}.rs"), code)
+        })
+        .collect()
 }
 
 #[test]
 fn generated_code_matches_the_snapshots() {
-    for case in CASES {
-        expectorate::assert_contents(format!("snapshots/{case}.rs"), &generate(case));
+    for group in CASES {
+        for (path, code) in generate(group) {
+            expectorate::assert_contents(path, &code);
+        }
     }
 }
 
@@ -31,10 +55,10 @@ fn generated_code_matches_the_snapshots() {
 /// output) and across processes (the checked-in snapshots were written by another one).
 #[test]
 fn generation_is_deterministic() {
-    for case in CASES {
-        let first = generate(case);
+    for group in CASES {
+        let first = generate(group);
         for _ in 0..5 {
-            assert_eq!(first, generate(case), "{case} changed between two runs");
+            assert_eq!(first, generate(group), "{group:?} changed between two runs");
         }
     }
 }

@@ -72,6 +72,9 @@ fn emit_call(cx: &Context<'_>, task: &Task, action: &Action, index: usize) -> To
         let message = format!("undefined function `{}`", function.ref_name.value);
         return quote!(::core::compile_error!(#message));
     };
+    // Called through the trait's path: a sub-flow's trait, a supertrait, may have a method of
+    // the same name.
+    let functions = cx.functions_ident();
     let (input_binding, source) = match &action.input_path {
         Some(path) => {
             let path = path_ref(path);
@@ -89,20 +92,14 @@ fn emit_call(cx: &Context<'_>, task: &Task, action: &Action, index: usize) -> To
             None => quote!(data.clone()),
         },
     };
-    let timeout = match &action.timeout {
-        Some(t) => {
-            let millis = t.millis;
-            quote!(::core::option::Option::Some(#rt::Duration::from_millis(#millis)))
-        }
-        None => quote!(::core::option::Option::None),
-    };
+    let timeout = super::duration_option(action.timeout.as_ref());
     let timeout_text = action.timeout.as_ref().map_or("", |t| t.text.as_str());
     quote! {
         async {
             #input_binding
             let args = #args;
             #rt::call_action(
-                self.functions.#method(args),
+                #functions::#method(&self.functions, args),
                 #timeout,
                 #timeout_text,
                 #task_name,

@@ -1,7 +1,7 @@
 //! Events: the workflow's event definitions as specs and typed enums, the tasks that wait for
 //! events (event, switch on events, callback), produced events and scheduled starts.
 
-use super::names::{ident, upper_camel};
+use super::names::ident;
 use super::{Context, action, rt};
 use crate::emit_parts::path::path_ref;
 use crate::ir::{
@@ -92,6 +92,8 @@ pub(super) fn emit_event_enum(cx: &Context<'_>) -> TokenStream {
     quote! {
         #[doc = #doc]
         #[derive(::core::fmt::Debug, ::core::clone::Clone, ::core::marker::Copy, ::core::cmp::PartialEq, ::core::cmp::Eq)]
+        // A binary may never build some of the definitions itself.
+        #[allow(dead_code)]
         pub enum #enum_ident {
             #(#[doc = #docs] #variants,)*
         }
@@ -193,25 +195,14 @@ fn collect_usage(
 }
 
 fn event_variants(cx: &Context<'_>) -> Vec<proc_macro2::Ident> {
-    let mut taken: Vec<String> = Vec::new();
-    cx.workflow
-        .events
-        .iter()
-        .map(|e| {
-            let mut variant = upper_camel(&e.name.value);
-            if variant.is_empty() || variant.starts_with(|c: char| c.is_ascii_digit()) {
-                variant = format!("Event{variant}");
-            }
-            let base = variant.clone();
-            let mut counter = 2;
-            while taken.contains(&variant) {
-                variant = format!("{base}{counter}");
-                counter += 1;
-            }
-            taken.push(variant.clone());
-            ident(&variant)
-        })
-        .collect()
+    super::names::unique_variants(
+        cx.workflow.events.iter().map(|e| e.name.value.as_str()),
+        &["Self"],
+        "Event",
+    )
+    .iter()
+    .map(|v| ident(v))
+    .collect()
 }
 
 /// The event indices an event task waits for, in document order, each once.
@@ -227,17 +218,6 @@ pub(super) fn event_indices(cx: &Context<'_>, entries: &[EventActions]) -> Vec<u
         }
     }
     out
-}
-
-fn timeout_tokens(timeout: Option<&DurationSpec>) -> TokenStream {
-    let rt = rt();
-    match timeout {
-        Some(t) => {
-            let millis = t.millis;
-            quote!(::core::option::Option::Some(#rt::Duration::from_millis(#millis)))
-        }
-        None => quote!(::core::option::Option::None),
-    }
 }
 
 /// Merges an event's data (selected by the event data filter) into `data`.
@@ -264,9 +244,9 @@ fn merge_event_data(task: &Task, filter: Option<&JsonPath>, event: &TokenStream)
 /// draft's starting rules (an event switch keeps its timeout everywhere).
 fn waiting_timeout(cx: &Context<'_>, task: &Task, timeout: Option<&DurationSpec>) -> TokenStream {
     if cx.root && task.start.is_some() {
-        timeout_tokens(None)
+        super::duration_option(None)
     } else {
-        timeout_tokens(timeout)
+        super::duration_option(timeout)
     }
 }
 
@@ -296,23 +276,40 @@ pub(super) fn emit_event_task(
             }
             let merge = merge_event_data(task, entry.event_data_filter.as_ref(), &quote!(event));
             let actions = action::emit_actions(cx, task, &entry.actions, entry.action_mode);
-            Some(quote! {
-                #(#indices)|* => {
+            Some((
+                indices,
+                quote! {
                     #merge
                     #actions
-                }
-            })
+                },
+            ))
         });
         let arms: Vec<_> = arms.collect();
+        // With one entry, whatever arrived is for it.
+        let dispatch = match &arms[..] {
+            [(_, body)] => quote! {
+                if let ::core::option::Option::Some((_, event)) = arrived {
+                    #body
+                }
+            },
+            _ => {
+                let arms = arms
+                    .iter()
+                    .map(|(indices, body)| quote!(#(#indices)|* => { #body }));
+                quote! {
+                    if let ::core::option::Option::Some((index, event)) = arrived {
+                        match index {
+                            #(#arms)*
+                            _ => {}
+                        }
+                    }
+                }
+            }
+        };
         quote! {
             let arrived = io.wait_any(Self::event_specs(), &[#(#wanted),*], #timeout).await?;
             // Timed out: the task transitions without performing its actions.
-            if let ::core::option::Option::Some((index, event)) = arrived {
-                match index {
-                    #(#arms)*
-                    _ => {}
-                }
-            }
+            #dispatch
             #next
         }
     } else {
@@ -361,7 +358,7 @@ pub(super) fn emit_event_switch(
         .collect();
     // Unlike an event task's, a switch's timeout also holds on the start task: a switch never
     // starts instances from events, so its default is the only way out.
-    let timeout = timeout_tokens(timeout);
+    let timeout = super::duration_option(timeout);
     let mut claimed: Vec<usize> = Vec::new();
     let arms: Vec<_> = conditions
         .iter()
@@ -411,7 +408,7 @@ pub(super) fn emit_callback(
     let index = event_ref
         .and_then(|r| cx.event_index(&r.value))
         .unwrap_or(0);
-    let timeout = timeout_tokens(timeout);
+    let timeout = super::duration_option(timeout);
     let merge = merge_event_data(task, filter, &quote!(event));
     quote! {
         #run

@@ -93,14 +93,14 @@ fn forwarding_impls(cx: &Context<'_>) -> TokenStream {
             ) -> impl ::core::future::Future<
                 Output = ::core::result::Result<#rt::Value, #rt::FunctionError>,
             > + ::core::marker::Send {
-                (**self).#method(args)
+                <T as #trait_ident>::#method(*self, args)
             }
         }
     });
     let custom = cx.uses_custom_conditions().then(|| {
         quote! {
             fn custom_condition(&self, condition: #rt::CustomCondition<'_>) -> bool {
-                (**self).custom_condition(condition)
+                <T as #trait_ident>::custom_condition(*self, condition)
             }
         }
     });

@@ -179,13 +179,7 @@ fn emit_machine_impl(cx: &Context<'_>) -> TokenStream {
             timeout,
         } => {
             let indices: Vec<usize> = events::event_indices(cx, events_actions);
-            let timeout = match timeout {
-                Some(t) => {
-                    let millis = t.millis;
-                    quote!(::core::option::Option::Some(#rt::Duration::from_millis(#millis)))
-                }
-                None => quote!(::core::option::Option::None),
-            };
+            let timeout = super::duration_option(timeout.as_ref());
             quote! {
                 ::core::option::Option::Some(#rt::StartOnEvents {
                     events: &[#(#indices),*],

@@ -48,6 +48,18 @@ pub fn workflow(workflow: &Workflow, names: &Names) -> TokenStream {
     }
 }
 
+/// `Some(Duration::from_millis(n))` for a duration, `None` without one.
+pub(crate) fn duration_option(duration: Option<&crate::ir::DurationSpec>) -> TokenStream {
+    let rt = rt();
+    match duration {
+        Some(d) => {
+            let millis = d.millis;
+            quote!(::core::option::Option::Some(#rt::Duration::from_millis(#millis)))
+        }
+        None => quote!(::core::option::Option::None),
+    }
+}
+
 /// One scope being emitted, with what the emitters of a workflow share.
 #[derive(Clone)]
 pub(crate) struct Context<'a> {
@@ -82,15 +94,11 @@ impl<'a> Context<'a> {
         let (prefix, state) = match &self.task(index).kind {
             TaskKind::ForEach { .. } => (
                 format!("{}{snake}_body_", self.prefix),
-                format!("{}{variant}Body", self.state.trim_end_matches("State")),
+                format!("{}{variant}Body", self.scope_base()),
             ),
             _ => (
                 format!("{}{snake}_b{}_", self.prefix, branch + 1),
-                format!(
-                    "{}{variant}Branch{}",
-                    self.state.trim_end_matches("State"),
-                    branch + 1
-                ),
+                format!("{}{variant}Branch{}", self.scope_base(), branch + 1),
             ),
         };
         Context {
@@ -101,6 +109,16 @@ impl<'a> Context<'a> {
             state,
             tasks: names::task_names(scope),
             root: false,
+        }
+    }
+
+    /// What nested scopes' enum names start with: the workflow's base name at the root, the
+    /// enclosing scope's enum name inside.
+    fn scope_base(&self) -> &str {
+        if self.root {
+            &self.names.public.base
+        } else {
+            &self.state
         }
     }
 
@@ -121,11 +139,14 @@ impl<'a> Context<'a> {
     }
 
     pub fn run_fn(&self, index: usize) -> Ident {
-        ident(&format!("{}run_{}", self.prefix, self.tasks[index].1))
+        ident(&format!("{}run_task_{}", self.prefix, self.tasks[index].1))
     }
 
     pub fn enter_fn(&self, index: usize) -> Ident {
-        ident(&format!("{}enter_{}", self.prefix, self.tasks[index].1))
+        ident(&format!(
+            "{}enter_task_{}",
+            self.prefix, self.tasks[index].1
+        ))
     }
 
     /// The method that runs one task of this scope: the public `step` (or `step_with` when the

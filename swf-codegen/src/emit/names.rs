@@ -42,7 +42,8 @@ pub struct Names {
     pub functions: Vec<String>,
 }
 
-const TERMINAL_VARIANTS: &[&str] = &["Completed", "Terminated"];
+/// Variant names a task cannot take: the terminal states, and `Self` (a keyword).
+const TERMINAL_VARIANTS: &[&str] = &["Completed", "Terminated", "Self"];
 
 impl Names {
     /// Computes every name; clashes between function method names are reported (they would
@@ -72,12 +73,32 @@ impl Names {
 }
 
 pub fn task_names(scope: &Scope) -> Vec<(String, String)> {
-    let mut taken: Vec<String> = TERMINAL_VARIANTS.iter().map(|s| s.to_string()).collect();
+    unique_variants(
+        scope.tasks.iter().map(|t| t.name.value.as_str()),
+        TERMINAL_VARIANTS,
+        "Task",
+    )
+    .into_iter()
+    .map(|variant| {
+        let snake = snake(&variant);
+        (variant, snake)
+    })
+    .collect()
+}
+
+/// UpperCamelCase variant names for `names`, in order, each unique and none in `reserved`: a
+/// name that is empty or starts with a digit gets `prefix`, a clash gets a number.
+pub fn unique_variants<'a>(
+    names: impl Iterator<Item = &'a str>,
+    reserved: &[&str],
+    prefix: &str,
+) -> Vec<String> {
+    let mut taken: Vec<String> = reserved.iter().map(|s| s.to_string()).collect();
     let mut out = Vec::new();
-    for task in &scope.tasks {
-        let mut variant = upper_camel(&task.name.value);
+    for name in names {
+        let mut variant = upper_camel(name);
         if variant.is_empty() || variant.starts_with(|c: char| c.is_ascii_digit()) {
-            variant = format!("Task{variant}");
+            variant = format!("{prefix}{variant}");
         }
         let base = variant.clone();
         let mut counter = 2;
@@ -86,8 +107,7 @@ pub fn task_names(scope: &Scope) -> Vec<(String, String)> {
             counter += 1;
         }
         taken.push(variant.clone());
-        let snake = snake(&variant);
-        out.push((variant, snake));
+        out.push(variant);
     }
     out
 }

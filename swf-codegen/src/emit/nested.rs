@@ -7,17 +7,6 @@ use crate::ir::{Completion, TaskKind};
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
 
-fn millis_option(spec: Option<&crate::ir::DurationSpec>) -> TokenStream {
-    let rt = rt();
-    match spec {
-        Some(d) => {
-            let millis = d.millis;
-            quote!(::core::option::Option::Some(#rt::Duration::from_millis(#millis)))
-        }
-        None => quote!(::core::option::Option::None),
-    }
-}
-
 /// The attempt of a parallel task: every branch gets a copy of the task data; the outputs of
 /// the branches that completed are merged into it in branch order.
 pub(super) fn emit_parallel(cx: &Context<'_>, index: usize) -> TokenStream {
@@ -47,7 +36,7 @@ pub(super) fn emit_parallel(cx: &Context<'_>, index: usize) -> TokenStream {
             n.as_ref().map_or(branches.len(), |n| n.value as usize)
         }
     };
-    let branch_timeout = millis_option(branch_timeout.as_ref());
+    let branch_timeout = super::duration_option(branch_timeout.as_ref());
     let join = quote! {
         #rt::join_branches(::std::vec![#(#futures),*], #needed, #branch_timeout, #name)
     };
@@ -109,7 +98,7 @@ pub(super) fn emit_for_each(cx: &Context<'_>, index: usize) -> TokenStream {
     let collection_text = &collection.text;
     let collection = path_ref(collection);
     let max = max.as_ref().map_or(0, |m| m.value as usize);
-    let time_delay = millis_option(time_delay.as_ref());
+    let time_delay = super::duration_option(time_delay.as_ref());
     let iteration = iteration_fn(cx, index);
     let io = drive_needs_io(scope).then(|| quote!(io));
     let store = output_collection.as_ref().map(|path| {

@@ -43,6 +43,9 @@ pub(super) fn emit(cx: &Context<'_>) -> TokenStream {
             #rt::serde::Deserialize,
         )]
         #[serde(crate = #serde_crate)]
+        // A workflow that never terminates leaves `Terminated` unbuilt, and a binary may never
+        // build some states itself.
+        #[allow(dead_code)]
         pub enum #state {
             #(#variants,)*
             /// The workflow ended; `output` is its data output.

@@ -1,6 +1,7 @@
 //! What the macro emits when a workflow has errors: the public names, with the functions that
-//! could be read, so that the user sees the workflow's diagnostics and not a cascade of
-//! "cannot find type" errors from the code that uses it.
+//! could be read and both forms of the machine's API (with and without an `Io`), so that the
+//! user sees the workflow's diagnostics and not a cascade of "cannot find" errors from the code
+//! that uses it. These bodies never run: the crate does not compile.
 
 use super::functions::method_signature;
 use super::names::{PublicNames, ident, method_name};
@@ -52,6 +53,21 @@ pub fn stubs(names: &PublicNames, function_names: &[String]) -> TokenStream {
 
             pub async fn step(&self, state: #state) -> ::core::result::Result<#state, #rt::WorkflowError> {
                 let _ = state;
+                ::core::panic!("the workflow did not compile")
+            }
+
+            pub async fn run_with(&self, input: #rt::Value, io: &#rt::Io) -> ::core::result::Result<#rt::Value, #rt::WorkflowError> {
+                let _ = (input, io);
+                ::core::panic!("the workflow did not compile")
+            }
+
+            pub fn start_with(&self, input: #rt::Value, io: &#rt::Io) -> ::core::result::Result<#state, #rt::WorkflowError> {
+                let _ = (input, io);
+                ::core::panic!("the workflow did not compile")
+            }
+
+            pub async fn step_with(&self, state: #state, io: &#rt::Io) -> ::core::result::Result<#state, #rt::WorkflowError> {
+                let _ = (state, io);
                 ::core::panic!("the workflow did not compile")
             }
         }

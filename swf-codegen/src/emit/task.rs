@@ -120,7 +120,7 @@ fn emit_body(cx: &Context<'_>, index: usize) -> TokenStream {
         TaskKind::Switch(switch) => match &switch.conditions {
             SwitchConditions::Data(conditions) => {
                 let tests = conditions.iter().enumerate().map(|(i, condition)| {
-                    let test = emit_data_condition(task, condition);
+                    let test = emit_data_condition(cx, task, condition);
                     quote! {
                         let matched = #test;
                         if matched {
@@ -167,7 +167,7 @@ fn injects_nothing(data: &serde_json::Value) -> bool {
 }
 
 /// One data condition: `bool`, inside the attempt (errors propagate with `?`).
-fn emit_data_condition(task: &Task, condition: &DataCondition) -> TokenStream {
+fn emit_data_condition(cx: &Context<'_>, task: &Task, condition: &DataCondition) -> TokenStream {
     let rt = rt();
     let Some(path) = &condition.path else {
         return quote!(false);
@@ -189,6 +189,7 @@ fn emit_data_condition(task: &Task, condition: &DataCondition) -> TokenStream {
         Operator::Matches => quote!(Matches),
         Operator::NotMatches => quote!(NotMatches),
         Operator::Custom => {
+            let functions = cx.functions_ident();
             let name = &task.name.value;
             let metadata = json(
                 condition
@@ -199,7 +200,7 @@ fn emit_data_condition(task: &Task, condition: &DataCondition) -> TokenStream {
             return quote! {{
                 let selected = #path.select(&data)?;
                 let metadata = #metadata;
-                self.functions.custom_condition(#rt::CustomCondition {
+                #functions::custom_condition(&self.functions, #rt::CustomCondition {
                     task: #name,
                     path: #path_text,
                     selected: selected.as_ref(),

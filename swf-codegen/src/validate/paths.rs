@@ -1,23 +1,38 @@
 //! Paths that name a place to write to must be definite: a query selects any number of places.
 
 use crate::diagnostic::{Code, Diagnostics};
-use crate::ir::{PathKind, Task};
+use crate::ir::{JsonPath, PathKind, Task, TaskKind};
 
-/// INDEFINITE_TARGET for action results paths.
+/// INDEFINITE_TARGET for the paths written to: action results paths, and a foreach task's
+/// `inputParameter` and `outputCollection`.
 pub(super) fn check_task(task: &Task, diags: &mut Diagnostics) {
-    let results = task
+    let mut targets: Vec<(&str, &JsonPath)> = task
         .actions()
         .into_iter()
-        .filter_map(|a| a.results_path.as_ref());
+        .filter_map(|a| a.results_path.as_ref())
+        .map(|p| ("results path", p))
+        .collect();
+    if let TaskKind::ForEach {
+        input_parameter,
+        output_collection,
+        ..
+    } = &task.kind
+    {
+        targets.extend(input_parameter.iter().map(|p| ("inputParameter", p)));
+        targets.extend(output_collection.iter().map(|p| ("outputCollection", p)));
+    }
     // Invalid paths were reported by the parser; only well-formed queries are reported here.
-    for path in results.filter(|p| matches!(p.kind, PathKind::Query(_))) {
+    for (what, path) in targets
+        .into_iter()
+        .filter(|(_, p)| matches!(p.kind, PathKind::Query(_)))
+    {
         diags
             .error(
                 Code::INDEFINITE_TARGET,
                 path.span,
                 format!(
-                    "results path `{}` may select several places, so the result has no single \
-                     place to be written",
+                    "{what} `{}` may select several places, so what is written there has no \
+                     single place to go",
                     path.text
                 ),
             )

@@ -13,24 +13,35 @@ pub fn validate_set(workflows: &[Option<&Workflow>], diags: &mut [Diagnostics]) 
         .iter()
         .map(|w| w.map(|w| w.id.value.as_str()).filter(|id| !id.is_empty()))
         .collect();
+    // Ids also name the generated types, so two ids that differ only in case or punctuation
+    // (`order-v2`, `orderV2`) clash as well.
+    let bases: Vec<Option<String>> = ids
+        .iter()
+        .map(|id| id.map(|id| crate::emit::PublicNames::from_id(id).base))
+        .collect();
     for (index, workflow) in workflows.iter().enumerate() {
         let Some(workflow) = workflow else { continue };
-        if let Some(first) = ids[..index]
+        let Some(first) = bases[..index]
             .iter()
-            .position(|id| *id == Some(workflow.id.value.as_str()))
-        {
-            let other = workflows[first].map_or("", |w| w.file.as_str());
-            diags[index]
-                .error(
-                    Code::DUPLICATE_WORKFLOW,
-                    workflow.id.span,
-                    format!(
-                        "`{}` is also the id of the workflow in {other}",
-                        workflow.id.value
-                    ),
-                )
-                .help("give each workflow compiled together its own `id`");
-        }
+            .position(|base| base.is_some() && *base == bases[index])
+        else {
+            continue;
+        };
+        let other = workflows[first].map_or("", |w| w.file.as_str());
+        let base = bases[index].as_deref().unwrap_or("");
+        let message = match ids[first] {
+            Some(id) if id == workflow.id.value => {
+                format!("`{id}` is also the id of the workflow in {other}")
+            }
+            other_id => format!(
+                "ids `{}` and `{}` (in {other}) both name the generated types `{base}Workflow`, `{base}State`, ...",
+                workflow.id.value,
+                other_id.unwrap_or("")
+            ),
+        };
+        diags[index]
+            .error(Code::DUPLICATE_WORKFLOW, workflow.id.span, message)
+            .help("give each workflow compiled together its own `id`");
     }
 
     let mut graph = DiGraph::<usize, Spanned<String>>::new();

@@ -7,5 +7,4 @@ mod merge;
 mod report;
 
 pub use filter::{data_with_error, filter_in_place, select_input, select_or_null};
-pub use merge::{MergeConflict, merge};
 pub use report::{merge_data, merge_result};
