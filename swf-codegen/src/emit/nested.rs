@@ -202,7 +202,7 @@ pub(super) fn emit_sub_flow(cx: &Context<'_>, index: usize) -> TokenStream {
     } else {
         quote! {
             let child = #child::new(self.functions.clone());
-            let child_io = io.clone();
+            let child_io = io.detached();
             let input = data.clone();
             // Detached: the called workflow's outcome is its own; this task goes on at once.
             ::core::mem::drop(#rt::tokio::spawn(async move {

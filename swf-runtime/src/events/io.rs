@@ -2,7 +2,7 @@
 
 use std::collections::BTreeMap;
 use std::fmt;
-use std::sync::atomic::AtomicU64;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use cloudevents::Event;
@@ -44,8 +44,8 @@ pub(super) struct IoInner {
 
 /// Where produced events go.
 pub(super) enum Outbox {
-    /// Kept for [`Io::take_produced`].
-    Collect(Mutex<Vec<Event>>),
+    /// Kept for [`Io::take_produced`] (shared with the `Io`s of detached sub-flows).
+    Collect(Arc<Mutex<Vec<Event>>>),
     /// Sent to a bounded channel, waiting for room.
     Channel(mpsc::Sender<Event>),
 }
@@ -109,6 +109,32 @@ impl Io {
                 link,
                 produced: AtomicU64::new(0),
                 id_prefix,
+            }),
+        }
+    }
+
+    /// The `Io` of a sub-flow this instance starts detached: the same clock, deployment instant,
+    /// correlation values and destination for produced events, and an inbox of its own. A host
+    /// does not know detached sub-flows, so nothing is routed to that inbox: they can produce
+    /// events but not wait for any (a wait ends at its timeout), and they never hold events the
+    /// host routed to this instance.
+    pub fn detached(&self) -> Io {
+        let number = self.inner.produced.fetch_add(1, Ordering::Relaxed) + 1;
+        let correlation = self.correlation();
+        let inbox = Arc::new(Inbox::new(DEFAULT_INBOX_CAPACITY, correlation, Vec::new()));
+        let outbox = match &self.inner.outbox {
+            Outbox::Collect(produced) => Outbox::Collect(Arc::clone(produced)),
+            Outbox::Channel(sender) => Outbox::Channel(sender.clone()),
+        };
+        Io {
+            inner: Arc::new(IoInner {
+                inbox,
+                outbox,
+                clock: Arc::clone(&self.inner.clock),
+                deployed_at: self.inner.deployed_at,
+                link: None,
+                produced: AtomicU64::new(0),
+                id_prefix: format!("{}-sub{number}", self.inner.id_prefix),
             }),
         }
     }
@@ -226,7 +252,7 @@ impl IoBuilder {
         let inbox = Arc::new(Inbox::new(capacity, self.correlation, Vec::new()));
         let outbox = match self.outbox {
             Some(sender) => Outbox::Channel(sender),
-            None => Outbox::Collect(Mutex::new(Vec::new())),
+            None => Outbox::Collect(Arc::new(Mutex::new(Vec::new()))),
         };
         // Host instances are numbered from 1, so 0 never collides with one of them.
         Io::assemble(inbox, outbox, clock, deployed_at, None, InstanceId::new(0))

@@ -476,3 +476,49 @@ async fn a_subject_token_is_carried_as_the_subject() {
         0
     );
 }
+
+/// A detached sub-flow's `Io` produces where its parent's does, with the parent's correlation,
+/// but never takes the parent's events.
+#[tokio::test(start_paused = true)]
+async fn a_detached_io_shares_the_outbox_but_not_the_inbox() {
+    let parent = Io::standalone();
+    parent
+        .deliver(reading(HEART_RATE, "h1", "PID-1"))
+        .await
+        .expect("delivered");
+    let taken = parent
+        .wait_any(EVENTS, &[HEART_RATE], Some(SEC))
+        .await
+        .expect("waits");
+    assert!(taken.is_some());
+    parent
+        .deliver(reading(HEART_RATE, "h2", "PID-1"))
+        .await
+        .expect("delivered");
+
+    let child = parent.detached();
+    assert_eq!(child.correlation(), parent.correlation());
+    let waited = child
+        .wait_any(EVENTS, &[HEART_RATE], Some(SEC))
+        .await
+        .expect("waits");
+    assert!(
+        waited.is_none(),
+        "the child must not take the parent's event"
+    );
+    child
+        .produce(spec(REPORT), serde_json::json!({"from": "child"}))
+        .await
+        .expect("produces");
+    let produced = parent.take_produced();
+    assert_eq!(produced.len(), 1);
+    assert_eq!(
+        spec(REPORT).correlation_value(&produced[0]).as_deref(),
+        Some("PID-1")
+    );
+    let left = parent
+        .wait_any(EVENTS, &[HEART_RATE], Some(SEC))
+        .await
+        .expect("waits");
+    assert!(left.is_some(), "the parent still has its second reading");
+}
