@@ -48,25 +48,20 @@ pub fn check(source: &SourceFile) -> (Option<Workflow>, Diagnostics) {
 /// Parses and validates files compiled together: each on its own, then across them (ids,
 /// sub-flows).
 pub fn check_all(sources: &[SourceFile]) -> Vec<(Option<Workflow>, Diagnostics)> {
-    let mut checked: Vec<(Option<Workflow>, Diagnostics)> = sources
-        .iter()
-        .map(|source| {
-            let mut diags = Diagnostics::new(&source.name);
-            let workflow = crate::parse::parse(source, &mut diags);
-            if let Some(workflow) = &workflow {
-                crate::validate::validate(workflow, &mut diags);
-            }
-            (workflow, diags)
-        })
-        .collect();
-    let workflows: Vec<Option<Workflow>> = checked.iter().map(|(w, _)| w.clone()).collect();
-    let refs: Vec<Option<&Workflow>> = workflows.iter().map(Option::as_ref).collect();
-    let mut diags: Vec<Diagnostics> = checked.iter().map(|(_, d)| d.clone()).collect();
-    crate::validate::validate_set(&refs, &mut diags);
-    for ((_, slot), diags) in checked.iter_mut().zip(diags) {
-        *slot = diags;
+    let mut workflows = Vec::with_capacity(sources.len());
+    let mut diags = Vec::with_capacity(sources.len());
+    for source in sources {
+        let mut file_diags = Diagnostics::new(&source.name);
+        let workflow = crate::parse::parse(source, &mut file_diags);
+        if let Some(workflow) = &workflow {
+            crate::validate::validate(workflow, &mut file_diags);
+        }
+        workflows.push(workflow);
+        diags.push(file_diags);
     }
-    checked
+    let refs: Vec<Option<&Workflow>> = workflows.iter().map(Option::as_ref).collect();
+    crate::validate::validate_set(&refs, &mut diags);
+    workflows.into_iter().zip(diags).collect()
 }
 
 /// Runs the whole pipeline on one file.

@@ -186,19 +186,7 @@ impl<F: OrderFunctions> OrderWorkflow<F> {
         ::swf_runtime::__private::ScopeEnd,
         ::swf_runtime::__private::WorkflowError,
     > {
-        let mut state = match self.start(input.clone()) {
-            ::core::result::Result::Ok(state) => state,
-            ::core::result::Result::Err(
-                refused,
-            ) if refused.error().name == ::swf_runtime::__private::SCHEDULE_ERROR => {
-                return ::core::result::Result::Ok(
-                    ::swf_runtime::__private::ScopeEnd::Completed(input),
-                );
-            }
-            ::core::result::Result::Err(failure) => {
-                return ::core::result::Result::Err(failure);
-            }
-        };
+        let mut state = self.start(input)?;
         loop {
             state = match state {
                 OrderState::Completed { output } => {

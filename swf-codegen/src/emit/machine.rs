@@ -240,29 +240,43 @@ fn bounds(cx: &Context<'_>) -> TokenStream {
 fn drive_subflow(cx: &Context<'_>) -> TokenStream {
     let rt = rt();
     let state = cx.state_ident();
+    let scheduled = super::scheduled_interval(&cx.workflow.scope).is_some();
+    // Only a scheduled start needs the input again (to complete with it when refused).
+    let input = if scheduled {
+        quote!(input.clone())
+    } else {
+        quote!(input)
+    };
     let (start, step, param) = if cx.uses_io() {
         (
-            quote!(self.start_with(input.clone(), io)),
+            quote!(self.start_with(#input, io)),
             quote!(self.step_with(other, io)),
             quote!(io: &#rt::Io),
         )
     } else {
         (
-            quote!(self.start(input.clone())),
+            quote!(self.start(#input)),
             quote!(self.step(other)),
             quote!(_io: &#rt::Io),
         )
     };
-    quote! {
-        #[doc(hidden)]
-        pub async fn drive_subflow(&self, input: #rt::Value, #param) -> ::core::result::Result<#rt::ScopeEnd, #rt::WorkflowError> {
-            let mut state = match #start {
+    let first = if scheduled {
+        quote! {
+            match #start {
                 ::core::result::Result::Ok(state) => state,
                 ::core::result::Result::Err(refused) if refused.error().name == #rt::SCHEDULE_ERROR => {
                     return ::core::result::Result::Ok(#rt::ScopeEnd::Completed(input));
                 }
                 ::core::result::Result::Err(failure) => return ::core::result::Result::Err(failure),
-            };
+            }
+        }
+    } else {
+        quote!(#start?)
+    };
+    quote! {
+        #[doc(hidden)]
+        pub async fn drive_subflow(&self, input: #rt::Value, #param) -> ::core::result::Result<#rt::ScopeEnd, #rt::WorkflowError> {
+            let mut state = #first;
             loop {
                 state = match state {
                     #state::Completed { output } => {
