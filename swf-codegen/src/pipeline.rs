@@ -78,7 +78,9 @@ pub fn compile(source: &SourceFile) -> Compilation {
 
 /// Runs the whole pipeline on files compiled together: sub-flows may call any of them.
 pub fn compile_all(sources: &[SourceFile]) -> Vec<Compilation> {
-    check_all(sources)
+    let checked = check_all(sources);
+    let owning = owning_workflows(checked.iter().filter_map(|(w, _)| w.as_ref()));
+    checked
         .into_iter()
         .zip(sources)
         .map(|((workflow, mut diags), source)| {
@@ -88,7 +90,8 @@ pub fn compile_all(sources: &[SourceFile]) -> Vec<Compilation> {
             };
             let tokens = match &workflow {
                 Some(workflow) => {
-                    let item_names = Names::new(workflow, &mut diags);
+                    let mut item_names = Names::new(workflow, &mut diags);
+                    item_names.owning = owning.clone();
                     (!diags.has_errors()).then(|| emit::workflow(workflow, &item_names))
                 }
                 None => None,
@@ -101,6 +104,43 @@ pub fn compile_all(sources: &[SourceFile]) -> Vec<Compilation> {
             }
         })
         .collect()
+}
+
+/// The ids of the workflows that start a sub-flow detached, directly or through sub-flows they
+/// wait for: the spawned sub-flow must own its functions, so theirs must be `Clone + 'static`.
+fn owning_workflows<'a>(workflows: impl Iterator<Item = &'a Workflow> + Clone) -> Vec<String> {
+    use crate::ir::TaskKind;
+    let detaches = |w: &Workflow| {
+        emit::any_task(&w.scope, &|t| {
+            matches!(
+                t.kind,
+                TaskKind::SubFlow {
+                    wait_for_completion: false,
+                    ..
+                }
+            )
+        })
+    };
+    let mut owning: Vec<String> = workflows
+        .clone()
+        .filter(|w| detaches(w))
+        .map(|w| w.id.value.clone())
+        .collect();
+    // Callers of owning workflows own too; sub-flow cycles are refused, so this settles.
+    loop {
+        let before = owning.len();
+        for workflow in workflows.clone() {
+            let calls_owning = crate::validate::sub_flows(&workflow.scope)
+                .iter()
+                .any(|called| owning.contains(&called.value));
+            if calls_owning && !owning.contains(&workflow.id.value) {
+                owning.push(workflow.id.value.clone());
+            }
+        }
+        if owning.len() == before {
+            return owning;
+        }
+    }
 }
 
 /// `workflows/order.sw.yaml` → `order`: the name a file's generated code is known by.

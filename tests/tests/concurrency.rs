@@ -1112,3 +1112,67 @@ async fn a_branch_whose_scheduled_start_is_not_active_completes_at_once() {
     );
     assert_eq!(output, json!({"x": 1, "always": true}));
 }
+
+mod chain {
+    swf_runtime::workflow!(
+        "workflows/concurrency/chain-top.sw.yaml",
+        "workflows/concurrency/chain-middle.sw.yaml",
+        "workflows/concurrency/chain-bottom.sw.yaml"
+    );
+}
+
+/// Functions shared by the three workflows of the chain; cloned into the detached sub-flow.
+#[derive(Clone, Default)]
+struct Touches(Arc<Mutex<u32>>);
+
+impl chain::ChainBottomFunctions for Touches {
+    async fn touch(&self, _args: Value) -> Result<Value, FunctionError> {
+        if let Ok(mut count) = self.0.lock() {
+            *count += 1;
+        }
+        Ok(json!({}))
+    }
+}
+impl chain::ChainMiddleFunctions for Touches {}
+impl chain::ChainTopFunctions for Touches {}
+
+/// A workflow waiting for a sub-flow that starts another one detached compiles (its functions
+/// are owned all the way up) and the detached one runs.
+#[tokio::test]
+async fn a_waited_sub_flow_may_start_a_detached_one() {
+    let touches = Touches::default();
+    let machine = chain::ChainTopWorkflow::new(touches.clone());
+    let output = machine.run_with(json!({}), &Io::standalone()).await;
+    assert_eq!(output, Ok(json!({"middle": true})));
+    for _ in 0..100 {
+        if touches.0.lock().map(|c| *c).unwrap_or(0) == 1 {
+            return;
+        }
+        tokio::task::yield_now().await;
+    }
+    panic!("the detached sub-flow did not run");
+}
+
+/// Outside a tokio runtime, starting a detached sub-flow is an error, not a panic.
+#[test]
+fn a_detached_sub_flow_outside_tokio_is_an_error() {
+    let machine = chain::ChainMiddleWorkflow::new(Touches::default());
+    let io = Io::standalone();
+    let state = machine.start_with(json!({}), &io).expect("starts");
+    let step = block_on_without_runtime(machine.step_with(state, &io));
+    let error = step.expect_err("no tokio runtime");
+    assert_eq!(error.error().name, "RuntimeError");
+    assert_eq!(error.task(), "StartBottom");
+}
+
+/// Polls a future to completion on this thread, without any runtime.
+fn block_on_without_runtime<F: std::future::Future>(future: F) -> F::Output {
+    use std::task::{Context, Poll, Waker};
+    let mut future = std::pin::pin!(future);
+    let mut context = Context::from_waker(Waker::noop());
+    loop {
+        if let Poll::Ready(output) = future.as_mut().poll(&mut context) {
+            return output;
+        }
+    }
+}

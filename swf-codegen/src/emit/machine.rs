@@ -225,10 +225,11 @@ fn emit_machine_impl(cx: &Context<'_>) -> TokenStream {
     }
 }
 
-/// The functions trait, and what detached sub-flows need to own a copy of the functions.
+/// The functions trait, and `Clone + 'static` when a detached sub-flow (here or further down the
+/// sub-flows this workflow waits for) must own a copy of the functions.
 fn bounds(cx: &Context<'_>) -> TokenStream {
     let functions = cx.functions_ident();
-    if super::nested::has_detached_sub_flows(cx) {
+    if cx.names.owning.contains(&cx.workflow.id.value) {
         quote!(#functions + ::core::clone::Clone + 'static)
     } else {
         quote!(#functions)

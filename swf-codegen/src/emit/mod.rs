@@ -234,7 +234,7 @@ impl<'a> Context<'a> {
 }
 
 /// True when `test` holds for a task of `scope` or of any scope nested in it.
-pub(crate) fn any_task(scope: &Scope, test: &dyn Fn(&Task) -> bool) -> bool {
+pub fn any_task(scope: &Scope, test: &dyn Fn(&Task) -> bool) -> bool {
     scope
         .tasks
         .iter()

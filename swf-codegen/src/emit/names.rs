@@ -40,6 +40,10 @@ pub struct Names {
     pub public: PublicNames,
     /// Per function definition, in document order: the trait method name.
     pub functions: Vec<String>,
+    /// Ids of the workflows compiled together whose machines must own their functions
+    /// (`Clone + 'static`): those that start a sub-flow detached, directly or through a
+    /// sub-flow they wait for.
+    pub owning: Vec<String>,
 }
 
 /// Variant names a task cannot take: the terminal states, and `Self` (a keyword).
@@ -68,7 +72,11 @@ impl Names {
             }
             functions.push(method);
         }
-        Names { public, functions }
+        Names {
+            public,
+            functions,
+            owning: Vec::new(),
+        }
     }
 }
 

@@ -185,8 +185,14 @@ pub(super) fn emit_sub_flow(cx: &Context<'_>, index: usize) -> TokenStream {
     let child = super::names::ident(&super::PublicNames::from_id(&id.value).workflow);
     let next = quote!(::core::result::Result::Ok(::core::option::Option::Some(0)));
     if *wait_for_completion {
+        // A callee that starts detached sub-flows needs functions it can own.
+        let functions = if cx.names.owning.contains(&id.value) {
+            quote!(::core::clone::Clone::clone(&self.functions))
+        } else {
+            quote!(&self.functions)
+        };
         quote! {
-            let ended = #child::new(&self.functions)
+            let ended = #child::new(#functions)
                 .drive_subflow(data.clone(), io)
                 .await
                 .map_err(|failure| failure.error().clone())?;
@@ -205,23 +211,16 @@ pub(super) fn emit_sub_flow(cx: &Context<'_>, index: usize) -> TokenStream {
             let child_io = io.detached();
             let input = data.clone();
             // Detached: the called workflow's outcome is its own; this task goes on at once.
-            ::core::mem::drop(#rt::tokio::spawn(async move {
+            let Ok(runtime) = #rt::tokio::runtime::Handle::try_current() else {
+                return ::core::result::Result::Err(#rt::ErrorObject::new(
+                    "RuntimeError",
+                    "a detached sub-flow runs on its own tokio task, but the workflow is not running on a tokio runtime",
+                ));
+            };
+            ::core::mem::drop(runtime.spawn(async move {
                 child.drive_subflow(input, &child_io).await
             }));
             #next
         }
     }
-}
-
-/// Whether the workflow starts detached sub-flows, which need functions it can clone.
-pub(super) fn has_detached_sub_flows(cx: &Context<'_>) -> bool {
-    super::any_task(&cx.workflow.scope, &|t| {
-        matches!(
-            t.kind,
-            TaskKind::SubFlow {
-                wait_for_completion: false,
-                ..
-            }
-        )
-    })
 }
