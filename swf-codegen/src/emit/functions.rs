@@ -68,6 +68,12 @@ pub(super) fn emit(cx: &Context<'_>) -> TokenStream {
 /// `fn name(&self, args: Value) -> impl Future<Output = Result<Value, FunctionError>> + Send;`,
 /// also used by the stubs emitted for a workflow that did not compile.
 pub(super) fn method_signature(method: &proc_macro2::Ident) -> TokenStream {
+    let header = method_header(method);
+    quote!(#header;)
+}
+
+/// The signature of a function's trait method, without its `;` or body.
+fn method_header(method: &proc_macro2::Ident) -> TokenStream {
     let rt = rt();
     quote! {
         fn #method(
@@ -75,7 +81,7 @@ pub(super) fn method_signature(method: &proc_macro2::Ident) -> TokenStream {
             args: #rt::Value,
         ) -> impl ::core::future::Future<
             Output = ::core::result::Result<#rt::Value, #rt::FunctionError>,
-        > + ::core::marker::Send;
+        > + ::core::marker::Send
     }
 }
 
@@ -86,13 +92,9 @@ fn forwarding_impls(cx: &Context<'_>) -> TokenStream {
     let trait_ident = cx.functions_ident();
     let methods = cx.names.functions.iter().map(|method| {
         let method = super::names::ident(method);
+        let header = method_header(&method);
         quote! {
-            fn #method(
-                &self,
-                args: #rt::Value,
-            ) -> impl ::core::future::Future<
-                Output = ::core::result::Result<#rt::Value, #rt::FunctionError>,
-            > + ::core::marker::Send {
+            #header {
                 <T as #trait_ident>::#method(*self, args)
             }
         }
