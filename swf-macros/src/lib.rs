@@ -94,3 +94,43 @@ fn resolve(relative: &str) -> Result<PathBuf, String> {
     })?;
     Ok(PathBuf::from(root).join(relative))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn literal(path: &str) -> LitStr {
+        LitStr::new(path, proc_macro2::Span::call_site())
+    }
+
+    /// Editing the workflow file rebuilds the crate: the expansion includes its bytes.
+    #[test]
+    fn the_expansion_tracks_the_workflow_file() {
+        let expanded = expand(&[literal("../examples/workflows/order.sw.yaml")]).to_string();
+        assert!(expanded.contains("include_bytes"), "{expanded}");
+        assert!(expanded.contains("order.sw.yaml"), "{expanded}");
+        assert!(expanded.contains("OrderWorkflow"), "{expanded}");
+    }
+
+    /// A diagnostic is a compile error whose message starts with `file:line:col`.
+    #[test]
+    fn diagnostics_become_compile_errors_at_their_position() {
+        let expanded = expand(&[literal("../tests/ui/unknown_target.sw.yaml")]).to_string();
+        assert!(expanded.contains("compile_error"), "{expanded}");
+        assert!(
+            expanded.contains("../tests/ui/unknown_target.sw.yaml:8:28: error[E0104]"),
+            "{expanded}"
+        );
+        // The public names are still there, so code using them does not add errors.
+        assert!(expanded.contains("BrokenWorkflow"), "{expanded}");
+    }
+
+    #[test]
+    fn absolute_paths_are_refused() {
+        let expanded = expand(&[literal("/etc/wf.yaml")]).to_string();
+        assert!(
+            expanded.contains("absolute paths are refused"),
+            "{expanded}"
+        );
+    }
+}

@@ -47,3 +47,19 @@ fn the_generated_file_is_formatted_and_marked_generated() {
         "prettyplease layout"
     );
 }
+
+/// The build script told cargo to rerun when the workflow file changes (cargo keeps what a
+/// build script printed in `output`, next to its `OUT_DIR`).
+#[test]
+fn the_build_script_asks_to_rerun_when_the_workflow_changes() {
+    let out_dir = std::path::Path::new(env!("OUT_DIR"));
+    let printed = std::fs::read_to_string(out_dir.with_file_name("output"))
+        .expect("cargo keeps the build script's output");
+    assert!(
+        printed
+            .lines()
+            .any(|l| l.starts_with("cargo:rerun-if-changed=")
+                && l.ends_with("workflows/built.sw.yaml")),
+        "{printed}"
+    );
+}
