@@ -106,19 +106,19 @@ pub fn compile_all(sources: &[SourceFile]) -> Vec<Compilation> {
         .collect()
 }
 
-/// The ids of the workflows that start a sub-flow detached, directly or through sub-flows they
-/// wait for: the spawned sub-flow must own its functions, so theirs must be `Clone + 'static`.
+/// The ids of the workflows that start a sub-flow or a branch detached, directly or through
+/// sub-flows they wait for: what is spawned must own its functions, so theirs must be
+/// `Clone + 'static`.
 fn owning_workflows<'a>(workflows: impl Iterator<Item = &'a Workflow> + Clone) -> Vec<String> {
     use crate::ir::TaskKind;
     let detaches = |w: &Workflow| {
-        emit::any_task(&w.scope, &|t| {
-            matches!(
-                t.kind,
-                TaskKind::SubFlow {
-                    wait_for_completion: false,
-                    ..
-                }
-            )
+        emit::any_task(&w.scope, &|t| match &t.kind {
+            TaskKind::SubFlow {
+                wait_for_completion,
+                ..
+            } => !wait_for_completion,
+            TaskKind::Parallel { branches, .. } => branches.iter().any(|b| !b.wait_for_completion),
+            _ => false,
         })
     };
     let mut owning: Vec<String> = workflows

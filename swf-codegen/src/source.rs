@@ -50,6 +50,8 @@ pub struct SourceFile {
     /// The path as the user wrote it (relative to the crate root for the macro and build.rs).
     pub name: String,
     pub text: String,
+    /// The dialect the user named; `None` detects it from the file's keys.
+    pub dialect: Option<crate::ir::Dialect>,
 }
 
 impl SourceFile {
@@ -57,7 +59,14 @@ impl SourceFile {
         SourceFile {
             name: name.into(),
             text: text.into(),
+            dialect: None,
         }
+    }
+
+    /// The same file, read in `dialect` instead of the detected one.
+    pub fn with_dialect(mut self, dialect: Option<crate::ir::Dialect>) -> Self {
+        self.dialect = dialect;
+        self
     }
 
     /// The text of a 1-based line, without its line ending.

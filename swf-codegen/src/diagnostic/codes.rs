@@ -98,6 +98,20 @@ codes! {
         "A workflow would run itself again through its sub-flows, without end. Break the cycle.";
     MIXED_CORRELATION = "E0129", "starting events correlated by different attributes",
         "When a non-exclusive start task waits for several events, the host groups them by their correlation value, so all of them must name the same `correlationToken` (or none).";
+    MIXED_DIALECT = "E0130", "keys of two draft dialects in one file",
+        "Each file is written against one draft: the kebab-case drafts (`next-state`, `starts-at`), v0.1 (`startsAt`, `eventActions`, `filter`) or the tasks draft (`tasks`, `nextTask`, `eventRefs`). The file's dialect is the one most of its tell-tale keys belong to; rewrite the keys of the other dialect in its spelling, or name the dialect explicitly (`swfc --dialect`, `workflow!(dialect = \"v0.1\", ...)`, `Builder::dialect`).";
+    NO_DIALECT = "E0131", "file that matches no draft dialect",
+        "None of the keys that tell the drafts apart was found (`tasks`/`states`, `startsAt`, `starts-at`, `trigger-defs`, ...). Check that this is a workflow definition, or name the dialect explicitly.";
+    NOT_ALLOWED_HERE = "E0132", "field this kind of state cannot have",
+        "The dialect does not allow this field on this kind of state: a RELAY state performs no actions, an END state has no transition, a state that ends has no transition.";
+    BAD_EVENT_CONDITION = "E0133", "event condition that is not over event names",
+        "An event condition (v0.1 `eventActions.condition`, the kebab-case drafts' `event-expression`) combines event names with `and`, `or` and parentheses: it holds once the events it needs have arrived. Comparisons and `not` cannot be waited for.";
+    BAD_COMPENSATION = "E0134", "compensatedBy that names no compensation task",
+        "`compensatedBy` must name a task of the same scope marked `usedForCompensation: true`, which is not itself compensated by another task.";
+    COMPENSATION_CROSSING = "E0135", "transition between normal and compensation tasks",
+        "Compensation tasks run only to undo completed tasks: a normal task cannot transition to one, and a compensation task can only transition to other compensation tasks.";
+    IGNORED_NEXT_STATE = "W0001", "next-state on a state that ends",
+        "The kebab-case schemas require `next-state` even on a state marked `end: true`. The state ends there; its `next-state` is ignored. Remove it, or remove `end: true`.";
 }
 
 #[cfg(test)]

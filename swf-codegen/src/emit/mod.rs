@@ -213,7 +213,12 @@ impl<'a> Context<'a> {
     pub fn uses_custom_conditions(&self) -> bool {
         any_task(&self.workflow.scope, &|t| match &t.kind {
             TaskKind::Switch(s) => match &s.conditions {
-                SwitchConditions::Data(c) => c.iter().any(|c| c.operator.value == Operator::Custom),
+                SwitchConditions::Data(c) => c.iter().any(|c| {
+                    c.test
+                        .comparisons()
+                        .iter()
+                        .any(|c| c.operator.value == Operator::Custom)
+                }),
                 SwitchConditions::Event(_) => false,
             },
             _ => false,

@@ -8,7 +8,7 @@
 use super::exit::{emit_error_path, emit_exit_dispatch};
 use super::{Context, action, events, nested, rt, task_needs_io};
 use crate::emit_parts::{path::path_ref, value::json};
-use crate::ir::{DataCondition, Operator, SwitchConditions, Task, TaskKind};
+use crate::ir::{Comparison, DataCondition, DataTest, Operator, SwitchConditions, Task, TaskKind};
 use proc_macro2::TokenStream;
 use quote::quote;
 
@@ -166,8 +166,43 @@ fn injects_nothing(data: &serde_json::Value) -> bool {
     data.as_object().is_some_and(serde_json::Map::is_empty) || data.is_null()
 }
 
-/// One data condition: `bool`, inside the attempt (errors propagate with `?`).
+/// One data condition: `bool`, inside the attempt (errors propagate with `?`); combinations
+/// short-circuit as written.
 fn emit_data_condition(cx: &Context<'_>, task: &Task, condition: &DataCondition) -> TokenStream {
+    emit_data_test(cx, task, &condition.test, condition.metadata.as_ref())
+}
+
+fn emit_data_test(
+    cx: &Context<'_>,
+    task: &Task,
+    test: &DataTest,
+    metadata: Option<&serde_json::Value>,
+) -> TokenStream {
+    match test {
+        DataTest::Compare(comparison) => emit_comparison(cx, task, comparison, metadata),
+        DataTest::All(items) if items.is_empty() => quote!(true),
+        DataTest::Any(items) if items.is_empty() => quote!(false),
+        DataTest::All(items) => {
+            let items = items.iter().map(|t| emit_data_test(cx, task, t, metadata));
+            quote!((#(#items)&&*))
+        }
+        DataTest::Any(items) => {
+            let items = items.iter().map(|t| emit_data_test(cx, task, t, metadata));
+            quote!((#(#items)||*))
+        }
+        DataTest::Not(inner) => {
+            let inner = emit_data_test(cx, task, inner, metadata);
+            quote!((!#inner))
+        }
+    }
+}
+
+fn emit_comparison(
+    cx: &Context<'_>,
+    task: &Task,
+    condition: &Comparison,
+    metadata: Option<&serde_json::Value>,
+) -> TokenStream {
     let rt = rt();
     let Some(path) = &condition.path else {
         return quote!(false);
@@ -175,28 +210,30 @@ fn emit_data_condition(cx: &Context<'_>, task: &Task, condition: &DataCondition)
     let path_text = &path.text;
     let path = path_ref(path);
     let value = condition.value.as_ref().map_or("", |v| v.value.as_str());
+    let comparison = if condition.operator.value.compares_strings() {
+        quote!(Strings)
+    } else {
+        quote!(Auto)
+    };
     let op = match condition.operator.value {
         Operator::Exists => quote!(Exists),
         Operator::NotExists => quote!(NotExists),
         Operator::Null => quote!(Null),
         Operator::NotNull => quote!(NotNull),
-        Operator::Equals => quote!(Equals),
+        Operator::Equals | Operator::StrEquals => quote!(Equals),
         Operator::NotEquals => quote!(NotEquals),
-        Operator::LessThan => quote!(LessThan),
-        Operator::LessThanOrEquals => quote!(LessThanOrEquals),
-        Operator::GreaterThan => quote!(GreaterThan),
-        Operator::GreaterThanOrEquals => quote!(GreaterThanOrEquals),
+        Operator::LessThan | Operator::StrLessThan => quote!(LessThan),
+        Operator::LessThanOrEquals | Operator::StrLessThanOrEquals => quote!(LessThanOrEquals),
+        Operator::GreaterThan | Operator::StrGreaterThan => quote!(GreaterThan),
+        Operator::GreaterThanOrEquals | Operator::StrGreaterThanOrEquals => {
+            quote!(GreaterThanOrEquals)
+        }
         Operator::Matches => quote!(Matches),
         Operator::NotMatches => quote!(NotMatches),
         Operator::Custom => {
             let functions = cx.functions_ident();
             let name = &task.name.value;
-            let metadata = json(
-                condition
-                    .metadata
-                    .as_ref()
-                    .unwrap_or(&serde_json::Value::Null),
-            );
+            let metadata = json(metadata.unwrap_or(&serde_json::Value::Null));
             return quote! {{
                 let selected = #path.select(&data)?;
                 let metadata = #metadata;
@@ -224,7 +261,7 @@ fn emit_data_condition(cx: &Context<'_>, task: &Task, condition: &DataCondition)
     quote! {
         #rt::switch::data_condition(
             #rt::switch::ConditionOp::#op,
-            #rt::switch::Comparison::Auto,
+            #rt::switch::Comparison::#comparison,
             #path.select(&data)?.as_ref(),
             #value,
             #regex,

@@ -12,17 +12,65 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 /// Which draft a file was written against.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum Dialect {
+    /// `002`: the first draft: kebab-case, `start: true` flags, END states.
+    First,
+    /// `000`: the second draft: kebab-case, `id`, `starts-at`, `end: true` flags.
+    Second,
+    /// `001`: v0.1: camelCase states, `startsAt`, `triggers`, `functions`.
+    V01,
     /// `004`: tasks/nextTask (also written states/nextState).
     Tasks,
 }
 
 impl Dialect {
+    /// Every dialect, oldest first.
+    pub const ALL: [Dialect; 4] = [
+        Dialect::First,
+        Dialect::Second,
+        Dialect::V01,
+        Dialect::Tasks,
+    ];
+
+    /// How messages and `swfc` name the dialect.
     pub fn label(self) -> &'static str {
         match self {
+            Dialect::First => "first draft (kebab-case)",
+            Dialect::Second => "second draft (kebab-case)",
+            Dialect::V01 => "v0.1",
             Dialect::Tasks => "tasks draft",
         }
+    }
+
+    /// The name a user gives to choose the dialect explicitly (`--dialect`, `dialect = "..."`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Dialect::First => "first",
+            Dialect::Second => "second",
+            Dialect::V01 => "v0.1",
+            Dialect::Tasks => "tasks",
+        }
+    }
+
+    /// The dialect a user named, regardless of case; also accepts the draft file numbers.
+    pub fn from_name(name: &str) -> Option<Dialect> {
+        let name = name.trim().to_ascii_lowercase();
+        Dialect::ALL.into_iter().find(|d| {
+            d.name() == name
+                || matches!(
+                    (d, name.as_str()),
+                    (Dialect::First, "002" | "first-draft")
+                        | (Dialect::Second, "000" | "second-draft")
+                        | (Dialect::V01, "001" | "0.1" | "v01")
+                        | (Dialect::Tasks, "004" | "tasks-draft")
+                )
+        })
+    }
+
+    /// The two kebab-case drafts, whose parallel output is an array of the branch outputs.
+    pub fn is_kebab_case(self) -> bool {
+        matches!(self, Dialect::First | Dialect::Second)
     }
 }
 
@@ -84,17 +132,25 @@ pub struct Task {
     pub start: Option<Start>,
     pub transition: Option<Transition>,
     pub end: Option<End>,
+    /// `compensatedBy`: the task that undoes this one when a later end or transition asks for
+    /// compensation.
+    pub compensated_by: Option<Spanned<String>>,
+    /// `usedForCompensation: true`: the task only runs to compensate another one.
+    pub used_for_compensation: bool,
     pub metadata: Option<Value>,
     /// Where the task's mapping begins.
     pub span: Span,
 }
 
 impl Task {
-    /// Every transition this task can take, in document order: its own, switch conditions and
-    /// default, then onError handlers.
+    /// Every transition this task can take, in document order: its own, those of its event
+    /// entries (earlier drafts), switch conditions and default, then onError handlers.
     pub fn transitions(&self) -> Vec<&Transition> {
         let mut out = Vec::new();
         out.extend(self.transition.iter());
+        if let TaskKind::Event { events_actions, .. } = &self.kind {
+            out.extend(events_actions.iter().filter_map(|e| e.transition.as_ref()));
+        }
         if let TaskKind::Switch(switch) = &self.kind {
             match &switch.conditions {
                 SwitchConditions::Data(conditions) => {
@@ -155,6 +211,8 @@ pub enum TaskKind {
     Parallel {
         branches: Vec<Branch>,
         completion: Completion,
+        /// How the branch outputs make the task's output.
+        output: ParallelOutput,
         /// `n` (n_of_m) or `numCompleted` (atLeast).
         n: Option<Spanned<u64>>,
         /// `timeouts.stateExecTimeout` (the later fragment): the whole task.
@@ -172,9 +230,15 @@ pub enum TaskKind {
     ForEach {
         input_collection: Option<JsonPath>,
         input_parameter: Option<JsonPath>,
+        /// v0.1 `loop`: each iteration's input is the element itself, not a copy of the task
+        /// data with the element at `input_parameter`.
+        element_as_input: bool,
         output_collection: Option<JsonPath>,
         max: Option<Spanned<u64>>,
         time_delay: Option<DurationSpec>,
+        /// v0.1 `loop.completionCondition`: checked on each iteration's output, in order (the
+        /// iterations then run one at a time); when it holds, no further iteration starts.
+        completion_condition: Option<Expression>,
         scope: Scope,
     },
     Callback {
@@ -213,6 +277,9 @@ pub struct Action {
     pub function: Option<FunctionRef>,
     pub timeout: Option<DurationSpec>,
     pub input_path: Option<JsonPath>,
+    /// Selects what of the function's result is kept (the earlier drafts' action `outputPath`);
+    /// absent keeps all of it.
+    pub result_selection: Option<JsonPath>,
     /// Where the result is written in the task data (`dataResultsPath`); absent means merge.
     pub results_path: Option<JsonPath>,
     pub span: Span,
@@ -237,11 +304,39 @@ pub enum Param {
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct EventActions {
+    /// Every event the entry names, in document order.
     pub event_refs: Vec<Spanned<String>>,
+    /// The earlier drafts' condition over event names (`(a or b) and c`); absent, the task's
+    /// `exclusive` flag says whether one or all of `event_refs` are awaited.
+    pub condition: Option<EventExpr>,
     pub action_mode: ActionMode,
     pub actions: Vec<Action>,
     pub event_data_filter: Option<JsonPath>,
+    /// Where the selected event data is written in the task data; absent means merge.
+    pub event_results_path: Option<JsonPath>,
+    /// The earlier drafts' per-entry transition, taken after this entry's actions.
+    pub transition: Option<Transition>,
     pub span: Span,
+}
+
+/// A condition over event arrivals: true once the events it needs have arrived.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub enum EventExpr {
+    Event(Spanned<String>),
+    All(Vec<EventExpr>),
+    Any(Vec<EventExpr>),
+}
+
+impl EventExpr {
+    /// The event names it mentions, in order of appearance.
+    pub fn events(&self) -> Vec<&Spanned<String>> {
+        match self {
+            EventExpr::Event(name) => vec![name],
+            EventExpr::All(items) | EventExpr::Any(items) => {
+                items.iter().flat_map(EventExpr::events).collect()
+            }
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -259,11 +354,57 @@ pub enum SwitchConditions {
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct DataCondition {
+    pub test: DataTest,
+    pub transition: Option<Transition>,
+    pub metadata: Option<Value>,
+    pub span: Span,
+}
+
+impl DataCondition {
+    /// The comparison, when the condition is a single one.
+    pub fn comparison(&self) -> Option<&Comparison> {
+        match &self.test {
+            DataTest::Compare(c) => Some(c),
+            _ => None,
+        }
+    }
+
+    pub fn comparison_mut(&mut self) -> Option<&mut Comparison> {
+        match &mut self.test {
+            DataTest::Compare(c) => Some(c),
+            _ => None,
+        }
+    }
+}
+
+/// What a data condition tests: one comparison, or (earlier drafts) a combination of them.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub enum DataTest {
+    Compare(Comparison),
+    All(Vec<DataTest>),
+    Any(Vec<DataTest>),
+    Not(Box<DataTest>),
+}
+
+impl DataTest {
+    /// Every comparison, in document order.
+    pub fn comparisons(&self) -> Vec<&Comparison> {
+        match self {
+            DataTest::Compare(c) => vec![c],
+            DataTest::All(items) | DataTest::Any(items) => {
+                items.iter().flat_map(DataTest::comparisons).collect()
+            }
+            DataTest::Not(inner) => inner.comparisons(),
+        }
+    }
+}
+
+/// `path`, `operator`, `value`: the selected value tested against the written one.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Comparison {
     pub path: Option<JsonPath>,
     pub value: Option<Spanned<String>>,
     pub operator: Spanned<Operator>,
-    pub transition: Option<Transition>,
-    pub metadata: Option<Value>,
     pub span: Span,
 }
 
@@ -283,6 +424,35 @@ pub enum Operator {
     Matches,
     NotMatches,
     Custom,
+    /// The second draft's `StrEQ`, `StrLT`, ...: always compared as strings.
+    StrEquals,
+    StrLessThan,
+    StrLessThanOrEquals,
+    StrGreaterThan,
+    StrGreaterThanOrEquals,
+}
+
+impl Operator {
+    /// The `Str*` operators compare as strings whatever the values look like.
+    pub fn compares_strings(self) -> bool {
+        matches!(
+            self,
+            Operator::StrEquals
+                | Operator::StrLessThan
+                | Operator::StrLessThanOrEquals
+                | Operator::StrGreaterThan
+                | Operator::StrGreaterThanOrEquals
+        )
+    }
+}
+
+/// How a parallel task's output is made from its branches' outputs (SEMANTICS.md).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum ParallelOutput {
+    /// Merged into the task data in branch order (v0.1 and later).
+    Merge,
+    /// An array with one element per branch, in branch order (the kebab-case drafts).
+    Array,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -306,6 +476,9 @@ pub enum Completion {
 pub struct Branch {
     pub name: Spanned<String>,
     pub scope: Scope,
+    /// The earlier drafts' `waitForCompletion`: false lets the task go on without this branch,
+    /// which then runs on its own (its output is not part of the task's).
+    pub wait_for_completion: bool,
     pub span: Span,
 }
 
@@ -330,7 +503,17 @@ pub enum StartKind {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct End {
     pub kind: EndKind,
+    /// The first draft's END state `status`: `FAILURE` fails the run with the data it had.
+    pub status: Option<Spanned<EndStatus>>,
+    /// `compensate: true`: run the compensation of every completed task first.
+    pub compensate: bool,
     pub span: Span,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum EndStatus {
+    Success,
+    Failure,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -345,6 +528,8 @@ pub struct Transition {
     pub next: Spanned<String>,
     pub condition: Option<Expression>,
     pub produce_event: Option<ProduceEvent>,
+    /// `compensate: true`: run the compensation of every completed task before moving on.
+    pub compensate: bool,
     pub span: Span,
 }
 
@@ -386,6 +571,10 @@ pub struct ErrorHandler {
     pub condition: Option<Expression>,
     /// Selects from the `{"error": {...}}` object what is merged into the task data.
     pub error_data_filter: Option<JsonPath>,
+    /// v0.1 error filter `resultPath`: where the selected error is written; absent means merge.
+    pub error_results_path: Option<JsonPath>,
+    /// v0.1 error filter `outputPath`: selects the task's output once the error is in its data.
+    pub output_path: Option<JsonPath>,
     pub transition: Option<Transition>,
     pub span: Span,
 }

@@ -1,45 +1,28 @@
 //! Front ends: one per draft dialect, each lowering the positioned YAML tree into the one IR.
+//! Which one reads a file is named by the user or detected from the file's tell-tale keys.
 
+mod detect;
+mod kebab;
+mod lowering;
 mod reader;
 mod tasks;
+mod v01;
 pub mod yaml;
 
 pub use reader::closest;
 
-use crate::diagnostic::{Code, Diagnostics};
-use crate::ir::Workflow;
+use crate::diagnostic::Diagnostics;
+use crate::ir::{Dialect, Workflow};
 use crate::source::SourceFile;
-use yaml::NodeKind;
-
-/// Keys that only the earlier drafts use; a file with them is not in the tasks dialect.
-const EARLIER_DRAFT_KEYS: &[(&str, &str)] = &[
-    ("startsAt", "v0.1"),
-    ("triggers", "v0.1"),
-    ("starts-at", "second (kebab-case)"),
-    ("trigger-defs", "kebab-case"),
-];
 
 /// Parses a workflow file into the IR, recording every problem found on the way.
 pub fn parse(source: &SourceFile, diags: &mut Diagnostics) -> Option<Workflow> {
     let root = yaml::load(&source.text, diags)?;
-    if let NodeKind::Map(entries) = &root.kind {
-        for entry in entries {
-            if let Some((key, draft)) = EARLIER_DRAFT_KEYS
-                .iter()
-                .find(|(key, _)| key.eq_ignore_ascii_case(&entry.key))
-            {
-                diags
-                    .error(
-                        Code::NOT_YET_COMPILED,
-                        entry.key_span,
-                        format!(
-                            "`{key}` belongs to the {draft} draft, which this version does not compile yet"
-                        ),
-                    )
-                    .help("write the workflow in the tasks draft (`tasks`, `nextTask`, `start: {kind: default}`)");
-                return None;
-            }
+    match detect::dialect(&root, source.dialect, diags)? {
+        Dialect::Tasks => tasks::lower(&source.name, &root, diags),
+        Dialect::V01 => v01::lower(&source.name, &root, diags),
+        dialect @ (Dialect::First | Dialect::Second) => {
+            kebab::lower(&source.name, &root, dialect, diags)
         }
     }
-    tasks::lower(&source.name, &root, diags)
 }

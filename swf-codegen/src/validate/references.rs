@@ -144,6 +144,9 @@ mod tests {
     #[test]
     fn every_kind_of_event_reference_is_checked() {
         let events_actions = vec![EventActions {
+            condition: None,
+            event_results_path: None,
+            transition: None,
             event_refs: vec![text("Consumed", 11, 20), text("Known", 11, 40)],
             action_mode: ActionMode::Sequential,
             actions: Vec::new(),
@@ -173,6 +176,8 @@ mod tests {
         }
         let mut last = task(30, "C", callback);
         last.end = Some(End {
+            compensate: false,
+            status: None,
             kind: EndKind::Event {
                 produce: Some(produce(34, "Finished")),
             },

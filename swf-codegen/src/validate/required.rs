@@ -6,8 +6,8 @@
 
 use crate::diagnostic::{Code, Diagnostics};
 use crate::ir::{
-    Action, Branch, Completion, DataCondition, EndKind, EventCondition, Operator, StartKind,
-    Switch, SwitchConditions, Task, TaskKind,
+    Action, Branch, Comparison, Completion, DataCondition, EndKind, EventCondition, Operator,
+    StartKind, Switch, SwitchConditions, Task, TaskKind,
 };
 use crate::source::{Span, Spanned};
 
@@ -88,6 +88,7 @@ fn check_kind(task: &Task, diags: &mut Diagnostics) {
         TaskKind::ForEach {
             input_collection,
             input_parameter,
+            element_as_input,
             scope,
             ..
         } => require(
@@ -100,7 +101,7 @@ fn check_kind(task: &Task, diags: &mut Diagnostics) {
                 ),
                 (
                     "inputParameter",
-                    input_parameter.is_none(),
+                    input_parameter.is_none() && !element_as_input,
                     "`inputParameter` naming where each element goes, such as `$.item`",
                 ),
                 (
@@ -201,6 +202,20 @@ fn check_switch(task: &Task, switch: &Switch, diags: &mut Diagnostics) {
 }
 
 fn check_data_condition(task: &str, condition: &DataCondition, diags: &mut Diagnostics) {
+    for comparison in condition.test.comparisons() {
+        check_comparison(task, comparison, diags);
+    }
+    if condition.transition.is_none() {
+        missing(
+            diags,
+            condition.span,
+            format!("a data condition of switch task `{task}` has no `transition`"),
+            "add `transition: {nextTask: ...}` naming the task to run when the condition holds",
+        );
+    }
+}
+
+fn check_comparison(task: &str, condition: &Comparison, diags: &mut Diagnostics) {
     let at = condition.span;
     if condition.path.is_none() {
         missing(
@@ -216,14 +231,6 @@ fn check_data_condition(task: &str, condition: &DataCondition, diags: &mut Diagn
             at,
             format!("a data condition of switch task `{task}` has no `value` to compare with"),
             "add `value` (only `exists`, `notexists`, `null` and `notnull` need none)",
-        );
-    }
-    if condition.transition.is_none() {
-        missing(
-            diags,
-            at,
-            format!("a data condition of switch task `{task}` has no `transition`"),
-            "add `transition: {nextTask: ...}` naming the task to run when the condition holds",
         );
     }
 }
@@ -457,6 +464,9 @@ mod tests {
         };
         assert_mentions(&single(kind(Vec::new()))[0], &["`eventsActions`"]);
         let entry = EventActions {
+            condition: None,
+            event_results_path: None,
+            transition: None,
             event_refs: Vec::new(),
             action_mode: ActionMode::Sequential,
             actions: Vec::new(),
@@ -478,6 +488,8 @@ mod tests {
         });
         assert_mentions(&found[0], &["`workflowId`"]);
         let found = single(TaskKind::ForEach {
+            completion_condition: None,
+            element_as_input: false,
             input_collection: None,
             input_parameter: None,
             output_collection: None,
@@ -526,6 +538,7 @@ mod tests {
             })
             .collect();
         TaskKind::Parallel {
+            output: crate::ir::ParallelOutput::Merge,
             branches,
             completion,
             n: n.map(|n| Spanned::new(n, sp(12, 12))),
@@ -571,13 +584,14 @@ mod tests {
     #[test]
     fn conditions_need_their_fields() {
         let mut no_path = data_condition(11, "T");
-        no_path.path = None;
+        no_path.comparison_mut().expect("comparison").path = None;
         no_path.transition = None;
         let mut exists = data_condition(12, "T");
-        exists.operator.value = Operator::Exists;
-        exists.value = None;
+        let test = exists.comparison_mut().expect("comparison");
+        test.operator.value = Operator::Exists;
+        test.value = None;
         let mut equals = data_condition(13, "T");
-        equals.value = None;
+        equals.comparison_mut().expect("comparison").value = None;
         let data = SwitchConditions::Data(vec![no_path, exists, equals]);
         let found = single(switch(data, Some(transition(14, "T"))));
         let spans: Vec<_> = found.iter().map(|d| d.span).collect();
@@ -611,10 +625,14 @@ mod tests {
             span: sp(12, 9),
         });
         t.end = Some(End {
+            compensate: false,
+            status: None,
             kind: EndKind::Event { produce: None },
             span: sp(14, 9),
         });
         t.on_error.push(ErrorHandler {
+            error_results_path: None,
+            output_path: None,
             condition: None,
             error_data_filter: None,
             transition: None,

@@ -21,6 +21,8 @@ pub fn text(value: &str, line: u32, col: u32) -> Spanned<String> {
 /// A task with the given kind and nothing else.
 pub fn task(line: u32, name: &str, kind: TaskKind) -> Task {
     Task {
+        compensated_by: None,
+        used_for_compensation: false,
         name: text(name, line, 11),
         id: None,
         kind,
@@ -60,6 +62,8 @@ impl TaskExt for Task {
 
     fn end(mut self) -> Task {
         self.end = Some(End {
+            compensate: false,
+            status: None,
             kind: EndKind::Default,
             span: sp(line_of(&self) + 4, 9),
         });
@@ -78,6 +82,8 @@ impl TaskExt for Task {
 
     fn on_error(mut self, line: u32, target: &str) -> Task {
         self.on_error.push(ErrorHandler {
+            error_results_path: None,
+            output_path: None,
             condition: Some(expression(line)),
             error_data_filter: None,
             transition: Some(transition(line, target)),
@@ -90,6 +96,7 @@ impl TaskExt for Task {
 /// `transition: {nextTask: target}` at `line:9`, its value at `line:21`.
 pub fn transition(line: u32, target: &str) -> Transition {
     Transition {
+        compensate: false,
         next: text(target, line, 21),
         condition: None,
         produce_event: None,
@@ -120,6 +127,7 @@ pub fn operation(actions: Vec<Action>) -> TaskKind {
 /// An action at `line:11` calling `function` (its refName at `line:30`).
 pub fn action(line: u32, function: &str) -> Action {
     Action {
+        result_selection: None,
         name: None,
         function: Some(FunctionRef {
             ref_name: text(function, line, 30),
@@ -168,9 +176,12 @@ pub fn switch(conditions: SwitchConditions, default: Option<Transition>) -> Task
 /// A data condition at `line:11` (`path` at `line:20`) transitioning to `target`.
 pub fn data_condition(line: u32, target: &str) -> DataCondition {
     DataCondition {
-        path: Some(definite_path("$.a", line)),
-        value: Some(text("1", line, 40)),
-        operator: Spanned::new(Operator::Equals, sp(line, 50)),
+        test: DataTest::Compare(Comparison {
+            path: Some(definite_path("$.a", line)),
+            value: Some(text("1", line, 40)),
+            operator: Spanned::new(Operator::Equals, sp(line, 50)),
+            span: sp(line, 11),
+        }),
         transition: Some(transition(line, target)),
         metadata: None,
         span: sp(line, 11),
@@ -179,6 +190,7 @@ pub fn data_condition(line: u32, target: &str) -> DataCondition {
 
 pub fn branch(line: u32, name: &str, tasks: Vec<Task>) -> Branch {
     Branch {
+        wait_for_completion: true,
         name: text(name, line, 15),
         scope: Scope { tasks },
         span: sp(line, 9),
@@ -187,6 +199,7 @@ pub fn branch(line: u32, name: &str, tasks: Vec<Task>) -> Branch {
 
 pub fn parallel(branches: Vec<Branch>) -> TaskKind {
     TaskKind::Parallel {
+        output: crate::ir::ParallelOutput::Merge,
         branches,
         completion: Completion::And,
         n: None,
@@ -197,6 +210,8 @@ pub fn parallel(branches: Vec<Branch>) -> TaskKind {
 
 pub fn foreach(tasks: Vec<Task>) -> TaskKind {
     TaskKind::ForEach {
+        completion_condition: None,
+        element_as_input: false,
         input_collection: Some(definite_path("$.items", 1)),
         input_parameter: Some(definite_path("$.item", 1)),
         output_collection: None,

@@ -12,7 +12,7 @@ fn broken() -> Workflow {
     let mut typed_action = action(12, "f");
     typed_action.results_path = Some(query_path("$.out[*]", 12));
     let mut pathless = data_condition(22, "Done");
-    pathless.path = None;
+    pathless.comparison_mut().expect("comparison").path = None;
     let branch_tasks = vec![task(80, "X", inject()).next("Done")];
     let body = vec![
         task(100, "L1", inject()).start().next("L2"),
@@ -35,6 +35,7 @@ fn broken() -> Workflow {
             50,
             "P",
             TaskKind::Parallel {
+                output: crate::ir::ParallelOutput::Merge,
                 branches: vec![branch(70, "b", branch_tasks)],
                 completion: Completion::NOfM,
                 n: Some(Spanned::new(5, sp(51, 12))),

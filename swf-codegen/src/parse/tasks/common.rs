@@ -3,9 +3,8 @@
 
 use super::Lowering;
 use crate::ir::{
-    Action, ActionMode, DurationSpec, End, EndKind, ErrorHandler, Expression, FunctionRef,
-    JsonPath, Param, ProduceData, ProduceEvent, Retry, RetryInterval, Start, StartKind,
-    TaskDataFilter, Transition,
+    Action, ActionMode, End, EndKind, ErrorHandler, Expression, FunctionRef, JsonPath, ProduceData,
+    ProduceEvent, Retry, Start, StartKind, TaskDataFilter, Transition,
 };
 use crate::parse::reader::{self, MapReader};
 use crate::parse::yaml::{Node, NodeKind};
@@ -23,6 +22,7 @@ impl Lowering<'_> {
                 next,
                 condition: None,
                 produce_event: None,
+                compensate: false,
                 span: node.span,
             });
         }
@@ -34,6 +34,7 @@ impl Lowering<'_> {
         let produce_event = map
             .take(&["produceEvent"])
             .and_then(|n| self.produce_event(n));
+        let compensate = self.compensate_flag(&mut map);
         map.finish(self.diags);
         // Kept with an empty target when `nextTask` is missing: the task still has a transition,
         // so validation reports nothing more about it.
@@ -41,6 +42,7 @@ impl Lowering<'_> {
             next: next.unwrap_or_else(|| Spanned::new(String::new(), node.span)),
             condition,
             produce_event,
+            compensate,
             span: node.span,
         })
     }
@@ -52,6 +54,8 @@ impl Lowering<'_> {
                 .filter(|end| *end)
                 .map(|_| End {
                     kind: EndKind::Default,
+                    status: None,
+                    compensate: false,
                     span: node.span,
                 });
         }
@@ -62,7 +66,7 @@ impl Lowering<'_> {
             Terminate,
             Event,
         }
-        let kind = map.require(&["kind"]).and_then(|n| {
+        let kind = map.take(&["kind"]).and_then(|n| {
             reader::enumerated(
                 n,
                 "end kind",
@@ -77,6 +81,7 @@ impl Lowering<'_> {
         let produce = map
             .take(&["produceEvent"])
             .and_then(|n| self.produce_event(n));
+        let compensate = self.compensate_flag(&mut map);
         map.finish(self.diags);
         let kind = match kind.map(|k| k.value).unwrap_or(Kind::Default) {
             Kind::Default => EndKind::Default,
@@ -85,8 +90,17 @@ impl Lowering<'_> {
         };
         Some(End {
             kind,
+            status: None,
+            compensate,
             span: node.span,
         })
+    }
+
+    /// `compensate: true` on an end or transition object (the later drafts).
+    fn compensate_flag(&mut self, map: &mut MapReader<'_>) -> bool {
+        map.take(&["compensate"])
+            .and_then(|n| reader::boolean(n, "compensate", self.diags))
+            .unwrap_or(false)
     }
 
     /// `start: {kind: default|scheduled, schedule: {interval}}`; `start: true` means default.
@@ -160,53 +174,21 @@ impl Lowering<'_> {
         path
     }
 
-    pub(super) fn path(&mut self, node: &Node, what: &str) -> Option<JsonPath> {
-        let text = reader::string(node, what, self.diags)?;
-        Some(syntax::jsonpath::parse(&text.value, text.span, self.diags))
-    }
-
-    pub(super) fn duration(&mut self, node: &Node, what: &str) -> Option<DurationSpec> {
-        let text = reader::string(node, what, self.diags)?;
-        Some(syntax::duration::parse(&text.value, text.span, self.diags))
-    }
-
-    fn retry_interval(&mut self, node: &Node) -> Option<RetryInterval> {
-        let text = reader::string(node, "interval", self.diags)?;
-        Some(syntax::duration::parse_retry_interval(
-            &text.value,
-            text.span,
-            self.diags,
-        ))
-    }
-
     /// `{language, body}`, or a bare string in the default language.
     pub(super) fn expression(&mut self, node: &Node) -> Option<Expression> {
-        let (language, body) = if let NodeKind::Scalar(_) = node.kind {
-            (
-                self.default_language,
-                reader::string(node, "expression", self.diags)?,
-            )
-        } else {
-            let mut map = MapReader::new(node, "expression", self.diags)?;
-            let language = map
-                .take(&["language"])
-                .and_then(|n| reader::string(n, "language", self.diags));
-            let body = map
-                .require(&["body"])
-                .and_then(|n| reader::string(n, "body", self.diags));
-            map.finish(self.diags);
-            let language = match language {
-                Some(l) => syntax::expr::parse_language(&l.value, l.span, self.diags)?,
-                None => self.default_language,
-            };
-            (language, body?)
-        };
-        Some(syntax::expr::parse(
-            language,
-            &body.value,
-            body.span,
-            self.diags,
-        ))
+        if let NodeKind::Scalar(_) = node.kind {
+            let body = reader::string(node, "expression", self.diags)?;
+            return self.expression_in(None, &body);
+        }
+        let mut map = MapReader::new(node, "expression", self.diags)?;
+        let language = map
+            .take(&["language"])
+            .and_then(|n| reader::string(n, "language", self.diags));
+        let body = map
+            .require(&["body"])
+            .and_then(|n| reader::string(n, "body", self.diags));
+        map.finish(self.diags);
+        self.expression_in(language.as_ref(), &body?)
     }
 
     pub(super) fn produce_event(&mut self, node: &Node) -> Option<ProduceEvent> {
@@ -270,6 +252,8 @@ impl Lowering<'_> {
             out.push(ErrorHandler {
                 condition,
                 error_data_filter,
+                error_results_path: None,
+                output_path: None,
                 transition,
                 span,
             });
@@ -319,6 +303,7 @@ impl Lowering<'_> {
             function,
             timeout,
             input_path,
+            result_selection: None,
             results_path,
             span,
         })
@@ -359,29 +344,5 @@ impl Lowering<'_> {
             parameters,
             span: node.span,
         })
-    }
-
-    /// Function arguments: a string starting with `$` selects from the action's input data.
-    fn param(&mut self, node: &Node) -> Param {
-        match &node.kind {
-            NodeKind::Map(entries) => Param::Object(
-                entries
-                    .iter()
-                    .map(|e| (e.key.clone(), self.param(&e.value)))
-                    .collect(),
-            ),
-            NodeKind::Seq(items) => Param::Array(items.iter().map(|i| self.param(i)).collect()),
-            NodeKind::Scalar(s) if s.text.starts_with('$') && node.to_json().is_string() => {
-                Param::Path(syntax::jsonpath::parse(&s.text, node.span, self.diags))
-            }
-            NodeKind::Scalar(_) => Param::Literal(node.to_json()),
-        }
-    }
-
-    pub(super) fn name_list(&mut self, node: &Node, what: &str) -> Vec<Spanned<String>> {
-        reader::list(node, what, self.diags)
-            .iter()
-            .filter_map(|n| reader::string(n, what, self.diags))
-            .collect()
     }
 }

@@ -4,19 +4,13 @@
 mod common;
 mod task;
 
+use super::lowering::Lowering;
 use super::reader::{self, MapReader};
 use super::yaml::Node;
 use crate::diagnostic::Diagnostics;
 use crate::ir::{Dialect, EventDef, ExprLanguage, FunctionDef, Scope, Workflow};
 use crate::source::Spanned;
 use crate::syntax;
-
-/// State shared while lowering one file.
-pub(super) struct Lowering<'d> {
-    pub diags: &'d mut Diagnostics,
-    /// The workflow's `expressionLanguage`, else `spel`.
-    pub default_language: ExprLanguage,
-}
 
 pub(super) const TASKS: &[&str] = &["tasks", "states"];
 

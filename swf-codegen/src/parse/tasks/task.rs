@@ -2,8 +2,8 @@
 
 use super::{Lowering, TASKS};
 use crate::ir::{
-    Branch, Completion, DataCondition, EventActions, EventCondition, Operator, Switch,
-    SwitchConditions, Task, TaskKind,
+    Branch, Comparison, Completion, DataCondition, DataTest, EventActions, EventCondition,
+    Operator, Switch, SwitchConditions, Task, TaskKind,
 };
 use crate::parse::reader::{self, MapReader};
 use crate::parse::yaml::{Node, NodeKind};
@@ -77,6 +77,13 @@ impl Lowering<'_> {
             .take(&["onError"])
             .map(|n| self.error_handlers(n))
             .unwrap_or_default();
+        let compensated_by = map
+            .take(&["compensatedBy"])
+            .and_then(|n| reader::string(n, "compensatedBy", self.diags));
+        let used_for_compensation = map
+            .take(&["usedForCompensation"])
+            .and_then(|n| reader::boolean(n, "usedForCompensation", self.diags))
+            .unwrap_or(false);
         let metadata = map.verbatim(&["metadata"]);
         map.verbatim(&["dataInputSchema"]);
         map.verbatim(&["dataOutputSchema"]);
@@ -93,6 +100,8 @@ impl Lowering<'_> {
             start,
             transition,
             end,
+            compensated_by,
+            used_for_compensation,
             metadata,
             span: node.span,
         })
@@ -156,6 +165,7 @@ impl Lowering<'_> {
                 input_parameter: map
                     .take(&["inputParameter"])
                     .and_then(|n| self.path(n, "inputParameter")),
+                element_as_input: false,
                 output_collection: map
                     .take(&["outputCollection"])
                     .and_then(|n| self.path(n, "outputCollection")),
@@ -165,6 +175,7 @@ impl Lowering<'_> {
                 time_delay: map
                     .take(&["timeDelay"])
                     .and_then(|n| self.duration(n, "timeDelay")),
+                completion_condition: None,
                 scope: map.take(TASKS).map(|n| self.scope(n)).unwrap_or_default(),
             },
             TaskType::Callback => TaskKind::Callback {
@@ -206,9 +217,12 @@ impl Lowering<'_> {
             map.finish(self.diags);
             out.push(EventActions {
                 event_refs,
+                condition: None,
                 action_mode,
                 actions,
                 event_data_filter,
+                event_results_path: None,
+                transition: None,
                 span,
             });
         }
@@ -265,9 +279,12 @@ impl Lowering<'_> {
                 crate::syntax::regex::check(&pattern.value, pattern.span, self.diags);
             }
             out.push(DataCondition {
-                path,
-                value,
-                operator,
+                test: DataTest::Compare(Comparison {
+                    path,
+                    value,
+                    operator,
+                    span,
+                }),
                 transition,
                 metadata,
                 span,
@@ -334,6 +351,7 @@ impl Lowering<'_> {
         TaskKind::Parallel {
             branches,
             completion,
+            output: crate::ir::ParallelOutput::Merge,
             n,
             state_timeout,
             branch_timeout,
@@ -386,6 +404,7 @@ impl Lowering<'_> {
             out.push(Branch {
                 name: name.unwrap_or_else(|| Spanned::new(String::new(), span)),
                 scope,
+                wait_for_completion: true,
                 span,
             });
         }

@@ -78,8 +78,9 @@ fn the_tasks_spelling_lowers_with_positions_and_any_case() {
     let SwitchConditions::Data(conditions) = &switch.conditions else {
         panic!("data conditions")
     };
-    assert_eq!(conditions[0].operator.value, Operator::GreaterThanOrEquals);
-    assert_eq!(conditions[0].operator.span, Span::new(18, 31));
+    let comparison = conditions[0].comparison().expect("one comparison");
+    assert_eq!(comparison.operator.value, Operator::GreaterThanOrEquals);
+    assert_eq!(comparison.operator.span, Span::new(18, 31));
     assert!(matches!(
         c.end.as_ref().map(|e| &e.kind),
         Some(EndKind::Terminate)

@@ -1,0 +1,80 @@
+//! What every front end shares while lowering one file: the diagnostics, the default expression
+//! language, and the conversions of values whose syntax is the same in every draft (JSONPaths,
+//! durations, retry intervals, expressions, function arguments).
+
+use crate::diagnostic::Diagnostics;
+use crate::ir::{DurationSpec, ExprLanguage, Expression, JsonPath, Param, RetryInterval};
+use crate::parse::reader;
+use crate::parse::yaml::{Node, NodeKind};
+use crate::source::Spanned;
+use crate::syntax;
+
+/// State shared while lowering one file.
+pub(in crate::parse) struct Lowering<'d> {
+    pub diags: &'d mut Diagnostics,
+    /// The workflow's `expressionLanguage`, else `spel`.
+    pub default_language: ExprLanguage,
+}
+
+impl Lowering<'_> {
+    pub(in crate::parse) fn path(&mut self, node: &Node, what: &str) -> Option<JsonPath> {
+        let text = reader::string(node, what, self.diags)?;
+        Some(syntax::jsonpath::parse(&text.value, text.span, self.diags))
+    }
+
+    pub(in crate::parse) fn duration(&mut self, node: &Node, what: &str) -> Option<DurationSpec> {
+        let text = reader::string(node, what, self.diags)?;
+        Some(syntax::duration::parse(&text.value, text.span, self.diags))
+    }
+
+    pub(in crate::parse) fn retry_interval(&mut self, node: &Node) -> Option<RetryInterval> {
+        let text = reader::string(node, "interval", self.diags)?;
+        Some(syntax::duration::parse_retry_interval(
+            &text.value,
+            text.span,
+            self.diags,
+        ))
+    }
+
+    /// Function arguments: a string starting with `$` selects from the action's input data.
+    pub(in crate::parse) fn param(&mut self, node: &Node) -> Param {
+        match &node.kind {
+            NodeKind::Map(entries) => Param::Object(
+                entries
+                    .iter()
+                    .map(|e| (e.key.clone(), self.param(&e.value)))
+                    .collect(),
+            ),
+            NodeKind::Seq(items) => Param::Array(items.iter().map(|i| self.param(i)).collect()),
+            NodeKind::Scalar(s) if s.text.starts_with('$') && node.to_json().is_string() => {
+                Param::Path(syntax::jsonpath::parse(&s.text, node.span, self.diags))
+            }
+            NodeKind::Scalar(_) => Param::Literal(node.to_json()),
+        }
+    }
+
+    pub(in crate::parse) fn name_list(&mut self, node: &Node, what: &str) -> Vec<Spanned<String>> {
+        reader::list(node, what, self.diags)
+            .iter()
+            .filter_map(|n| reader::string(n, what, self.diags))
+            .collect()
+    }
+
+    /// An expression `body` in `language` (the default when `None`), parsed at its position.
+    pub(in crate::parse) fn expression_in(
+        &mut self,
+        language: Option<&Spanned<String>>,
+        body: &Spanned<String>,
+    ) -> Option<Expression> {
+        let language = match language {
+            Some(l) => syntax::expr::parse_language(&l.value, l.span, self.diags)?,
+            None => self.default_language,
+        };
+        Some(syntax::expr::parse(
+            language,
+            &body.value,
+            body.span,
+            self.diags,
+        ))
+    }
+}
