@@ -316,6 +316,9 @@ pub struct EventActions {
     pub event_results_path: Option<JsonPath>,
     /// The earlier drafts' per-entry transition, taken after this entry's actions.
     pub transition: Option<Transition>,
+    /// The earlier drafts' per-entry wait: when it elapses before any entry's events have
+    /// arrived, the task takes this entry's transition without performing actions.
+    pub timeout: Option<DurationSpec>,
     pub span: Span,
 }
 

@@ -144,6 +144,7 @@ mod tests {
     #[test]
     fn every_kind_of_event_reference_is_checked() {
         let events_actions = vec![EventActions {
+            timeout: None,
             condition: None,
             event_results_path: None,
             transition: None,

@@ -464,6 +464,7 @@ mod tests {
         };
         assert_mentions(&single(kind(Vec::new()))[0], &["`eventsActions`"]);
         let entry = EventActions {
+            timeout: None,
             condition: None,
             event_results_path: None,
             transition: None,

@@ -223,6 +223,7 @@ impl Lowering<'_> {
                 event_data_filter,
                 event_results_path: None,
                 transition: None,
+                timeout: None,
                 span,
             });
         }
