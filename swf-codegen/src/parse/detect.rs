@@ -59,8 +59,9 @@ const KEBAB_KEYS: &[&str] = &[
 /// Keys that only v0.1 uses at the top level.
 const V01_TOP_KEYS: &[&str] = &["startsAt", "triggers"];
 
-/// Keys that only v0.1 uses below the top level.
-const V01_KEYS: &[&str] = &["eventActions", "loop", "filter", "completionCondition"];
+/// Keys that only v0.1 uses below the top level. (`filter` is not one: the kebab-case drafts'
+/// InputPath/ResultPath/OutputPath are written in a `filter` too.)
+const V01_KEYS: &[&str] = &["eventActions", "loop", "completionCondition"];
 
 /// Keys that only the tasks draft uses at the top level.
 const TASKS_TOP_KEYS: &[&str] = &["tasks", "events"];

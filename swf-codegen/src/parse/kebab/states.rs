@@ -1,0 +1,522 @@
+//! States: the fields every state has (name, type, the start and end flags, the filter), then
+//! the fields of its type; scopes and how their start state is chosen.
+
+use super::{Kebab, not_allowed, placeholder_transition};
+use crate::diagnostic::Code;
+use crate::ir::{
+    ActionMode, Branch, Completion, End, EndKind, EndStatus, ErrorHandler, JsonPath,
+    ParallelOutput, Retry, Scope, Start, StartKind, Task, TaskDataFilter, TaskKind, Transition,
+};
+use crate::parse::reader::{self, MapReader, closest};
+use crate::parse::yaml::{Node, NodeKind};
+use crate::source::{Span, Spanned};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum StateType {
+    Event,
+    Operation,
+    Switch,
+    Delay,
+    Parallel,
+    End,
+}
+
+impl StateType {
+    fn word(self) -> &'static str {
+        match self {
+            StateType::Event => "EVENT",
+            StateType::Operation => "OPERATION",
+            StateType::Switch => "SWITCH",
+            StateType::Delay => "DELAY",
+            StateType::Parallel => "PARALLEL",
+            StateType::End => "END",
+        }
+    }
+}
+
+const STATE_TYPES: &[(&str, StateType)] = &[
+    ("EVENT", StateType::Event),
+    ("OPERATION", StateType::Operation),
+    ("SWITCH", StateType::Switch),
+    ("DELAY", StateType::Delay),
+    ("PARALLEL", StateType::Parallel),
+    ("END", StateType::End),
+];
+
+/// What a state's `filter` says: the state's data filter, and the result path its actions use
+/// unless they give their own.
+#[derive(Default)]
+pub(super) struct StateFilter {
+    pub data_filter: TaskDataFilter,
+    pub results_path: Option<JsonPath>,
+    /// Where `result-path` was written, for states that have no actions to apply it to.
+    pub results_span: Option<Span>,
+}
+
+/// What the type-specific part of a state lowers to.
+pub(super) struct Lowered {
+    pub kind: TaskKind,
+    pub transition: Option<Transition>,
+    /// Retries declared on actions, each with the handler taking its `next-state`.
+    pub retries: Vec<(Retry, ErrorHandler)>,
+    /// An END state's end.
+    pub end: Option<End>,
+}
+
+impl Lowered {
+    fn of(kind: TaskKind) -> Self {
+        Lowered {
+            kind,
+            transition: None,
+            retries: Vec::new(),
+            end: None,
+        }
+    }
+}
+
+impl Kebab<'_> {
+    /// The states of the workflow or of a branch. `starts_at` is the second draft's start; the
+    /// first draft flags its start state itself. `owner` names the scope in messages.
+    pub(super) fn scope(
+        &mut self,
+        node: &Node,
+        starts_at: Option<&Spanned<String>>,
+        owner: &str,
+    ) -> Scope {
+        let mut tasks: Vec<Task> = reader::list(node, "states", self.cx.diags)
+            .iter()
+            .filter_map(|item| self.state(item))
+            .collect();
+        if let Some(starts_at) = starts_at {
+            self.mark_start(&mut tasks, starts_at, owner);
+        }
+        Scope { tasks }
+    }
+
+    /// Sets `start` on the state `starts-at` names. An unknown name is reported with the closest
+    /// state name; when there is one it is taken as the start, so that nothing else is reported
+    /// because of the typo.
+    fn mark_start(&mut self, tasks: &mut [Task], starts_at: &Spanned<String>, owner: &str) {
+        let start = Start {
+            kind: StartKind::Default,
+            span: starts_at.span,
+        };
+        if let Some(task) = tasks.iter_mut().find(|t| t.name.value == starts_at.value) {
+            task.start = Some(start);
+            return;
+        }
+        let names: Vec<&str> = tasks.iter().map(|t| t.name.as_str()).collect();
+        let suggestion = closest(&starts_at.value, &names).map(str::to_owned);
+        let help = match &suggestion {
+            Some(close) => format!("did you mean `{close}`?"),
+            None if names.is_empty() => format!("add the states of {owner} under `states`"),
+            None => format!(
+                "name one of the states of {owner}: {}",
+                names
+                    .iter()
+                    .map(|n| format!("`{n}`"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        };
+        self.cx
+            .diags
+            .error(
+                Code::UNKNOWN_TARGET,
+                starts_at.span,
+                format!(
+                    "`starts-at` names `{}`, but {owner} has no state with that name",
+                    starts_at.value
+                ),
+            )
+            .help(help);
+        if let Some(close) = suggestion
+            && let Some(task) = tasks.iter_mut().find(|t| t.name.value == close)
+        {
+            task.start = Some(start);
+        }
+    }
+
+    fn state(&mut self, node: &Node) -> Option<Task> {
+        let mut map = MapReader::new(node, "state", self.cx.diags)?;
+        let name = map
+            .require(&["name"])
+            .and_then(|n| reader::string(n, "name", self.cx.diags));
+        let type_node = map.require(&["type"]);
+        let state_type = type_node.and_then(|n| self.state_type(n));
+        let start = self.start_flag(&mut map);
+        let end = self.end_flag(&mut map);
+        let filter = map
+            .take(&["filter"])
+            .map(|n| self.state_filter(n))
+            .unwrap_or_default();
+        let metadata = map.verbatim(&["metadata"]);
+
+        let Some(state_type) = state_type else {
+            // The type is missing or unknown (already reported): its fields cannot be told from
+            // mistakes, so they are not reported, and a placeholder keeps the state's name
+            // known to the transitions that lead to it.
+            let transition = map
+                .take(&["next-state"])
+                .and_then(|n| self.next_state(n))
+                .or_else(|| Some(placeholder_transition(node.span)));
+            return Some(Task {
+                name: name?,
+                id: None,
+                kind: TaskKind::Inject {
+                    data: serde_json::Value::Object(Default::default()),
+                },
+                data_filter: filter.data_filter,
+                retry: Vec::new(),
+                on_error: Vec::new(),
+                start,
+                transition,
+                end,
+                compensated_by: None,
+                used_for_compensation: false,
+                metadata,
+                span: node.span,
+            });
+        };
+
+        let ends = end.is_some();
+        let mut lowered = match state_type.value {
+            StateType::Event => self.event_state(&mut map, ends),
+            StateType::Operation => self.operation_state(&mut map, node, ends),
+            StateType::Switch => Lowered::of(TaskKind::Switch(self.switch(&mut map))),
+            StateType::Delay => self.delay_state(&mut map, node, ends),
+            StateType::Parallel => self.parallel_state(&mut map, node, ends),
+            StateType::End => self.end_state(&mut map, state_type.span),
+        };
+        map.finish(self.cx.diags);
+
+        if let Some(results_path) = &filter.results_path
+            && !apply_results_path(&mut lowered.kind, results_path)
+            && let Some(span) = filter.results_span
+        {
+            not_allowed(
+                self.cx.diags,
+                span,
+                format!(
+                    "a {} state has no actions, so its filter has no `result-path`",
+                    state_type.value.word()
+                ),
+                "remove `result-path` (a state's result path says where its actions' results \
+                     go), or leave it at the default `$`",
+            );
+        }
+        let (retry, on_error) = lowered.retries.into_iter().unzip();
+        Some(Task {
+            name: name?,
+            id: None,
+            kind: lowered.kind,
+            data_filter: filter.data_filter,
+            retry,
+            // Once a retry's attempts are spent, its handler takes its `next-state`.
+            on_error,
+            start,
+            transition: lowered.transition,
+            end: lowered.end.or(end),
+            compensated_by: None,
+            used_for_compensation: false,
+            metadata,
+            span: node.span,
+        })
+    }
+
+    /// `type`, in any case. END states exist only in the first draft.
+    fn state_type(&mut self, node: &Node) -> Option<Spanned<StateType>> {
+        let state_type = reader::enumerated(node, "state type", STATE_TYPES, self.cx.diags)?;
+        if state_type.value == StateType::End && self.second() {
+            self.cx
+                .diags
+                .error(
+                    Code::UNKNOWN_VALUE,
+                    node.span,
+                    "the second draft has no END state",
+                )
+                .help(
+                    "mark the state the workflow ends in with `end: true` (END states belong to \
+                     the first draft, which marks its start with `start: true`)",
+                );
+            return None;
+        }
+        Some(state_type)
+    }
+
+    /// The first draft's `start: true`. The second draft names its start with `starts-at`.
+    fn start_flag(&mut self, map: &mut MapReader<'_>) -> Option<Start> {
+        let entry = map.take_entry(&["start"])?;
+        if self.second() {
+            not_allowed(
+                self.cx.diags,
+                entry.key_span,
+                "the second draft has no `start` flag on states",
+                "name the start state with `starts-at` (on the workflow, or on the branch)",
+            );
+            return None;
+        }
+        reader::boolean(&entry.value, "start", self.cx.diags)
+            .filter(|start| *start)
+            .map(|_| Start {
+                kind: StartKind::Default,
+                span: entry.value.span,
+            })
+    }
+
+    /// The second draft's `end: true`. The first draft ends in END states.
+    fn end_flag(&mut self, map: &mut MapReader<'_>) -> Option<End> {
+        let entry = map.take_entry(&["end"])?;
+        if !self.second() {
+            not_allowed(
+                self.cx.diags,
+                entry.key_span,
+                "the first draft has no `end` flag on states",
+                "transition to a state of type END (`status: SUCCESS` or `FAILURE`) to end the \
+                 workflow",
+            );
+            return None;
+        }
+        reader::boolean(&entry.value, "end", self.cx.diags)
+            .filter(|end| *end)
+            .map(|_| End {
+                kind: EndKind::Default,
+                status: None,
+                compensate: false,
+                span: entry.value.span,
+            })
+    }
+
+    /// A state's `next-state`. On a state marked `end: true` it is ignored with a warning (the
+    /// schemas require it even there); elsewhere it is required.
+    pub(super) fn state_next(
+        &mut self,
+        map: &mut MapReader<'_>,
+        node: &Node,
+        ends: bool,
+        what: &str,
+    ) -> Option<Transition> {
+        let entry = map.take_entry(&["next-state"]);
+        match (entry, ends) {
+            (Some(entry), true) => {
+                let target = reader::string(&entry.value, "next-state", self.cx.diags);
+                let target = target.map_or_else(String::new, |t| format!(" `{}`", t.value));
+                self.cx
+                    .diags
+                    .warning(
+                        Code::IGNORED_NEXT_STATE,
+                        entry.key_span,
+                        format!(
+                            "the state ends here (`end: true`), so the `next-state`{target} of \
+                             this {what} is ignored"
+                        ),
+                    )
+                    .help(
+                        "remove `next-state`, or remove `end: true` if the workflow should go on \
+                         to that state",
+                    );
+                None
+            }
+            (Some(entry), false) => self.next_state(&entry.value),
+            (None, true) => None,
+            // A misspelled `next-state` is reported as such when the map is finished.
+            (None, false) if misspells(node, "next-state") => {
+                Some(placeholder_transition(map.span()))
+            }
+            (None, false) => {
+                let help = if self.second() {
+                    "add `next-state` naming the state that runs next, or `end: true` if the \
+                     workflow ends here"
+                } else {
+                    "add `next-state` naming the state that runs next (the workflow ends by \
+                     transitioning to an END state)"
+                };
+                self.cx
+                    .diags
+                    .error(
+                        Code::MISSING_FIELD,
+                        map.span(),
+                        format!("this {what} has no `next-state`"),
+                    )
+                    .help(help);
+                Some(placeholder_transition(map.span()))
+            }
+        }
+    }
+
+    fn operation_state(&mut self, map: &mut MapReader<'_>, node: &Node, ends: bool) -> Lowered {
+        let action_mode = map
+            .take(&["action-mode"])
+            .map_or(ActionMode::Sequential, |n| self.action_mode(n));
+        let mut retries = Vec::new();
+        let actions = map
+            .require(&["actions"])
+            .map(|n| self.actions(n, &mut retries))
+            .unwrap_or_default();
+        let transition = self.state_next(map, node, ends, "OPERATION state");
+        Lowered {
+            kind: TaskKind::Operation {
+                action_mode,
+                actions,
+            },
+            transition,
+            retries,
+            end: None,
+        }
+    }
+
+    fn delay_state(&mut self, map: &mut MapReader<'_>, node: &Node, ends: bool) -> Lowered {
+        let time_delay = map
+            .require(&["time-delay"])
+            .and_then(|n| self.seconds_or_iso(n, "time-delay"));
+        let transition = self.state_next(map, node, ends, "DELAY state");
+        Lowered {
+            transition,
+            ..Lowered::of(TaskKind::Delay { time_delay })
+        }
+    }
+
+    fn parallel_state(&mut self, map: &mut MapReader<'_>, node: &Node, ends: bool) -> Lowered {
+        let branches = map
+            .require(&["branches"])
+            .map(|n| self.branches(n))
+            .unwrap_or_default();
+        let transition = self.state_next(map, node, ends, "PARALLEL state");
+        Lowered {
+            transition,
+            ..Lowered::of(TaskKind::Parallel {
+                branches,
+                completion: Completion::AllOf,
+                // Both drafts: "an output array in which each element is the output for a branch".
+                output: ParallelOutput::Array,
+                n: None,
+                state_timeout: None,
+                branch_timeout: None,
+            })
+        }
+    }
+
+    fn branches(&mut self, node: &Node) -> Vec<Branch> {
+        let mut out = Vec::new();
+        for item in reader::list(node, "branches", self.cx.diags) {
+            let Some(mut map) = MapReader::new(item, "branch", self.cx.diags) else {
+                continue;
+            };
+            let name = map
+                .require(&["name"])
+                .and_then(|n| reader::string(n, "name", self.cx.diags));
+            let starts_at = if self.second() {
+                map.require(&["starts-at"])
+                    .and_then(|n| reader::string(n, "starts-at", self.cx.diags))
+            } else {
+                None
+            };
+            let states = map.require(&["states"]);
+            // Required by both schemas; their default (false) would run the branch detached.
+            let wait_for_completion = map
+                .require(&["wait-for-completion"])
+                .and_then(|n| reader::boolean(n, "wait-for-completion", self.cx.diags))
+                .unwrap_or(true);
+            let span = map.span();
+            map.finish(self.cx.diags);
+            let name = name.unwrap_or_else(|| Spanned::new(String::new(), span));
+            let owner = format!("branch `{}`", name.value);
+            let scope = states
+                .map(|n| self.scope(n, starts_at.as_ref(), &owner))
+                .unwrap_or_default();
+            out.push(Branch {
+                name,
+                scope,
+                wait_for_completion,
+                span,
+            });
+        }
+        out
+    }
+
+    /// The first draft's END state: it ends the workflow with its `status`, and cannot
+    /// transition anywhere.
+    fn end_state(&mut self, map: &mut MapReader<'_>, type_span: Span) -> Lowered {
+        let status = map.take(&["status"]).and_then(|n| {
+            reader::enumerated(
+                n,
+                "END status",
+                &[
+                    ("SUCCESS", EndStatus::Success),
+                    ("FAILURE", EndStatus::Failure),
+                ],
+                self.cx.diags,
+            )
+        });
+        if let Some(entry) = map.take_entry(&["next-state"]) {
+            not_allowed(
+                self.cx.diags,
+                entry.key_span,
+                "an END state ends the workflow, so it has no `next-state`",
+                "remove `next-state`, or give the state another type if the workflow should go on",
+            );
+        }
+        Lowered {
+            end: Some(End {
+                kind: EndKind::Default,
+                status,
+                compensate: false,
+                span: type_span,
+            }),
+            ..Lowered::of(TaskKind::Inject {
+                data: serde_json::Value::Object(Default::default()),
+            })
+        }
+    }
+
+    /// `filter: {input-path, result-path, output-path}` on a state (the drafts' InputPath,
+    /// ResultPath and OutputPath, in either spelling).
+    fn state_filter(&mut self, node: &Node) -> StateFilter {
+        let Some(mut map) = MapReader::new(node, "state filter", self.cx.diags) else {
+            return StateFilter::default();
+        };
+        let input = map
+            .take(super::actions::INPUT_PATH)
+            .and_then(|n| self.filter_path(n, "input-path"));
+        let results = map.take_entry(super::actions::RESULT_PATH);
+        let output = map
+            .take(super::actions::OUTPUT_PATH)
+            .and_then(|n| self.filter_path(n, "output-path"));
+        map.finish(self.cx.diags);
+        let results_path = results.and_then(|e| self.filter_path(&e.value, "result-path"));
+        StateFilter {
+            data_filter: TaskDataFilter { input, output },
+            results_span: results.map(|e| e.key_span),
+            results_path,
+        }
+    }
+}
+
+/// True when `node` has a key that is not `key` but close enough to be a misspelling of it.
+fn misspells(node: &Node, key: &'static str) -> bool {
+    match &node.kind {
+        NodeKind::Map(entries) => entries
+            .iter()
+            .any(|e| !e.key.eq_ignore_ascii_case(key) && closest(&e.key, &[key]).is_some()),
+        _ => false,
+    }
+}
+
+/// Gives every action of the state without a result path of its own the state's one. False
+/// when the state has no actions to give it to.
+fn apply_results_path(kind: &mut TaskKind, path: &JsonPath) -> bool {
+    let actions: Vec<&mut crate::ir::Action> = match kind {
+        TaskKind::Operation { actions, .. } => actions.iter_mut().collect(),
+        TaskKind::Event { events_actions, .. } => events_actions
+            .iter_mut()
+            .flat_map(|e| e.actions.iter_mut())
+            .collect(),
+        _ => return false,
+    };
+    for action in actions {
+        if action.results_path.is_none() {
+            action.results_path = Some(path.clone());
+        }
+    }
+    true
+}
