@@ -152,9 +152,10 @@ impl Kebab<'_> {
             .take(&["max-retry"])
             .and_then(|n| reader::unsigned(n, "max-retry", self.cx.diags))
             .map(|n| u32::try_from(n.value).unwrap_or(u32::MAX));
-        let next = map
-            .require(&["next-state"])
-            .and_then(|n| self.next_state(n));
+        let next = match map.require(&["next-state"]) {
+            Some(n) => self.next_state(n),
+            None => Some(super::placeholder_transition(map.span())),
+        };
         let span = map.span();
         map.finish(self.cx.diags);
         let condition = matched.map(|m| {

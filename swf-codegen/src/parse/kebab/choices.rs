@@ -2,12 +2,14 @@
 //! `single`/`and`/`or`/`not` holding a list of comparisons; the first as a `condition` that
 //! nests `and`/`or`/`not` freely.
 
-use super::Kebab;
+use super::{Kebab, placeholder_transition};
 use crate::diagnostic::Code;
-use crate::ir::{Comparison, DataCondition, DataTest, Operator, Switch, SwitchConditions};
+use crate::ir::{
+    Comparison, DataCondition, DataTest, Operator, Switch, SwitchConditions, Transition,
+};
 use crate::parse::reader::{self, MapReader};
 use crate::parse::yaml::{Entry, Node, NodeKind};
-use crate::source::Spanned;
+use crate::source::{Span, Spanned};
 
 /// An operator and whether its value must be a number (the second draft's `EQ`, `LT`, ...).
 type OperatorWord = (Operator, bool);
@@ -38,11 +40,16 @@ const COMBINATORS: &[&str] = &["single", "and", "or", "not"];
 
 impl Kebab<'_> {
     pub(super) fn switch(&mut self, map: &mut MapReader<'_>) -> Switch {
-        let conditions = map
-            .require(&["choices"])
-            .map(|n| self.choices(n))
-            .unwrap_or_default();
-        let default = map.require(&["default"]).and_then(|n| self.next_state(n));
+        // A missing `choices` or `default` is reported here; the placeholders keep validation
+        // from reporting it again in other words.
+        let conditions = match map.require(&["choices"]) {
+            Some(n) => self.choices(n),
+            None => vec![never(map.span(), Some(placeholder_transition(map.span())))],
+        };
+        let default = match map.require(&["default"]) {
+            Some(n) => self.next_state(n),
+            None => Some(placeholder_transition(map.span())),
+        };
         Switch {
             conditions: SwitchConditions::Data(conditions),
             default,
@@ -61,20 +68,24 @@ impl Kebab<'_> {
             } else {
                 map.require(&["condition"]).and_then(|n| self.condition(n))
             };
-            let transition = map
-                .require(&["next-state"])
-                .and_then(|n| self.next_state(n));
+            let transition = match map.require(&["next-state"]) {
+                Some(n) => self.next_state(n),
+                None => Some(placeholder_transition(map.span())),
+            };
             let metadata = map.verbatim(&["metadata"]);
             let span = map.span();
             map.finish(self.cx.diags);
-            if let Some(test) = test {
-                out.push(DataCondition {
+            // A choice whose test is wrong (and reported) stays, never holding, so that the
+            // switch does not also look empty.
+            out.push(match test {
+                Some(test) => DataCondition {
                     test,
                     transition,
                     metadata,
                     span,
-                });
-            }
+                },
+                None => never(span, transition),
+            });
         }
         out
     }
@@ -237,12 +248,14 @@ impl Kebab<'_> {
         })
     }
 
-    /// `{path, value, operator}`.
+    /// `{path, value, operator}`. A missing `path` or `value` is reported by validation, which
+    /// knows which operators need a value.
     fn comparison(&mut self, node: &Node) -> Option<Comparison> {
         let mut map = MapReader::new(node, "comparison", self.cx.diags)?;
-        let path = map.require(&["path"]).and_then(|n| self.cx.path(n, "path"));
-        let value_node = map.take(&["value"]);
-        let value = value_node.and_then(|n| reader::string(n, "value", self.cx.diags));
+        let path = map.take(&["path"]).and_then(|n| self.cx.path(n, "path"));
+        let value = map
+            .take(&["value"])
+            .and_then(|n| reader::string(n, "value", self.cx.diags));
         let operator = map
             .require(&["operator"])
             .and_then(|n| reader::enumerated(n, "choice operator", OPERATORS, self.cx.diags));
@@ -251,12 +264,6 @@ impl Kebab<'_> {
         let operator = operator?;
         let (op, numeric) = operator.value;
         match &value {
-            None if value_node.is_none() && op != Operator::Exists => {
-                self.cx
-                    .diags
-                    .error(Code::MISSING_FIELD, span, "this comparison has no `value`")
-                    .help("add the `value` the selected data is compared with");
-            }
             Some(value) if numeric && !is_number(&value.value) => {
                 self.cx
                     .diags
@@ -285,8 +292,18 @@ impl Kebab<'_> {
     }
 }
 
+/// A choice that never holds, standing for one whose mistakes are reported.
+fn never(span: Span, transition: Option<Transition>) -> DataCondition {
+    DataCondition {
+        test: DataTest::Any(Vec::new()),
+        transition,
+        metadata: None,
+        span,
+    }
+}
+
 fn is_number(text: &str) -> bool {
-    text.trim().parse::<f64>().is_ok_and(f64::is_finite)
+    text.parse::<f64>().is_ok_and(f64::is_finite)
 }
 
 /// The second draft's spelling of a numeric operator, for messages.

@@ -86,7 +86,7 @@ pub(super) fn lower(
         .unwrap_or_default();
     kebab.triggers = events.iter().map(|e| e.name.value.clone()).collect();
     let scope = states_node
-        .map(|n| kebab.scope(n, starts_at.as_ref(), "the workflow"))
+        .map(|n| kebab.scope(n, starts_at.as_ref(), "the workflow", span))
         .unwrap_or_default();
 
     // The first draft has no id: the name identifies the workflow (and names its Rust types).

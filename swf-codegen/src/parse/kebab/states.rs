@@ -82,28 +82,70 @@ impl Kebab<'_> {
         node: &Node,
         starts_at: Option<&Spanned<String>>,
         owner: &str,
+        owner_span: Span,
     ) -> Scope {
         let mut tasks: Vec<Task> = reader::list(node, "states", self.cx.diags)
             .iter()
             .filter_map(|item| self.state(item))
             .collect();
-        if let Some(starts_at) = starts_at {
-            self.mark_start(&mut tasks, starts_at, owner);
+        // A state without a name (reported) is kept this far only to know whether it was the
+        // start: nothing can transition to it.
+        let unnamed_start = tasks
+            .iter()
+            .any(|t| t.name.value.is_empty() && t.start.is_some());
+        tasks.retain(|t| !t.name.value.is_empty());
+        let started = match starts_at {
+            Some(starts_at) => self.mark_start(&mut tasks, starts_at, owner),
+            // The second draft's missing `starts-at` is reported where it is missing.
+            None if self.second() => false,
+            None => {
+                tasks.iter().any(|t| t.start.is_some())
+                    || (!unnamed_start && self.no_start_flag(&tasks, owner, owner_span))
+            }
+        };
+        if !started && let Some(index) = likely_start(&tasks) {
+            // Error recovery: the problem is reported; starting from the state nothing leads to
+            // keeps validation from reporting the missing start again.
+            let span = tasks[index].name.span;
+            tasks[index].start = Some(Start {
+                kind: StartKind::Default,
+                span,
+            });
         }
         Scope { tasks }
     }
 
-    /// Sets `start` on the state `starts-at` names. An unknown name is reported with the closest
-    /// state name; when there is one it is taken as the start, so that nothing else is reported
-    /// because of the typo.
-    fn mark_start(&mut self, tasks: &mut [Task], starts_at: &Spanned<String>, owner: &str) {
+    /// Reports the first draft's scope without a `start: true` state. Always false: nothing
+    /// starts yet.
+    fn no_start_flag(&mut self, tasks: &[Task], owner: &str, owner_span: Span) -> bool {
+        let Some(first) = tasks.first() else {
+            return false;
+        };
+        self.cx
+            .diags
+            .error(
+                Code::NO_START,
+                owner_span,
+                format!("{owner} has no start state"),
+            )
+            .help(format!(
+                "add `start: true` to the state that runs first (the first state listed is `{}`)",
+                first.name.value
+            ));
+        false
+    }
+
+    /// Sets `start` on the state `starts-at` names; false when there is none. An unknown name
+    /// is reported with the closest state name; when there is one it is taken as the start, so
+    /// that nothing else is reported because of the typo.
+    fn mark_start(&mut self, tasks: &mut [Task], starts_at: &Spanned<String>, owner: &str) -> bool {
         let start = Start {
             kind: StartKind::Default,
             span: starts_at.span,
         };
         if let Some(task) = tasks.iter_mut().find(|t| t.name.value == starts_at.value) {
             task.start = Some(start);
-            return;
+            return true;
         }
         let names: Vec<&str> = tasks.iter().map(|t| t.name.as_str()).collect();
         let suggestion = closest(&starts_at.value, &names).map(str::to_owned);
@@ -134,16 +176,35 @@ impl Kebab<'_> {
             && let Some(task) = tasks.iter_mut().find(|t| t.name.value == close)
         {
             task.start = Some(start);
+            return true;
         }
+        false
     }
 
     fn state(&mut self, node: &Node) -> Option<Task> {
         let mut map = MapReader::new(node, "state", self.cx.diags)?;
-        let name = map
-            .require(&["name"])
-            .and_then(|n| reader::string(n, "name", self.cx.diags));
-        let type_node = map.require(&["type"]);
-        let state_type = type_node.and_then(|n| self.state_type(n));
+        // Reported here rather than by `finish`, which a state of unknown type skips.
+        let name = match map.take(&["name"]) {
+            Some(n) => reader::string(n, "name", self.cx.diags),
+            None => {
+                self.cx
+                    .diags
+                    .error(Code::MISSING_FIELD, node.span, "this state has no `name`")
+                    .help("add `name`, unique among the states of its scope");
+                None
+            }
+        };
+        let state_type = match map.take(&["type"]) {
+            Some(n) => self.state_type(n),
+            None => {
+                let words = self.state_type_words();
+                self.cx
+                    .diags
+                    .error(Code::MISSING_FIELD, node.span, "this state has no `type`")
+                    .help(format!("add `type`: one of {words}"));
+                None
+            }
+        };
         let start = self.start_flag(&mut map);
         let end = self.end_flag(&mut map);
         let filter = map
@@ -156,12 +217,13 @@ impl Kebab<'_> {
             // The type is missing or unknown (already reported): its fields cannot be told from
             // mistakes, so they are not reported, and a placeholder keeps the state's name
             // known to the transitions that lead to it.
-            let transition = map
-                .take(&["next-state"])
-                .and_then(|n| self.next_state(n))
-                .or_else(|| Some(placeholder_transition(node.span)));
+            let transition = match map.take(&["next-state"]) {
+                _ if end.is_some() => None,
+                Some(n) => self.next_state(n),
+                None => Some(placeholder_transition(node.span)),
+            };
             return Some(Task {
-                name: name?,
+                name: name.unwrap_or_else(|| Spanned::new(String::new(), node.span)),
                 id: None,
                 kind: TaskKind::Inject {
                     data: serde_json::Value::Object(Default::default()),
@@ -207,7 +269,7 @@ impl Kebab<'_> {
         }
         let (retry, on_error) = lowered.retries.into_iter().unzip();
         Some(Task {
-            name: name?,
+            name: name.unwrap_or_else(|| Spanned::new(String::new(), node.span)),
             id: None,
             kind: lowered.kind,
             data_filter: filter.data_filter,
@@ -222,6 +284,16 @@ impl Kebab<'_> {
             metadata,
             span: node.span,
         })
+    }
+
+    /// The state types of this draft, for messages.
+    fn state_type_words(&self) -> String {
+        STATE_TYPES
+            .iter()
+            .filter(|(_, t)| !(self.second() && *t == StateType::End))
+            .map(|(word, _)| *word)
+            .collect::<Vec<_>>()
+            .join(", ")
     }
 
     /// `type`, in any case. END states exist only in the first draft.
@@ -366,9 +438,18 @@ impl Kebab<'_> {
     }
 
     fn delay_state(&mut self, map: &mut MapReader<'_>, node: &Node, ends: bool) -> Lowered {
+        // When it is missing or wrong (and reported), the placeholder keeps validation from
+        // reporting it again.
         let time_delay = map
             .require(&["time-delay"])
-            .and_then(|n| self.seconds_or_iso(n, "time-delay"));
+            .and_then(|n| self.seconds_or_iso(n, "time-delay"))
+            .or_else(|| {
+                Some(crate::ir::DurationSpec {
+                    text: String::new(),
+                    millis: 0,
+                    span: map.span(),
+                })
+            });
         let transition = self.state_next(map, node, ends, "DELAY state");
         Lowered {
             transition,
@@ -422,7 +503,7 @@ impl Kebab<'_> {
             let name = name.unwrap_or_else(|| Spanned::new(String::new(), span));
             let owner = format!("branch `{}`", name.value);
             let scope = states
-                .map(|n| self.scope(n, starts_at.as_ref(), &owner))
+                .map(|n| self.scope(n, starts_at.as_ref(), &owner, span))
                 .unwrap_or_default();
             out.push(Branch {
                 name,
@@ -490,6 +571,20 @@ impl Kebab<'_> {
             results_path,
         }
     }
+}
+
+/// The state a scope most likely starts with: the first one no transition leads to, else the
+/// first one.
+fn likely_start(tasks: &[Task]) -> Option<usize> {
+    let targets: Vec<&str> = tasks
+        .iter()
+        .flat_map(Task::transitions)
+        .map(|t| t.next.as_str())
+        .collect();
+    tasks
+        .iter()
+        .position(|t| !targets.contains(&t.name.as_str()))
+        .or(if tasks.is_empty() { None } else { Some(0) })
 }
 
 /// True when `node` has a key that is not `key` but close enough to be a misspelling of it.

@@ -28,8 +28,16 @@ fn only(diags: &Diagnostics, code: Code) -> Diagnostic {
     found[0].clone()
 }
 
-/// The single diagnostic of a file with one mistake.
+/// The single diagnostic of a file with one mistake, parsed and validated: validation adds
+/// nothing to what the front end reports.
 fn single(text: &str) -> Diagnostic {
+    let (_, diags) = crate::pipeline::check(&SourceFile::new("wf.yaml", text));
+    assert_eq!(diags.items().len(), 1, "{:#?}", diags.items());
+    diags.items()[0].clone()
+}
+
+/// The single diagnostic the front end reports for a file with one mistake.
+fn single_parsed(text: &str) -> Diagnostic {
     let (_, diags) = parse(text);
     assert_eq!(diags.items().len(), 1, "{:#?}", diags.items());
     diags.items()[0].clone()
@@ -427,7 +435,7 @@ fn event_entry_filters() {
         Some("$.received")
     );
     // An event has no output of its own: only the default `$` is accepted.
-    let d = single(&text.replace("output-path: $}", "OutputPath: $.x}"));
+    let d = single_parsed(&text.replace("output-path: $}", "OutputPath: $.x}"));
     assert_eq!(d.code, Code::NOT_ALLOWED_HERE);
     assert_eq!(d.span, Span::new(21, 62));
     assert!(help(&d).contains("`input-path`"), "{}", help(&d));
@@ -837,13 +845,17 @@ fn choice_mistakes() {
     ));
     assert_eq!(d.code, Code::INVALID_VALUE);
     assert_eq!(d.span, Span::new(25, 13));
-    // A comparison without a value (only `Exists` needs none).
+    // A comparison without a value (only `Exists` needs none) or a path: validation says so.
     let d = single(&SECOND_SWITCH.replace(
         "value: x, operator: lessthanequals",
         "operator: lessthanequals",
     ));
     assert_eq!(d.code, Code::MISSING_FIELD);
     assert!(d.message.contains("`value`"));
+    assert_eq!(d.span, Span::new(25, 18));
+    let d = single(&SECOND_SWITCH.replace("{path: $.v01, value", "{value"));
+    assert_eq!(d.code, Code::MISSING_FIELD);
+    assert!(d.message.contains("`path`"));
     parse_ok(&SECOND_SWITCH.replace("value: x, operator: lessthanequals", "operator: EXISTS"));
     // `default` and `next-state` are required.
     let d = single(&SECOND_SWITCH.replace("    default: Minor\n", ""));
@@ -1054,6 +1066,10 @@ fn parallel_states_output_an_array_of_their_branches() {
 
 #[test]
 fn branch_mistakes() {
+    let (wf, diags) = crate::pipeline::check(&SourceFile::new(
+        "wf.yaml",
+        SECOND_PARALLEL.replace("starts-at: L2", "starts-at: L3"),
+    ));
     let d = single(&SECOND_PARALLEL.replace("starts-at: L2", "starts-at: L3"));
     assert_eq!(d.code, Code::UNKNOWN_TARGET);
     assert_eq!(d.span, Span::new(9, 20));
@@ -1062,7 +1078,17 @@ fn branch_mistakes() {
         "{}",
         d.message
     );
-    assert!(help(&d).contains("`L1`"), "{}", help(&d));
+    assert!(help(&d).contains("`L1`, `L2`"), "{}", help(&d));
+    // Without a likely meaning, the state nothing leads to is taken as the start, so that
+    // validation does not report the missing start again.
+    assert_eq!(diags.items().len(), 1);
+    let wf = wf.expect("workflow");
+    let TaskKind::Parallel { branches, .. } = &task(&wf, "Fork").kind else {
+        panic!("parallel")
+    };
+    assert_eq!(branches[0].scope.tasks[1].name.value, "L2");
+    assert!(branches[0].scope.tasks[1].start.is_some());
+
     let d = single(&FIRST_PARALLEL.replace("        wait-for-completion: false\n", ""));
     assert_eq!(d.code, Code::MISSING_FIELD);
     assert_eq!(d.span, Span::new(12, 9));
@@ -1070,6 +1096,7 @@ fn branch_mistakes() {
     let d = single(&SECOND_PARALLEL.replace("        starts-at: R1\n", ""));
     assert_eq!(d.code, Code::MISSING_FIELD);
     assert!(d.message.contains("`starts-at`"), "{}", d.message);
+    assert_eq!(d.span, Span::new(14, 9));
 }
 
 #[test]
@@ -1188,4 +1215,45 @@ fn both_drafts_compile_through_the_whole_pipeline() {
         );
         assert!(compiled.tokens.is_some());
     }
+}
+
+#[test]
+fn the_first_draft_needs_a_start_flag_in_each_scope() {
+    let d = single(&FIRST.replace("    start: true\n", ""));
+    assert_eq!(d.code, Code::NO_START);
+    assert_eq!(d.span, Span::new(1, 1));
+    assert!(
+        d.message.contains("the workflow has no start state"),
+        "{}",
+        d.message
+    );
+    assert!(
+        help(&d).contains("`start: true`") && help(&d).contains("`Wait`"),
+        "{}",
+        help(&d)
+    );
+    let d = single(&FIRST_PARALLEL.replace("next-state: L1, start: true}", "next-state: L1}"));
+    assert_eq!(d.code, Code::NO_START);
+    assert_eq!(d.span, Span::new(7, 9));
+    assert!(d.message.contains("branch `left`"), "{}", d.message);
+    assert!(help(&d).contains("`L1`"), "{}", help(&d));
+}
+
+#[test]
+fn states_without_a_name_or_type() {
+    let d = single(&FIRST.replace("    type: DELAY\n", ""));
+    assert_eq!(d.code, Code::MISSING_FIELD);
+    assert_eq!(d.span, Span::new(6, 5));
+    assert!(
+        help(&d).contains("EVENT, OPERATION, SWITCH, DELAY, PARALLEL, END"),
+        "{}",
+        help(&d)
+    );
+    let d = single(&SECOND.replace("    type: delay\n", ""));
+    assert!(help(&d).ends_with("DELAY, PARALLEL"), "{}", help(&d));
+    // The start state without a name: only the name is missing.
+    let d = single(&FIRST.replace("  - name: Wait\n    type: DELAY\n", "  - type: DELAY\n"));
+    assert_eq!(d.code, Code::MISSING_FIELD);
+    assert_eq!(d.span, Span::new(6, 5));
+    assert!(d.message.contains("`name`"), "{}", d.message);
 }

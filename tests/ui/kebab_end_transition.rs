@@ -1,0 +1,3 @@
+swf_runtime::workflow!("../../../../tests/ui/kebab_end_transition.sw.yaml");
+
+fn main() {}
