@@ -1257,3 +1257,68 @@ fn states_without_a_name_or_type() {
     assert_eq!(d.span, Span::new(6, 5));
     assert!(d.message.contains("`name`"), "{}", d.message);
 }
+
+// ---------------------------------------------------------------------------------------------
+// The representative workflows of the tests crate
+
+#[test]
+fn the_representative_workflows_lower() {
+    let second = include_str!("../../../../tests/workflows/kebab/second.sw.yaml");
+    let (wf, diags) = parse(second);
+    // Only the warning for `end: true` with `next-state`.
+    let codes: Vec<(Code, Severity)> = diags.items().iter().map(|d| (d.code, d.severity)).collect();
+    assert_eq!(codes, [(Code::IGNORED_NEXT_STATE, Severity::Warning)]);
+    let wf = wf.expect("workflow");
+    assert_eq!(wf.dialect, Dialect::Second);
+    let functions: Vec<&str> = wf.functions.iter().map(|f| f.name.as_str()).collect();
+    assert_eq!(
+        functions,
+        ["recordBid", "charge", "register", "ship", "notify"]
+    );
+    let tokens: Vec<Option<&str>> = wf
+        .events
+        .iter()
+        .map(|e| e.correlation_token.as_ref().map(|t| t.as_str()))
+        .collect();
+    assert_eq!(tokens, [Some("auctionid"); 4]);
+    let bidding = entries(task(&wf, "Bidding"));
+    assert_eq!(
+        bidding[0].condition.as_ref().map(shape),
+        Some(EventExpr::All(vec![
+            EventExpr::Any(vec![ev("BidPlaced"), ev("OfferMade")]),
+            ev("auction-closed")
+        ]))
+    );
+    assert_eq!(
+        bidding[1].timeout.as_ref().map(|t| t.millis),
+        Some(7_200_000)
+    );
+
+    let first = include_str!("../../../../tests/workflows/kebab/first.sw.yaml");
+    let wf = parse_ok(first);
+    assert_eq!(wf.dialect, Dialect::First);
+    assert_eq!(wf.id.value, "car-auction");
+    let bidding = task(&wf, "Bidding");
+    assert!(bidding.start.is_some());
+    assert_eq!(
+        entries(bidding)[0].timeout.as_ref().map(|t| t.millis),
+        Some(7_200_000)
+    );
+    // `$` paths are the defaults: no filter at all.
+    assert_eq!(entries(bidding)[0].event_data_filter, None);
+    assert_eq!(entries(bidding)[0].event_results_path, None);
+    let statuses: Vec<Option<EndStatus>> = ["Sold", "Failed"]
+        .iter()
+        .map(|name| {
+            task(&wf, name)
+                .end
+                .as_ref()
+                .and_then(|e| e.status.as_ref())
+                .map(|s| s.value)
+        })
+        .collect();
+    assert_eq!(
+        statuses,
+        [Some(EndStatus::Success), Some(EndStatus::Failure)]
+    );
+}
