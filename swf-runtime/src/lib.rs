@@ -62,7 +62,7 @@ pub use jiff::Timestamp;
 
 pub use clock::{Clock, ManualClock, SystemClock};
 pub use concurrent::ScopeEnd;
-pub use error::{ErrorObject, FunctionError, WorkflowError};
+pub use error::{ErrorObject, ExecStatus, FunctionError, WorkflowError};
 pub use events::{
     DEFAULT_INBOX_CAPACITY, EVENT_ERROR, EventSpec, Io, IoBuilder, context_attribute, event_data,
 };

@@ -3,7 +3,7 @@
 
 use super::{Context, rt};
 use crate::emit_parts::{expr::condition, path::path_ref};
-use crate::ir::{EndKind, SwitchConditions, Task, TaskKind, Transition};
+use crate::ir::{EndKind, EndStatus, SwitchConditions, Task, TaskKind, Transition};
 use proc_macro2::{Span, TokenStream};
 use quote::quote;
 use syn::Ident;
@@ -66,11 +66,40 @@ pub(super) fn emit_exit_dispatch(cx: &Context<'_>, index: usize) -> TokenStream 
                 }
             }
         }
+        // The earlier drafts' event entries each have their transition: `exit` is the entry.
+        TaskKind::Event { events_actions, .. } if dispatches_on_exit(task) => {
+            let arms = events_actions.iter().enumerate().map(|(i, entry)| {
+                let go = match &entry.transition {
+                    Some(t) => emit_transition(cx, task, t, &output_ident()),
+                    None => emit_leave(cx, task, &output_ident()),
+                };
+                quote!(::core::option::Option::Some(#i) => { #go })
+            });
+            let fallback = emit_leave(cx, task, &output_ident());
+            quote! {
+                match exit {
+                    #(#arms)*
+                    _ => { #fallback }
+                }
+            }
+        }
         _ => emit_leave(cx, task, &output_ident()),
     };
     quote! {
         #output_filter
         #leave
+    }
+}
+
+/// Whether the success arm looks at `exit`: a switch's choice, or the entry of an earlier
+/// draft's event task whose entries have their own transitions.
+pub(super) fn dispatches_on_exit(task: &Task) -> bool {
+    match &task.kind {
+        TaskKind::Switch(_) => true,
+        TaskKind::Event { events_actions, .. } => {
+            task.end.is_none() && events_actions.iter().any(|e| e.transition.is_some())
+        }
+        _ => false,
     }
 }
 
@@ -91,6 +120,19 @@ fn output_ident() -> Ident {
 fn emit_leave(cx: &Context<'_>, task: &Task, data: &Ident) -> TokenStream {
     let state = cx.state_ident();
     if let Some(end) = &task.end {
+        if end
+            .status
+            .as_ref()
+            .is_some_and(|s| s.value == EndStatus::Failure)
+        {
+            // The first draft's END state with status FAILURE: the run fails with its data.
+            let rt = rt();
+            let name = &task.name.value;
+            let message = format!("the workflow ended in END state `{name}` with status FAILURE");
+            let error = quote!(#rt::ErrorObject::new(#rt::ErrorObject::END_FAILURE, #message));
+            let failure = fail(cx, quote!(#name), error, quote!(#data));
+            return quote!(::core::result::Result::Err(#failure));
+        }
         return match &end.kind {
             EndKind::Terminate => {
                 let fields = output_fields(data);
@@ -275,17 +317,36 @@ pub(super) fn emit_error_path(cx: &Context<'_>, index: usize) -> TokenStream {
                     quote!(::core::result::Result::Ok(#state::Completed { #fields }))
                 }
             };
+            // v0.1's error filter may place the error (`resultPath`) and select the output
+            // (`outputPath`); otherwise the error data is merged in.
+            let place = match &handler.error_results_path {
+                Some(path) => {
+                    let path = path_ref(path);
+                    quote!(#path.write(&mut #target, error_data))
+                }
+                None => quote!(#rt::merge_data(&mut #target, error_data, #name, "error data")),
+            };
+            let select = handler.output_path.as_ref().map(|path| {
+                let path = path_ref(path);
+                quote! {
+                    if let ::core::result::Result::Err(filter_error) =
+                        #rt::filter_in_place(#path, &mut #target)
+                    {
+                        let data = #target;
+                        return ::core::result::Result::Err(#filter_failure);
+                    }
+                }
+            });
             quote! {
                 #bind
                 if matched {
                     #error_data
                     let mut #target = data;
-                    if let ::core::result::Result::Err(merge_error) =
-                        #rt::merge_data(&mut #target, error_data, #name, "error data")
-                    {
+                    if let ::core::result::Result::Err(merge_error) = #place {
                         let data = #target;
                         return ::core::result::Result::Err(#merge_failure);
                     }
+                    #select
                     return #go;
                 }
             }

@@ -5,7 +5,7 @@
 //! condition, else 0), or `Ok(None)` when a nested scope ended the whole instance (`terminate`),
 //! leaving its output in `data`.
 
-use super::exit::{emit_error_path, emit_exit_dispatch};
+use super::exit::{dispatches_on_exit, emit_error_path, emit_exit_dispatch};
 use super::{Context, action, events, nested, rt, task_needs_io};
 use crate::emit_parts::{path::path_ref, value::json};
 use crate::ir::{Comparison, DataCondition, DataTest, Operator, SwitchConditions, Task, TaskKind};
@@ -32,7 +32,7 @@ pub(super) fn emit_run(cx: &Context<'_>, index: usize) -> TokenStream {
             }
         }
     });
-    let exit_binding = if matches!(task.kind, TaskKind::Switch(_)) {
+    let exit_binding = if dispatches_on_exit(task) {
         quote!(exit)
     } else if can_terminate(task) {
         quote!(::core::option::Option::Some(_))
