@@ -608,6 +608,11 @@ fn event_actions_wait_for_a_condition_over_trigger_names() {
 }
 
 #[test]
+fn an_event_state_that_leaves_through_its_entries_validates() {
+    assert_eq!(check(EVENTS), []);
+}
+
+#[test]
 fn a_single_trigger_is_a_condition() {
     let wf = parse_ok(&EVENTS.replace("(a or b) and c", "c"));
     let TaskKind::Event { events_actions, .. } = &task(&wf, "Wait").kind else {
