@@ -329,6 +329,7 @@ mod on_error_state_as_written {
         let error = workflow.run(json!({"a": 1})).await.unwrap_err();
         assert_eq!(error.task(), "HandleErrors");
         assert_eq!(error.error().name, "RuntimeException");
+        assert_eq!(error.status(), swf_runtime::ExecStatus::Fail);
     }
 
     #[tokio::test]
@@ -549,6 +550,8 @@ mod filters {
 mod retries {
     use super::*;
 
+    use swf_runtime::ExecStatus;
+
     swf_runtime::workflow!("workflows/v01/retries.sw.yaml");
 
     impl V01RetriesFunctions for Calls {
@@ -582,6 +585,16 @@ mod retries {
         assert_eq!(output, json!({"answer": 42, "reached": "Done"}));
     }
 
+    /// The status of a run: `Invalid` when its input is refused, `Success` with an output.
+    #[tokio::test]
+    async fn refused_input_is_invalid_and_an_output_a_success() {
+        let workflow = V01RetriesWorkflow::new(Calls::new(|_, _| Ok(json!({}))));
+        let result = workflow.run(json!([1, 2])).await;
+        assert_eq!(ExecStatus::of(&result), ExecStatus::Invalid);
+        let result = workflow.run(json!({})).await;
+        assert_eq!(ExecStatus::of(&result).as_str(), "Success");
+    }
+
     /// Errors the retry does not match go straight to the state's onError.
     #[tokio::test(start_paused = true)]
     async fn other_errors_are_not_retried() {
@@ -589,5 +602,291 @@ mod retries {
         let output = workflow.run(json!({})).await.unwrap();
         assert_eq!(output["reached"], "Failed");
         assert_eq!(workflow.functions().times(), [Duration::ZERO]);
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// "Workflow Error Handling", with `$.error.name`
+// ---------------------------------------------------------------------------------------------
+
+/// What the error filter's `resultPath: $.trace` receives: the error as SEMANTICS.md exposes it.
+fn trace_of_runtime_exception() -> Value {
+    json!({"error": {"name": "RuntimeException", "message": "the function threw", "trace": ""}})
+}
+
+mod on_error_state_fixed {
+    use super::*;
+
+    swf_runtime::workflow!("workflows/v01/on_error_state_fixed.sw.yaml");
+
+    impl OnErrorStateFixedFunctions for Calls {
+        async fn throw_runtime_error_function(&self, args: Value) -> Result<Value, FunctionError> {
+            self.call(args)
+        }
+    }
+
+    /// "we want to catch all errors whose name ends in "Exception". If that happens, we want to
+    /// workflow to continue execution with the "afterErrorState" state." The error is placed at
+    /// `$.trace`; `$.stateerror` selects nothing, so the output is not filtered.
+    #[tokio::test]
+    async fn an_exception_continues_with_after_error_state() {
+        let workflow = OnErrorStateFixedWorkflow::new(Calls::new(|_, _| Err(runtime_exception())));
+        let state = workflow.start(json!({"a": 1})).unwrap();
+        let state = workflow.step(state).await.unwrap();
+        assert_eq!(
+            state,
+            OnErrorStateFixedState::AfterErrorState {
+                data: json!({"a": 1, "trace": trace_of_runtime_exception()})
+            }
+        );
+        let output = workflow.step(state).await.unwrap();
+        assert_eq!(
+            output.output(),
+            Some(
+                &json!({"a": 1, "trace": trace_of_runtime_exception(), "reached": "afterErrorState"})
+            )
+        );
+    }
+
+    /// "errors that don't match the "condition" may not be caught by this explicit error
+    /// handling."
+    #[tokio::test]
+    async fn other_errors_are_not_caught() {
+        let workflow = OnErrorStateFixedWorkflow::new(Calls::new(|_, _| {
+            Err(FunctionError::named("Timeout", "too slow"))
+        }));
+        let error = workflow.run(json!({})).await.unwrap_err();
+        assert_eq!(error.task(), "HandleErrors");
+        assert_eq!(error.error().name, "Timeout");
+    }
+}
+
+mod on_error_workflow_fixed {
+    use super::*;
+
+    swf_runtime::workflow!("workflows/v01/on_error_workflow_fixed.sw.yaml");
+
+    impl OnErrorWorkflowFixedFunctions for Calls {
+        async fn throw_runtime_error_function(&self, args: Value) -> Result<Value, FunctionError> {
+            self.call(args)
+        }
+    }
+
+    /// "will handle errors that happen in all states of the workflow, in this example both the
+    /// "HandleErrors1" and "HandleErrors2" states."
+    #[tokio::test]
+    async fn the_workflow_handler_catches_errors_of_both_states() {
+        let workflow =
+            OnErrorWorkflowFixedWorkflow::new(Calls::new(|_, _| Err(runtime_exception())));
+        let output = workflow.run(json!({})).await.unwrap();
+        assert_eq!(
+            output,
+            json!({"trace": trace_of_runtime_exception(), "reached": "afterErrorState"})
+        );
+
+        let workflow = OnErrorWorkflowFixedWorkflow::new(Calls::new(|n, _| match n {
+            0 => Ok(json!({"first": true})),
+            _ => Err(runtime_exception()),
+        }));
+        let state = workflow.start(json!({})).unwrap();
+        let state = workflow.step(state).await.unwrap();
+        assert_eq!(state.task_name(), Some("doSomethingElse"));
+        let state = workflow.step(state).await.unwrap();
+        assert_eq!(state.task_name(), Some("HandleErrors2"));
+        let state = workflow.step(state).await.unwrap();
+        assert_eq!(
+            state,
+            OnErrorWorkflowFixedState::AfterErrorState {
+                data: json!({"first": true, "trace": trace_of_runtime_exception()})
+            }
+        );
+    }
+}
+
+mod precedence {
+    use super::*;
+
+    swf_runtime::workflow!("workflows/v01/precedence.sw.yaml");
+
+    impl V01PrecedenceFunctions for Calls {
+        async fn work(&self, args: Value) -> Result<Value, FunctionError> {
+            self.call(args)
+        }
+    }
+
+    async fn reached(error: FunctionError) -> Value {
+        let workflow = V01PrecedenceWorkflow::new(Calls::new(move |_, _| Err(error.clone())));
+        workflow.run(json!({})).await.unwrap()["reached"].clone()
+    }
+
+    /// "the state level (local) error handling should have precedence"; the workflow's handler
+    /// catches what the state's does not.
+    #[tokio::test]
+    async fn the_state_s_handler_wins_for_its_error() {
+        assert_eq!(
+            reached(FunctionError::named("Known", "x")).await,
+            "StateHandler"
+        );
+        assert_eq!(
+            reached(FunctionError::named("Other", "x")).await,
+            "WorkflowHandler"
+        );
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// EVENT states
+// ---------------------------------------------------------------------------------------------
+
+mod events {
+    use super::*;
+    use swf_runtime::{ExecStatus, Io};
+
+    swf_runtime::workflow!("workflows/v01/events.sw.yaml");
+
+    const HOUR: Duration = Duration::from_secs(3600);
+
+    /// `ship` answers with a tracking number and a carrier, after `delay`.
+    struct Warehouse {
+        calls: Calls,
+        delay: Duration,
+    }
+
+    impl Warehouse {
+        fn new(delay: Duration) -> Self {
+            Self {
+                calls: Calls::new(|_, _| Ok(json!({"tracking": "T-1", "carrier": "post"}))),
+                delay,
+            }
+        }
+    }
+
+    impl V01EventsFunctions for Warehouse {
+        async fn ship(&self, args: Value) -> Result<Value, FunctionError> {
+            tokio::time::sleep(self.delay).await;
+            self.calls.call(args)
+        }
+    }
+
+    fn event(kind: V01EventsEvent, id: &str, data: Value) -> swf_runtime::CloudEvent {
+        kind.event(id, data).unwrap()
+    }
+
+    fn deliver_after(io: &Io, after: Duration, kind: V01EventsEvent, id: &str, data: Value) {
+        let io = io.clone();
+        let event = event(kind, id, data);
+        tokio::spawn(async move {
+            tokio::time::sleep(after).await;
+            io.deliver(event).await.unwrap();
+        });
+    }
+
+    /// The first entry's condition holds once both events have arrived: their data is merged,
+    /// the action gets the order (`inputPath`), and only the tracking number of its result is
+    /// kept (`outputPath`), at `$.shipment` (`resultPath`).
+    #[tokio::test(start_paused = true)]
+    async fn order_and_payment_ship_the_order() {
+        let workflow = V01EventsWorkflow::new(Warehouse::new(Duration::ZERO));
+        let io = Io::standalone();
+        deliver_after(
+            &io,
+            MINUTE,
+            V01EventsEvent::PaymentReceived,
+            "p1",
+            json!({"paid": 40}),
+        );
+        deliver_after(
+            &io,
+            2 * MINUTE,
+            V01EventsEvent::OrderPlaced,
+            "o1",
+            json!({"order": {"id": 7}}),
+        );
+        let start = Instant::now();
+        let result = workflow.run_with(json!({"customer": "Ann"}), &io).await;
+        assert_eq!(start.elapsed(), 2 * MINUTE);
+        assert_eq!(ExecStatus::of(&result), ExecStatus::Success);
+        assert_eq!(
+            result.unwrap(),
+            json!({
+                "customer": "Ann",
+                "paid": 40,
+                "order": {"id": 7},
+                "shipment": "T-1",
+                "status": "shipped"
+            })
+        );
+        assert_eq!(workflow.functions().calls.args(), [json!({"id": 7})]);
+    }
+
+    /// The second entry: the cancellation's reason is placed at `$.cancellation.reason`; no
+    /// action runs.
+    #[tokio::test(start_paused = true)]
+    async fn a_cancellation_cancels() {
+        let workflow = V01EventsWorkflow::new(Warehouse::new(Duration::ZERO));
+        let io = Io::standalone();
+        deliver_after(
+            &io,
+            MINUTE,
+            V01EventsEvent::OrderPlaced,
+            "o1",
+            json!({"order": {"id": 7}}),
+        );
+        deliver_after(
+            &io,
+            2 * MINUTE,
+            V01EventsEvent::OrderCancelled,
+            "c1",
+            json!({"reason": "changed my mind", "by": "Ann"}),
+        );
+        let output = workflow.run_with(json!({}), &io).await.unwrap();
+        assert_eq!(
+            output,
+            json!({"cancellation": {"reason": "changed my mind"}, "status": "cancelled"})
+        );
+        assert!(workflow.functions().calls.args().is_empty());
+    }
+
+    /// Nothing that completes a condition within the hour: the timed entry's transition, without
+    /// its actions.
+    #[tokio::test(start_paused = true)]
+    async fn an_hour_without_payment_cancels() {
+        let workflow = V01EventsWorkflow::new(Warehouse::new(Duration::ZERO));
+        let io = Io::standalone();
+        deliver_after(
+            &io,
+            MINUTE,
+            V01EventsEvent::OrderPlaced,
+            "o1",
+            json!({"order": {"id": 7}}),
+        );
+        let start = Instant::now();
+        let output = workflow
+            .run_with(json!({"customer": "Ann"}), &io)
+            .await
+            .unwrap();
+        assert_eq!(start.elapsed(), HOUR);
+        assert_eq!(output, json!({"customer": "Ann", "status": "cancelled"}));
+        assert!(workflow.functions().calls.args().is_empty());
+    }
+
+    /// A run halted by an action's timeout reports `Timeout`; by any other error, `Fail`.
+    #[tokio::test(start_paused = true)]
+    async fn a_slow_warehouse_reports_a_timeout_status() {
+        let workflow = V01EventsWorkflow::new(Warehouse::new(HOUR));
+        let io = Io::standalone();
+        io.deliver(event(
+            V01EventsEvent::OrderPlaced,
+            "o1",
+            json!({"order": {}}),
+        ))
+        .await
+        .unwrap();
+        io.deliver(event(V01EventsEvent::PaymentReceived, "p1", json!({})))
+            .await
+            .unwrap();
+        let result = workflow.run_with(json!({}), &io).await;
+        assert_eq!(ExecStatus::of(&result), ExecStatus::Timeout);
+        assert_eq!(result.unwrap_err().task(), "WaitForOrder");
     }
 }
