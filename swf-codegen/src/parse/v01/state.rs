@@ -2,12 +2,14 @@
 
 use super::V01;
 use super::common::{Filter, Retries};
+use crate::diagnostic::Code;
 use crate::ir::{
     Action, Branch, Completion, End, EndKind, ParallelOutput, Scope, Start, StartKind, Task,
     TaskDataFilter, TaskKind,
 };
 use crate::parse::reader::{self, MapReader};
 use crate::parse::yaml::{Entry, Node};
+use crate::source::Spanned;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum StateType {
@@ -90,6 +92,9 @@ impl V01<'_> {
         map.finish(self.cx.diags);
         let mut kind = kind?;
         self.place_results(&mut kind, &filter, state_type);
+        if let (Some(end), Some(name)) = (&end, &name) {
+            self.ending_entries(&kind, end, name);
+        }
         let looping = loop_entry.and_then(|entry| self.looping(entry, state_type));
 
         let mut handlers = retries.handlers;
@@ -116,6 +121,32 @@ impl V01<'_> {
             Some(looping) => wrap_in_loop(task, looping),
             None => task,
         })
+    }
+
+    /// TRANSITION_AND_END for each entry transition of an EVENT state that ends: the state would
+    /// end, and the entry's transition would never be taken.
+    fn ending_entries(&mut self, kind: &TaskKind, end: &End, name: &Spanned<String>) {
+        let TaskKind::Event { events_actions, .. } = kind else {
+            return;
+        };
+        for transition in events_actions.iter().filter_map(|e| e.transition.as_ref()) {
+            self.cx
+                .diags
+                .error(
+                    Code::TRANSITION_AND_END,
+                    transition.span,
+                    format!(
+                        "EVENT state `{}` ends (`end: true` at line {}), but this entry has a \
+                         `transition`",
+                        name.value, end.span.line
+                    ),
+                )
+                .help(format!(
+                    "remove `end: true` if the state should continue to `{}`, or remove the \
+                     entries' transitions if it should finish",
+                    transition.next.value
+                ));
+        }
     }
 
     /// E0132 for a `transition` on a state whose type transitions through other fields.

@@ -613,6 +613,26 @@ fn an_event_state_that_leaves_through_its_entries_validates() {
 }
 
 #[test]
+fn an_event_state_that_ends_cannot_also_transition_from_its_entries() {
+    let diags = check(&EVENTS.replace("    filter: {resultPath: $.called}\n", "    end: true\n"));
+    assert_eq!(diags.len(), 2, "{diags:#?}");
+    assert!(diags.iter().all(|d| d.code == Code::TRANSITION_AND_END));
+    assert_eq!(diags[0].span, Span::new(21, 21));
+    assert!(
+        diags[0]
+            .message
+            .contains("EVENT state `Wait` ends (`end: true` at line 25)"),
+        "{}",
+        diags[0].message
+    );
+    assert!(
+        help(&diags[0]).contains("continue to `Done`"),
+        "{}",
+        help(&diags[0])
+    );
+}
+
+#[test]
 fn a_single_trigger_is_a_condition() {
     let wf = parse_ok(&EVENTS.replace("(a or b) and c", "c"));
     let TaskKind::Event { events_actions, .. } = &task(&wf, "Wait").kind else {
