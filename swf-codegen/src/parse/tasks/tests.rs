@@ -165,11 +165,12 @@ tasks:
 }
 
 #[test]
-fn earlier_drafts_are_refused_with_their_name() {
-    let (workflow, diags) = parse("id: old\nname: Old\nstartsAt: A\nstates: []\n");
-    assert!(workflow.is_none());
-    assert_eq!(diags.items()[0].code, Code::NOT_YET_COMPILED);
-    assert!(diags.items()[0].message.contains("v0.1"));
+fn a_v01_file_is_lowered_by_the_v01_front_end() {
+    let workflow = parse_ok(
+        "id: old\nname: Old\nstartsAt: A\nstates:\n  - {name: A, type: RELAY, end: true}\n",
+    );
+    assert_eq!(workflow.dialect, crate::ir::Dialect::V01);
+    assert_eq!(workflow.scope.tasks[0].type_name(), "inject");
 }
 
 #[test]
