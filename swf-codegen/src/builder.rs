@@ -2,6 +2,7 @@
 //! `OUT_DIR/<name>.rs`, formatted, with an `@generated` header, written only when changed.
 
 use crate::diagnostic::{Diagnostic, Severity};
+use crate::ir::Dialect;
 use crate::pipeline::{compile_all, file_stem, format_file};
 use crate::source::SourceFile;
 use std::fmt;
@@ -23,6 +24,7 @@ pub struct Builder {
     out_dir: Option<PathBuf>,
     root: Option<PathBuf>,
     emit_rerun: bool,
+    dialect: Option<Dialect>,
 }
 
 /// Everything that stopped a build: every diagnostic of every file, or an I/O problem.
@@ -111,6 +113,12 @@ impl Builder {
         self
     }
 
+    /// Reads every file in `dialect` instead of detecting each one's from its keys.
+    pub fn dialect(mut self, dialect: Dialect) -> Self {
+        self.dialect = Some(dialect);
+        self
+    }
+
     /// Whether to print `cargo:rerun-if-changed` lines (on by default).
     pub fn emit_rerun_if_changed(mut self, emit: bool) -> Self {
         self.emit_rerun = emit;
@@ -148,10 +156,10 @@ impl Builder {
                 path: full.clone(),
                 error,
             })?;
-            sources.push(SourceFile::new(
-                file.to_string_lossy().replace('\\', "/"),
-                text,
-            ));
+            sources.push(
+                SourceFile::new(file.to_string_lossy().replace('\\', "/"), text)
+                    .with_dialect(self.dialect),
+            );
         }
         // Each file is written to `<stem>.rs`: two files with one stem would overwrite each other.
         for (index, source) in sources.iter().enumerate() {

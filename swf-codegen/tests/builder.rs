@@ -106,3 +106,23 @@ fn two_files_with_one_output_name_are_refused() {
     assert!(matches!(error, BuildError::SameOutput { .. }), "{error}");
     assert!(error.to_string().contains("OUT_DIR/hello.rs"), "{error}");
 }
+
+#[test]
+fn a_named_dialect_applies_to_every_file() {
+    let dir = common::scratch("builder_dialect");
+    std::fs::write(dir.join("hello.sw.yaml"), common::VALID).expect("write");
+    let build = |dialect| {
+        Builder::new()
+            .root(&dir)
+            .out_dir(&dir)
+            .emit_rerun_if_changed(false)
+            .file("hello.sw.yaml")
+            .dialect(dialect)
+            .compile()
+    };
+    assert!(build(swf_codegen::ir::Dialect::Tasks).is_ok());
+    let Err(BuildError::Diagnostics(found)) = build(swf_codegen::ir::Dialect::V01) else {
+        panic!("a tasks-draft file read as v0.1 does not compile");
+    };
+    assert!(!found.is_empty());
+}

@@ -42,11 +42,16 @@ fn check_json_prints_one_object_per_diagnostic() {
     std::fs::write(&file, common::BROKEN).expect("write");
     let (status, stdout, _) = swfc(&["check", "--format", "json", file.to_str().expect("utf-8")]);
     assert_eq!(status, 1);
-    let lines: Vec<serde_json::Value> = stdout
+    let all: Vec<serde_json::Value> = stdout
         .lines()
         .map(|l| serde_json::from_str(l).expect("each line is JSON"))
         .collect();
+    // Diagnostics, then one line naming the file's dialect.
+    let (dialects, lines): (Vec<_>, Vec<_>) = all.into_iter().partition(|l| l["kind"] == "dialect");
     assert_eq!(lines.len(), 3, "{stdout}");
+    assert_eq!(dialects.len(), 1, "{stdout}");
+    assert_eq!(dialects[0]["dialect"], "tasks");
+    assert_eq!(dialects[0]["how"], "detected");
     let first = &lines[0];
     for key in ["file", "line", "column", "code", "severity", "message"] {
         assert!(first.get(key).is_some(), "{key} missing in {first}");
@@ -65,12 +70,30 @@ fn check_passes_a_valid_file_and_gen_prints_its_code() {
     let path = file.to_str().expect("utf-8");
     let (status, stdout, stderr) = swfc(&["check", path]);
     assert_eq!(status, 0, "{stdout}{stderr}");
-    assert!(stderr.contains("tasks draft"), "{stderr}");
+    assert!(stderr.contains("tasks draft (detected)"), "{stderr}");
     let (status, code, _) = swfc(&["gen", path]);
     assert_eq!(status, 0);
     assert!(code.starts_with("// @generated"), "{code}");
     assert!(code.contains("pub struct HelloWorkflow<F>"), "{code}");
     syn::parse_file(&code).expect("gen prints valid Rust");
+}
+
+#[test]
+fn the_dialect_can_be_named_for_every_file() {
+    let dir = common::scratch("swfc_dialect");
+    let file = dir.join("hello.sw.yaml");
+    std::fs::write(&file, common::VALID).expect("write");
+    let path = file.to_str().expect("utf-8");
+    let (status, stdout, stderr) = swfc(&["check", "--dialect", "tasks", path]);
+    assert_eq!(status, 0, "{stdout}{stderr}");
+    assert!(stderr.contains("tasks draft (named)"), "{stderr}");
+    // Read as another dialect, the tasks-draft keys are unknown there.
+    let (status, stdout, _) = swfc(&["check", "--dialect=second", path]);
+    assert_eq!(status, 1, "{stdout}");
+    assert!(stdout.contains("error["), "{stdout}");
+    let (status, _, stderr) = swfc(&["gen", "--dialect", "fourth", path]);
+    assert_eq!(status, 2);
+    assert!(stderr.contains("first, second, v0.1, tasks"), "{stderr}");
 }
 
 #[test]

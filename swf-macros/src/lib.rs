@@ -7,6 +7,7 @@ use proc_macro2::TokenStream as TokenStream2;
 use quote::quote;
 use std::path::{Path, PathBuf};
 use swf_codegen::diagnostic::Severity;
+use swf_codegen::ir::Dialect;
 use swf_codegen::source::SourceFile;
 use syn::parse::Parser;
 use syn::punctuated::Punctuated;
@@ -18,23 +19,73 @@ use syn::{LitStr, Token};
 /// serializable state enum), `<Id>Workflow<F>` (the machine) and, when it defines events,
 /// `<Id>Event`; `<Id>` is the workflow's `id` in UpperCamelCase. Files given together are
 /// compiled together: a subflow task may call any of them by id. Every problem in a file is a
-/// compile error on its path, whose message starts with `file:line:col`.
+/// compile error on its path, whose message starts with `file:line:col`; a warning is a
+/// deprecation warning with the same message.
+///
+/// Each file's draft dialect is detected from its keys; `dialect = "v0.1"` (or `first`,
+/// `second`, `tasks`) among the arguments names it for every file of the invocation.
 #[proc_macro]
 pub fn workflow(input: TokenStream) -> TokenStream {
-    let parser = Punctuated::<LitStr, Token![,]>::parse_terminated;
-    match parser.parse(input) {
-        Ok(paths) if paths.is_empty() => syn::Error::new(
+    let parser = Punctuated::<Argument, Token![,]>::parse_terminated;
+    let arguments = match parser.parse(input) {
+        Ok(arguments) => arguments,
+        Err(error) => return error.to_compile_error().into(),
+    };
+    let mut paths = Vec::new();
+    let mut dialect = None;
+    for argument in arguments {
+        match argument {
+            Argument::Path(path) => paths.push(path),
+            Argument::Dialect(name) => match Dialect::from_name(&name.value()) {
+                Some(named) => dialect = Some(named),
+                None => {
+                    let message = format!(
+                        "unknown dialect `{}`: use one of {}",
+                        name.value(),
+                        Dialect::ALL.map(Dialect::name).join(", ")
+                    );
+                    return syn::Error::new(name.span(), message)
+                        .to_compile_error()
+                        .into();
+                }
+            },
+        }
+    }
+    if paths.is_empty() {
+        return syn::Error::new(
             proc_macro2::Span::call_site(),
             "workflow! needs the path of a workflow file, relative to Cargo.toml",
         )
         .to_compile_error()
-        .into(),
-        Ok(paths) => expand(&paths.into_iter().collect::<Vec<_>>()).into(),
-        Err(error) => error.to_compile_error().into(),
+        .into();
+    }
+    expand(&paths, dialect).into()
+}
+
+/// One argument of `workflow!`: a file path, or `dialect = "name"`.
+enum Argument {
+    Path(LitStr),
+    Dialect(LitStr),
+}
+
+impl syn::parse::Parse for Argument {
+    fn parse(input: syn::parse::ParseStream<'_>) -> syn::Result<Self> {
+        if input.peek(LitStr) {
+            return input.parse().map(Argument::Path);
+        }
+        let key: syn::Ident = input.parse()?;
+        if key != "dialect" {
+            return Err(syn::Error::new(
+                key.span(),
+                "expected a workflow file path or `dialect = \"...\"`",
+            ));
+        }
+        input.parse::<Token![=]>()?;
+        input.parse().map(Argument::Dialect)
     }
 }
 
-fn expand(literals: &[LitStr]) -> TokenStream2 {
+fn expand(literals: &[LitStr], dialect: Option<Dialect>) -> TokenStream2 {
     let mut sources = Vec::new();
     let mut tracking = Vec::new();
     for literal in literals {
@@ -58,7 +109,7 @@ fn expand(literals: &[LitStr]) -> TokenStream2 {
         tracking.push(quote!(
             const _: &[u8] = ::core::include_bytes!(#full_text);
         ));
-        sources.push(SourceFile::new(relative.replace('\\', "/"), text));
+        sources.push(SourceFile::new(relative.replace('\\', "/"), text).with_dialect(dialect));
     }
 
     let compilations = swf_codegen::compile_all(&sources);
@@ -74,10 +125,32 @@ fn expand(literals: &[LitStr]) -> TokenStream2 {
             let stubs = compilation.stub_tokens();
             output.extend(quote!(#(#errors)* #stubs));
         } else if let Some(tokens) = &compilation.tokens {
+            output.extend(warnings(compilation, literal));
             output.extend(tokens.clone());
         }
     }
     output
+}
+
+/// Stable Rust has no way for a macro to emit a warning; using a deprecated item is the one that
+/// reaches the user, with the diagnostic as the deprecation note.
+fn warnings(compilation: &swf_codegen::Compilation, literal: &LitStr) -> TokenStream2 {
+    let notes = compilation
+        .diagnostics
+        .iter()
+        .filter(|d| d.severity == Severity::Warning)
+        .map(|d| d.one_line());
+    let warnings = notes.map(|note| {
+        let item = quote::quote_spanned!(literal.span()=> WORKFLOW_WARNING);
+        quote! {
+            const _: () = {
+                #[deprecated(note = #note)]
+                const WORKFLOW_WARNING: () = ();
+                #item
+            };
+        }
+    });
+    quote!(#(#warnings)*)
 }
 
 /// The file's path: relative to `CARGO_MANIFEST_DIR`; absolute paths are refused so that a
@@ -103,10 +176,23 @@ mod tests {
         LitStr::new(path, proc_macro2::Span::call_site())
     }
 
+    fn expand_one(literals: &[LitStr]) -> TokenStream2 {
+        expand(literals, None)
+    }
+
+    #[test]
+    fn a_named_dialect_reads_the_file_as_that_dialect() {
+        let path = [literal("../examples/workflows/order.sw.yaml")];
+        let detected = expand(&path, None).to_string();
+        assert!(!detected.contains("compile_error"), "{detected}");
+        let named = expand(&path, Some(Dialect::V01)).to_string();
+        assert!(named.contains("compile_error"), "{named}");
+    }
+
     /// Editing the workflow file rebuilds the crate: the expansion includes its bytes.
     #[test]
     fn the_expansion_tracks_the_workflow_file() {
-        let expanded = expand(&[literal("../examples/workflows/order.sw.yaml")]).to_string();
+        let expanded = expand_one(&[literal("../examples/workflows/order.sw.yaml")]).to_string();
         assert!(expanded.contains("include_bytes"), "{expanded}");
         assert!(expanded.contains("order.sw.yaml"), "{expanded}");
         assert!(expanded.contains("OrderWorkflow"), "{expanded}");
@@ -115,7 +201,7 @@ mod tests {
     /// A diagnostic is a compile error whose message starts with `file:line:col`.
     #[test]
     fn diagnostics_become_compile_errors_at_their_position() {
-        let expanded = expand(&[literal("../tests/ui/unknown_target.sw.yaml")]).to_string();
+        let expanded = expand_one(&[literal("../tests/ui/unknown_target.sw.yaml")]).to_string();
         assert!(expanded.contains("compile_error"), "{expanded}");
         assert!(
             expanded.contains("../tests/ui/unknown_target.sw.yaml:8:28: error[E0104]"),
@@ -127,7 +213,7 @@ mod tests {
 
     #[test]
     fn absolute_paths_are_refused() {
-        let expanded = expand(&[literal("/etc/wf.yaml")]).to_string();
+        let expanded = expand_one(&[literal("/etc/wf.yaml")]).to_string();
         assert!(
             expanded.contains("absolute paths are refused"),
             "{expanded}"

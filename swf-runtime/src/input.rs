@@ -9,7 +9,7 @@ use crate::error::{ErrorObject, WorkflowError};
 /// no input (`null`) was given.
 ///
 /// # Errors
-/// A [`WorkflowError`] in `start_task` with a `DataError` when the input is anything else; it
+/// A [`WorkflowError`] in `start_task` with an `InvalidInputError` when the input is anything else; it
 /// keeps the input that was given as its data.
 #[allow(
     clippy::result_large_err,
@@ -26,7 +26,7 @@ pub fn workflow_input(
         Value::Null => Ok(Value::Object(Map::new())),
         other => {
             let error = ErrorObject::new(
-                ErrorObject::DATA,
+                ErrorObject::INVALID_INPUT,
                 format!(
                     "the input of workflow `{workflow}` must be a JSON object, but {} was given",
                     with_article(&other)
@@ -59,7 +59,7 @@ mod tests {
         };
         assert_eq!(err.workflow(), "order");
         assert_eq!(err.task(), "Start");
-        assert_eq!(err.error().name, ErrorObject::DATA);
+        assert_eq!(err.error().name, ErrorObject::INVALID_INPUT);
         assert_eq!(
             err.error().message,
             "the input of workflow `order` must be a JSON object, but an array was given"

@@ -12,6 +12,8 @@
 //! - [`WorkflowError`], what `run` returns when an instance halts on an unhandled error, holding
 //!   the [`ErrorObject`] that workflows see as `{"error": {"name", "message", "trace"}}`;
 //! - [`CustomCondition`], the argument of their predicates for `custom` switch conditions;
+//! - [`CompensationLog`], the completed tasks awaiting compensation that a saved state carries,
+//!   and [`WorkflowError::compensating`], the error that led to a compensation that failed;
 //! - [`include_workflow!`], to include code that a `build.rs` generated;
 //! - [`Value`] and [`json!`], the data every workflow works on;
 //! - for workflows that consume or produce events: [`Host`] (with [`HostConfig`],
@@ -39,6 +41,7 @@
 mod action;
 mod clock;
 mod collection;
+mod compensation;
 mod concurrent;
 mod data;
 mod error;
@@ -61,8 +64,9 @@ pub use cloudevents::{AttributesReader, Event as CloudEvent, EventBuilder, Event
 pub use jiff::Timestamp;
 
 pub use clock::{Clock, ManualClock, SystemClock};
+pub use compensation::{COMPENSATION_ERROR, CompensationLog};
 pub use concurrent::ScopeEnd;
-pub use error::{ErrorObject, FunctionError, WorkflowError};
+pub use error::{ErrorObject, ExecStatus, FunctionError, WorkflowError};
 pub use events::{
     DEFAULT_INBOX_CAPACITY, EVENT_ERROR, EventSpec, Io, IoBuilder, context_attribute, event_data,
 };
@@ -108,6 +112,7 @@ pub mod __private {
 
     pub use crate::action::call_action;
     pub use crate::collection::collection_items;
+    pub use crate::compensation::{COMPENSATION_ERROR, CompensationLog};
     pub use crate::data::{
         data_with_error, filter_in_place, merge_data, merge_result, select_input, select_or_null,
     };

@@ -465,7 +465,8 @@ async fn null_input_means_an_empty_object() {
 fn assert_input_refused(err: &WorkflowError, given: &Value, kind: &str) {
     assert_eq!(err.workflow(), "ends");
     assert_eq!(err.task(), "Begin");
-    assert_eq!(err.error().name, "DataError");
+    assert_eq!(err.error().name, "InvalidInputError");
+    assert_eq!(err.status(), swf_runtime::ExecStatus::Invalid);
     assert_eq!(
         err.error().message,
         format!("the input of workflow `ends` must be a JSON object, but {kind} was given")
@@ -474,7 +475,7 @@ fn assert_input_refused(err: &WorkflowError, given: &Value, kind: &str) {
 }
 
 #[tokio::test]
-async fn input_that_is_not_an_object_is_a_data_error() {
+async fn input_that_is_not_an_object_is_refused_as_invalid() {
     let workflow = EndsWorkflow::new(NoFunctions);
     let array = json!([1, 2]);
     assert_input_refused(

@@ -1,19 +1,24 @@
 //! `swfc`: check workflow files and print the Rust they compile to.
 //!
 //! ```text
-//! swfc check [--format human|json] FILE...   diagnostics; exit status 1 on errors
-//! swfc gen FILE...                            the generated Rust on stdout
-//! swfc explain CODE                           what a diagnostic code means
+//! swfc check [--format human|json] [--dialect D] FILE...   diagnostics and each file's dialect
+//! swfc gen [--dialect D] FILE...                            the generated Rust on stdout
+//! swfc explain CODE                                         what a diagnostic code means
 //! ```
+//!
+//! The dialect of each file is detected from its keys unless `--dialect` names it (`first`,
+//! `second`, `v0.1` or `tasks`) for every file given.
 
 use std::process::ExitCode;
 use swf_codegen::diagnostic::{CODES, Severity, render_human, render_json_line};
+use swf_codegen::ir::Dialect;
 use swf_codegen::source::SourceFile;
 
 const USAGE: &str = "usage:
-  swfc check [--format human|json] FILE...   report every problem in the workflow files
-  swfc gen FILE...                            print the Rust code workflows compile to
-  swfc explain CODE                           explain a diagnostic code such as E0104";
+  swfc check [--format human|json] [--dialect D] FILE...   report every problem in the workflow files
+  swfc gen [--dialect D] FILE...                            print the Rust code workflows compile to
+  swfc explain CODE                                         explain a diagnostic code such as E0104
+the dialect (first, second, v0.1, tasks) is detected from each file's keys unless --dialect names it";
 
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Format {
@@ -40,9 +45,9 @@ fn usage_error(message: &str) -> ExitCode {
     ExitCode::from(2)
 }
 
-fn read(path: &str) -> Result<SourceFile, ExitCode> {
+fn read(path: &str, dialect: Option<Dialect>) -> Result<SourceFile, ExitCode> {
     match std::fs::read_to_string(path) {
-        Ok(text) => Ok(SourceFile::new(path, text)),
+        Ok(text) => Ok(SourceFile::new(path, text).with_dialect(dialect)),
         Err(error) => {
             eprintln!("swfc: cannot read {path}: {error}");
             Err(ExitCode::from(2))
@@ -50,35 +55,77 @@ fn read(path: &str) -> Result<SourceFile, ExitCode> {
     }
 }
 
-fn check(args: &[String]) -> ExitCode {
+/// The options and files of `check` and `gen`.
+struct Invocation {
+    format: Format,
+    dialect: Option<Dialect>,
+    sources: Vec<SourceFile>,
+}
+
+fn parse_invocation(args: &[String], allow_format: bool) -> Result<Invocation, ExitCode> {
     let mut format = Format::Human;
+    let mut dialect = None;
     let mut files = Vec::new();
     let mut iter = args.iter();
     while let Some(arg) = iter.next() {
-        match arg.as_str() {
-            "--format" => match iter.next().map(String::as_str) {
-                Some("json") => format = Format::Json,
-                Some("human") => format = Format::Human,
-                _ => return usage_error("--format takes `human` or `json`"),
-            },
-            "--format=json" => format = Format::Json,
-            "--format=human" => format = Format::Human,
+        let (flag, inline) = match arg.split_once('=') {
+            Some((flag, value)) if flag.starts_with("--") => (flag, Some(value)),
+            _ => (arg.as_str(), None),
+        };
+        match flag {
+            "--format" if allow_format => {
+                match inline.or_else(|| iter.next().map(String::as_str)) {
+                    Some("json") => format = Format::Json,
+                    Some("human") => format = Format::Human,
+                    _ => return Err(usage_error("--format takes `human` or `json`")),
+                }
+            }
+            "--dialect" => {
+                let name = inline.or_else(|| iter.next().map(String::as_str));
+                match name.and_then(Dialect::from_name) {
+                    Some(named) => dialect = Some(named),
+                    None => {
+                        return Err(usage_error(&format!(
+                            "--dialect takes one of: {}",
+                            Dialect::ALL.map(Dialect::name).join(", ")
+                        )));
+                    }
+                }
+            }
             flag if flag.starts_with('-') => {
-                return usage_error(&format!("unknown option {flag}"));
+                return Err(usage_error(&format!("unknown option {flag}")));
             }
             file => files.push(file),
         }
     }
     if files.is_empty() {
-        return usage_error("check needs at least one file");
+        return Err(usage_error("give at least one workflow file"));
     }
-    let mut sources = Vec::new();
-    for path in &files {
-        match read(path) {
-            Ok(source) => sources.push(source),
-            Err(code) => return code,
-        }
-    }
+    let sources = files
+        .iter()
+        .map(|path| read(path, dialect))
+        .collect::<Result<_, _>>()?;
+    Ok(Invocation {
+        format,
+        dialect,
+        sources,
+    })
+}
+
+fn check(args: &[String]) -> ExitCode {
+    let Invocation {
+        format,
+        dialect,
+        sources,
+    } = match parse_invocation(args, true) {
+        Ok(invocation) => invocation,
+        Err(code) => return code,
+    };
+    let how = if dialect.is_some() {
+        "named"
+    } else {
+        "detected"
+    };
     // Checked together, so that sub-flows resolve among the files given.
     let mut errors = 0;
     let mut warnings = 0;
@@ -97,12 +144,23 @@ fn check(args: &[String]) -> ExitCode {
                 for diagnostic in &diagnostics {
                     println!("{}", render_json_line(diagnostic));
                 }
+                if let Some(workflow) = workflow {
+                    let line = serde_json::json!({
+                        "kind": "dialect",
+                        "file": source.name,
+                        "dialect": workflow.dialect.name(),
+                        "dialect_label": workflow.dialect.label(),
+                        "how": how,
+                        "id": workflow.id.value,
+                    });
+                    println!("{line}");
+                }
             }
             Format::Human => {
                 print!("{}", render_human(source, &diagnostics));
                 if let Some(workflow) = workflow {
                     eprintln!(
-                        "{}: {} ({} task(s))",
+                        "{}: {} ({how}), {} top-level task(s)",
                         source.name,
                         workflow.dialect.label(),
                         workflow.scope.tasks.len()
@@ -122,16 +180,10 @@ fn check(args: &[String]) -> ExitCode {
 }
 
 fn generate(args: &[String]) -> ExitCode {
-    if args.is_empty() {
-        return usage_error("gen takes one or more files (compiled together)");
-    }
-    let mut sources = Vec::new();
-    for path in args {
-        match read(path) {
-            Ok(source) => sources.push(source),
-            Err(code) => return code,
-        }
-    }
+    let sources = match parse_invocation(args, false) {
+        Ok(invocation) => invocation.sources,
+        Err(code) => return code,
+    };
     let compilations = swf_codegen::compile_all(&sources);
     let mut failed = false;
     for (compilation, source) in compilations.iter().zip(&sources) {

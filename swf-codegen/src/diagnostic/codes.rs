@@ -109,7 +109,9 @@ codes! {
     BAD_COMPENSATION = "E0134", "compensatedBy that names no compensation task",
         "`compensatedBy` must name a task of the same scope marked `usedForCompensation: true`, which is not itself compensated by another task.";
     COMPENSATION_CROSSING = "E0135", "transition between normal and compensation tasks",
-        "Compensation tasks run only to undo completed tasks: a normal task cannot transition to one, and a compensation task can only transition to other compensation tasks.";
+        "Compensation tasks run only to undo completed tasks: a normal task cannot transition to one, a compensation task can only transition to other compensation tasks, and a compensation task cannot be a start.";
+    NESTED_COMPENSATION = "E0144", "compensation asked for inside a compensation",
+        "A compensation task runs while the compensation of completed tasks is under way: it cannot ask for compensation itself (`compensate: true` on its end or transitions), and it is not compensated in turn (`compensatedBy`).";
     IGNORED_NEXT_STATE = "W0001", "next-state on a state that ends",
         "The kebab-case schemas require `next-state` even on a state marked `end: true`. The state ends there; its `next-state` is ignored. Remove it, or remove `end: true`.";
 }

@@ -124,10 +124,11 @@ impl Diagnostics {
         &self.items
     }
 
-    /// All diagnostics in file order (line, then column, then code), so output is stable.
+    /// All diagnostics in file order (line, then column, then code), so output is stable; a
+    /// diagnostic found twice (a workflow-level handler lowered into every task) is kept once.
     pub fn into_sorted(mut self) -> Vec<Diagnostic> {
         self.items
-            .sort_by(|a, b| (a.span, a.code.0).cmp(&(b.span, b.code.0)));
+            .sort_by(|a, b| (a.span, a.code.0, &a.message).cmp(&(b.span, b.code.0, &b.message)));
         self.items.dedup();
         self.items
     }

@@ -110,8 +110,23 @@ fn emit_call(cx: &Context<'_>, task: &Task, action: &Action, index: usize) -> To
     }
 }
 
-/// Writes the result at the results path, or merges it into the task data.
+/// Keeps the selected part of the result (the earlier drafts' action `outputPath`), then writes
+/// it at the results path, or merges it into the task data.
 fn emit_place(task: &Task, action: &Action, index: usize, result: &TokenStream) -> TokenStream {
+    let rt = rt();
+    if let Some(selection) = &action.result_selection {
+        let selection = path_ref(selection);
+        let place = place(task, action, index, &quote!(selected));
+        return quote! {
+            let mut selected = #result;
+            #rt::filter_in_place(#selection, &mut selected)?;
+            #place
+        };
+    }
+    place(task, action, index, result)
+}
+
+fn place(task: &Task, action: &Action, index: usize, result: &TokenStream) -> TokenStream {
     let rt = rt();
     match &action.results_path {
         Some(path) => {

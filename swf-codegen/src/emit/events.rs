@@ -220,8 +220,18 @@ pub(super) fn event_indices(cx: &Context<'_>, entries: &[EventActions]) -> Vec<u
     out
 }
 
-/// Merges an event's data (selected by the event data filter) into `data`.
+/// Merges an event's data (selected by the event data filter) into `data`, or writes it at the
+/// entry's results path (the earlier drafts' event filter `resultPath`).
 fn merge_event_data(task: &Task, filter: Option<&JsonPath>, event: &TokenStream) -> TokenStream {
+    place_event_data(task, filter, None, event)
+}
+
+fn place_event_data(
+    task: &Task,
+    filter: Option<&JsonPath>,
+    results: Option<&JsonPath>,
+    event: &TokenStream,
+) -> TokenStream {
     let rt = rt();
     let name = &task.name.value;
     let select = filter.map(|path| {
@@ -233,10 +243,17 @@ fn merge_event_data(task: &Task, filter: Option<&JsonPath>, event: &TokenStream)
     } else {
         quote!(let event_data = #rt::event_data(&#event);)
     };
+    let place = match results {
+        Some(path) => {
+            let path = path_ref(path);
+            quote!(#path.write(&mut data, event_data)?;)
+        }
+        None => quote!(#rt::merge_data(&mut data, event_data, #name, "event data")?;),
+    };
     quote! {
         #binding
         #select
-        #rt::merge_data(&mut data, event_data, #name, "event data")?;
+        #place
     }
 }
 
@@ -257,6 +274,9 @@ pub(super) fn emit_event_task(
     entries: &[EventActions],
     timeout: Option<&DurationSpec>,
 ) -> TokenStream {
+    if entries.iter().any(has_own_exit) {
+        return emit_event_conditions(cx, task, exclusive, entries);
+    }
     let wanted = event_indices(cx, entries);
     let timeout = waiting_timeout(cx, task, timeout);
     let next = quote!(::core::result::Result::Ok(::core::option::Option::Some(0)));
@@ -342,6 +362,151 @@ pub(super) fn emit_event_task(
             }
             #next
         }
+    }
+}
+
+/// True for the earlier drafts' entries: a condition over event names, their own transition or
+/// their own timeout.
+pub(super) fn has_own_exit(entry: &EventActions) -> bool {
+    entry.condition.is_some() || entry.transition.is_some() || entry.timeout.is_some()
+}
+
+/// An event task of the earlier drafts: each entry waits for its condition over event names.
+/// The task waits until one entry's condition holds (that entry merges the data of its events,
+/// runs its actions and exits through its transition: `exit` is the entry's position), or until
+/// the earliest entry timeout elapses (that entry's exit, without actions).
+fn emit_event_conditions(
+    cx: &Context<'_>,
+    task: &Task,
+    exclusive: bool,
+    entries: &[EventActions],
+) -> TokenStream {
+    let wanted = event_indices(cx, entries);
+    let position = |name: &str| {
+        cx.event_index(name)
+            .and_then(|index| wanted.iter().position(|w| *w == index))
+    };
+    let tests: Vec<TokenStream> = entries
+        .iter()
+        .map(|entry| match &entry.condition {
+            Some(condition) => arrival_test(condition, &position),
+            None => {
+                let arrivals: Vec<TokenStream> = entry
+                    .event_refs
+                    .iter()
+                    .filter_map(|r| position(&r.value))
+                    .map(|p| quote!(arrived[#p]))
+                    .collect();
+                combine(&arrivals, !exclusive)
+            }
+        })
+        .collect();
+    let arms = entries.iter().enumerate().map(|(e, entry)| {
+        let test = &tests[e];
+        let mut seen = Vec::new();
+        let merges = entry
+            .event_refs
+            .iter()
+            .filter_map(|r| cx.event_index(&r.value))
+            .filter(|index| {
+                let first = !seen.contains(index);
+                seen.push(*index);
+                first
+            })
+            .map(|index| {
+                let merge = place_event_data(
+                    task,
+                    entry.event_data_filter.as_ref(),
+                    entry.event_results_path.as_ref(),
+                    &quote!(event),
+                );
+                quote! {
+                    for (_, event) in events.iter().filter(|(i, _)| *i == #index) {
+                        #merge
+                    }
+                }
+            });
+        let actions = action::emit_actions(cx, task, &entry.actions, entry.action_mode);
+        quote! {
+            if #test {
+                #(#merges)*
+                #actions
+                return ::core::result::Result::Ok(::core::option::Option::Some(#e));
+            }
+        }
+    });
+    // The entry whose timeout elapses first, in document order among equals. Without any
+    // timeout the wait ends only when a condition holds, so the first entry's exit is never
+    // taken by a timeout.
+    let rt = rt();
+    let earliest = entries
+        .iter()
+        .enumerate()
+        .filter_map(|(e, entry)| entry.timeout.as_ref().map(|t| (t.millis, e)))
+        .min();
+    let timeout = match earliest {
+        Some((millis, _)) => {
+            quote!(::core::option::Option::Some(#rt::Duration::from_millis(#millis)))
+        }
+        None => quote!(::core::option::Option::None),
+    };
+    let timed_out_entry = earliest.map_or(0, |(_, e)| e);
+    let timed_out =
+        quote!(::core::result::Result::Ok(::core::option::Option::Some(#timed_out_entry)));
+    let any = combine(&tests, false);
+    quote! {
+        fn holds(arrived: &[bool]) -> bool {
+            #any
+        }
+        match io.wait_until(Self::event_specs(), &[#(#wanted),*], &holds, #timeout).await? {
+            ::core::option::Option::Some(events) => {
+                let wanted: &[usize] = &[#(#wanted),*];
+                let arrived: ::std::vec::Vec<bool> = wanted
+                    .iter()
+                    .map(|w| events.iter().any(|(i, _)| i == w))
+                    .collect();
+                let arrived = arrived.as_slice();
+                #(#arms)*
+                #timed_out
+            }
+            // Timed out: the entry's transition, without performing its actions.
+            ::core::option::Option::None => #timed_out,
+        }
+    }
+}
+
+/// A condition over event names as a `bool` expression over `arrived` (indexed by position in
+/// the task's wanted list).
+fn arrival_test(
+    condition: &crate::ir::EventExpr,
+    position: &dyn Fn(&str) -> Option<usize>,
+) -> TokenStream {
+    use crate::ir::EventExpr;
+    match condition {
+        EventExpr::Event(name) => match position(&name.value) {
+            Some(p) => quote!(arrived[#p]),
+            None => quote!(false),
+        },
+        EventExpr::All(items) => {
+            let items: Vec<_> = items.iter().map(|i| arrival_test(i, position)).collect();
+            combine(&items, true)
+        }
+        EventExpr::Any(items) => {
+            let items: Vec<_> = items.iter().map(|i| arrival_test(i, position)).collect();
+            combine(&items, false)
+        }
+    }
+}
+
+/// `a && b && ...` (or `||`), parenthesized; the empty conjunction is `true`, the empty
+/// disjunction `false`.
+fn combine(items: &[TokenStream], all: bool) -> TokenStream {
+    match (items, all) {
+        ([], true) => quote!(true),
+        ([], false) => quote!(false),
+        ([one], _) => one.clone(),
+        (_, true) => quote!((#(#items)&&*)),
+        (_, false) => quote!((#(#items)||*)),
     }
 }
 

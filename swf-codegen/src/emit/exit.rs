@@ -1,9 +1,9 @@
 //! Leaving a task: the output filter, then a transition (with its condition) or an end; and the
 //! error path: retries first, then onError handlers, else the run fails with the task's data.
 
-use super::{Context, rt};
+use super::{Context, compensation, rt};
 use crate::emit_parts::{expr::condition, path::path_ref};
-use crate::ir::{EndKind, SwitchConditions, Task, TaskKind, Transition};
+use crate::ir::{EndKind, EndStatus, SwitchConditions, Task, TaskKind, Transition};
 use proc_macro2::{Span, TokenStream};
 use quote::quote;
 use syn::Ident;
@@ -39,6 +39,7 @@ pub(super) fn emit_exit_dispatch(cx: &Context<'_>, index: usize) -> TokenStream 
         }
         None => quote!(let output = data;),
     };
+    let record = compensation::record(cx, task);
     let leave = match &task.kind {
         TaskKind::Switch(switch) => {
             let transitions: Vec<&Transition> = match &switch.conditions {
@@ -52,11 +53,11 @@ pub(super) fn emit_exit_dispatch(cx: &Context<'_>, index: usize) -> TokenStream 
                     .collect(),
             };
             let arms = transitions.iter().enumerate().map(|(i, t)| {
-                let go = emit_transition(cx, task, t, &output_ident());
+                let go = emit_transition(cx, task, t, &output_ident(), None);
                 quote!(::core::option::Option::Some(#i) => { #go })
             });
             let default = match &switch.default {
-                Some(t) => emit_transition(cx, task, t, &output_ident()),
+                Some(t) => emit_transition(cx, task, t, &output_ident(), None),
                 None => quote!(::core::unreachable!()),
             };
             quote! {
@@ -66,11 +67,41 @@ pub(super) fn emit_exit_dispatch(cx: &Context<'_>, index: usize) -> TokenStream 
                 }
             }
         }
+        // The earlier drafts' event entries each have their transition: `exit` is the entry.
+        TaskKind::Event { events_actions, .. } if dispatches_on_exit(task) => {
+            let arms = events_actions.iter().enumerate().map(|(i, entry)| {
+                let go = match &entry.transition {
+                    Some(t) => emit_transition(cx, task, t, &output_ident(), None),
+                    None => emit_leave(cx, task, &output_ident()),
+                };
+                quote!(::core::option::Option::Some(#i) => { #go })
+            });
+            let fallback = emit_leave(cx, task, &output_ident());
+            quote! {
+                match exit {
+                    #(#arms)*
+                    _ => { #fallback }
+                }
+            }
+        }
         _ => emit_leave(cx, task, &output_ident()),
     };
     quote! {
         #output_filter
+        #record
         #leave
+    }
+}
+
+/// Whether the success arm looks at `exit`: a switch's choice, or the entry of an earlier
+/// draft's event task whose entries have their own transitions.
+pub(super) fn dispatches_on_exit(task: &Task) -> bool {
+    match &task.kind {
+        TaskKind::Switch(_) => true,
+        TaskKind::Event { events_actions, .. } => {
+            task.end.is_none() && events_actions.iter().any(|e| e.transition.is_some())
+        }
+        _ => false,
     }
 }
 
@@ -91,7 +122,20 @@ fn output_ident() -> Ident {
 fn emit_leave(cx: &Context<'_>, task: &Task, data: &Ident) -> TokenStream {
     let state = cx.state_ident();
     if let Some(end) = &task.end {
-        return match &end.kind {
+        if end
+            .status
+            .as_ref()
+            .is_some_and(|s| s.value == EndStatus::Failure)
+        {
+            // The first draft's END state with status FAILURE: the run fails with its data.
+            let rt = rt();
+            let name = &task.name.value;
+            let message = format!("the workflow ended in END state `{name}` with status FAILURE");
+            let error = quote!(#rt::ErrorObject::new(#rt::ErrorObject::END_FAILURE, #message));
+            let failure = fail(cx, quote!(#name), error, quote!(#data));
+            return quote!(::core::result::Result::Err(#failure));
+        }
+        let leave = match &end.kind {
             EndKind::Terminate => {
                 let fields = output_fields(data);
                 quote!(::core::result::Result::Ok(#state::Terminated { #fields }))
@@ -111,9 +155,10 @@ fn emit_leave(cx: &Context<'_>, task: &Task, data: &Ident) -> TokenStream {
                 }}
             }
         };
+        return compensation::around_end(cx, task, Some(end), data, leave);
     }
     match &task.transition {
-        Some(transition) => emit_transition(cx, task, transition, data),
+        Some(transition) => emit_transition(cx, task, transition, data, None),
         // Validation guarantees a transition or an end.
         None => {
             let fields = output_fields(data);
@@ -122,12 +167,14 @@ fn emit_leave(cx: &Context<'_>, task: &Task, data: &Ident) -> TokenStream {
     }
 }
 
-/// Checks the transition's condition against `data`, then enters the next task.
+/// Checks the transition's condition against `data`, runs the compensation it asks for (`cause`
+/// is the error an onError transition handles), then enters the next task.
 fn emit_transition(
     cx: &Context<'_>,
     task: &Task,
     transition: &Transition,
     data: &Ident,
+    cause: Option<&Ident>,
 ) -> TokenStream {
     let rt = rt();
     let id = &cx.workflow.id.value;
@@ -159,18 +206,21 @@ fn emit_transition(
             }
         }
     });
+    let compensate = compensation::before_transition(cx, task, transition, data, cause);
     let produce = transition
         .produce_event
         .as_ref()
         .map(|p| super::events::emit_produce(cx, task, p, data));
+    let log = compensation::then_pass(cx);
     // Always one expression, so callers can `return` it or use it as a match arm.
-    if guard.is_none() && produce.is_none() {
-        return quote!(Self::#enter(#data));
+    if guard.is_none() && compensate.is_none() && produce.is_none() {
+        return quote!(Self::#enter(#data #log));
     }
     quote! {{
         #guard
+        #compensate
         #produce
-        Self::#enter(#data)
+        Self::#enter(#data #log)
     }}
 }
 
@@ -227,6 +277,7 @@ pub(super) fn emit_error_path(cx: &Context<'_>, index: usize) -> TokenStream {
             }
         });
         let count = task.retry.len();
+        let log = compensation::then_pass(cx);
         // The first retry definition whose condition matches decides; once it is exhausted,
         // onError runs.
         quote! {
@@ -241,7 +292,7 @@ pub(super) fn emit_error_path(cx: &Context<'_>, index: usize) -> TokenStream {
                     .and_then(|policy| retry.next(definition, policy))
             });
             if let ::core::option::Option::Some(retry) = next {
-                return ::core::result::Result::Ok(#state::#variant { data: input, retry });
+                return ::core::result::Result::Ok(#state::#variant { data: input, retry #log });
             }
         }
     });
@@ -269,23 +320,46 @@ pub(super) fn emit_error_path(cx: &Context<'_>, index: usize) -> TokenStream {
             };
             let target = Ident::new("handled", Span::call_site());
             let go = match &handler.transition {
-                Some(transition) => emit_transition(cx, task, transition, &target),
+                Some(transition) => {
+                    let error = Ident::new("error", Span::call_site());
+                    emit_transition(cx, task, transition, &target, Some(&error))
+                }
                 None => {
                     let fields = output_fields(&target);
-                    quote!(::core::result::Result::Ok(#state::Completed { #fields }))
+                    let leave = quote!(::core::result::Result::Ok(#state::Completed { #fields }));
+                    compensation::around_end(cx, task, None, &target, leave)
                 }
             };
+            // v0.1's error filter may place the error (`resultPath`) and select the output
+            // (`outputPath`); otherwise the error data is merged in.
+            let place = match &handler.error_results_path {
+                Some(path) => {
+                    let path = path_ref(path);
+                    quote!(#path.write(&mut #target, error_data))
+                }
+                None => quote!(#rt::merge_data(&mut #target, error_data, #name, "error data")),
+            };
+            let select = handler.output_path.as_ref().map(|path| {
+                let path = path_ref(path);
+                quote! {
+                    if let ::core::result::Result::Err(filter_error) =
+                        #rt::filter_in_place(#path, &mut #target)
+                    {
+                        let data = #target;
+                        return ::core::result::Result::Err(#filter_failure);
+                    }
+                }
+            });
             quote! {
                 #bind
                 if matched {
                     #error_data
                     let mut #target = data;
-                    if let ::core::result::Result::Err(merge_error) =
-                        #rt::merge_data(&mut #target, error_data, #name, "error data")
-                    {
+                    if let ::core::result::Result::Err(merge_error) = #place {
                         let data = #target;
                         return ::core::result::Result::Err(#merge_failure);
                     }
+                    #select
                     return #go;
                 }
             }

@@ -119,6 +119,7 @@ fn start_body(cx: &Context<'_>, with_io: bool) -> TokenStream {
     let rt = rt();
     let start_index = cx.start_index();
     let enter = cx.enter_fn(start_index);
+    let log = super::compensation::then_fresh(cx);
     let start_task = cx.task(start_index);
     let start_name = &start_task.name.value;
     let schedule = match start_task.start.as_ref().map(|s| &s.kind) {
@@ -139,7 +140,7 @@ fn start_body(cx: &Context<'_>, with_io: bool) -> TokenStream {
     quote! {
         #schedule
         let input = #rt::workflow_input(Self::ID, #start_name, input)?;
-        Self::#enter(input)
+        Self::#enter(input #log)
     }
 }
 

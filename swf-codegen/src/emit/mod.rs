@@ -6,6 +6,7 @@
 //! task), `step` and, for nested scopes, `drive` (runs the scope to its end).
 
 mod action;
+mod compensation;
 mod events;
 mod exit;
 mod functions;
@@ -157,6 +158,14 @@ impl<'a> Context<'a> {
             (true, false) => ident("step"),
             (false, _) => ident(&format!("{}step", self.prefix)),
         }
+    }
+
+    /// Whether `run_*` of task `index` takes the `Io`: the task needs it, or it runs the
+    /// scope's compensation, which steps with the `Io` when this scope's `step` takes it.
+    pub fn task_takes_io(&self, index: usize) -> bool {
+        let task = self.task(index);
+        task_needs_io(task)
+            || (self.step_takes_io() && compensation::calls_compensation(self, task))
     }
 
     /// Whether this scope's `step` takes the `Io`: when a task needs it, and always at the root

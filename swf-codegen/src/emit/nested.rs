@@ -176,7 +176,7 @@ pub(super) fn emit_for_each(cx: &Context<'_>, index: usize) -> TokenStream {
         quote!(#path.write(&mut data, #rt::Value::Array(iterated.outputs))?;)
     });
     if let Some(condition) = completion_condition {
-        let output = format_ident!("output");
+        let output = format_ident!("checked");
         let test = crate::emit_parts::expr::condition(condition, &output, &output);
         let store = output_collection.as_ref().map(|path| {
             let path = path_ref(path);
@@ -208,6 +208,7 @@ pub(super) fn emit_for_each(cx: &Context<'_>, index: usize) -> TokenStream {
                     .map_err(|failure| failure.error().clone())?;
                 match ended {
                     #rt::ScopeEnd::Completed(output) => {
+                        let checked = &output;
                         let done = #test?;
                         outputs.push(output);
                         if done {

@@ -2,7 +2,7 @@
 //! and `drive`. Nested scopes are emitted recursively, each under its own method prefix.
 
 use super::task::emit_run;
-use super::{Context, drive_needs_io, rt, scheduled_interval, scope_needs_io, task_needs_io};
+use super::{Context, compensation, drive_needs_io, rt, scheduled_interval, scope_needs_io};
 use crate::emit_parts::path::path_ref;
 use proc_macro2::TokenStream;
 use quote::quote;
@@ -28,6 +28,7 @@ fn emit_scope(cx: &Context<'_>, out: &mut Emitted) {
         out.methods.push(emit_drive(cx));
     }
     out.methods.push(emit_step(cx));
+    out.methods.extend(compensation::emit_method(cx));
     for index in 0..cx.scope.tasks.len() {
         out.methods.push(emit_enter(cx, index));
         out.methods.push(emit_run(cx, index));
@@ -50,9 +51,10 @@ fn emit_nested_enum(cx: &Context<'_>) -> TokenStream {
         let variant = cx.variant(i);
         let doc = format!(" Task `{}` (line {}).", task.name.value, task.span.line);
         let retry = (!task.retry.is_empty()).then(|| quote!(retry: #rt::RetryProgress,));
+        let log = compensation::field(cx);
         quote! {
             #[doc = #doc]
-            #variant { data: #rt::Value, #retry }
+            #variant { data: #rt::Value, #retry #log }
         }
     });
     quote! {
@@ -73,6 +75,7 @@ fn emit_drive(cx: &Context<'_>) -> TokenStream {
     let drive = cx.drive_fn();
     let step = cx.step_fn();
     let enter = cx.enter_fn(cx.start_index());
+    let log = compensation::then_fresh(cx);
     let param = drive_needs_io(cx.scope).then(|| quote!(io: &#rt::Io,));
     let arg = scope_needs_io(cx.scope).then(|| quote!(, io));
     // The draft: a branch (or body) whose scheduled start is not active completes at once.
@@ -87,7 +90,7 @@ fn emit_drive(cx: &Context<'_>) -> TokenStream {
     quote! {
         async fn #drive(&self, input: #rt::Value, #param) -> ::core::result::Result<#rt::ScopeEnd, #rt::WorkflowError> {
             #schedule
-            let mut state = Self::#enter(input)?;
+            let mut state = Self::#enter(input #log)?;
             loop {
                 state = match state {
                     #state::Completed { output } => {
@@ -108,19 +111,20 @@ fn emit_step(cx: &Context<'_>) -> TokenStream {
     let rt = rt();
     let state = cx.state_ident();
     let step = cx.step_fn();
+    let (bind, pass) = (compensation::then_pass(cx), compensation::pass(cx));
     let dispatch = (0..cx.scope.tasks.len()).map(|i| {
         let variant = cx.variant(i);
         let run = cx.run_fn(i);
-        let io = task_needs_io(cx.task(i)).then(|| quote!(io));
+        let io = cx.task_takes_io(i).then(|| quote!(io));
         if cx.task(i).retry.is_empty() {
-            quote!(#state::#variant { data } => self.#run(data, #io).await)
+            quote!(#state::#variant { data #bind } => self.#run(data, #pass #io).await)
         } else {
-            quote!(#state::#variant { data, retry } => self.#run(data, retry, #io).await)
+            quote!(#state::#variant { data, retry #bind } => self.#run(data, retry, #pass #io).await)
         }
     });
     let io_param = if !cx.step_takes_io() {
         TokenStream::new()
-    } else if scope_needs_io(cx.scope) {
+    } else if (0..cx.scope.tasks.len()).any(|i| cx.task_takes_io(i)) {
         quote!(io: &#rt::Io)
     } else {
         quote!(_io: &#rt::Io)
@@ -169,10 +173,11 @@ fn emit_enter(cx: &Context<'_>, index: usize) -> TokenStream {
     });
     let retry =
         (!task.retry.is_empty()).then(|| quote!(retry: ::core::default::Default::default(),));
+    let (param, log) = (compensation::then_param(cx), compensation::pass(cx));
     quote! {
-        fn #enter(data: #rt::Value) -> ::core::result::Result<#state, #rt::WorkflowError> {
+        fn #enter(data: #rt::Value #param) -> ::core::result::Result<#state, #rt::WorkflowError> {
             #filter
-            ::core::result::Result::Ok(#state::#variant { data, #retry })
+            ::core::result::Result::Ok(#state::#variant { data, #retry #log })
         }
     }
 }

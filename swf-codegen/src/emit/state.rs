@@ -2,7 +2,7 @@
 //! when it retries, its retry progress), plus the terminal variants. It is serializable so that
 //! an instance can be saved after any step and resumed.
 
-use super::{Context, rt};
+use super::{Context, compensation, rt};
 use proc_macro2::TokenStream;
 use quote::quote;
 
@@ -18,9 +18,10 @@ pub(super) fn emit(cx: &Context<'_>) -> TokenStream {
             task.span.line
         );
         let retry = (!task.retry.is_empty()).then(|| quote!(retry: #rt::RetryProgress,));
+        let log = compensation::field(cx);
         quote! {
             #[doc = #doc]
-            #variant { data: #rt::Value, #retry }
+            #variant { data: #rt::Value, #retry #log }
         }
     });
     let names = cx.workflow.scope.tasks.iter().enumerate().map(|(i, task)| {

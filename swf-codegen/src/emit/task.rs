@@ -5,8 +5,8 @@
 //! condition, else 0), or `Ok(None)` when a nested scope ended the whole instance (`terminate`),
 //! leaving its output in `data`.
 
-use super::exit::{emit_error_path, emit_exit_dispatch};
-use super::{Context, action, events, nested, rt, task_needs_io};
+use super::exit::{dispatches_on_exit, emit_error_path, emit_exit_dispatch};
+use super::{Context, action, compensation, events, nested, rt};
 use crate::emit_parts::{path::path_ref, value::json};
 use crate::ir::{Comparison, DataCondition, DataTest, Operator, SwitchConditions, Task, TaskKind};
 use proc_macro2::TokenStream;
@@ -19,7 +19,8 @@ pub(super) fn emit_run(cx: &Context<'_>, index: usize) -> TokenStream {
     let run = cx.run_fn(index);
     let has_retry = !task.retry.is_empty();
     let retry_param = has_retry.then(|| quote!(retry: #rt::RetryProgress,));
-    let io_param = task_needs_io(task).then(|| quote!(io: &#rt::Io,));
+    let log_param = compensation::field(cx);
+    let io_param = cx.task_takes_io(index).then(|| quote!(io: &#rt::Io,));
     let wait = has_retry.then(|| quote!(retry.wait().await; let input = data.clone();));
     let body = emit_body(cx, index);
     let data_binding = mutates(task).then(|| quote!(let mut data = data;));
@@ -32,7 +33,7 @@ pub(super) fn emit_run(cx: &Context<'_>, index: usize) -> TokenStream {
             }
         }
     });
-    let exit_binding = if matches!(task.kind, TaskKind::Switch(_)) {
+    let exit_binding = if dispatches_on_exit(task) {
         quote!(exit)
     } else if can_terminate(task) {
         quote!(::core::option::Option::Some(_))
@@ -42,7 +43,7 @@ pub(super) fn emit_run(cx: &Context<'_>, index: usize) -> TokenStream {
     let doc = format!(" Runs task `{}` once.", task.name.value);
     quote! {
         #[doc = #doc]
-        async fn #run(&self, data: #rt::Value, #retry_param #io_param) -> ::core::result::Result<#state, #rt::WorkflowError> {
+        async fn #run(&self, data: #rt::Value, #retry_param #log_param #io_param) -> ::core::result::Result<#state, #rt::WorkflowError> {
             #wait
             #data_binding
             let attempt: ::core::result::Result<::core::option::Option<usize>, #rt::ErrorObject> = async { #body }.await;

@@ -134,9 +134,16 @@ impl ScopeGraph {
     /// For each task, whether a chain of transitions leads to it from the start task. All false
     /// when the scope has no unique start.
     pub fn reachable(&self) -> Vec<bool> {
+        self.reachable_from(self.start().as_slice())
+    }
+
+    /// For each task, whether a chain of transitions leads to it from one of `roots` (the roots
+    /// included). Indexes that name no task are ignored.
+    pub fn reachable_from(&self, roots: &[usize]) -> Vec<bool> {
         let mut seen = vec![false; self.len()];
-        if let Some(start) = self.start() {
-            let mut dfs = Dfs::new(&self.graph, NodeIndex::new(start));
+        let mut dfs = Dfs::empty(&self.graph);
+        for &root in roots.iter().filter(|&&root| root < self.len()) {
+            dfs.move_to(NodeIndex::new(root));
             while let Some(node) = dfs.next(&self.graph) {
                 mark(&mut seen, node);
             }
@@ -342,6 +349,22 @@ mod tests {
         ]));
         assert_eq!(graph.start(), Some(0));
         assert_eq!(graph.reachable(), vec![true, true, true, true, true, false]);
+    }
+
+    #[test]
+    fn reachable_from_several_roots_ignores_bad_indexes() {
+        let graph = ScopeGraph::new(&scope(vec![
+            task(10, "A", inject()).start().end(),
+            task(20, "Undo", inject()).next("UndoMore"),
+            task(30, "UndoMore", inject()).end(),
+            task(40, "Lost", inject()).end(),
+        ]));
+        assert_eq!(graph.reachable(), vec![true, false, false, false]);
+        assert_eq!(
+            graph.reachable_from(&[0, 1, 99]),
+            vec![true, true, true, false]
+        );
+        assert_eq!(graph.reachable_from(&[]), vec![false; 4]);
     }
 
     #[test]

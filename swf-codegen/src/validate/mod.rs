@@ -5,6 +5,7 @@
 //! definitions first, then each scope in document order (the workflow, then the branches and
 //! foreach bodies, depth first), and inside a scope each task in document order.
 
+mod compensation;
 mod events;
 mod names;
 mod paths;
@@ -42,6 +43,7 @@ pub fn validate(workflow: &Workflow, diags: &mut Diagnostics) {
             references::check_task(&cx, task, diags);
             paths::check_task(task, diags);
         }
+        compensation::check_scope(&cx, index, diags);
         reachability::check_scope(info, graph, diags);
     }
 }

@@ -1,6 +1,7 @@
-//! Graph rules: every task is reachable from the start, and no cycle traps execution.
+//! Graph rules: every task is reachable from the start (a compensation task from the tasks that
+//! `compensatedBy` names), and no cycle traps execution.
 
-use super::ScopeInfo;
+use super::{ScopeInfo, compensation};
 use crate::diagnostic::{Code, Diagnostics};
 use crate::graph::ScopeGraph;
 use crate::ir::Task;
@@ -17,9 +18,19 @@ pub(super) fn check_scope(info: &ScopeInfo<'_>, graph: &ScopeGraph, diags: &mut 
     }
     let tasks = &info.scope.tasks;
     let start_name = tasks.get(start).map_or("", |t| t.name.as_str());
-    let reachable = graph.reachable();
+    // Compensation chains are entered from compensation, not from the start.
+    let entries = compensation::entries(info.scope, graph);
+    let mut roots = vec![start];
+    roots.extend(entries.iter().flatten());
+    let reachable = graph.reachable_from(&roots);
     for (task, _) in tasks.iter().zip(&reachable).filter(|(_, seen)| !**seen) {
-        unreachable(info, task, start_name, diags);
+        if task.used_for_compensation {
+            if entries.is_some() {
+                compensation::unreachable(info, task, diags);
+            }
+        } else {
+            unreachable(info, task, start_name, diags);
+        }
     }
     for cycle in graph.cycles_without_exit() {
         // Unreachable cycles are already reported task by task.

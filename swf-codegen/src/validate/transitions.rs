@@ -43,6 +43,7 @@ fn check_exit(task: &Task, diags: &mut Diagnostics) {
                     transition.next.value
                 ));
         }
+        (_, None, None) if leaves_through_entries(task) => {}
         (_, None, None) => {
             diags
                 .error(
@@ -57,6 +58,12 @@ fn check_exit(task: &Task, diags: &mut Diagnostics) {
         }
         (_, Some(_), None) | (_, None, Some(_)) => {}
     }
+}
+
+/// The earlier drafts' event tasks leave through the transitions of their entries.
+fn leaves_through_entries(task: &Task) -> bool {
+    matches!(&task.kind, TaskKind::Event { events_actions, .. }
+        if !events_actions.is_empty() && events_actions.iter().all(|e| e.transition.is_some()))
 }
 
 /// UNKNOWN_TARGET or TARGET_OUT_OF_SCOPE when `nextTask` names no task of this scope.

@@ -7,8 +7,10 @@
 
 mod function;
 mod object;
+mod status;
 mod workflow;
 
 pub use function::FunctionError;
 pub use object::ErrorObject;
+pub use status::ExecStatus;
 pub use workflow::WorkflowError;

@@ -30,10 +30,14 @@ impl ErrorObject {
     /// An action did not complete within its timeout.
     pub const TIMEOUT: &'static str = "TimeoutError";
     /// The data could not be processed: a merge of values of different kinds, a write through a
-    /// value that is not an object, workflow input that is not an object, a failed JSONPath.
+    /// value that is not an object, a failed JSONPath.
     pub const DATA: &'static str = "DataError";
     /// A transition was refused because its condition was false.
     pub const CONDITION: &'static str = "TransitionConditionError";
+    /// The workflow input was refused (it is not a JSON object).
+    pub const INVALID_INPUT: &'static str = "InvalidInputError";
+    /// The run reached an END state whose status is `FAILURE` (the first draft).
+    pub const END_FAILURE: &'static str = "EndStateFailure";
 
     /// An error with the given name and message and no trace.
     pub fn new(name: impl Into<String>, message: impl Into<String>) -> Self {

@@ -267,6 +267,50 @@ async fn wait_all_accepts_any_arrival_order() {
 }
 
 #[tokio::test(start_paused = true)]
+async fn wait_until_ends_as_soon_as_the_condition_over_arrivals_holds() {
+    let io = Io::standalone();
+    deliver_later(&io, 2 * SEC, reading(BLOOD_PRESSURE, "bp", "PID-1"));
+    deliver_later(&io, 5 * SEC, event(ALARM, "alarm", None, Value::Null));
+    deliver_later(&io, 9 * SEC, reading(HEART_RATE, "hr", "PID-1"));
+    let started = Instant::now();
+    // (heart rate or blood pressure) and alarm
+    let holds = |arrived: &[bool]| (arrived[0] || arrived[1]) && arrived[2];
+    let found = io
+        .wait_until(EVENTS, &[HEART_RATE, BLOOD_PRESSURE, ALARM], &holds, None)
+        .await;
+    assert_eq!(started.elapsed(), 5 * SEC);
+    let ids = found.map(|found| {
+        found
+            .unwrap_or_default()
+            .iter()
+            .map(|(i, e)| (*i, e.id().to_owned()))
+            .collect::<Vec<_>>()
+    });
+    assert_eq!(
+        ids,
+        Ok(vec![
+            (BLOOD_PRESSURE, String::from("bp")),
+            (ALARM, String::from("alarm")),
+        ])
+    );
+    // The heart rate reading was not needed: it stays for a later wait.
+    assert_eq!(
+        io.wait_any(EVENTS, &[HEART_RATE], Some(10 * SEC))
+            .await
+            .map(|found| found_id(&found).map(|(i, id)| (i, id.to_owned()))),
+        Ok(Some((HEART_RATE, String::from("hr"))))
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_condition_no_arrival_can_satisfy_is_an_error_not_a_wait_forever() {
+    let io = Io::standalone();
+    let never = |_: &[bool]| false;
+    let found = io.wait_until(EVENTS, &[ALARM], &never, None).await;
+    assert!(found.is_err_and(|e| e.name == "EventError"));
+}
+
+#[tokio::test(start_paused = true)]
 async fn a_timed_out_wait_all_puts_what_it_took_back_in_place() {
     let io = Io::standalone();
     assert!(

@@ -76,7 +76,40 @@ impl Io {
         wanted: &[usize],
         timeout: Option<Duration>,
     ) -> Result<Option<Vec<(usize, Event)>>, ErrorObject> {
+        self.wait_until(
+            events,
+            wanted,
+            &|arrived| arrived.iter().all(|a| *a),
+            timeout,
+        )
+        .await
+    }
+
+    /// Waits until `holds` is true of which definitions `events[i]` for `i` in `wanted` have an
+    /// event (`arrived[k]` for `wanted[k]`), taking the events as they arrive, with the
+    /// correlation rules of [`Io::wait_any`], for at most `timeout` from the call. This is the
+    /// earlier drafts' condition over event names: `(a or b) and c`.
+    ///
+    /// Returns the definition indexes and events taken, in `wanted` order, or `None` when the
+    /// timeout elapsed first (the events taken so far are put back, as by [`Io::wait_all`]).
+    ///
+    /// # Errors
+    /// An `EventError` when `wanted` names no definition of `events`, or when `holds` cannot
+    /// become true even with every event (the wait could never end).
+    pub async fn wait_until(
+        &self,
+        events: &'static [EventSpec],
+        wanted: &[usize],
+        holds: &(dyn Fn(&[bool]) -> bool + Sync),
+        timeout: Option<Duration>,
+    ) -> Result<Option<Vec<(usize, Event)>>, ErrorObject> {
         let specs = resolve(events, wanted)?;
+        if !holds(&vec![true; specs.len()]) {
+            return Err(ErrorObject::new(
+                EVENT_ERROR,
+                "the events awaited can never satisfy the condition",
+            ));
+        }
         let deadline = deadline(timeout);
         let mut waiting = WaitGuard::begin(self, &specs);
         let mut taken = Taken {
@@ -87,15 +120,16 @@ impl Io {
             let mut arrived = pin!(self.inner.inbox.arrived());
             arrived.as_mut().enable();
             let took = self.take_missing(&specs, &mut taken.slots);
+            let present: Vec<bool> = taken.slots.iter().map(Option::is_some).collect();
+            if holds(&present) {
+                return Ok(Some(taken.finish(&specs)));
+            }
             let missing: Vec<usize> = specs
                 .iter()
                 .zip(&taken.slots)
                 .filter(|(_, slot)| slot.is_none())
                 .map(|((index, _), _)| *index)
                 .collect();
-            if missing.is_empty() {
-                return Ok(Some(taken.finish(&specs)));
-            }
             if took {
                 waiting.narrow(&missing);
             }

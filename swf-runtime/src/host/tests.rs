@@ -650,7 +650,7 @@ async fn failures_to_start_and_panics_are_reported() {
     let Err(refused) = host.start_instance(json!([1])) else {
         panic!("an array is not a valid input");
     };
-    assert_eq!(refused.error().name, ErrorObject::DATA);
+    assert_eq!(refused.error().name, ErrorObject::INVALID_INPUT);
     // The refused start used up number 1: numbers are unique, not necessarily consecutive.
     assert_eq!(host.start_instance(json!({})), Ok(InstanceId::new(2)));
     let report = serve(host, channels, timeline(Vec::new())).await;

@@ -165,11 +165,12 @@ tasks:
 }
 
 #[test]
-fn earlier_drafts_are_refused_with_their_name() {
-    let (workflow, diags) = parse("id: old\nname: Old\nstartsAt: A\nstates: []\n");
-    assert!(workflow.is_none());
-    assert_eq!(diags.items()[0].code, Code::NOT_YET_COMPILED);
-    assert!(diags.items()[0].message.contains("v0.1"));
+fn a_v01_file_is_lowered_by_the_v01_front_end() {
+    let workflow = parse_ok(
+        "id: old\nname: Old\nstartsAt: A\nstates:\n  - {name: A, type: RELAY, end: true}\n",
+    );
+    assert_eq!(workflow.dialect, crate::ir::Dialect::V01);
+    assert_eq!(workflow.scope.tasks[0].type_name(), "inject");
 }
 
 #[test]
@@ -188,4 +189,78 @@ tasks:
     let d = &diags.items()[0];
     assert_eq!(d.code, Code::WRONG_TYPE);
     assert_eq!(d.span, Span::new(7, 16));
+}
+
+const COMPENSATION: &str = "id: w
+name: W
+tasks:
+  - name: Book
+    type: inject
+    start: true
+    compensatedBy: Cancel
+    transition: {nextTask: Pay, compensate: TRUE}
+  - name: Pay
+    type: inject
+    onError:
+      - transition: {nextTask: Pay, compensate: true}
+    end: {kind: default, compensate: true}
+  - name: Cancel
+    type: inject
+    usedForCompensation: true
+    end: true
+";
+
+#[test]
+fn compensation_fields_lower_with_their_positions() {
+    let wf = parse_ok(COMPENSATION);
+    let [book, pay, cancel] = &wf.scope.tasks[..] else {
+        panic!("three tasks")
+    };
+    let by = book.compensated_by.as_ref().expect("compensatedBy");
+    assert_eq!((by.value.as_str(), by.span), ("Cancel", Span::new(7, 20)));
+    assert!(!book.used_for_compensation);
+    let transition = book.transition.as_ref().expect("transition");
+    assert!(transition.compensate);
+    assert_eq!(transition.span, Span::new(8, 17));
+    let end = pay.end.as_ref().expect("end");
+    assert!(end.compensate);
+    assert_eq!(end.span, Span::new(13, 10));
+    let handler = pay.on_error[0]
+        .transition
+        .as_ref()
+        .expect("onError transition");
+    assert!(handler.compensate);
+    assert_eq!(handler.span, Span::new(12, 21));
+    assert!(cancel.used_for_compensation && cancel.compensated_by.is_none());
+    let plain = cancel.end.as_ref().expect("end: true");
+    assert!(!plain.compensate);
+}
+
+#[test]
+fn compensation_values_of_the_wrong_kind_are_reported_at_the_value() {
+    let (_, diags) = parse(
+        "id: w
+name: W
+tasks:
+  - name: A
+    type: inject
+    start: true
+    compensatedBy: [Undo]
+    usedForCompensation: maybe
+    end: {compensate: 3}
+",
+    );
+    let spans: Vec<(Code, Span)> = diags
+        .into_sorted()
+        .iter()
+        .map(|d| (d.code, d.span))
+        .collect();
+    assert_eq!(
+        spans,
+        vec![
+            (Code::WRONG_TYPE, Span::new(7, 20)),
+            (Code::WRONG_TYPE, Span::new(8, 26)),
+            (Code::WRONG_TYPE, Span::new(9, 23)),
+        ]
+    );
 }

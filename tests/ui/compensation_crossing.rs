@@ -1,0 +1,3 @@
+swf_runtime::workflow!("../../../../tests/ui/compensation_crossing.sw.yaml");
+
+fn main() {}

@@ -1,0 +1,3 @@
+swf_runtime::workflow!("../../../../tests/ui/compensation_not_marked.sw.yaml");
+
+fn main() {}

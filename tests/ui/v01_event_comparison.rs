@@ -1,0 +1,3 @@
+swf_runtime::workflow!("../../../../tests/ui/v01_event_comparison.sw.yaml");
+
+fn main() {}
