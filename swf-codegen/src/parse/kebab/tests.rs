@@ -36,13 +36,6 @@ fn single(text: &str) -> Diagnostic {
     diags.items()[0].clone()
 }
 
-/// The single diagnostic the front end reports for a file with one mistake.
-fn single_parsed(text: &str) -> Diagnostic {
-    let (_, diags) = parse(text);
-    assert_eq!(diags.items().len(), 1, "{:#?}", diags.items());
-    diags.items()[0].clone()
-}
-
 fn help(d: &Diagnostic) -> &str {
     d.help.as_deref().unwrap_or("")
 }
@@ -435,7 +428,7 @@ fn event_entry_filters() {
         Some("$.received")
     );
     // An event has no output of its own: only the default `$` is accepted.
-    let d = single_parsed(&text.replace("output-path: $}", "OutputPath: $.x}"));
+    let d = single(&text.replace("output-path: $}", "OutputPath: $.x}"));
     assert_eq!(d.code, Code::NOT_ALLOWED_HERE);
     assert_eq!(d.span, Span::new(21, 62));
     assert!(help(&d).contains("`input-path`"), "{}", help(&d));
@@ -1206,6 +1199,7 @@ fn both_drafts_compile_through_the_whole_pipeline() {
         FIRST_SWITCH,
         SECOND_PARALLEL,
         FIRST_PARALLEL,
+        EVENTS,
     ] {
         let compiled = crate::pipeline::compile(&SourceFile::new("wf.yaml", text));
         assert!(
@@ -1301,7 +1295,7 @@ fn the_representative_workflows_lower() {
     let bidding = task(&wf, "Bidding");
     assert!(bidding.start.is_some());
     assert_eq!(
-        entries(bidding)[0].timeout.as_ref().map(|t| t.millis),
+        entries(bidding)[1].timeout.as_ref().map(|t| t.millis),
         Some(7_200_000)
     );
     // `$` paths are the defaults: no filter at all.
