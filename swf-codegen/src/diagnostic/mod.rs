@@ -124,6 +124,12 @@ impl Diagnostics {
         &self.items
     }
 
+    /// The diagnostics recorded after the first `start` ones, to amend them.
+    pub(crate) fn recorded_since(&mut self, start: usize) -> &mut [Diagnostic] {
+        let start = start.min(self.items.len());
+        &mut self.items[start..]
+    }
+
     /// All diagnostics in file order (line, then column, then code), so output is stable; a
     /// diagnostic found twice (a workflow-level handler lowered into every task) is kept once.
     pub fn into_sorted(mut self) -> Vec<Diagnostic> {

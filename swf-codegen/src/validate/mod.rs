@@ -16,6 +16,7 @@ mod set;
 mod starts;
 mod suggest;
 mod transitions;
+mod wording;
 
 #[cfg(test)]
 pub(crate) mod test_support;
@@ -31,6 +32,12 @@ pub use set::{sub_flows, validate_set};
 
 /// Checks the workflow against every rule, recording each problem found.
 pub fn validate(workflow: &Workflow, diags: &mut Diagnostics) {
+    let before = diags.items().len();
+    check(workflow, diags);
+    wording::reword(workflow.dialect, diags.recorded_since(before));
+}
+
+fn check(workflow: &Workflow, diags: &mut Diagnostics) {
     names::check_definitions(workflow, diags);
     events::check_starting_events(workflow, diags);
     let cx = Context::new(workflow);
