@@ -29,6 +29,10 @@ const V01: &[(&str, &str)] = &[
     ("`nextTask: ", "`nextState: "),
     ("`nextTask`", "`nextState`"),
     (
+        "`actions: [{functionRef: {refName: ...}}]`",
+        "`actions: [{functionref: {refname: ...}}]`",
+    ),
+    (
         "`functionRef: {refName: ...}`",
         "`functionref: {refname: ...}`",
     ),
@@ -37,8 +41,13 @@ const V01: &[(&str, &str)] = &[
     ("`eventRefs: [...]`", "`condition: {body: ...}`"),
     ("`eventRefs`", "`condition`"),
     ("`events: [", "`triggers: ["),
+    ("to `events`", "to `triggers`"),
     ("no events", "no triggers"),
     ("workflow's `events`", "workflow's `triggers`"),
+    STATE_WORDS[0],
+    STATE_WORDS[1],
+    STATE_WORDS[2],
+    STATE_WORDS[3],
 ];
 
 const SECOND: &[(&str, &str)] = &[
@@ -61,6 +70,10 @@ const SECOND: &[(&str, &str)] = &[
     ("`nextTask: ", "`next-state: "),
     ("`nextTask`", "`next-state`"),
     (
+        "`actions: [{functionRef: {refName: ...}}]`",
+        "`actions: [{function: {name: ..., type: ...}}]`",
+    ),
+    (
         "`functionRef: {refName: ...}`",
         "`function: {name: ..., type: ...}`",
     ),
@@ -69,8 +82,21 @@ const SECOND: &[(&str, &str)] = &[
     ("`eventRefs: [...]`", "`event-expression: ...`"),
     ("`eventRefs`", "`event-expression`"),
     ("`events: [", "`trigger-defs: ["),
+    ("to `events`", "to `trigger-defs`"),
     ("no events", "no trigger-defs"),
     ("workflow's `events`", "workflow's `trigger-defs`"),
+    STATE_WORDS[0],
+    STATE_WORDS[1],
+    STATE_WORDS[2],
+    STATE_WORDS[3],
+];
+
+/// The earlier drafts call tasks states; applied after the phrases above.
+const STATE_WORDS: [(&str, &str); 4] = [
+    ("task `", "state `"),
+    ("no task ", "no state "),
+    ("the task ", "the state "),
+    ("a task ", "a state "),
 ];
 
 const FIRST: &[(&str, &str)] = &[
@@ -157,17 +183,17 @@ mod tests {
         assert_eq!(reworded(Dialect::Tasks, help), help);
         assert_eq!(
             reworded(Dialect::V01, help),
-            "add `transition: {nextState: ...}` naming the task that runs next, or `end: true` \
+            "add `transition: {nextState: ...}` naming the state that runs next, or `end: true` \
              if execution finishes here"
         );
         assert_eq!(
             reworded(Dialect::Second, help),
-            "add `next-state: ...` naming the task that runs next, or `end: true` if execution \
+            "add `next-state: ...` naming the state that runs next, or `end: true` if execution \
              finishes here"
         );
         assert_eq!(
             reworded(Dialect::First, help),
-            "add `next-state: ...` naming the task that runs next, or an `END` state if \
+            "add `next-state: ...` naming the state that runs next, or an `END` state if \
              execution finishes here"
         );
         assert_eq!(
@@ -175,7 +201,7 @@ mod tests {
                 Dialect::First,
                 "add `start: {kind: default}` to the task that runs first"
             ),
-            "add `start: true` to the task that runs first"
+            "add `start: true` to the state that runs first"
         );
         assert_eq!(
             reworded(Dialect::V01, "(`nextTask: Lost`) from a task"),
