@@ -37,10 +37,18 @@ const V01: &[(&str, &str)] = &[
         "`functionref: {refname: ...}`",
     ),
     ("`functionRef`", "`functionref`"),
+    (
+        "`eventsActions: [{eventRefs: [...], actions: [...]}]`",
+        "`eventActions: [{condition: {body: ...}, actions: [...], transition: {nextState: ...}}]`",
+    ),
+    (
+        "`branches: [{name: ..., tasks: [...]}]`",
+        "`branches: [{name: ..., startsAt: ..., states: [...], waitForCompletion: true}]`",
+    ),
     ("`eventsActions`", "`eventActions`"),
     ("`eventRefs: [...]`", "`condition: {body: ...}`"),
     ("`eventRefs`", "`condition`"),
-    ("`events: [", "`triggers: ["),
+    ("`events: [{name:", "`triggers: [{name:"),
     ("to `events`", "to `triggers`"),
     ("no events", "no triggers"),
     ("workflow's `events`", "workflow's `triggers`"),
@@ -78,10 +86,18 @@ const SECOND: &[(&str, &str)] = &[
         "`function: {name: ..., type: ...}`",
     ),
     ("`functionRef`", "`function`"),
+    (
+        "`eventsActions: [{eventRefs: [...], actions: [...]}]`",
+        "`events: [{event-expression: ..., actions: [...], next-state: ...}]`",
+    ),
+    (
+        "`branches: [{name: ..., tasks: [...]}]`",
+        "`branches: [{name: ..., starts-at: ..., states: [...], wait-for-completion: true}]`",
+    ),
     ("`eventsActions`", "`events`"),
     ("`eventRefs: [...]`", "`event-expression: ...`"),
     ("`eventRefs`", "`event-expression`"),
-    ("`events: [", "`trigger-defs: ["),
+    ("`events: [{name:", "`trigger-defs: [{name:"),
     ("to `events`", "to `trigger-defs`"),
     ("no events", "no trigger-defs"),
     ("workflow's `events`", "workflow's `trigger-defs`"),
@@ -105,6 +121,10 @@ const FIRST: &[(&str, &str)] = &[
         "`states`, and give the state that runs first `start: true`",
     ),
     ("`start: {kind: default}`", "`start: true`"),
+    (
+        "`branches: [{name: ..., tasks: [...]}]`",
+        "`branches: [{name: ..., states: [...], wait-for-completion: true}]`",
+    ),
     ("add `tasks` to the branch", "add `states` to the branch"),
     (
         "or `end: {kind: default}` if execution finishes here",
@@ -202,6 +222,15 @@ mod tests {
                 "add `start: {kind: default}` to the task that runs first"
             ),
             "add `start: true` to the state that runs first"
+        );
+        assert_eq!(
+            reworded(
+                Dialect::Second,
+                "add `eventsActions: [{eventRefs: [...], actions: [...]}]`; the workflow defines \
+                 no events: add `events: [{name: A}]`"
+            ),
+            "add `events: [{event-expression: ..., actions: [...], next-state: ...}]`; the \
+             workflow defines no trigger-defs: add `trigger-defs: [{name: A}]`"
         );
         assert_eq!(
             reworded(Dialect::V01, "(`nextTask: Lost`) from a task"),

@@ -421,8 +421,9 @@ impl Kebab<'_> {
             .take(&["action-mode"])
             .map_or(ActionMode::Sequential, |n| self.action_mode(n));
         let mut retries = Vec::new();
+        // Absent, validation reports it (in this draft's words): required here too would say it twice.
         let actions = map
-            .require(&["actions"])
+            .take(&["actions"])
             .map(|n| self.actions(n, &mut retries))
             .unwrap_or_default();
         let transition = self.state_next(map, node, ends, "OPERATION state");
@@ -459,7 +460,7 @@ impl Kebab<'_> {
 
     fn parallel_state(&mut self, map: &mut MapReader<'_>, node: &Node, ends: bool) -> Lowered {
         let branches = map
-            .require(&["branches"])
+            .take(&["branches"])
             .map(|n| self.branches(n))
             .unwrap_or_default();
         let transition = self.state_next(map, node, ends, "PARALLEL state");
