@@ -17,6 +17,15 @@ mod nested {
     include!("../snapshots/nested.rs");
     include!("../snapshots/nested_child.rs");
 }
+mod v01_events {
+    include!("../snapshots/v01_events.rs");
+}
+mod kebab_first {
+    include!("../snapshots/kebab_first.rs");
+}
+mod saga {
+    include!("../snapshots/saga.rs");
+}
 
 use swf_runtime::{CustomCondition, FunctionError, Value, json};
 
@@ -168,4 +177,89 @@ async fn the_nested_snapshot_keeps_every_name_apart() {
         json!([{"child": 1}, {"child": 2}, {"child": 3}])
     );
     assert_eq!(out["first"], json!(true));
+}
+
+struct Warehouse;
+
+impl v01_events::V01EventsFunctions for Warehouse {
+    async fn ship(&self, args: Value) -> Result<Value, FunctionError> {
+        Ok(json!({"tracking": format!("T-{}", args["id"]), "carrier": "post"}))
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_v01_snapshot_ships_once_order_and_payment_arrived() {
+    use v01_events::V01EventsEvent as Event;
+    let io = swf_runtime::Io::standalone();
+    let order = Event::OrderPlaced.event("o", json!({"order": {"id": 7}}));
+    let payment = Event::PaymentReceived.event("p", json!({"paid": true}));
+    for event in [order, payment] {
+        io.deliver(event.expect("event builds"))
+            .await
+            .expect("delivered");
+    }
+    let output = v01_events::V01EventsWorkflow::new(Warehouse)
+        .run_with(json!({}), &io)
+        .await
+        .expect("runs");
+    assert_eq!(output["shipment"], json!("T-7"));
+    assert_eq!(output["status"], json!("shipped"));
+    assert_eq!(output["paid"], json!(true));
+}
+
+struct Auction;
+
+impl kebab_first::CarAuctionFunctions for Auction {
+    async fn record_bid(&self, args: Value) -> Result<Value, FunctionError> {
+        Ok(args)
+    }
+    async fn charge(&self, _args: Value) -> Result<Value, FunctionError> {
+        Err(FunctionError::named("CardDeclined", "no funds"))
+    }
+    async fn register(&self, _args: Value) -> Result<Value, FunctionError> {
+        Ok(json!({}))
+    }
+    async fn ship(&self, _args: Value) -> Result<Value, FunctionError> {
+        Ok(json!({}))
+    }
+    async fn notify(&self, _args: Value) -> Result<Value, FunctionError> {
+        Ok(json!({}))
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_first_draft_snapshot_ends_in_failure_when_nothing_is_bid() {
+    let io = swf_runtime::Io::standalone();
+    let failed = kebab_first::CarAuctionWorkflow::new(Auction)
+        .run_with(json!({}), &io)
+        .await
+        .expect_err("no bid within the timeout ends in the FAILURE END state");
+    assert_eq!(failed.task(), "Failed");
+    assert_eq!(failed.error().name, "EndStateFailure");
+    assert_eq!(failed.status(), swf_runtime::ExecStatus::Fail);
+}
+
+struct Travel;
+
+impl saga::SagaFunctions for Travel {
+    async fn book(&self, args: Value) -> Result<Value, FunctionError> {
+        Ok(json!({"booked": [args["what"].clone()]}))
+    }
+    async fn charge(&self, _args: Value) -> Result<Value, FunctionError> {
+        Err(FunctionError::named("CardDeclined", "no funds"))
+    }
+    async fn cancel(&self, args: Value) -> Result<Value, FunctionError> {
+        Ok(json!({"cancelled": [args["what"].clone()]}))
+    }
+}
+
+#[tokio::test]
+async fn the_saga_snapshot_undoes_the_bookings_most_recent_first() {
+    let output = saga::SagaWorkflow::new(Travel)
+        .run(json!({}))
+        .await
+        .expect("the declined charge is handled");
+    assert_eq!(output["cancelled"], json!(["hotel", "flight"]));
+    assert_eq!(output["deposit"], json!("refunded"));
+    assert_eq!(output["failed"], json!(true));
 }

@@ -12,6 +12,9 @@ const CASES: &[&[&str]] = &[
     &["switches"],
     &["approval"],
     &["nested", "nested_child"],
+    &["v01_events"],
+    &["kebab_first"],
+    &["saga"],
 ];
 
 /// Each workflow of the group with its generated file.

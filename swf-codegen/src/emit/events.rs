@@ -3,6 +3,7 @@
 
 use super::names::ident;
 use super::{Context, action, rt};
+use crate::emit_parts::boolean::{self, BoolExpr};
 use crate::emit_parts::path::path_ref;
 use crate::ir::{
     Action, ActionMode, DurationSpec, EventActions, EventCondition, JsonPath, ProduceData,
@@ -221,7 +222,7 @@ pub(super) fn event_indices(cx: &Context<'_>, entries: &[EventActions]) -> Vec<u
 }
 
 /// Merges an event's data (selected by the event data filter) into `data`, or writes it at the
-/// entry's results path (the earlier drafts' event filter `resultPath`).
+/// entry's results path; `event` is an expression of type `&CloudEvent` (the earlier drafts' event filter `resultPath`).
 fn merge_event_data(task: &Task, filter: Option<&JsonPath>, event: &TokenStream) -> TokenStream {
     place_event_data(task, filter, None, event)
 }
@@ -239,9 +240,9 @@ fn place_event_data(
         quote!(#rt::filter_in_place(#path, &mut event_data)?;)
     });
     let binding = if select.is_some() {
-        quote!(let mut event_data = #rt::event_data(&#event);)
+        quote!(let mut event_data = #rt::event_data(#event);)
     } else {
-        quote!(let event_data = #rt::event_data(&#event);)
+        quote!(let event_data = #rt::event_data(#event);)
     };
     let place = match results {
         Some(path) => {
@@ -294,7 +295,7 @@ pub(super) fn emit_event_task(
             if indices.is_empty() {
                 return None;
             }
-            let merge = merge_event_data(task, entry.event_data_filter.as_ref(), &quote!(event));
+            let merge = merge_event_data(task, entry.event_data_filter.as_ref(), &quote!(&event));
             let actions = action::emit_actions(cx, task, &entry.actions, entry.action_mode);
             Some((
                 indices,
@@ -345,7 +346,7 @@ pub(super) fn emit_event_task(
                 merge_event_data(
                     task,
                     entry.event_data_filter.as_ref(),
-                    &quote!(events[#p].1),
+                    &quote!(&events[#p].1),
                 )
             });
             let actions = action::emit_actions(cx, task, &entry.actions, entry.action_mode);
@@ -386,55 +387,64 @@ fn emit_event_conditions(
         cx.event_index(name)
             .and_then(|index| wanted.iter().position(|w| *w == index))
     };
-    let tests: Vec<TokenStream> = entries
+    let tests: Vec<BoolExpr> = entries
         .iter()
         .map(|entry| match &entry.condition {
             Some(condition) => arrival_test(condition, &position),
             None => {
-                let arrivals: Vec<TokenStream> = entry
+                let arrivals: Vec<BoolExpr> = entry
                     .event_refs
                     .iter()
                     .filter_map(|r| position(&r.value))
-                    .map(|p| quote!(arrived[#p]))
+                    .map(|p| BoolExpr::atom(quote!(arrived[#p])))
                     .collect();
-                combine(&arrivals, !exclusive)
+                if exclusive {
+                    boolean::any(arrivals)
+                } else {
+                    boolean::all(arrivals)
+                }
             }
         })
         .collect();
-    let arms = entries.iter().enumerate().map(|(e, entry)| {
-        let test = &tests[e];
-        let mut seen = Vec::new();
-        let merges = entry
-            .event_refs
-            .iter()
-            .filter_map(|r| cx.event_index(&r.value))
-            .filter(|index| {
-                let first = !seen.contains(index);
-                seen.push(*index);
-                first
-            })
-            .map(|index| {
-                let merge = place_event_data(
-                    task,
-                    entry.event_data_filter.as_ref(),
-                    entry.event_results_path.as_ref(),
-                    &quote!(event),
-                );
-                quote! {
-                    for (_, event) in events.iter().filter(|(i, _)| *i == #index) {
-                        #merge
+    let arms = entries
+        .iter()
+        .enumerate()
+        .map(|(e, entry)| {
+            let test = &tests[e].tokens;
+            let mut seen = Vec::new();
+            let merges = entry
+                .event_refs
+                .iter()
+                .filter_map(|r| cx.event_index(&r.value))
+                .filter(|index| {
+                    let first = !seen.contains(index);
+                    seen.push(*index);
+                    first
+                })
+                .map(|index| {
+                    let merge = place_event_data(
+                        task,
+                        entry.event_data_filter.as_ref(),
+                        entry.event_results_path.as_ref(),
+                        &quote!(event),
+                    );
+                    quote! {
+                        for (_, event) in events.iter().filter(|(i, _)| *i == #index) {
+                            #merge
+                        }
                     }
+                })
+                .collect::<Vec<_>>();
+            let actions = action::emit_actions(cx, task, &entry.actions, entry.action_mode);
+            quote! {
+                if #test {
+                    #(#merges)*
+                    #actions
+                    return ::core::result::Result::Ok(::core::option::Option::Some(#e));
                 }
-            });
-        let actions = action::emit_actions(cx, task, &entry.actions, entry.action_mode);
-        quote! {
-            if #test {
-                #(#merges)*
-                #actions
-                return ::core::result::Result::Ok(::core::option::Option::Some(#e));
             }
-        }
-    });
+        })
+        .collect::<Vec<_>>();
     // The entry whose timeout elapses first, in document order among equals. Without any
     // timeout the wait ends only when a condition holds, so the first entry's exit is never
     // taken by a timeout.
@@ -453,8 +463,11 @@ fn emit_event_conditions(
     let timed_out_entry = earliest.map_or(0, |(_, e)| e);
     let timed_out =
         quote!(::core::result::Result::Ok(::core::option::Option::Some(#timed_out_entry)));
-    let any = combine(&tests, false);
+    let any = boolean::any(tests).tokens;
     quote! {
+        // Entries may overlap (`(a or b) and c` beside `c`): the first that holds is taken, so
+        // the union is kept as written rather than simplified.
+        #[allow(clippy::overly_complex_bool_expr, clippy::nonminimal_bool)]
         fn holds(arrived: &[bool]) -> bool {
             #any
         }
@@ -480,33 +493,19 @@ fn emit_event_conditions(
 fn arrival_test(
     condition: &crate::ir::EventExpr,
     position: &dyn Fn(&str) -> Option<usize>,
-) -> TokenStream {
+) -> BoolExpr {
     use crate::ir::EventExpr;
     match condition {
         EventExpr::Event(name) => match position(&name.value) {
-            Some(p) => quote!(arrived[#p]),
-            None => quote!(false),
+            Some(p) => BoolExpr::atom(quote!(arrived[#p])),
+            None => BoolExpr::atom(quote!(false)),
         },
         EventExpr::All(items) => {
-            let items: Vec<_> = items.iter().map(|i| arrival_test(i, position)).collect();
-            combine(&items, true)
+            boolean::all(items.iter().map(|i| arrival_test(i, position)).collect())
         }
         EventExpr::Any(items) => {
-            let items: Vec<_> = items.iter().map(|i| arrival_test(i, position)).collect();
-            combine(&items, false)
+            boolean::any(items.iter().map(|i| arrival_test(i, position)).collect())
         }
-    }
-}
-
-/// `a && b && ...` (or `||`), parenthesized; the empty conjunction is `true`, the empty
-/// disjunction `false`.
-fn combine(items: &[TokenStream], all: bool) -> TokenStream {
-    match (items, all) {
-        ([], true) => quote!(true),
-        ([], false) => quote!(false),
-        ([one], _) => one.clone(),
-        (_, true) => quote!((#(#items)&&*)),
-        (_, false) => quote!((#(#items)||*)),
     }
 }
 
@@ -535,7 +534,7 @@ pub(super) fn emit_event_switch(
             }
             claimed.push(index);
             let merge =
-                merge_event_data(task, condition.event_data_filter.as_ref(), &quote!(event));
+                merge_event_data(task, condition.event_data_filter.as_ref(), &quote!(&event));
             Some(quote! {
                 #index => {
                     #merge
@@ -574,7 +573,7 @@ pub(super) fn emit_callback(
         .and_then(|r| cx.event_index(&r.value))
         .unwrap_or(0);
     let timeout = super::duration_option(timeout);
-    let merge = merge_event_data(task, filter, &quote!(event));
+    let merge = merge_event_data(task, filter, &quote!(&event));
     quote! {
         #run
         // The callback event completes the task; without it in time, the task transitions.

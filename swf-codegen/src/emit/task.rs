@@ -7,6 +7,7 @@
 
 use super::exit::{dispatches_on_exit, emit_error_path, emit_exit_dispatch};
 use super::{Context, action, compensation, events, nested, rt};
+use crate::emit_parts::boolean::{self, BoolExpr};
 use crate::emit_parts::{path::path_ref, value::json};
 use crate::ir::{Comparison, DataCondition, DataTest, Operator, SwitchConditions, Task, TaskKind};
 use proc_macro2::TokenStream;
@@ -170,7 +171,7 @@ fn injects_nothing(data: &serde_json::Value) -> bool {
 /// One data condition: `bool`, inside the attempt (errors propagate with `?`); combinations
 /// short-circuit as written.
 fn emit_data_condition(cx: &Context<'_>, task: &Task, condition: &DataCondition) -> TokenStream {
-    emit_data_test(cx, task, &condition.test, condition.metadata.as_ref())
+    emit_data_test(cx, task, &condition.test, condition.metadata.as_ref()).tokens
 }
 
 fn emit_data_test(
@@ -178,23 +179,20 @@ fn emit_data_test(
     task: &Task,
     test: &DataTest,
     metadata: Option<&serde_json::Value>,
-) -> TokenStream {
+) -> BoolExpr {
+    let each = |items: &[DataTest]| {
+        items
+            .iter()
+            .map(|t| emit_data_test(cx, task, t, metadata))
+            .collect()
+    };
     match test {
-        DataTest::Compare(comparison) => emit_comparison(cx, task, comparison, metadata),
-        DataTest::All(items) if items.is_empty() => quote!(true),
-        DataTest::Any(items) if items.is_empty() => quote!(false),
-        DataTest::All(items) => {
-            let items = items.iter().map(|t| emit_data_test(cx, task, t, metadata));
-            quote!((#(#items)&&*))
+        DataTest::Compare(comparison) => {
+            BoolExpr::atom(emit_comparison(cx, task, comparison, metadata))
         }
-        DataTest::Any(items) => {
-            let items = items.iter().map(|t| emit_data_test(cx, task, t, metadata));
-            quote!((#(#items)||*))
-        }
-        DataTest::Not(inner) => {
-            let inner = emit_data_test(cx, task, inner, metadata);
-            quote!((!#inner))
-        }
+        DataTest::All(items) => boolean::all(each(items)),
+        DataTest::Any(items) => boolean::any(each(items)),
+        DataTest::Not(inner) => boolean::not(emit_data_test(cx, task, inner, metadata)),
     }
 }
 

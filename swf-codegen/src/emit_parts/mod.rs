@@ -4,6 +4,7 @@
 //! workflow file only ever appears in it as escaped string literals, never as identifiers or
 //! code. The same input always gives the same tokens.
 
+pub mod boolean;
 pub mod expr;
 pub mod path;
 pub mod value;
