@@ -92,6 +92,11 @@ struct Marker {
     family: Family,
     key: String,
     span: Span,
+    /// A top-level key: the strongest sign of a dialect.
+    top: bool,
+    /// Told apart from another dialect's key by its case only (`functionref` vs `functionRef`):
+    /// keys match regardless of case, so such a key never makes a file mixed.
+    case_only: bool,
 }
 
 /// The dialect of the file rooted at `root`: `explicit` when the user named one, else the one its
@@ -107,12 +112,7 @@ pub(super) fn dialect(
     }
     let mut markers = Vec::new();
     collect(root, true, &mut markers);
-    let count = |family| markers.iter().filter(|m| m.family == family).count();
-    // On a tie the later draft wins (`max_by_key` keeps the last of equals).
-    let winner = [Family::Kebab, Family::V01, Family::Tasks]
-        .into_iter()
-        .filter(|family| count(*family) > 0)
-        .max_by_key(|family| count(*family));
+    let winner = winner(&markers);
     let Some(winner) = winner else {
         if has_top_key(root, "states") {
             // The tasks draft in its "state" spelling has no key the others lack.
@@ -132,7 +132,10 @@ pub(super) fn dialect(
     };
     let witness = markers.iter().find(|m| m.family == winner)?;
     let mut mixed = false;
-    for marker in markers.iter().filter(|m| m.family != winner) {
+    for marker in markers
+        .iter()
+        .filter(|m| m.family != winner && !m.case_only)
+    {
         mixed = true;
         diags
             .error(
@@ -164,12 +167,38 @@ pub(super) fn dialect(
     })
 }
 
-/// The first draft marks its start state with `start: true` and has END states; the second
-/// names its start with `starts-at` and gives the workflow an `id`.
+/// The family the markers show: the only one with top-level keys if there is one, else the one
+/// with the most keys (case-only keys count only when there is nothing else); on a tie the later
+/// draft.
+fn winner(markers: &[Marker]) -> Option<Family> {
+    const ORDER: [Family; 3] = [Family::Kebab, Family::V01, Family::Tasks];
+    let with_top: Vec<Family> = ORDER
+        .into_iter()
+        .filter(|family| markers.iter().any(|m| m.family == *family && m.top))
+        .collect();
+    if let [only] = with_top[..] {
+        return Some(only);
+    }
+    let plain = markers.iter().any(|m| !m.case_only);
+    let count = |family: Family| {
+        markers
+            .iter()
+            .filter(|m| m.family == family && (m.case_only != plain))
+            .count()
+    };
+    // `max_by_key` keeps the last of equals: the later draft.
+    ORDER
+        .into_iter()
+        .filter(|family| count(*family) > 0)
+        .max_by_key(|family| count(*family))
+}
+
+/// The second draft names its start with `starts-at`; the first marks it with `start: true` and
+/// has END states. A file with neither is read as the second draft (which also has an `id`).
 fn kebab_draft(root: &Node) -> Dialect {
-    let second = has_top_key(root, "starts-at") || has_top_key(root, "id");
-    let first = first_draft_signs(root);
-    if first && !second {
+    if has_top_key(root, "starts-at") {
+        Dialect::Second
+    } else if first_draft_signs(root) {
         Dialect::First
     } else {
         Dialect::Second
@@ -206,11 +235,13 @@ fn collect(node: &Node, top: bool, out: &mut Vec<Marker>) {
     match &node.kind {
         NodeKind::Map(entries) => {
             for entry in entries {
-                if let Some(family) = family_of(entry, top) {
+                if let Some((family, case_only)) = family_of(entry, top) {
                     out.push(Marker {
                         family,
                         key: entry.key.clone(),
                         span: entry.key_span,
+                        top,
+                        case_only,
                     });
                 }
                 if !is_opaque(entry) {
@@ -223,30 +254,31 @@ fn collect(node: &Node, top: bool, out: &mut Vec<Marker>) {
     }
 }
 
-fn family_of(entry: &Entry, top: bool) -> Option<Family> {
+/// The family a key belongs to, and whether only its case tells it apart.
+fn family_of(entry: &Entry, top: bool) -> Option<(Family, bool)> {
     let is = |keys: &[&str]| keys.iter().any(|k| k.eq_ignore_ascii_case(&entry.key));
     if is(KEBAB_KEYS) {
-        return Some(Family::Kebab);
+        return Some((Family::Kebab, false));
     }
     if is(V01_KEYS) || (top && is(V01_TOP_KEYS)) {
-        return Some(Family::V01);
+        return Some((Family::V01, false));
     }
     // v0.1 writes `functionref`/`refname` in lower case where the tasks draft writes
     // `functionRef`/`refName`: only the exact spelling tells them apart.
     if entry.key == "functionref" || entry.key == "refname" {
-        return Some(Family::V01);
+        return Some((Family::V01, true));
     }
     if entry.key == "functionRef" || entry.key == "refName" {
-        return Some(Family::Tasks);
+        return Some((Family::Tasks, true));
     }
     if is(TASKS_KEYS) || (top && is(TASKS_TOP_KEYS)) {
-        return Some(Family::Tasks);
+        return Some((Family::Tasks, false));
     }
     // `start: {kind: ...}` and `end: {kind: ...}` are the tasks draft's.
     let kinded = matches!(&entry.value.kind, NodeKind::Map(inner) if inner.iter().any(|e| e.key.eq_ignore_ascii_case("kind")));
     if kinded && (entry.key.eq_ignore_ascii_case("start") || entry.key.eq_ignore_ascii_case("end"))
     {
-        return Some(Family::Tasks);
+        return Some((Family::Tasks, false));
     }
     None
 }
@@ -299,6 +331,23 @@ mod tests {
             "{}",
             d.message
         );
+    }
+
+    #[test]
+    fn top_level_keys_outweigh_the_case_of_nested_ones() {
+        // v0.1 with the tasks draft's casing of `functionRef`/`refName`.
+        let text = "id: a\nstartsAt: A\nstates:\n- name: A\n  type: OPERATION\n  \
+                    actions: [{functionRef: {refName: f}}, {functionRef: {refName: g}}]\n  end: true\n";
+        let (found, diags) = detect(text);
+        assert_eq!(found, Some(Dialect::V01));
+        assert!(diags.items().is_empty(), "{:?}", diags.items());
+    }
+
+    #[test]
+    fn a_first_draft_file_with_an_id_is_still_the_first_draft() {
+        let text = "id: a\nname: a\nstates:\n- {name: A, type: DELAY, start: true, time-delay: 1, next-state: B}\n\
+                    - {name: B, type: END}\n";
+        assert_eq!(detect(text).0, Some(Dialect::First));
     }
 
     #[test]

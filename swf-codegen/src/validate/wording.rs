@@ -56,6 +56,11 @@ const V01: &[(&str, &str)] = &[
     STATE_WORDS[1],
     STATE_WORDS[2],
     STATE_WORDS[3],
+    STATE_WORDS[4],
+    STATE_WORDS[5],
+    STATE_WORDS[6],
+    STATE_WORDS[7],
+    STATE_WORDS[8],
 ];
 
 const SECOND: &[(&str, &str)] = &[
@@ -101,18 +106,30 @@ const SECOND: &[(&str, &str)] = &[
     ("to `events`", "to `trigger-defs`"),
     ("no events", "no trigger-defs"),
     ("workflow's `events`", "workflow's `trigger-defs`"),
+    // The kebab-case drafts' states have no ids.
+    ("with that name or id", "with that name"),
     STATE_WORDS[0],
     STATE_WORDS[1],
     STATE_WORDS[2],
     STATE_WORDS[3],
+    STATE_WORDS[4],
+    STATE_WORDS[5],
+    STATE_WORDS[6],
+    STATE_WORDS[7],
+    STATE_WORDS[8],
 ];
 
-/// The earlier drafts call tasks states; applied after the phrases above.
-const STATE_WORDS: [(&str, &str); 4] = [
+/// The earlier drafts call tasks states and events triggers; applied after the phrases above.
+const STATE_WORDS: [(&str, &str); 9] = [
     ("task `", "state `"),
     ("no task ", "no state "),
     ("the task ", "the state "),
     ("a task ", "a state "),
+    ("start task", "start state"),
+    ("has no tasks", "has no states"),
+    ("of the tasks", "of the states"),
+    ("on one task", "on one state"),
+    ("event `", "trigger `"),
 ];
 
 const FIRST: &[(&str, &str)] = &[
@@ -225,6 +242,15 @@ mod tests {
         );
         assert_eq!(
             reworded(
+                Dialect::First,
+                "`nextTask` names `X`, but the workflow has no task with that name or id; event \
+                 `E` is not defined"
+            ),
+            "`next-state` names `X`, but the workflow has no state with that name; trigger `E` \
+             is not defined"
+        );
+        assert_eq!(
+            reworded(
                 Dialect::Second,
                 "add `eventsActions: [{eventRefs: [...], actions: [...]}]`; the workflow defines \
                  no events: add `events: [{name: A}]`"
@@ -233,8 +259,8 @@ mod tests {
              workflow defines no trigger-defs: add `trigger-defs: [{name: A}]`"
         );
         assert_eq!(
-            reworded(Dialect::V01, "(`nextTask: Lost`) from a task"),
-            "(`nextState: Lost`) from a task"
+            reworded(Dialect::V01, "(`nextTask: Lost`) from a task that runs"),
+            "(`nextState: Lost`) from a state that runs"
         );
     }
 }

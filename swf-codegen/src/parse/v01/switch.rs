@@ -1,9 +1,10 @@
 //! SWITCH states: `choices` (single, `and`, `or`, `not`) over the state's data, and `default`.
 
 use super::V01;
+use crate::diagnostic::Code;
 use crate::ir::{Comparison, DataCondition, DataTest, Operator, Switch, SwitchConditions};
 use crate::parse::reader::{self, MapReader};
-use crate::parse::yaml::{Entry, Node};
+use crate::parse::yaml::{Entry, Node, NodeKind};
 use crate::source::Span;
 
 /// The draft's operators, matched regardless of case.
@@ -103,6 +104,18 @@ impl V01<'_> {
             return Some(DataTest::Not(Box::new(DataTest::Compare(inner))));
         }
         let items = reader::list(node, word, self.cx.diags);
+        if items.is_empty() && matches!(node.kind, NodeKind::Seq(_)) {
+            // An empty `and` would always hold and an empty `or` never: surely a mistake.
+            self.cx
+                .diags
+                .error(
+                    Code::INVALID_VALUE,
+                    node.span,
+                    format!("`{word}` holds no comparison"),
+                )
+                .help("list at least one comparison: `{path, value, operator}`");
+            return None;
+        }
         // Every item is read (and its problems reported) even after one fails.
         let tests: Vec<Option<Comparison>> = items.iter().map(|i| self.comparison(i)).collect();
         let tests: Option<Vec<DataTest>> = tests

@@ -1210,3 +1210,18 @@ fn a_kebab_case_key_in_a_v01_file_is_an_error_at_that_key() {
     let d = only(diags.items(), Code::MIXED_DIALECT);
     assert_eq!(d.span, Span::new(9, 5));
 }
+
+#[test]
+fn an_empty_and_or_or_list_is_a_mistake_not_a_constant() {
+    for word in ["and", "or"] {
+        let diags = check(&workflow(&format!(
+            "  - name: A\n    type: SWITCH\n    choices: [{{{word}: [], transition: B}}]\n    default: B\n  - {{name: B, type: RELAY, end: true}}\n"
+        )));
+        let d = only(&diags, Code::INVALID_VALUE);
+        assert!(
+            d.message.contains(&format!("`{word}` holds no comparison")),
+            "{}",
+            d.message
+        );
+    }
+}
