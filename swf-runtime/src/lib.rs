@@ -68,7 +68,8 @@ pub use compensation::{COMPENSATION_ERROR, CompensationLog};
 pub use concurrent::ScopeEnd;
 pub use error::{ErrorObject, ExecStatus, FunctionError, WorkflowError};
 pub use events::{
-    DEFAULT_INBOX_CAPACITY, EVENT_ERROR, EventSpec, Io, IoBuilder, context_attribute, event_data,
+    DEFAULT_INBOX_CAPACITY, EVENT_ERROR, EventEntry, EventSpec, Io, IoBuilder, context_attribute,
+    event_data,
 };
 pub use host::{
     HOST_ERROR, Host, HostChannels, HostConfig, InstanceId, Machine, Outcome, StartOnEvents,
@@ -106,7 +107,7 @@ pub mod __private {
     pub use crate::switch::CustomCondition;
 
     pub use crate::concurrent::{Iterated, Joined, ScopeEnd, ScopeFuture, for_each, join_branches};
-    pub use crate::events::{CloudEvent, EventSpec, Io, event_data};
+    pub use crate::events::{CloudEvent, EventEntry, EventSpec, Io, event_data};
     pub use crate::host::{Machine, StartOnEvents};
     pub use crate::schedule::{SCHEDULE_ERROR, ScheduleWindow, check_schedule};
 

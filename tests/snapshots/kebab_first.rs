@@ -422,113 +422,138 @@ impl<F: CarAuctionFunctions> CarAuctionWorkflow<F> {
             ::swf_runtime::__private::ErrorObject,
         > = async {
             #[allow(clippy::overly_complex_bool_expr, clippy::nonminimal_bool)]
-            fn holds(arrived: &[bool]) -> bool {
+            fn entry_0(arrived: &[bool]) -> bool {
                 (arrived[0usize] || arrived[1usize]) && arrived[2usize]
-                    || arrived[2usize]
             }
+            #[allow(clippy::overly_complex_bool_expr, clippy::nonminimal_bool)]
+            fn entry_1(arrived: &[bool]) -> bool {
+                arrived[2usize]
+            }
+            let entries = [
+                ::swf_runtime::__private::EventEntry {
+                    holds: &entry_0,
+                    uses: &[0usize, 1usize, 2usize],
+                },
+                ::swf_runtime::__private::EventEntry {
+                    holds: &entry_1,
+                    uses: &[2usize],
+                },
+            ];
             match io
-                .wait_until(
+                .wait_entries(
                     Self::event_specs(),
                     &[0usize, 1usize, 2usize],
-                    &holds,
+                    &entries,
                     ::core::option::Option::Some(
                         ::swf_runtime::__private::Duration::from_millis(7200000u64),
                     ),
                 )
                 .await?
             {
-                ::core::option::Option::Some(events) => {
-                    let wanted: &[usize] = &[0usize, 1usize, 2usize];
-                    let arrived: ::std::vec::Vec<bool> = wanted
-                        .iter()
-                        .map(|w| events.iter().any(|(i, _)| i == w))
-                        .collect();
-                    let arrived = arrived.as_slice();
-                    if (arrived[0usize] || arrived[1usize]) && arrived[2usize] {
-                        for (_, event) in events.iter().filter(|(i, _)| *i == 0usize) {
-                            let event_data = ::swf_runtime::__private::event_data(event);
-                            ::swf_runtime::__private::merge_data(
-                                &mut data,
-                                event_data,
-                                "Bidding",
-                                "event data",
-                            )?;
-                        }
-                        for (_, event) in events.iter().filter(|(i, _)| *i == 1usize) {
-                            let event_data = ::swf_runtime::__private::event_data(event);
-                            ::swf_runtime::__private::merge_data(
-                                &mut data,
-                                event_data,
-                                "Bidding",
-                                "event data",
-                            )?;
-                        }
-                        for (_, event) in events.iter().filter(|(i, _)| *i == 2usize) {
-                            let event_data = ::swf_runtime::__private::event_data(event);
-                            ::swf_runtime::__private::merge_data(
-                                &mut data,
-                                event_data,
-                                "Bidding",
-                                "event data",
-                            )?;
-                        }
-                        {
-                            let result = async {
-                                let args = {
-                                    let mut map = ::swf_runtime::__private::Map::new();
-                                    map.insert(
-                                        ::std::string::String::from("bid"),
-                                        ::swf_runtime::__private::select_or_null(
-                                            {
-                                                static PATH: ::swf_runtime::__private::JsonPath = ::swf_runtime::__private::JsonPath::definite(
-                                                    "$.bid",
-                                                    &[::swf_runtime::__private::Segment::Key("bid")],
-                                                );
-                                                &PATH
-                                            },
-                                            &data,
-                                        )?,
-                                    );
-                                    ::swf_runtime::__private::Value::Object(map)
-                                };
-                                ::swf_runtime::__private::call_action(
-                                        CarAuctionFunctions::record_bid(&self.functions, args),
-                                        ::core::option::Option::None,
-                                        "",
-                                        "Bidding",
-                                        "action 1",
-                                    )
-                                    .await
-                            }
-                                .await?;
+                ::core::option::Option::Some((entry, events)) => {
+                    match entry {
+                        0usize => {
+                            for (_, event) in events.iter().filter(|(i, _)| *i == 0usize)
                             {
-                                static PATH: ::swf_runtime::__private::JsonPath = ::swf_runtime::__private::JsonPath::definite(
-                                    "$.recorded",
-                                    &[::swf_runtime::__private::Segment::Key("recorded")],
+                                let event_data = ::swf_runtime::__private::event_data(
+                                    event,
                                 );
-                                &PATH
+                                ::swf_runtime::__private::merge_data(
+                                    &mut data,
+                                    event_data,
+                                    "Bidding",
+                                    "event data",
+                                )?;
                             }
-                                .write(&mut data, result)?;
+                            for (_, event) in events.iter().filter(|(i, _)| *i == 1usize)
+                            {
+                                let event_data = ::swf_runtime::__private::event_data(
+                                    event,
+                                );
+                                ::swf_runtime::__private::merge_data(
+                                    &mut data,
+                                    event_data,
+                                    "Bidding",
+                                    "event data",
+                                )?;
+                            }
+                            for (_, event) in events.iter().filter(|(i, _)| *i == 2usize)
+                            {
+                                let event_data = ::swf_runtime::__private::event_data(
+                                    event,
+                                );
+                                ::swf_runtime::__private::merge_data(
+                                    &mut data,
+                                    event_data,
+                                    "Bidding",
+                                    "event data",
+                                )?;
+                            }
+                            {
+                                let result = async {
+                                    let args = {
+                                        let mut map = ::swf_runtime::__private::Map::new();
+                                        map.insert(
+                                            ::std::string::String::from("bid"),
+                                            ::swf_runtime::__private::select_or_null(
+                                                {
+                                                    static PATH: ::swf_runtime::__private::JsonPath = ::swf_runtime::__private::JsonPath::definite(
+                                                        "$.bid",
+                                                        &[::swf_runtime::__private::Segment::Key("bid")],
+                                                    );
+                                                    &PATH
+                                                },
+                                                &data,
+                                            )?,
+                                        );
+                                        ::swf_runtime::__private::Value::Object(map)
+                                    };
+                                    ::swf_runtime::__private::call_action(
+                                            CarAuctionFunctions::record_bid(&self.functions, args),
+                                            ::core::option::Option::None,
+                                            "",
+                                            "Bidding",
+                                            "action 1",
+                                        )
+                                        .await
+                                }
+                                    .await?;
+                                {
+                                    static PATH: ::swf_runtime::__private::JsonPath = ::swf_runtime::__private::JsonPath::definite(
+                                        "$.recorded",
+                                        &[::swf_runtime::__private::Segment::Key("recorded")],
+                                    );
+                                    &PATH
+                                }
+                                    .write(&mut data, result)?;
+                            }
+                            ::core::result::Result::Ok(
+                                ::core::option::Option::Some(0usize),
+                            )
                         }
-                        return ::core::result::Result::Ok(
-                            ::core::option::Option::Some(0usize),
-                        );
-                    }
-                    if arrived[2usize] {
-                        for (_, event) in events.iter().filter(|(i, _)| *i == 2usize) {
-                            let event_data = ::swf_runtime::__private::event_data(event);
-                            ::swf_runtime::__private::merge_data(
-                                &mut data,
-                                event_data,
-                                "Bidding",
-                                "event data",
-                            )?;
+                        1usize => {
+                            for (_, event) in events.iter().filter(|(i, _)| *i == 2usize)
+                            {
+                                let event_data = ::swf_runtime::__private::event_data(
+                                    event,
+                                );
+                                ::swf_runtime::__private::merge_data(
+                                    &mut data,
+                                    event_data,
+                                    "Bidding",
+                                    "event data",
+                                )?;
+                            }
+                            ::core::result::Result::Ok(
+                                ::core::option::Option::Some(1usize),
+                            )
                         }
-                        return ::core::result::Result::Ok(
-                            ::core::option::Option::Some(1usize),
-                        );
+                        _ => {
+                            ::core::result::Result::Ok(
+                                ::core::option::Option::Some(1usize),
+                            )
+                        }
                     }
-                    ::core::result::Result::Ok(::core::option::Option::Some(1usize))
                 }
                 ::core::option::Option::None => {
                     ::core::result::Result::Ok(::core::option::Option::Some(1usize))

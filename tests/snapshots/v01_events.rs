@@ -301,127 +301,148 @@ impl<F: V01EventsFunctions> V01EventsWorkflow<F> {
             ::swf_runtime::__private::ErrorObject,
         > = async {
             #[allow(clippy::overly_complex_bool_expr, clippy::nonminimal_bool)]
-            fn holds(arrived: &[bool]) -> bool {
-                arrived[0usize] && arrived[1usize] || arrived[2usize]
+            fn entry_0(arrived: &[bool]) -> bool {
+                arrived[0usize] && arrived[1usize]
             }
+            #[allow(clippy::overly_complex_bool_expr, clippy::nonminimal_bool)]
+            fn entry_1(arrived: &[bool]) -> bool {
+                arrived[2usize]
+            }
+            let entries = [
+                ::swf_runtime::__private::EventEntry {
+                    holds: &entry_0,
+                    uses: &[0usize, 1usize],
+                },
+                ::swf_runtime::__private::EventEntry {
+                    holds: &entry_1,
+                    uses: &[2usize],
+                },
+            ];
             match io
-                .wait_until(
+                .wait_entries(
                     Self::event_specs(),
                     &[0usize, 1usize, 2usize],
-                    &holds,
+                    &entries,
                     ::core::option::Option::Some(
                         ::swf_runtime::__private::Duration::from_millis(3600000u64),
                     ),
                 )
                 .await?
             {
-                ::core::option::Option::Some(events) => {
-                    let wanted: &[usize] = &[0usize, 1usize, 2usize];
-                    let arrived: ::std::vec::Vec<bool> = wanted
-                        .iter()
-                        .map(|w| events.iter().any(|(i, _)| i == w))
-                        .collect();
-                    let arrived = arrived.as_slice();
-                    if arrived[0usize] && arrived[1usize] {
-                        for (_, event) in events.iter().filter(|(i, _)| *i == 0usize) {
-                            let event_data = ::swf_runtime::__private::event_data(event);
-                            ::swf_runtime::__private::merge_data(
-                                &mut data,
-                                event_data,
-                                "WaitForOrder",
-                                "event data",
-                            )?;
-                        }
-                        for (_, event) in events.iter().filter(|(i, _)| *i == 1usize) {
-                            let event_data = ::swf_runtime::__private::event_data(event);
-                            ::swf_runtime::__private::merge_data(
-                                &mut data,
-                                event_data,
-                                "WaitForOrder",
-                                "event data",
-                            )?;
-                        }
-                        {
-                            let result = async {
-                                let action_input = ::swf_runtime::__private::select_input(
+                ::core::option::Option::Some((entry, events)) => {
+                    match entry {
+                        0usize => {
+                            for (_, event) in events.iter().filter(|(i, _)| *i == 0usize)
+                            {
+                                let event_data = ::swf_runtime::__private::event_data(
+                                    event,
+                                );
+                                ::swf_runtime::__private::merge_data(
+                                    &mut data,
+                                    event_data,
+                                    "WaitForOrder",
+                                    "event data",
+                                )?;
+                            }
+                            for (_, event) in events.iter().filter(|(i, _)| *i == 1usize)
+                            {
+                                let event_data = ::swf_runtime::__private::event_data(
+                                    event,
+                                );
+                                ::swf_runtime::__private::merge_data(
+                                    &mut data,
+                                    event_data,
+                                    "WaitForOrder",
+                                    "event data",
+                                )?;
+                            }
+                            {
+                                let result = async {
+                                    let action_input = ::swf_runtime::__private::select_input(
+                                        {
+                                            static PATH: ::swf_runtime::__private::JsonPath = ::swf_runtime::__private::JsonPath::definite(
+                                                "$.order",
+                                                &[::swf_runtime::__private::Segment::Key("order")],
+                                            );
+                                            &PATH
+                                        },
+                                        &data,
+                                    )?;
+                                    let args = action_input;
+                                    ::swf_runtime::__private::call_action(
+                                            V01EventsFunctions::ship(&self.functions, args),
+                                            ::core::option::Option::Some(
+                                                ::swf_runtime::__private::Duration::from_millis(600000u64),
+                                            ),
+                                            "PT10M",
+                                            "WaitForOrder",
+                                            "action 1",
+                                        )
+                                        .await
+                                }
+                                    .await?;
+                                let mut selected = result;
+                                ::swf_runtime::__private::filter_in_place(
                                     {
                                         static PATH: ::swf_runtime::__private::JsonPath = ::swf_runtime::__private::JsonPath::definite(
-                                            "$.order",
-                                            &[::swf_runtime::__private::Segment::Key("order")],
+                                            "$.tracking",
+                                            &[::swf_runtime::__private::Segment::Key("tracking")],
                                         );
                                         &PATH
                                     },
-                                    &data,
+                                    &mut selected,
                                 )?;
-                                let args = action_input;
-                                ::swf_runtime::__private::call_action(
-                                        V01EventsFunctions::ship(&self.functions, args),
-                                        ::core::option::Option::Some(
-                                            ::swf_runtime::__private::Duration::from_millis(600000u64),
-                                        ),
-                                        "PT10M",
-                                        "WaitForOrder",
-                                        "action 1",
-                                    )
-                                    .await
-                            }
-                                .await?;
-                            let mut selected = result;
-                            ::swf_runtime::__private::filter_in_place(
                                 {
                                     static PATH: ::swf_runtime::__private::JsonPath = ::swf_runtime::__private::JsonPath::definite(
-                                        "$.tracking",
-                                        &[::swf_runtime::__private::Segment::Key("tracking")],
+                                        "$.shipment",
+                                        &[::swf_runtime::__private::Segment::Key("shipment")],
                                     );
                                     &PATH
-                                },
-                                &mut selected,
-                            )?;
-                            {
-                                static PATH: ::swf_runtime::__private::JsonPath = ::swf_runtime::__private::JsonPath::definite(
-                                    "$.shipment",
-                                    &[::swf_runtime::__private::Segment::Key("shipment")],
-                                );
-                                &PATH
+                                }
+                                    .write(&mut data, selected)?;
                             }
-                                .write(&mut data, selected)?;
+                            ::core::result::Result::Ok(
+                                ::core::option::Option::Some(0usize),
+                            )
                         }
-                        return ::core::result::Result::Ok(
-                            ::core::option::Option::Some(0usize),
-                        );
-                    }
-                    if arrived[2usize] {
-                        for (_, event) in events.iter().filter(|(i, _)| *i == 2usize) {
-                            let mut event_data = ::swf_runtime::__private::event_data(
-                                event,
-                            );
-                            ::swf_runtime::__private::filter_in_place(
+                        1usize => {
+                            for (_, event) in events.iter().filter(|(i, _)| *i == 2usize)
+                            {
+                                let mut event_data = ::swf_runtime::__private::event_data(
+                                    event,
+                                );
+                                ::swf_runtime::__private::filter_in_place(
+                                    {
+                                        static PATH: ::swf_runtime::__private::JsonPath = ::swf_runtime::__private::JsonPath::definite(
+                                            "$.reason",
+                                            &[::swf_runtime::__private::Segment::Key("reason")],
+                                        );
+                                        &PATH
+                                    },
+                                    &mut event_data,
+                                )?;
                                 {
                                     static PATH: ::swf_runtime::__private::JsonPath = ::swf_runtime::__private::JsonPath::definite(
-                                        "$.reason",
-                                        &[::swf_runtime::__private::Segment::Key("reason")],
+                                        "$.cancellation.reason",
+                                        &[
+                                            ::swf_runtime::__private::Segment::Key("cancellation"),
+                                            ::swf_runtime::__private::Segment::Key("reason"),
+                                        ],
                                     );
                                     &PATH
-                                },
-                                &mut event_data,
-                            )?;
-                            {
-                                static PATH: ::swf_runtime::__private::JsonPath = ::swf_runtime::__private::JsonPath::definite(
-                                    "$.cancellation.reason",
-                                    &[
-                                        ::swf_runtime::__private::Segment::Key("cancellation"),
-                                        ::swf_runtime::__private::Segment::Key("reason"),
-                                    ],
-                                );
-                                &PATH
+                                }
+                                    .write(&mut data, event_data)?;
                             }
-                                .write(&mut data, event_data)?;
+                            ::core::result::Result::Ok(
+                                ::core::option::Option::Some(1usize),
+                            )
                         }
-                        return ::core::result::Result::Ok(
-                            ::core::option::Option::Some(1usize),
-                        );
+                        _ => {
+                            ::core::result::Result::Ok(
+                                ::core::option::Option::Some(1usize),
+                            )
+                        }
                     }
-                    ::core::result::Result::Ok(::core::option::Option::Some(1usize))
                 }
                 ::core::option::Option::None => {
                     ::core::result::Result::Ok(::core::option::Option::Some(1usize))

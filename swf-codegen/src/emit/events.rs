@@ -11,7 +11,7 @@ use crate::ir::{
 };
 use crate::source::Spanned;
 use proc_macro2::TokenStream;
-use quote::quote;
+use quote::{format_ident, quote};
 
 /// `fn event_specs()` on the machine: the event definitions in document order, indexed by
 /// generated code with constants (which the compiler checks).
@@ -374,22 +374,26 @@ pub(super) fn has_own_exit(entry: &EventActions) -> bool {
 
 /// An event task of the earlier drafts: each entry waits for its condition over event names.
 /// The task waits until one entry's condition holds (that entry merges the data of its events,
-/// runs its actions and exits through its transition: `exit` is the entry's position), or until
-/// the earliest entry timeout elapses (that entry's exit, without actions).
+/// runs its actions and exits through its transition: `exit` is the entry's position; the
+/// events it does not name go back to the inbox), or until the earliest entry timeout elapses
+/// (that entry's exit, without actions).
 fn emit_event_conditions(
     cx: &Context<'_>,
     task: &Task,
     exclusive: bool,
     entries: &[EventActions],
 ) -> TokenStream {
+    let rt = rt();
     let wanted = event_indices(cx, entries);
     let position = |name: &str| {
         cx.event_index(name)
             .and_then(|index| wanted.iter().position(|w| *w == index))
     };
-    let tests: Vec<BoolExpr> = entries
-        .iter()
-        .map(|entry| match &entry.condition {
+    let mut holds_fns = Vec::new();
+    let mut specs = Vec::new();
+    let mut arms = Vec::new();
+    for (e, entry) in entries.iter().enumerate() {
+        let test = match &entry.condition {
             Some(condition) => arrival_test(condition, &position),
             None => {
                 let arrivals: Vec<BoolExpr> = entry
@@ -404,51 +408,50 @@ fn emit_event_conditions(
                     boolean::all(arrivals)
                 }
             }
-        })
-        .collect();
-    let arms = entries
-        .iter()
-        .enumerate()
-        .map(|(e, entry)| {
-            let test = &tests[e].tokens;
-            let mut seen = Vec::new();
-            let merges = entry
-                .event_refs
-                .iter()
-                .filter_map(|r| cx.event_index(&r.value))
-                .filter(|index| {
-                    let first = !seen.contains(index);
-                    seen.push(*index);
-                    first
-                })
-                .map(|index| {
-                    let merge = place_event_data(
-                        task,
-                        entry.event_data_filter.as_ref(),
-                        entry.event_results_path.as_ref(),
-                        &quote!(event),
-                    );
-                    quote! {
-                        for (_, event) in events.iter().filter(|(i, _)| *i == #index) {
-                            #merge
-                        }
-                    }
-                })
-                .collect::<Vec<_>>();
-            let actions = action::emit_actions(cx, task, &entry.actions, entry.action_mode);
+        };
+        let mut uses: Vec<usize> = entry
+            .event_refs
+            .iter()
+            .filter_map(|r| position(&r.value))
+            .collect();
+        uses.sort_unstable();
+        uses.dedup();
+        let holds = format_ident!("entry_{}", e);
+        let test = test.tokens;
+        holds_fns.push(quote! {
+            // As written, even where it could be simplified (`a and (a or b)`).
+            #[allow(clippy::overly_complex_bool_expr, clippy::nonminimal_bool)]
+            fn #holds(arrived: &[bool]) -> bool {
+                #test
+            }
+        });
+        specs.push(quote!(#rt::EventEntry { holds: &#holds, uses: &[#(#uses),*] }));
+        let merges = uses.iter().map(|p| {
+            let index = wanted[*p];
+            let merge = place_event_data(
+                task,
+                entry.event_data_filter.as_ref(),
+                entry.event_results_path.as_ref(),
+                &quote!(event),
+            );
             quote! {
-                if #test {
-                    #(#merges)*
-                    #actions
-                    return ::core::result::Result::Ok(::core::option::Option::Some(#e));
+                for (_, event) in events.iter().filter(|(i, _)| *i == #index) {
+                    #merge
                 }
             }
-        })
-        .collect::<Vec<_>>();
+        });
+        let actions = action::emit_actions(cx, task, &entry.actions, entry.action_mode);
+        arms.push(quote! {
+            #e => {
+                #(#merges)*
+                #actions
+                ::core::result::Result::Ok(::core::option::Option::Some(#e))
+            }
+        });
+    }
     // The entry whose timeout elapses first, in document order among equals. Without any
     // timeout the wait ends only when a condition holds, so the first entry's exit is never
     // taken by a timeout.
-    let rt = rt();
     let earliest = entries
         .iter()
         .enumerate()
@@ -463,25 +466,14 @@ fn emit_event_conditions(
     let timed_out_entry = earliest.map_or(0, |(_, e)| e);
     let timed_out =
         quote!(::core::result::Result::Ok(::core::option::Option::Some(#timed_out_entry)));
-    let any = boolean::any(tests).tokens;
     quote! {
-        // Entries may overlap (`(a or b) and c` beside `c`): the first that holds is taken, so
-        // the union is kept as written rather than simplified.
-        #[allow(clippy::overly_complex_bool_expr, clippy::nonminimal_bool)]
-        fn holds(arrived: &[bool]) -> bool {
-            #any
-        }
-        match io.wait_until(Self::event_specs(), &[#(#wanted),*], &holds, #timeout).await? {
-            ::core::option::Option::Some(events) => {
-                let wanted: &[usize] = &[#(#wanted),*];
-                let arrived: ::std::vec::Vec<bool> = wanted
-                    .iter()
-                    .map(|w| events.iter().any(|(i, _)| i == w))
-                    .collect();
-                let arrived = arrived.as_slice();
+        #(#holds_fns)*
+        let entries = [#(#specs),*];
+        match io.wait_entries(Self::event_specs(), &[#(#wanted),*], &entries, #timeout).await? {
+            ::core::option::Option::Some((entry, events)) => match entry {
                 #(#arms)*
-                #timed_out
-            }
+                _ => #timed_out,
+            },
             // Timed out: the entry's transition, without performing its actions.
             ::core::option::Option::None => #timed_out,
         }

@@ -15,6 +15,7 @@ mod tests;
 pub use data::event_data;
 pub use io::{DEFAULT_INBOX_CAPACITY, Io, IoBuilder};
 pub use spec::{EventSpec, context_attribute};
+pub use wait::EventEntry;
 
 pub(crate) use inbox::Inbox;
 pub(crate) use io::HostLink;

@@ -104,6 +104,52 @@ impl Io {
         timeout: Option<Duration>,
     ) -> Result<Option<Vec<(usize, Event)>>, ErrorObject> {
         let specs = resolve(events, wanted)?;
+        Ok(self
+            .wait_slots(&specs, holds, timeout)
+            .await?
+            .map(|mut taken| taken.finish(&specs, None)))
+    }
+
+    /// Waits, as [`Io::wait_until`] does, until the condition of one of `entries` holds (the
+    /// earlier drafts' event state: each entry with its condition over event names); the first
+    /// entry in order whose condition holds wins.
+    ///
+    /// Returns that entry's index and the events it names (`uses`: positions in `wanted`), in
+    /// `wanted` order. Events taken while waiting that it does not name are put back into the
+    /// inbox at their places, for a later wait. `None` when the timeout elapsed first.
+    ///
+    /// # Errors
+    /// As [`Io::wait_until`].
+    pub async fn wait_entries(
+        &self,
+        events: &'static [EventSpec],
+        wanted: &[usize],
+        entries: &[EventEntry<'_>],
+        timeout: Option<Duration>,
+    ) -> Result<Option<(usize, Vec<(usize, Event)>)>, ErrorObject> {
+        let specs = resolve(events, wanted)?;
+        let first_holding = |present: &[bool]| entries.iter().position(|e| (e.holds)(present));
+        let any = |present: &[bool]| first_holding(present).is_some();
+        let Some(mut taken) = self.wait_slots(&specs, &any, timeout).await? else {
+            return Ok(None);
+        };
+        let present: Vec<bool> = taken.slots.iter().map(Option::is_some).collect();
+        let Some(entry) = first_holding(&present) else {
+            return Ok(None);
+        };
+        let uses = entries.get(entry).map_or(&[][..], |e| e.uses);
+        Ok(Some((entry, taken.finish(&specs, Some(uses)))))
+    }
+
+    /// Takes events into one slot per entry of `specs` until `holds` is true of which slots are
+    /// filled; `None` when the timeout elapsed first. The slots go back into the inbox when the
+    /// returned guard is dropped, except those `Taken::finish` takes out.
+    async fn wait_slots<'s>(
+        &'s self,
+        specs: &[(usize, &'static EventSpec)],
+        holds: &(dyn Fn(&[bool]) -> bool + Sync),
+        timeout: Option<Duration>,
+    ) -> Result<Option<Taken<'s>>, ErrorObject> {
         if !holds(&vec![true; specs.len()]) {
             return Err(ErrorObject::new(
                 EVENT_ERROR,
@@ -111,7 +157,7 @@ impl Io {
             ));
         }
         let deadline = deadline(timeout);
-        let mut waiting = WaitGuard::begin(self, &specs);
+        let mut waiting = WaitGuard::begin(self, specs);
         let mut taken = Taken {
             io: self,
             slots: specs.iter().map(|_| None).collect(),
@@ -119,10 +165,10 @@ impl Io {
         loop {
             let mut arrived = pin!(self.inner.inbox.arrived());
             arrived.as_mut().enable();
-            let took = self.take_missing(&specs, &mut taken.slots);
+            let took = self.take_missing(specs, &mut taken.slots);
             let present: Vec<bool> = taken.slots.iter().map(Option::is_some).collect();
             if holds(&present) {
-                return Ok(Some(taken.finish(&specs)));
+                return Ok(Some(taken));
             }
             let missing: Vec<usize> = specs
                 .iter()
@@ -321,13 +367,30 @@ struct Taken<'a> {
 }
 
 impl Taken<'_> {
-    fn finish(&mut self, specs: &[(usize, &EventSpec)]) -> Vec<(usize, Event)> {
+    /// Takes out the events of the slots at `keep` (all of them for `None`), with their
+    /// definitions' indexes; the others go back into the inbox when `self` is dropped.
+    fn finish(
+        &mut self,
+        specs: &[(usize, &EventSpec)],
+        keep: Option<&[usize]>,
+    ) -> Vec<(usize, Event)> {
         specs
             .iter()
-            .zip(std::mem::take(&mut self.slots))
-            .filter_map(|(&(index, _), slot)| slot.map(|queued| (index, queued.event)))
+            .zip(self.slots.iter_mut())
+            .enumerate()
+            .filter(|(position, _)| keep.is_none_or(|keep| keep.contains(position)))
+            .filter_map(|(_, (&(index, _), slot))| slot.take().map(|queued| (index, queued.event)))
             .collect()
     }
+}
+
+/// One entry of an earlier draft's event state, for [`Io::wait_entries`].
+pub struct EventEntry<'a> {
+    /// Its condition over which of the wanted definitions have an event (`arrived[k]` for
+    /// `wanted[k]`).
+    pub holds: &'a (dyn Fn(&[bool]) -> bool + Sync),
+    /// The positions in `wanted` of the definitions it names: the events it takes.
+    pub uses: &'a [usize],
 }
 
 impl Drop for Taken<'_> {
