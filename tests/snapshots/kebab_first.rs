@@ -128,10 +128,7 @@ pub enum CarAuctionState {
     /// Task `Convert` (delay, line 43), about to run with `data` as its input.
     Convert { data: ::swf_runtime::__private::Value },
     /// Task `Charge` (operation, line 47), about to run with `data` as its input.
-    Charge {
-        data: ::swf_runtime::__private::Value,
-        retry: ::swf_runtime::__private::RetryProgress,
-    },
+    Charge { data: ::swf_runtime::__private::Value },
     /// Task `Deliver` (parallel, line 56), about to run with `data` as its input.
     Deliver { data: ::swf_runtime::__private::Value },
     /// Task `Sold` (inject, line 82), about to run with `data` as its input.
@@ -388,9 +385,7 @@ impl<F: CarAuctionFunctions> CarAuctionWorkflow<F> {
             CarAuctionState::Bidding { data } => self.run_task_bidding(data, io).await,
             CarAuctionState::Assess { data } => self.run_task_assess(data).await,
             CarAuctionState::Convert { data } => self.run_task_convert(data).await,
-            CarAuctionState::Charge { data, retry } => {
-                self.run_task_charge(data, retry).await
-            }
+            CarAuctionState::Charge { data } => self.run_task_charge(data).await,
             CarAuctionState::Deliver { data } => self.run_task_deliver(data).await,
             CarAuctionState::Sold { data } => self.run_task_sold(data).await,
             CarAuctionState::Unsold { data } => self.run_task_unsold(data).await,
@@ -766,59 +761,142 @@ impl<F: CarAuctionFunctions> CarAuctionWorkflow<F> {
         CarAuctionState,
         ::swf_runtime::__private::WorkflowError,
     > {
-        ::core::result::Result::Ok(CarAuctionState::Charge {
-            data,
-            retry: ::core::default::Default::default(),
-        })
+        ::core::result::Result::Ok(CarAuctionState::Charge { data })
     }
     /// Runs task `Charge` once.
     async fn run_task_charge(
         &self,
         data: ::swf_runtime::__private::Value,
-        retry: ::swf_runtime::__private::RetryProgress,
     ) -> ::core::result::Result<
         CarAuctionState,
         ::swf_runtime::__private::WorkflowError,
     > {
-        retry.wait().await;
-        let input = data.clone();
         let mut data = data;
+        let failed_action = ::core::sync::atomic::AtomicUsize::new(usize::MAX);
         let attempt: ::core::result::Result<
             ::core::option::Option<usize>,
             ::swf_runtime::__private::ErrorObject,
         > = async {
             {
                 let result = async {
-                    let args = {
-                        let mut map = ::swf_runtime::__private::Map::new();
-                        map.insert(
-                            ::std::string::String::from("amount"),
-                            ::swf_runtime::__private::select_or_null(
-                                {
-                                    static PATH: ::swf_runtime::__private::JsonPath = ::swf_runtime::__private::JsonPath::definite(
-                                        "$.bid.amount",
-                                        &[
-                                            ::swf_runtime::__private::Segment::Key("bid"),
-                                            ::swf_runtime::__private::Segment::Key("amount"),
-                                        ],
-                                    );
-                                    &PATH
-                                },
-                                &data,
-                            )?,
+                    const POLICIES: [::swf_runtime::__private::RetryPolicy; 1usize] = [
+                        ::swf_runtime::__private::RetryPolicy::new(
+                            ::swf_runtime::__private::Duration::from_millis(300000u64),
+                            ::swf_runtime::__private::Duration::from_millis(0u64),
+                            2u32,
+                        ),
+                    ];
+                    let mut progress = ::swf_runtime::__private::RetryProgress::default();
+                    loop {
+                        let error = match async {
+                            let args = {
+                                let mut map = ::swf_runtime::__private::Map::new();
+                                map.insert(
+                                    ::std::string::String::from("amount"),
+                                    ::swf_runtime::__private::select_or_null(
+                                        {
+                                            static PATH: ::swf_runtime::__private::JsonPath = ::swf_runtime::__private::JsonPath::definite(
+                                                "$.bid.amount",
+                                                &[
+                                                    ::swf_runtime::__private::Segment::Key("bid"),
+                                                    ::swf_runtime::__private::Segment::Key("amount"),
+                                                ],
+                                            );
+                                            &PATH
+                                        },
+                                        &data,
+                                    )?,
+                                );
+                                ::swf_runtime::__private::Value::Object(map)
+                            };
+                            ::swf_runtime::__private::call_action(
+                                    CarAuctionFunctions::charge(&self.functions, args),
+                                    ::core::option::Option::Some(
+                                        ::swf_runtime::__private::Duration::from_millis(30000u64),
+                                    ),
+                                    "30",
+                                    "Charge",
+                                    "action 1",
+                                )
+                                .await
+                        }
+                            .await
+                        {
+                            ::core::result::Result::Ok(result) => {
+                                break ::core::result::Result::Ok(result);
+                            }
+                            ::core::result::Result::Err(error) => error,
+                        };
+                        let failed_data = ::swf_runtime::__private::data_with_error(
+                            &data,
+                            &error,
                         );
-                        ::swf_runtime::__private::Value::Object(map)
-                    };
-                    ::swf_runtime::__private::call_action(
-                            CarAuctionFunctions::charge(&self.functions, args),
-                            ::core::option::Option::Some(
-                                ::swf_runtime::__private::Duration::from_millis(30000u64),
-                            ),
-                            "30",
-                            "Charge",
-                            "action 1",
-                        )
-                        .await
+                        let error_scope = error.to_json();
+                        let failed: &::swf_runtime::__private::Value = &failed_data;
+                        let scope: &::swf_runtime::__private::Value = &error_scope;
+                        let _ = (failed, scope);
+                        let choice: ::core::result::Result<
+                            ::core::option::Option<usize>,
+                            ::swf_runtime::__private::ErrorObject,
+                        > = 'choice: {
+                            match {
+                                /// `name eq 'CardDeclined'`
+                                fn condition(
+                                    _: &::swf_runtime::__private::Value,
+                                    scope: &::swf_runtime::__private::Value,
+                                ) -> ::core::result::Result<
+                                    bool,
+                                    ::swf_runtime::__private::ErrorObject,
+                                > {
+                                    ::core::result::Result::Ok(
+                                        ::swf_runtime::__private::expr::compare(
+                                            ::swf_runtime::__private::expr::CompareOp::Eq,
+                                            &::swf_runtime::__private::expr::operand_name(
+                                                scope,
+                                                "name",
+                                            ),
+                                            &::swf_runtime::__private::Value::from("CardDeclined"),
+                                        ),
+                                    )
+                                }
+                                condition(failed, scope)
+                            } {
+                                ::core::result::Result::Ok(true) => {
+                                    break 'choice ::core::result::Result::Ok(
+                                        ::core::option::Option::Some(0usize),
+                                    );
+                                }
+                                ::core::result::Result::Ok(false) => {}
+                                ::core::result::Result::Err(error) => {
+                                    break 'choice ::core::result::Result::Err(error);
+                                }
+                            }
+                            ::core::result::Result::Ok(::core::option::Option::None)
+                        };
+                        let choice = match choice {
+                            ::core::result::Result::Ok(choice) => choice,
+                            ::core::result::Result::Err(condition_error) => {
+                                break ::core::result::Result::Err(condition_error);
+                            }
+                        };
+                        let next = choice
+                            .and_then(|definition| {
+                                POLICIES
+                                    .get(definition)
+                                    .and_then(|policy| progress.next(definition, policy))
+                            });
+                        match next {
+                            ::core::option::Option::Some(next) => {
+                                progress = next;
+                                progress.wait().await;
+                            }
+                            ::core::option::Option::None => {
+                                failed_action
+                                    .store(0usize, ::core::sync::atomic::Ordering::Relaxed);
+                                break ::core::result::Result::Err(error);
+                            }
+                        }
+                    }
                 }
                     .await?;
                 {
@@ -847,66 +925,6 @@ impl<F: CarAuctionFunctions> CarAuctionWorkflow<F> {
                 let failed: &::swf_runtime::__private::Value = &failed_data;
                 let scope: &::swf_runtime::__private::Value = &error_scope;
                 let _ = (failed, scope);
-                const POLICIES: [::swf_runtime::__private::RetryPolicy; 1usize] = [
-                    ::swf_runtime::__private::RetryPolicy::new(
-                        ::swf_runtime::__private::Duration::from_millis(300000u64),
-                        ::swf_runtime::__private::Duration::from_millis(0u64),
-                        2u32,
-                    ),
-                ];
-                let choice: ::core::option::Option<usize> = 'choice: {
-                    let outcome = {
-                        /// `name eq 'CardDeclined'`
-                        fn condition(
-                            _: &::swf_runtime::__private::Value,
-                            scope: &::swf_runtime::__private::Value,
-                        ) -> ::core::result::Result<
-                            bool,
-                            ::swf_runtime::__private::ErrorObject,
-                        > {
-                            ::core::result::Result::Ok(
-                                ::swf_runtime::__private::expr::compare(
-                                    ::swf_runtime::__private::expr::CompareOp::Eq,
-                                    &::swf_runtime::__private::expr::operand_name(
-                                        scope,
-                                        "name",
-                                    ),
-                                    &::swf_runtime::__private::Value::from("CardDeclined"),
-                                ),
-                            )
-                        }
-                        condition(failed, scope)
-                    };
-                    let matched = match outcome {
-                        ::core::result::Result::Ok(matched) => matched,
-                        ::core::result::Result::Err(condition_error) => {
-                            return ::core::result::Result::Err(
-                                ::swf_runtime::__private::WorkflowError::new(
-                                    "car-auction",
-                                    "Charge",
-                                    condition_error,
-                                    data,
-                                ),
-                            );
-                        }
-                    };
-                    if matched {
-                        break 'choice ::core::option::Option::Some(0usize);
-                    }
-                    ::core::option::Option::None
-                };
-                let next = choice
-                    .and_then(|definition| {
-                        POLICIES
-                            .get(definition)
-                            .and_then(|policy| retry.next(definition, policy))
-                    });
-                if let ::core::option::Option::Some(retry) = next {
-                    return ::core::result::Result::Ok(CarAuctionState::Charge {
-                        data: input,
-                        retry,
-                    });
-                }
                 let outcome = {
                     /// `name eq 'CardDeclined'`
                     fn condition(
@@ -942,7 +960,10 @@ impl<F: CarAuctionFunctions> CarAuctionWorkflow<F> {
                         );
                     }
                 };
-                if matched {
+                if matched
+                    && failed_action.load(::core::sync::atomic::Ordering::Relaxed)
+                        == 0usize
+                {
                     let error_data = error.wrapped();
                     let mut handled = data;
                     if let ::core::result::Result::Err(merge_error) = ::swf_runtime::__private::merge_data(

@@ -2,7 +2,11 @@
 //! not need, retries that belong to one action, branches not waited for. Timed tests run on
 //! tokio's paused clock.
 
-use swf_runtime::{Io, json};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+use swf_runtime::{FunctionError, Io, Value, json};
+use tokio::time::Instant;
 
 mod leftover {
     swf_runtime::workflow!("workflows/earlier/leftover_events.sw.yaml");
@@ -28,4 +32,127 @@ async fn events_an_entry_did_not_name_stay_for_the_next_wait() {
         .expect("runs");
     assert_eq!(output["ended"], json!("gotA"));
     assert_eq!(started.elapsed(), std::time::Duration::ZERO);
+}
+
+mod event_retry {
+    swf_runtime::workflow!("workflows/earlier/event_retry.sw.yaml");
+}
+
+/// Fails with `Flaky` the first `failures` times, then succeeds.
+struct Flaky {
+    failures: usize,
+    calls: AtomicUsize,
+}
+
+impl event_retry::EventRetryFunctions for Flaky {
+    async fn flaky(&self, _args: Value) -> Result<Value, FunctionError> {
+        let call = self.calls.fetch_add(1, Ordering::SeqCst);
+        if call < self.failures {
+            Err(FunctionError::named("Flaky", "try again"))
+        } else {
+            Ok(json!({"calls": call + 1}))
+        }
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn an_action_of_an_event_state_retries_without_waiting_for_its_event_again() {
+    use event_retry::EventRetryEvent as Event;
+    let io = Io::standalone();
+    io.deliver(Event::A.event("a", json!({})).expect("event builds"))
+        .await
+        .expect("delivered");
+    let started = Instant::now();
+    let machine = event_retry::EventRetryWorkflow::new(Flaky {
+        failures: 2,
+        calls: AtomicUsize::new(0),
+    });
+    let output = machine.run_with(json!({}), &io).await.expect("runs");
+    assert_eq!(output["calls"], json!(3));
+    // Two retries, one second apart each: no wait for another event.
+    assert_eq!(started.elapsed(), Duration::from_secs(2));
+
+    // Spent after three retries: the retry's next-state, an END state with FAILURE.
+    let io = Io::standalone();
+    io.deliver(Event::A.event("a", json!({})).expect("event builds"))
+        .await
+        .expect("delivered");
+    let machine = event_retry::EventRetryWorkflow::new(Flaky {
+        failures: 10,
+        calls: AtomicUsize::new(0),
+    });
+    let failed = machine.run_with(json!({}), &io).await.expect_err("fails");
+    assert_eq!(failed.task(), "Failed");
+    assert_eq!(machine.functions().calls.load(Ordering::SeqCst), 4);
+}
+
+mod action_retries {
+    swf_runtime::workflow!("workflows/earlier/action_retries.sw.yaml");
+}
+
+/// `first` fails with E `first_failures` times; `second` fails with E `second_failures` times.
+struct TwoActions {
+    first_failures: usize,
+    second_failures: usize,
+    first_calls: AtomicUsize,
+    second_calls: AtomicUsize,
+}
+
+impl TwoActions {
+    fn new(first_failures: usize, second_failures: usize) -> Self {
+        Self {
+            first_failures,
+            second_failures,
+            first_calls: AtomicUsize::new(0),
+            second_calls: AtomicUsize::new(0),
+        }
+    }
+
+    fn calls(&self) -> (usize, usize) {
+        (
+            self.first_calls.load(Ordering::SeqCst),
+            self.second_calls.load(Ordering::SeqCst),
+        )
+    }
+}
+
+fn answer(calls: &AtomicUsize, failures: usize) -> Result<Value, FunctionError> {
+    if calls.fetch_add(1, Ordering::SeqCst) < failures {
+        Err(FunctionError::named("E", "failed"))
+    } else {
+        Ok(json!({}))
+    }
+}
+
+impl action_retries::ActionRetriesFunctions for TwoActions {
+    async fn first(&self, _args: Value) -> Result<Value, FunctionError> {
+        answer(&self.first_calls, self.first_failures)
+    }
+    async fn second(&self, _args: Value) -> Result<Value, FunctionError> {
+        answer(&self.second_calls, self.second_failures)
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_retry_belongs_to_its_own_action() {
+    // The first action recovers on its second retry; the second runs once.
+    let machine = action_retries::ActionRetriesWorkflow::new(TwoActions::new(2, 0));
+    let output = machine.run(json!({})).await.expect("runs");
+    assert_eq!(output["ended"], json!("done"));
+    assert_eq!(machine.functions().calls(), (3, 1));
+
+    // The first action's retries spent: its transition.
+    let machine = action_retries::ActionRetriesWorkflow::new(TwoActions::new(5, 0));
+    let output = machine.run(json!({})).await.expect("handled");
+    assert_eq!(output["ended"], json!("fromFirst"));
+    assert_eq!(output["error"]["name"], json!("E"));
+    assert_eq!(machine.functions().calls(), (3, 0));
+
+    // The second action's failure is not the first's to retry or hand over: the run fails,
+    // and the first action ran once.
+    let machine = action_retries::ActionRetriesWorkflow::new(TwoActions::new(0, 5));
+    let failed = machine.run(json!({})).await.expect_err("fails");
+    assert_eq!(failed.task(), "Op");
+    assert_eq!(failed.error().name, "E");
+    assert_eq!(machine.functions().calls(), (1, 1));
 }

@@ -94,7 +94,7 @@ fn emit_call(cx: &Context<'_>, task: &Task, action: &Action, index: usize) -> To
     };
     let timeout = super::duration_option(action.timeout.as_ref());
     let timeout_text = action.timeout.as_ref().map_or("", |t| t.text.as_str());
-    quote! {
+    let call = quote! {
         async {
             #input_binding
             let args = #args;
@@ -106,6 +106,92 @@ fn emit_call(cx: &Context<'_>, task: &Task, action: &Action, index: usize) -> To
                 #label,
             )
             .await
+        }
+    };
+    if action.retry.is_empty() {
+        return call;
+    }
+    retrying(task, action, call)
+}
+
+/// The call again and again under the action's own retries (the earlier drafts): the first
+/// definition whose condition matches the error decides, until it is spent. A failure that no
+/// retry takes any more is recorded as this action's (`failed_action`), for the handlers of its
+/// retries' transitions.
+fn retrying(task: &Task, action: &Action, call: TokenStream) -> TokenStream {
+    let rt = rt();
+    let position = task
+        .actions()
+        .iter()
+        .position(|a| std::ptr::eq(*a, action))
+        .unwrap_or(usize::MAX);
+    let failed = format_ident!("failed");
+    let scope = format_ident!("scope");
+    let choices = action.retry.iter().enumerate().map(|(d, retry)| {
+        let test = match &retry.condition {
+            Some(expression) => crate::emit_parts::expr::condition(expression, &failed, &scope),
+            None => quote!(::core::result::Result::<bool, #rt::ErrorObject>::Ok(true)),
+        };
+        quote! {
+            match #test {
+                ::core::result::Result::Ok(true) => break 'choice ::core::result::Result::Ok(::core::option::Option::Some(#d)),
+                ::core::result::Result::Ok(false) => {}
+                ::core::result::Result::Err(error) => break 'choice ::core::result::Result::Err(error),
+            }
+        }
+    });
+    let policies = action.retry.iter().map(|retry| {
+        let interval = retry.interval.as_ref().map_or(0, |i| i.millis);
+        let multiplier = retry.multiplier.as_ref().map_or(0, |m| m.millis);
+        let attempts = retry.effective_attempts();
+        quote! {
+            #rt::RetryPolicy::new(
+                #rt::Duration::from_millis(#interval),
+                #rt::Duration::from_millis(#multiplier),
+                #attempts,
+            )
+        }
+    });
+    let count = action.retry.len();
+    quote! {
+        async {
+            const POLICIES: [#rt::RetryPolicy; #count] = [#(#policies),*];
+            let mut progress = #rt::RetryProgress::default();
+            loop {
+                let error = match #call.await {
+                    ::core::result::Result::Ok(result) => break ::core::result::Result::Ok(result),
+                    ::core::result::Result::Err(error) => error,
+                };
+                let failed_data = #rt::data_with_error(&data, &error);
+                let error_scope = error.to_json();
+                let #failed: &#rt::Value = &failed_data;
+                let #scope: &#rt::Value = &error_scope;
+                // Conditions that read only bare names leave `failed` unused, and the other way round.
+                let _ = (#failed, #scope);
+                let choice: ::core::result::Result<::core::option::Option<usize>, #rt::ErrorObject> = 'choice: {
+                    #(#choices)*
+                    ::core::result::Result::Ok(::core::option::Option::None)
+                };
+                let choice = match choice {
+                    ::core::result::Result::Ok(choice) => choice,
+                    ::core::result::Result::Err(condition_error) => break ::core::result::Result::Err(condition_error),
+                };
+                let next = choice.and_then(|definition| {
+                    POLICIES
+                        .get(definition)
+                        .and_then(|policy| progress.next(definition, policy))
+                });
+                match next {
+                    ::core::option::Option::Some(next) => {
+                        progress = next;
+                        progress.wait().await;
+                    }
+                    ::core::option::Option::None => {
+                        failed_action.store(#position, ::core::sync::atomic::Ordering::Relaxed);
+                        break ::core::result::Result::Err(error);
+                    }
+                }
+            }
         }
     }
 }

@@ -350,9 +350,13 @@ pub(super) fn emit_error_path(cx: &Context<'_>, index: usize) -> TokenStream {
                     }
                 }
             });
+            // A retry's transition only takes the failures of its own action.
+            let gate = handler.action.map(|position| {
+                quote!(&& failed_action.load(::core::sync::atomic::Ordering::Relaxed) == #position)
+            });
             quote! {
                 #bind
-                if matched {
+                if matched #gate {
                     #error_data
                     let mut #target = data;
                     if let ::core::result::Result::Err(merge_error) = #place {

@@ -41,12 +41,19 @@ pub(super) fn emit_run(cx: &Context<'_>, index: usize) -> TokenStream {
     } else {
         quote!(_)
     };
+    // Which action failed once its own retries were spent (the earlier drafts' action retries).
+    let failed_action = task.actions().iter().any(|a| !a.retry.is_empty()).then(|| {
+        quote! {
+            let failed_action = ::core::sync::atomic::AtomicUsize::new(usize::MAX);
+        }
+    });
     let doc = format!(" Runs task `{}` once.", task.name.value);
     quote! {
         #[doc = #doc]
         async fn #run(&self, data: #rt::Value, #retry_param #log_param #io_param) -> ::core::result::Result<#state, #rt::WorkflowError> {
             #wait
             #data_binding
+            #failed_action
             let attempt: ::core::result::Result<::core::option::Option<usize>, #rt::ErrorObject> = async { #body }.await;
             match attempt {
                 #terminates

@@ -282,6 +282,9 @@ pub struct Action {
     pub result_selection: Option<JsonPath>,
     /// Where the result is written in the task data (`dataResultsPath`); absent means merge.
     pub results_path: Option<JsonPath>,
+    /// The earlier drafts' retries of this action alone: the function is called again, without
+    /// leaving the task, until one matches no more or is exhausted (then the task fails).
+    pub retry: Vec<Retry>,
     pub span: Span,
 }
 
@@ -579,6 +582,9 @@ pub struct ErrorHandler {
     /// v0.1 error filter `outputPath`: selects the task's output once the error is in its data.
     pub output_path: Option<JsonPath>,
     pub transition: Option<Transition>,
+    /// Only for a failure of this action of the task (its index in [`Task::actions`]) once its
+    /// own retries are spent: the earlier drafts' retry `transition`/`next-state`.
+    pub action: Option<usize>,
     pub span: Span,
 }
 

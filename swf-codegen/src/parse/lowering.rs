@@ -16,6 +16,26 @@ pub(in crate::parse) struct Lowering<'d> {
     pub default_language: ExprLanguage,
 }
 
+/// The earlier drafts' retry transitions: each handler belongs to the action written at `Span`.
+/// Once the task is built, each becomes a handler for that action's failures only (its index in
+/// `Task::actions`), placed before the state's own handlers, in order; a handler whose action
+/// was dropped (reported already) is dropped too.
+pub(in crate::parse) fn attach_retry_handlers(
+    task: &mut crate::ir::Task,
+    pending: Vec<(crate::source::Span, crate::ir::ErrorHandler)>,
+) {
+    let spans: Vec<crate::source::Span> = task.actions().iter().map(|a| a.span).collect();
+    let mut handlers: Vec<crate::ir::ErrorHandler> = pending
+        .into_iter()
+        .filter_map(|(span, mut handler)| {
+            handler.action = Some(spans.iter().position(|s| *s == span)?);
+            Some(handler)
+        })
+        .collect();
+    handlers.append(&mut task.on_error);
+    task.on_error = handlers;
+}
+
 impl Lowering<'_> {
     pub(in crate::parse) fn path(&mut self, node: &Node, what: &str) -> Option<JsonPath> {
         let text = reader::string(node, what, self.diags)?;

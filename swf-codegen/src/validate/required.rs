@@ -632,6 +632,7 @@ mod tests {
             span: sp(14, 9),
         });
         t.on_error.push(ErrorHandler {
+            action: None,
             error_results_path: None,
             output_path: None,
             condition: None,

@@ -82,6 +82,7 @@ impl TaskExt for Task {
 
     fn on_error(mut self, line: u32, target: &str) -> Task {
         self.on_error.push(ErrorHandler {
+            action: None,
             error_results_path: None,
             output_path: None,
             condition: Some(expression(line)),
@@ -127,6 +128,7 @@ pub fn operation(actions: Vec<Action>) -> TaskKind {
 /// An action at `line:11` calling `function` (its refName at `line:30`).
 pub fn action(line: u32, function: &str) -> Action {
     Action {
+        retry: Vec::new(),
         result_selection: None,
         name: None,
         function: Some(FunctionRef {

@@ -7,7 +7,7 @@ use crate::ir::{
 };
 use crate::parse::reader::{self, MapReader};
 use crate::parse::yaml::{Node, NodeKind};
-use crate::source::Spanned;
+use crate::source::{Span, Spanned};
 use crate::syntax;
 
 /// The filter keys, in the kebab-case spelling and the drafts' own (`InputPath`).
@@ -29,11 +29,12 @@ impl Kebab<'_> {
         .map_or(ActionMode::Sequential, |m| m.value)
     }
 
-    /// The actions of a state or events entry; their retries go to `retries`, in order.
+    /// The actions of a state or events entry; the handlers taking their retries' `next-state`
+    /// go to `retries`, with the action's position.
     pub(super) fn actions(
         &mut self,
         node: &Node,
-        retries: &mut Vec<(Retry, ErrorHandler)>,
+        retries: &mut Vec<(Span, ErrorHandler)>,
     ) -> Vec<Action> {
         reader::list(node, "actions", self.cx.diags)
             .iter()
@@ -41,14 +42,17 @@ impl Kebab<'_> {
             .collect()
     }
 
-    fn action(&mut self, node: &Node, retries: &mut Vec<(Retry, ErrorHandler)>) -> Option<Action> {
+    fn action(&mut self, node: &Node, retries: &mut Vec<(Span, ErrorHandler)>) -> Option<Action> {
         let mut map = MapReader::new(node, "action", self.cx.diags)?;
         let function = map.require(&["function"]).and_then(|n| self.function(n));
         let timeout = map
             .take(&["timeout"])
             .and_then(|n| self.seconds_or_iso(n, "timeout"));
-        if let Some(retry) = map.take(&["retry"]).and_then(|n| self.retry(n)) {
-            retries.push(retry);
+        // The action retries itself; once spent, the handler takes the retry's `next-state`.
+        let mut retry = Vec::new();
+        if let Some((definition, handler)) = map.take(&["retry"]).and_then(|n| self.retry(n)) {
+            retry.push(definition);
+            retries.push((map.span(), handler));
         }
         let (input_path, results_path, result_selection) = match map.take(&["filter"]) {
             Some(filter) => self.action_filter(filter),
@@ -63,6 +67,7 @@ impl Kebab<'_> {
             input_path,
             result_selection,
             results_path,
+            retry,
             span,
         })
     }
@@ -180,6 +185,7 @@ impl Kebab<'_> {
             error_results_path: None,
             output_path: None,
             transition: next,
+            action: None,
             span,
         };
         Some((retry, handler))

@@ -39,7 +39,7 @@ impl Kebab<'_> {
         &mut self,
         node: &Node,
         ends: bool,
-        retries: &mut Vec<(crate::ir::Retry, crate::ir::ErrorHandler)>,
+        retries: &mut Vec<(crate::source::Span, crate::ir::ErrorHandler)>,
     ) -> Vec<EventActions> {
         let mut out = Vec::new();
         for item in reader::list(node, "events", self.cx.diags) {

@@ -5,7 +5,7 @@ use super::{Kebab, not_allowed, placeholder_transition};
 use crate::diagnostic::Code;
 use crate::ir::{
     ActionMode, Branch, Completion, End, EndKind, EndStatus, ErrorHandler, JsonPath,
-    ParallelOutput, Retry, Scope, Start, StartKind, Task, TaskDataFilter, TaskKind, Transition,
+    ParallelOutput, Scope, Start, StartKind, Task, TaskDataFilter, TaskKind, Transition,
 };
 use crate::parse::reader::{self, MapReader, closest};
 use crate::parse::yaml::{Node, NodeKind};
@@ -57,8 +57,8 @@ pub(super) struct StateFilter {
 pub(super) struct Lowered {
     pub kind: TaskKind,
     pub transition: Option<Transition>,
-    /// Retries declared on actions, each with the handler taking its `next-state`.
-    pub retries: Vec<(Retry, ErrorHandler)>,
+    /// The handlers taking the `next-state` of the actions' retries, with each action's position.
+    pub retries: Vec<(Span, ErrorHandler)>,
     /// An END state's end.
     pub end: Option<End>,
 }
@@ -267,15 +267,13 @@ impl Kebab<'_> {
                      go), or leave it at the default `$`",
             );
         }
-        let (retry, on_error) = lowered.retries.into_iter().unzip();
-        Some(Task {
+        let mut task = Task {
             name: name.unwrap_or_else(|| Spanned::new(String::new(), node.span)),
             id: None,
             kind: lowered.kind,
             data_filter: filter.data_filter,
-            retry,
-            // Once a retry's attempts are spent, its handler takes its `next-state`.
-            on_error,
+            retry: Vec::new(),
+            on_error: Vec::new(),
             start,
             transition: lowered.transition,
             end: lowered.end.or(end),
@@ -283,7 +281,10 @@ impl Kebab<'_> {
             used_for_compensation: false,
             metadata,
             span: node.span,
-        })
+        };
+        // Once an action's retries are spent, its handler takes the retry's `next-state`.
+        crate::parse::lowering::attach_retry_handlers(&mut task, lowered.retries);
+        Some(task)
     }
 
     /// The state types of this draft, for messages.

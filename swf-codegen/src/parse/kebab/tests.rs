@@ -530,7 +530,10 @@ fn operation_states_declare_their_functions_inline() {
 fn retries_move_to_the_state_with_a_handler_for_their_next_state() {
     let wf = parse_ok(OPERATIONS);
     let task = task(&wf, "Charge");
-    let [declined, down] = &task.retry[..] else {
+    // Each action keeps its own retry; the state retries nothing as a whole.
+    assert!(task.retry.is_empty());
+    let retries: Vec<&crate::ir::Retry> = task.actions().iter().flat_map(|a| &a.retry).collect();
+    let [declined, down] = retries[..] else {
         panic!("two retries")
     };
     let condition = declined.condition.as_ref().expect("condition");
@@ -559,6 +562,8 @@ fn retries_move_to_the_state_with_a_handler_for_their_next_state() {
     };
     assert_eq!(first.condition, declined.condition);
     assert_eq!(second.condition, down.condition);
+    // Each handler takes only its own action's failures.
+    assert_eq!((first.action, second.action), (Some(0), Some(1)));
     let to = first.transition.as_ref().expect("transition");
     assert_eq!((to.next.as_str(), to.span), ("Declined", Span::new(14, 83)));
     assert_eq!(first.span, declined.span);
@@ -576,7 +581,12 @@ fn retry_intervals_in_iso_8601() {
             "retry: {match: Down, retry-interval: R5/PT1M, max-retry: 2",
         );
     let wf = parse_ok(&text);
-    let [declined, down] = &task(&wf, "Charge").retry[..] else {
+    let retries: Vec<&crate::ir::Retry> = task(&wf, "Charge")
+        .actions()
+        .iter()
+        .flat_map(|a| &a.retry)
+        .collect();
+    let [declined, down] = retries[..] else {
         panic!("two retries")
     };
     let interval = declined.interval.as_ref().expect("interval");

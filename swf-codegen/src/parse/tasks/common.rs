@@ -255,6 +255,7 @@ impl Lowering<'_> {
                 error_results_path: None,
                 output_path: None,
                 transition,
+                action: None,
                 span,
             });
         }
@@ -305,6 +306,7 @@ impl Lowering<'_> {
             input_path,
             result_selection: None,
             results_path,
+            retry: Vec::new(),
             span,
         })
     }

@@ -22,14 +22,13 @@ pub(super) struct Filter {
     pub output_key: Option<Span>,
 }
 
-/// The retries written on a state's actions, which the IR keeps on the task (in document
-/// order), and the error handlers their transitions become.
+/// The error handlers that the transitions of a state's action retries become, each with the
+/// position of its action (the retries themselves stay on their actions).
 #[derive(Debug, Default)]
 pub(super) struct Retries {
-    pub retry: Vec<Retry>,
-    /// One per retry with a `transition`: once that retry is exhausted, onError decides
+    /// One per retry with a `transition`: once that action's retries are spent, onError decides
     /// (SEMANTICS.md), and this handler, first in the state's `onError`, takes its transition.
-    pub handlers: Vec<ErrorHandler>,
+    pub handlers: Vec<(Span, ErrorHandler)>,
 }
 
 /// A `condition` as written: `{expressionLanguage, body}`, or a bare string (the body).
@@ -153,8 +152,8 @@ impl V01<'_> {
             .collect()
     }
 
-    /// `{functionref: {refname, parameters}, timeout, retry, filter}`. The action's retries go
-    /// to `retries`: the IR keeps them on the task.
+    /// `{functionref: {refname, parameters}, timeout, retry, filter}`. The action retries
+    /// itself; the handlers its retries' transitions become go to `retries`.
     fn action(&mut self, node: &Node, retries: &mut Retries) -> Option<Action> {
         let mut map = MapReader::new(node, "action", self.cx.diags)?;
         let function = map
@@ -163,8 +162,14 @@ impl V01<'_> {
         let timeout = map
             .take(&["timeout"])
             .and_then(|n| self.cx.duration(n, "timeout"));
+        let mut retry = Vec::new();
         if let Some(list) = map.take(&["retry"]) {
-            self.retries(list, retries);
+            for (definition, handler) in self.retries(list) {
+                retry.push(definition);
+                if let Some(handler) = handler {
+                    retries.handlers.push((map.span(), handler));
+                }
+            }
         }
         let filter = map
             .take(&["filter"])
@@ -179,6 +184,7 @@ impl V01<'_> {
             input_path: filter.input,
             result_selection: filter.output,
             results_path: filter.result,
+            retry,
             span,
         })
     }
@@ -199,7 +205,8 @@ impl V01<'_> {
 
     /// `retry: [{condition, interval, max, transition}]`. `max` defaults to 0: no retries, only
     /// the transition once the condition matches.
-    fn retries(&mut self, node: &Node, out: &mut Retries) {
+    fn retries(&mut self, node: &Node) -> Vec<(Retry, Option<ErrorHandler>)> {
+        let mut out = Vec::new();
         for item in reader::list(node, "retry", self.cx.diags) {
             let Some(mut map) = MapReader::new(item, "retry definition", self.cx.diags) else {
                 continue;
@@ -219,24 +226,25 @@ impl V01<'_> {
             // so that nothing reports it again.
             let Some(condition) = condition else { continue };
             let condition = Some(condition);
-            if let Some(transition) = transition {
-                out.handlers.push(ErrorHandler {
-                    condition: condition.clone(),
-                    error_data_filter: None,
-                    error_results_path: None,
-                    output_path: None,
-                    transition: Some(transition),
-                    span,
-                });
-            }
-            out.retry.push(Retry {
+            let handler = transition.map(|transition| ErrorHandler {
+                condition: condition.clone(),
+                error_data_filter: None,
+                error_results_path: None,
+                output_path: None,
+                transition: Some(transition),
+                action: None,
+                span,
+            });
+            let retry = Retry {
                 condition,
                 interval,
                 multiplier: None,
                 max_attempts,
                 span,
-            });
+            };
+            out.push((retry, handler));
         }
+        out
     }
 
     /// `onError: [{condition, filter, transition}]`, on a state or on the workflow.
@@ -267,6 +275,7 @@ impl V01<'_> {
                 error_results_path: filter.result,
                 output_path: filter.output,
                 transition: Some(transition),
+                action: None,
                 span,
             });
         }

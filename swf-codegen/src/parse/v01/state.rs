@@ -97,9 +97,7 @@ impl V01<'_> {
         }
         let looping = loop_entry.and_then(|entry| self.looping(entry, state_type));
 
-        let mut handlers = retries.handlers;
-        handlers.extend(on_error);
-        let task = Task {
+        let mut task = Task {
             name: name?,
             id,
             kind,
@@ -107,8 +105,8 @@ impl V01<'_> {
                 input: filter.input,
                 output: filter.output,
             },
-            retry: retries.retry,
-            on_error: handlers,
+            retry: Vec::new(),
+            on_error,
             start: None,
             transition,
             end,
@@ -117,6 +115,9 @@ impl V01<'_> {
             metadata,
             span: node.span,
         };
+        // Once an action's retries are spent, the handler its retry's transition became
+        // decides, before the state's own handlers.
+        crate::parse::lowering::attach_retry_handlers(&mut task, retries.handlers);
         Some(match looping {
             Some(looping) => wrap_in_loop(task, looping),
             None => task,
@@ -380,9 +381,20 @@ fn wrap_in_loop(state: Task, mut kind: TaskKind) -> Task {
     if let TaskKind::ForEach { scope, .. } = &mut kind {
         scope.tasks.push(body);
     }
+    // Out of the loop, a failure is the body's: the handlers of the body's actions apply to it.
+    let on_error = state
+        .on_error
+        .iter()
+        .cloned()
+        .map(|handler| crate::ir::ErrorHandler {
+            action: None,
+            ..handler
+        })
+        .collect();
     Task {
         kind,
         retry: Vec::new(),
+        on_error,
         ..state
     }
 }

@@ -383,10 +383,12 @@ const RETRIES: &str = r#"  - name: A
 "#;
 
 #[test]
-fn retries_written_on_actions_become_the_task_s_in_document_order() {
+fn retries_written_on_actions_stay_on_their_actions_in_document_order() {
     let wf = parse_ok(&workflow(RETRIES));
     let a = task(&wf, "A");
-    let [first, second] = &a.retry[..] else {
+    assert!(a.retry.is_empty());
+    let retries: Vec<&crate::ir::Retry> = a.actions().iter().flat_map(|x| &x.retry).collect();
+    let [first, second] = retries[..] else {
         panic!("two retries")
     };
     assert_eq!(first.span, Span::new(12, 13));
@@ -414,8 +416,10 @@ fn a_retry_s_transition_becomes_the_first_error_handler() {
     let [from_retry, own] = &a.on_error[..] else {
         panic!("two handlers: {:#?}", a.on_error)
     };
-    assert_eq!(from_retry.condition, a.retry[0].condition);
+    assert_eq!(from_retry.condition, a.actions()[0].retry[0].condition);
     assert_eq!(next(from_retry.transition.as_ref()), Some("Slow"));
+    // Only for its own action's failures; the state's own handler for any.
+    assert_eq!((from_retry.action, own.action), (Some(0), None));
     assert_eq!(from_retry.span, Span::new(12, 13));
     assert!(from_retry.error_data_filter.is_none());
 
@@ -602,9 +606,14 @@ fn event_actions_wait_for_a_condition_over_trigger_names() {
     assert!(second.timeout.is_none());
     assert_eq!(next(second.transition.as_ref()), Some("Late"));
 
-    // The action's retry goes to the task, its transition to the first handler.
-    assert_eq!(wait.retry.len(), 1);
+    // The action keeps its retry; its transition becomes the first handler, for that action.
+    assert!(wait.retry.is_empty());
+    assert_eq!(
+        wait.actions().iter().map(|a| a.retry.len()).sum::<usize>(),
+        1
+    );
     assert_eq!(next(wait.on_error[0].transition.as_ref()), Some("Late"));
+    assert!(wait.on_error[0].action.is_some());
 }
 
 #[test]
@@ -1140,7 +1149,11 @@ fn a_looping_state_is_a_foreach_around_a_copy_of_itself() {
     assert_eq!(body.end.as_ref().unwrap().kind, EndKind::Default);
     assert_eq!(body.data_filter, TaskDataFilter::default());
     assert!(body.transition.is_none() && body.on_error.is_empty());
-    assert_eq!(body.retry.len(), 1);
+    // The body's action retries itself; out of the loop, its handler takes any failure.
+    assert!(
+        matches!(body.kind, TaskKind::Operation { ref actions, .. } if actions[0].retry.len() == 1)
+    );
+    assert!(a.on_error.iter().all(|h| h.action.is_none()));
     assert!(matches!(body.kind, TaskKind::Operation { ref actions, .. } if actions.len() == 1));
 }
 
