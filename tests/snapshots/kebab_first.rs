@@ -839,7 +839,7 @@ impl<F: CarAuctionFunctions> CarAuctionWorkflow<F> {
                             ::core::option::Option<usize>,
                             ::swf_runtime::__private::ErrorObject,
                         > = 'choice: {
-                            match {
+                            let outcome = {
                                 /// `name eq 'CardDeclined'`
                                 fn condition(
                                     _: &::swf_runtime::__private::Value,
@@ -860,7 +860,8 @@ impl<F: CarAuctionFunctions> CarAuctionWorkflow<F> {
                                     )
                                 }
                                 condition(failed, scope)
-                            } {
+                            };
+                            match outcome {
                                 ::core::result::Result::Ok(true) => {
                                     break 'choice ::core::result::Result::Ok(
                                         ::core::option::Option::Some(0usize),

@@ -133,7 +133,8 @@ fn retrying(task: &Task, action: &Action, call: TokenStream) -> TokenStream {
             None => quote!(::core::result::Result::<bool, #rt::ErrorObject>::Ok(true)),
         };
         quote! {
-            match #test {
+            let outcome = #test;
+            match outcome {
                 ::core::result::Result::Ok(true) => break 'choice ::core::result::Result::Ok(::core::option::Option::Some(#d)),
                 ::core::result::Result::Ok(false) => {}
                 ::core::result::Result::Err(error) => break 'choice ::core::result::Result::Err(error),
