@@ -110,6 +110,8 @@ codes! {
         "`compensatedBy` must name a task of the same scope marked `usedForCompensation: true`, which is not itself compensated by another task.";
     COMPENSATION_CROSSING = "E0135", "transition between normal and compensation tasks",
         "Compensation tasks run only to undo completed tasks: a normal task cannot transition to one, a compensation task can only transition to other compensation tasks, and a compensation task cannot be a start.";
+    DETACHED_WAIT = "E0136", "event wait in a branch that is not waited for",
+        "A branch with `waitForCompletion: false` runs on its own, with an inbox no host routes events to: a wait for events there would never end. Wait for the branch, or move the wait out of it.";
     NESTED_COMPENSATION = "E0144", "compensation asked for inside a compensation",
         "A compensation task runs while the compensation of completed tasks is under way: it cannot ask for compensation itself (`compensate: true` on its end or transitions), and it is not compensated in turn (`compensatedBy`).";
     IGNORED_NEXT_STATE = "W0001", "next-state on a state that ends",

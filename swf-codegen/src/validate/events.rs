@@ -1,7 +1,7 @@
 //! Rules about events that the host relies on.
 
 use crate::diagnostic::{Code, Diagnostics};
-use crate::ir::{TaskKind, Workflow};
+use crate::ir::{Scope, SwitchConditions, Task, TaskKind, Workflow};
 
 /// A non-exclusive starting event task groups its events by correlation value, so they must
 /// all be correlated by the same attribute (or all not at all).
@@ -57,6 +57,52 @@ pub fn check_starting_events(workflow: &Workflow, diags: &mut Diagnostics) {
     }
 }
 
+/// A branch the parallel task does not wait for runs detached, with an inbox nothing routes to:
+/// a task in it that waits for events would wait forever.
+pub fn check_detached_waits(scope: &Scope, diags: &mut Diagnostics) {
+    for task in &scope.tasks {
+        if let TaskKind::Parallel { branches, .. } = &task.kind {
+            for branch in branches.iter().filter(|b| !b.wait_for_completion) {
+                if let Some(waiting) = first_waiting(&branch.scope) {
+                    diags
+                        .error(
+                            Code::DETACHED_WAIT,
+                            branch.span,
+                            format!(
+                                "branch `{}` of parallel task `{}` is not waited for, yet its task \
+                                 `{}` waits for events: nothing routes events to a branch that \
+                                 runs on its own",
+                                branch.name.value, task.name.value, waiting.name.value
+                            ),
+                        )
+                        .help(
+                            "wait for the branch (`waitForCompletion: true`), or wait for the \
+                             events before or after the parallel task",
+                        );
+                }
+            }
+        }
+        for nested in task.nested_scopes() {
+            check_detached_waits(nested, diags);
+        }
+    }
+}
+
+/// The first task (depth first, in document order) that waits for events.
+fn first_waiting(scope: &Scope) -> Option<&Task> {
+    scope.tasks.iter().find_map(|task| {
+        let waits = match &task.kind {
+            TaskKind::Event { .. } | TaskKind::Callback { .. } => true,
+            TaskKind::Switch(switch) => matches!(switch.conditions, SwitchConditions::Event(_)),
+            _ => false,
+        };
+        if waits {
+            return Some(task);
+        }
+        task.nested_scopes().into_iter().find_map(first_waiting)
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use crate::diagnostic::Code;
@@ -109,5 +155,38 @@ tasks:
                 .replace("EXCLUSIVE", "true"),
         );
         assert!(exclusive.is_empty(), "{exclusive:#?}");
+    }
+
+    #[test]
+    fn a_branch_not_waited_for_cannot_wait_for_events() {
+        let text = "id: w
+name: w
+version: '1'
+startsAt: Fork
+triggers: [{name: A, source: s, type: a}]
+states:
+  - name: Fork
+    type: PARALLEL
+    branches:
+      - name: background
+        startsAt: W
+        waitForCompletion: false
+        states:
+          - {name: W, type: EVENT, eventActions: [{condition: A, actions: [], transition: {nextState: E}}]}
+          - {name: E, type: RELAY, end: true}
+    end: true
+";
+        let found = diagnostics(text);
+        assert_eq!(found.len(), 1, "{found:#?}");
+        assert_eq!(found[0].code, Code::DETACHED_WAIT);
+        assert_eq!(found[0].span.line, 10);
+        assert!(
+            found[0].message.contains("its state `W` waits for events"),
+            "{}",
+            found[0].message
+        );
+        let waited =
+            diagnostics(&text.replace("waitForCompletion: false", "waitForCompletion: true"));
+        assert!(waited.is_empty(), "{waited:#?}");
     }
 }

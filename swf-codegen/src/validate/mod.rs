@@ -40,6 +40,7 @@ pub fn validate(workflow: &Workflow, diags: &mut Diagnostics) {
 fn check(workflow: &Workflow, diags: &mut Diagnostics) {
     names::check_definitions(workflow, diags);
     events::check_starting_events(workflow, diags);
+    events::check_detached_waits(&workflow.scope, diags);
     let cx = Context::new(workflow);
     for (index, (info, graph)) in cx.scopes.iter().zip(&cx.graphs).enumerate() {
         names::check_scope(info, diags);
