@@ -156,3 +156,36 @@ async fn a_retry_belongs_to_its_own_action() {
     assert_eq!(failed.error().name, "E");
     assert_eq!(machine.functions().calls(), (1, 1));
 }
+
+mod detached {
+    swf_runtime::workflow!("workflows/earlier/detached_branch.sw.yaml");
+}
+
+/// Counts its calls; cloned into the detached branch, which owns its copy.
+#[derive(Clone, Default)]
+struct Recorder {
+    calls: std::sync::Arc<AtomicUsize>,
+}
+
+impl detached::DetachedFunctions for Recorder {
+    async fn record(&self, _args: Value) -> Result<Value, FunctionError> {
+        self.calls.fetch_add(1, Ordering::SeqCst);
+        Ok(json!({}))
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_branch_not_waited_for_runs_on_after_the_state_moved_on() {
+    let recorder = Recorder::default();
+    let started = Instant::now();
+    let output = detached::DetachedWorkflow::new(recorder.clone())
+        .run(json!({}))
+        .await
+        .expect("runs");
+    // The state waited for `waited` only: no minute passed, `background` has not recorded yet.
+    assert_eq!(started.elapsed(), Duration::ZERO);
+    assert_eq!(output["quick"], json!("done"));
+    assert_eq!(recorder.calls.load(Ordering::SeqCst), 0);
+    tokio::time::sleep(Duration::from_secs(61)).await;
+    assert_eq!(recorder.calls.load(Ordering::SeqCst), 1);
+}

@@ -44,6 +44,23 @@ fn check_exit(task: &Task, diags: &mut Diagnostics) {
                 ));
         }
         (_, None, None) if leaves_through_entries(task) => {}
+        (TaskKind::Event { events_actions, .. }, None, None)
+            if events_actions.iter().any(|e| e.transition.is_some()) =>
+        {
+            // The earlier drafts: each entry leaves through its own transition.
+            for entry in events_actions.iter().filter(|e| e.transition.is_none()) {
+                diags
+                    .error(
+                        Code::NO_TRANSITION_OR_END,
+                        entry.span,
+                        format!("an entry of event task `{name}` has no transition"),
+                    )
+                    .help(
+                        "add `transition: {nextTask: ...}` to this entry, naming the task that \
+                         runs after its actions",
+                    );
+            }
+        }
         (_, None, None) => {
             diags
                 .error(

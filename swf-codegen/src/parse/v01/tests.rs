@@ -1238,3 +1238,20 @@ fn an_empty_and_or_or_list_is_a_mistake_not_a_constant() {
         );
     }
 }
+
+#[test]
+fn an_entry_without_a_transition_is_reported_at_the_entry_in_v01_words() {
+    let text = EVENTS.replace("        transition: Late\n", "");
+    let diags = check(&text);
+    let d = only(&diags, Code::NO_TRANSITION_OR_END);
+    assert_eq!(d.span, Span::new(22, 9));
+    assert_eq!(
+        d.message,
+        "an entry of event state `Wait` has no transition"
+    );
+    assert!(
+        help(&d).starts_with("add `transition: {nextState: ...}` to this entry"),
+        "{}",
+        help(&d)
+    );
+}
