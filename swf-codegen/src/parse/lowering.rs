@@ -36,7 +36,96 @@ pub(in crate::parse) fn attach_retry_handlers(
     task.on_error = handlers;
 }
 
+/// How a dialect spells its event definitions.
+pub(in crate::parse) struct EventDefinitions {
+    /// The list's key, for messages: `events`, `triggers`, `trigger-defs`.
+    pub list: &'static str,
+    /// What one item is, for messages: `event definition`, `trigger definition`.
+    pub item: &'static str,
+    /// The key of the correlation attribute: `correlationToken`, `correlation-token`.
+    pub correlation: &'static str,
+}
+
 impl Lowering<'_> {
+    /// Function definitions (`functions`): `name` and `resource` required, `type` optional.
+    pub(in crate::parse) fn function_definitions(
+        &mut self,
+        node: &Node,
+    ) -> Vec<crate::ir::FunctionDef> {
+        let mut out = Vec::new();
+        for item in reader::list(node, "functions", self.diags) {
+            let Some(mut map) = reader::MapReader::new(item, "function definition", self.diags)
+            else {
+                continue;
+            };
+            let name = map
+                .require(&["name"])
+                .and_then(|n| reader::string(n, "name", self.diags));
+            let resource = map
+                .require(&["resource"])
+                .and_then(|n| reader::string(n, "resource", self.diags));
+            let kind = map
+                .take(&["type"])
+                .and_then(|n| reader::string(n, "type", self.diags))
+                .map(|s| s.value);
+            let metadata = map.verbatim(&["metadata"]);
+            let span = map.span();
+            map.finish(self.diags);
+            if let Some(name) = name {
+                out.push(crate::ir::FunctionDef {
+                    name,
+                    resource,
+                    kind,
+                    metadata,
+                    span,
+                });
+            }
+        }
+        out
+    }
+
+    /// Event definitions, spelled as `spelling` says: `name`, `source` and `type` required,
+    /// the correlation attribute optional.
+    pub(in crate::parse) fn event_definitions(
+        &mut self,
+        node: &Node,
+        spelling: &EventDefinitions,
+    ) -> Vec<crate::ir::EventDef> {
+        let mut out = Vec::new();
+        for item in reader::list(node, spelling.list, self.diags) {
+            let Some(mut map) = reader::MapReader::new(item, spelling.item, self.diags) else {
+                continue;
+            };
+            let name = map
+                .require(&["name"])
+                .and_then(|n| reader::string(n, "name", self.diags));
+            let source = map
+                .require(&["source"])
+                .and_then(|n| reader::string(n, "source", self.diags));
+            let event_type = map
+                .require(&["type"])
+                .and_then(|n| reader::string(n, "type", self.diags));
+            let correlation = [spelling.correlation];
+            let correlation_token = map
+                .take(&correlation)
+                .and_then(|n| reader::string(n, spelling.correlation, self.diags));
+            let metadata = map.verbatim(&["metadata"]);
+            let span = map.span();
+            map.finish(self.diags);
+            if let Some(name) = name {
+                out.push(crate::ir::EventDef {
+                    name,
+                    source,
+                    event_type,
+                    correlation_token,
+                    metadata,
+                    span,
+                });
+            }
+        }
+        out
+    }
+
     pub(in crate::parse) fn path(&mut self, node: &Node, what: &str) -> Option<JsonPath> {
         let text = reader::string(node, what, self.diags)?;
         Some(syntax::jsonpath::parse(&text.value, text.span, self.diags))

@@ -17,13 +17,12 @@ mod choices;
 mod events;
 mod states;
 
-use super::lowering::Lowering;
+use super::lowering::{EventDefinitions, Lowering};
 use super::reader::{self, MapReader};
 use super::yaml::{Node, NodeKind, ScalarValue};
 use crate::diagnostic::{Code, Diagnostics};
 use crate::ir::{
-    Dialect, DurationSpec, EventDef, ExprLanguage, FunctionDef, JsonPath, RetryInterval,
-    Transition, Workflow,
+    Dialect, DurationSpec, ExprLanguage, FunctionDef, JsonPath, RetryInterval, Transition, Workflow,
 };
 use crate::source::Spanned;
 use crate::syntax;
@@ -82,7 +81,16 @@ pub(super) fn lower(
         triggers: Vec::new(),
     };
     let events = triggers_node
-        .map(|n| kebab.trigger_defs(n))
+        .map(|n| {
+            kebab.cx.event_definitions(
+                n,
+                &EventDefinitions {
+                    list: "trigger-defs",
+                    item: "trigger definition",
+                    correlation: "correlation-token",
+                },
+            )
+        })
         .unwrap_or_default();
     kebab.triggers = events.iter().map(|e| e.name.value.clone()).collect();
     let scope = states_node
@@ -148,41 +156,6 @@ struct Kebab<'d> {
 impl Kebab<'_> {
     fn second(&self) -> bool {
         self.dialect == Dialect::Second
-    }
-
-    fn trigger_defs(&mut self, node: &Node) -> Vec<EventDef> {
-        let mut out = Vec::new();
-        for item in reader::list(node, "trigger-defs", self.cx.diags) {
-            let Some(mut map) = MapReader::new(item, "trigger definition", self.cx.diags) else {
-                continue;
-            };
-            let name = map
-                .require(&["name"])
-                .and_then(|n| reader::string(n, "name", self.cx.diags));
-            let source = map
-                .require(&["source"])
-                .and_then(|n| reader::string(n, "source", self.cx.diags));
-            let event_type = map
-                .require(&["type"])
-                .and_then(|n| reader::string(n, "type", self.cx.diags));
-            let correlation_token = map
-                .take(&["correlation-token"])
-                .and_then(|n| reader::string(n, "correlation-token", self.cx.diags));
-            let metadata = map.verbatim(&["metadata"]);
-            let span = map.span();
-            map.finish(self.cx.diags);
-            if let Some(name) = name {
-                out.push(EventDef {
-                    name,
-                    source,
-                    event_type,
-                    correlation_token,
-                    metadata,
-                    span,
-                });
-            }
-        }
-        out
     }
 
     /// A length of time: integer seconds (the first draft) or ISO 8601 (the second); both are

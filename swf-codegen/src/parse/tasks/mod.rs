@@ -4,11 +4,11 @@
 mod common;
 mod task;
 
-use super::lowering::Lowering;
+use super::lowering::{EventDefinitions, Lowering};
 use super::reader::{self, MapReader};
 use super::yaml::Node;
 use crate::diagnostic::Diagnostics;
-use crate::ir::{Dialect, EventDef, ExprLanguage, FunctionDef, Scope, Workflow};
+use crate::ir::{Dialect, ExprLanguage, Scope, Workflow};
 use crate::source::Spanned;
 use crate::syntax;
 
@@ -53,9 +53,20 @@ pub(super) fn lower(file: &str, root: &Node, diags: &mut Diagnostics) -> Option<
         default_language,
     };
     let functions = functions_node
-        .map(|n| lowering.functions(n))
+        .map(|n| lowering.function_definitions(n))
         .unwrap_or_default();
-    let events = events_node.map(|n| lowering.events(n)).unwrap_or_default();
+    let events = events_node
+        .map(|n| {
+            lowering.event_definitions(
+                n,
+                &EventDefinitions {
+                    list: "events",
+                    item: "event definition",
+                    correlation: "correlationToken",
+                },
+            )
+        })
+        .unwrap_or_default();
     let scope = tasks_node.map(|n| lowering.scope(n)).unwrap_or_default();
 
     Some(Workflow {
@@ -76,73 +87,6 @@ pub(super) fn lower(file: &str, root: &Node, diags: &mut Diagnostics) -> Option<
 }
 
 impl Lowering<'_> {
-    fn functions(&mut self, node: &Node) -> Vec<FunctionDef> {
-        let mut out = Vec::new();
-        for item in reader::list(node, "functions", self.diags) {
-            let Some(mut map) = MapReader::new(item, "function definition", self.diags) else {
-                continue;
-            };
-            let name = map
-                .require(&["name"])
-                .and_then(|n| reader::string(n, "name", self.diags));
-            let resource = map
-                .require(&["resource"])
-                .and_then(|n| reader::string(n, "resource", self.diags));
-            let kind = map
-                .take(&["type"])
-                .and_then(|n| reader::string(n, "type", self.diags))
-                .map(|s| s.value);
-            let metadata = map.verbatim(&["metadata"]);
-            let span = map.span();
-            map.finish(self.diags);
-            if let Some(name) = name {
-                out.push(FunctionDef {
-                    name,
-                    resource,
-                    kind,
-                    metadata,
-                    span,
-                });
-            }
-        }
-        out
-    }
-
-    fn events(&mut self, node: &Node) -> Vec<EventDef> {
-        let mut out = Vec::new();
-        for item in reader::list(node, "events", self.diags) {
-            let Some(mut map) = MapReader::new(item, "event definition", self.diags) else {
-                continue;
-            };
-            let name = map
-                .require(&["name"])
-                .and_then(|n| reader::string(n, "name", self.diags));
-            let source = map
-                .require(&["source"])
-                .and_then(|n| reader::string(n, "source", self.diags));
-            let event_type = map
-                .require(&["type"])
-                .and_then(|n| reader::string(n, "type", self.diags));
-            let correlation_token = map
-                .take(&["correlationToken"])
-                .and_then(|n| reader::string(n, "correlationToken", self.diags));
-            let metadata = map.verbatim(&["metadata"]);
-            let span = map.span();
-            map.finish(self.diags);
-            if let Some(name) = name {
-                out.push(EventDef {
-                    name,
-                    source,
-                    event_type,
-                    correlation_token,
-                    metadata,
-                    span,
-                });
-            }
-        }
-        out
-    }
-
     pub(super) fn scope(&mut self, node: &Node) -> Scope {
         let tasks = reader::list(node, "tasks", self.diags)
             .iter()

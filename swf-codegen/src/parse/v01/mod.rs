@@ -11,14 +11,11 @@ mod event;
 mod state;
 mod switch;
 
-use super::lowering::Lowering;
+use super::lowering::{EventDefinitions, Lowering};
 use super::reader::{self, MapReader};
 use super::yaml::{Node, NodeKind};
 use crate::diagnostic::{Code, Diagnostics};
-use crate::ir::{
-    Dialect, ErrorHandler, EventDef, ExprLanguage, FunctionDef, Scope, Start, StartKind, Task,
-    Workflow,
-};
+use crate::ir::{Dialect, ErrorHandler, ExprLanguage, Scope, Start, StartKind, Task, Workflow};
 use crate::source::{Span, Spanned};
 use crate::syntax;
 
@@ -84,8 +81,21 @@ pub(super) fn lower(file: &str, root: &Node, diags: &mut Diagnostics) -> Option<
         },
         workflow_handlers: Vec::new(),
     };
-    let functions = functions.map(|n| v01.functions(n)).unwrap_or_default();
-    let events = triggers.map(|n| v01.triggers(n)).unwrap_or_default();
+    let functions = functions
+        .map(|n| v01.cx.function_definitions(n))
+        .unwrap_or_default();
+    let events = triggers
+        .map(|n| {
+            v01.cx.event_definitions(
+                n,
+                &EventDefinitions {
+                    list: "triggers",
+                    item: "trigger definition",
+                    correlation: "correlationToken",
+                },
+            )
+        })
+        .unwrap_or_default();
     v01.workflow_handlers = on_error.map(|n| v01.error_handlers(n)).unwrap_or_default();
     let scope = states
         .map(|n| v01.scope(n, starts_at.as_ref(), true))
@@ -109,74 +119,6 @@ pub(super) fn lower(file: &str, root: &Node, diags: &mut Diagnostics) -> Option<
 }
 
 impl V01<'_> {
-    fn functions(&mut self, node: &Node) -> Vec<FunctionDef> {
-        let mut out = Vec::new();
-        for item in reader::list(node, "functions", self.cx.diags) {
-            let Some(mut map) = MapReader::new(item, "function definition", self.cx.diags) else {
-                continue;
-            };
-            let name = map
-                .require(&["name"])
-                .and_then(|n| reader::string(n, "name", self.cx.diags));
-            let resource = map
-                .require(&["resource"])
-                .and_then(|n| reader::string(n, "resource", self.cx.diags));
-            let kind = map
-                .take(&["type"])
-                .and_then(|n| reader::string(n, "type", self.cx.diags))
-                .map(|s| s.value);
-            let metadata = map.verbatim(&["metadata"]);
-            let span = map.span();
-            map.finish(self.cx.diags);
-            if let Some(name) = name {
-                out.push(FunctionDef {
-                    name,
-                    resource,
-                    kind,
-                    metadata,
-                    span,
-                });
-            }
-        }
-        out
-    }
-
-    /// `triggers`: the events the workflow consumes (CloudEvent source and type).
-    fn triggers(&mut self, node: &Node) -> Vec<EventDef> {
-        let mut out = Vec::new();
-        for item in reader::list(node, "triggers", self.cx.diags) {
-            let Some(mut map) = MapReader::new(item, "trigger definition", self.cx.diags) else {
-                continue;
-            };
-            let name = map
-                .require(&["name"])
-                .and_then(|n| reader::string(n, "name", self.cx.diags));
-            let source = map
-                .require(&["source"])
-                .and_then(|n| reader::string(n, "source", self.cx.diags));
-            let event_type = map
-                .require(&["type"])
-                .and_then(|n| reader::string(n, "type", self.cx.diags));
-            let correlation_token = map
-                .take(&["correlationToken"])
-                .and_then(|n| reader::string(n, "correlationToken", self.cx.diags));
-            let metadata = map.verbatim(&["metadata"]);
-            let span = map.span();
-            map.finish(self.cx.diags);
-            if let Some(name) = name {
-                out.push(EventDef {
-                    name,
-                    source,
-                    event_type,
-                    correlation_token,
-                    metadata,
-                    span,
-                });
-            }
-        }
-        out
-    }
-
     /// A list of states (the workflow's or a branch's) whose start is the state `starts_at`
     /// names. `top`: the workflow's own states, which also get the workflow-level `onError`.
     fn scope(&mut self, node: &Node, starts_at: Option<&Spanned<String>>, top: bool) -> Scope {
