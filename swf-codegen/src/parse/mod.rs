@@ -2,6 +2,7 @@
 //! Which one reads a file is named by the user or detected from the file's tell-tale keys.
 
 mod detect;
+mod event_condition;
 mod kebab;
 mod lowering;
 mod reader;

@@ -4,10 +4,11 @@
 use super::V01;
 use super::common::Retries;
 use crate::diagnostic::Code;
-use crate::ir::{EventActions, EventExpr, Expr, ExprLanguage, Operand, TaskKind};
+use crate::ir::{EventActions, EventExpr, ExprLanguage, TaskKind};
+use crate::parse::event_condition;
 use crate::parse::reader::{self, MapReader};
 use crate::parse::yaml::Node;
-use crate::source::{Span, Spanned};
+use crate::source::Spanned;
 use crate::syntax;
 
 const EVENT_CONDITION_HELP: &str = "an event condition combines trigger names with `and`, `or` \
@@ -112,89 +113,10 @@ impl V01<'_> {
         }
         // Always spel, whatever the workflow's default language: the draft's event conditions
         // are spel-style combinations of names.
-        let body = &text.body;
-        let parsed = syntax::expr::parse(ExprLanguage::Spel, &body.value, body.span, self.cx.diags);
-        let mut names = Vec::new();
-        leaf_names(&parsed.ast, body.span, &mut names);
-        let mut refs: Vec<Spanned<String>> = Vec::new();
-        for name in names {
-            if !refs.iter().any(|r| r.value == name.value) {
-                refs.push(name);
-            }
-        }
-        match event_expr(&parsed.ast, body.span) {
-            Ok(expr) => (Some(expr), refs),
-            Err(NotEvents::Invalid) => (None, refs),
-            Err(NotEvents::Found(what)) => {
-                self.cx
-                    .diags
-                    .error(
-                        Code::BAD_EVENT_CONDITION,
-                        body.span,
-                        format!(
-                            "event condition `{}` is not over trigger names alone: {what} cannot \
-                             be waited for",
-                            syntax::excerpt(&body.value)
-                        ),
-                    )
-                    .help(EVENT_CONDITION_HELP);
-                (None, refs)
-            }
-        }
-    }
-}
-
-/// Why an expression is not a condition over event names.
-enum NotEvents {
-    /// It did not parse; the parser reported it.
-    Invalid,
-    /// It contains this construct, described for the message.
-    Found(&'static str),
-}
-
-/// `a` → `Event`, `and` → `All`, `or` → `Any`, nested lists of the same kind flattened. Every
-/// name is positioned at the condition's body: the parser keeps no positions inside it.
-fn event_expr(ast: &Expr, span: Span) -> Result<EventExpr, NotEvents> {
-    match ast {
-        Expr::Truthy(Operand::Name(name)) => Ok(EventExpr::Event(Spanned::new(name.clone(), span))),
-        Expr::And(a, b) => {
-            let mut items = Vec::new();
-            for side in [a, b] {
-                match event_expr(side, span)? {
-                    EventExpr::All(inner) => items.extend(inner),
-                    other => items.push(other),
-                }
-            }
-            Ok(EventExpr::All(items))
-        }
-        Expr::Or(a, b) => {
-            let mut items = Vec::new();
-            for side in [a, b] {
-                match event_expr(side, span)? {
-                    EventExpr::Any(inner) => items.extend(inner),
-                    other => items.push(other),
-                }
-            }
-            Ok(EventExpr::Any(items))
-        }
-        Expr::Not(_) => Err(NotEvents::Found("`not`")),
-        Expr::Compare { .. } => Err(NotEvents::Found("a comparison")),
-        Expr::Matches { .. } => Err(NotEvents::Found("`matches`")),
-        Expr::Truthy(Operand::Path(_)) => Err(NotEvents::Found("a JSONPath")),
-        Expr::Truthy(Operand::Literal(_)) => Err(NotEvents::Found("a literal value")),
-        Expr::Invalid => Err(NotEvents::Invalid),
-    }
-}
-
-/// The names that stand alone as conditions (not the operands of comparisons), in order.
-fn leaf_names(ast: &Expr, span: Span, out: &mut Vec<Spanned<String>>) {
-    match ast {
-        Expr::Truthy(Operand::Name(name)) => out.push(Spanned::new(name.clone(), span)),
-        Expr::And(a, b) | Expr::Or(a, b) => {
-            leaf_names(a, span, out);
-            leaf_names(b, span, out);
-        }
-        Expr::Not(inner) => leaf_names(inner, span, out),
-        Expr::Compare { .. } | Expr::Matches { .. } | Expr::Truthy(_) | Expr::Invalid => {}
+        let wording = event_condition::Wording {
+            what: "event condition",
+            help: EVENT_CONDITION_HELP,
+        };
+        event_condition::read(&mut self.cx, &text.body, &self.triggers, &wording)
     }
 }

@@ -24,6 +24,8 @@ struct V01<'d> {
     cx: Lowering<'d>,
     /// The workflow-level `onError`, lowered once and appended to every top-level state.
     workflow_handlers: Vec<ErrorHandler>,
+    /// The names of the triggers, for event conditions.
+    triggers: Vec<String>,
 }
 
 /// The values of the draft's `execStatus`. The runtime reports the status of a run on its
@@ -80,6 +82,7 @@ pub(super) fn lower(file: &str, root: &Node, diags: &mut Diagnostics) -> Option<
             default_language,
         },
         workflow_handlers: Vec::new(),
+        triggers: Vec::new(),
     };
     let functions = functions
         .map(|n| v01.cx.function_definitions(n))
@@ -96,6 +99,7 @@ pub(super) fn lower(file: &str, root: &Node, diags: &mut Diagnostics) -> Option<
             )
         })
         .unwrap_or_default();
+    v01.triggers = events.iter().map(|e| e.name.value.clone()).collect();
     v01.workflow_handlers = on_error.map(|n| v01.error_handlers(n)).unwrap_or_default();
     let scope = states
         .map(|n| v01.scope(n, starts_at.as_ref(), true))

@@ -656,7 +656,7 @@ fn an_event_condition_with_a_comparison_is_refused_at_its_body() {
     let d = only(diags.items(), Code::BAD_EVENT_CONDITION);
     assert_eq!(d.span, Span::new(14, 27));
     assert!(
-        d.message.contains("a comparison cannot be waited for"),
+        d.message.contains("it has a comparison, which cannot be waited for"),
         "{}",
         d.message
     );
@@ -1254,4 +1254,21 @@ fn an_entry_without_a_transition_is_reported_at_the_entry_in_v01_words() {
         "{}",
         help(&d)
     );
+}
+
+#[test]
+fn trigger_names_with_dashes_can_be_waited_for() {
+    let text = EVENTS
+        .replace("{name: a, source", "{name: order-placed, source")
+        .replace("(a or b) and c", "(order-placed or b) and c");
+    let wf = parse_ok(&text);
+    let TaskKind::Event { events_actions, .. } = &task(&wf, "Wait").kind else {
+        panic!("event")
+    };
+    let names: Vec<&str> = events_actions[0]
+        .event_refs
+        .iter()
+        .map(|r| r.value.as_str())
+        .collect();
+    assert_eq!(names, ["order-placed", "b", "c"]);
 }
