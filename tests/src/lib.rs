@@ -2,6 +2,8 @@
 //! own examples, snapshots of generated code, and this crate itself, whose build script compiles
 //! `workflows/built.sw.yaml` through `swf_codegen::Builder`.
 
+pub mod scripted;
+
 /// The workflow compiled by `build.rs`.
 pub mod built {
     swf_runtime::include_workflow!("built");

@@ -6,65 +6,13 @@
 //! which section of the draft that comes. Retry tests run on tokio's paused clock, so the waits the
 //! draft describes (minutes long) are measured exactly in virtual time.
 
-use std::sync::Mutex;
 use std::time::Duration;
 
 use swf_runtime::{FunctionError, Value, json};
-use tokio::time::Instant;
 
 const MINUTE: Duration = Duration::from_secs(60);
 
-/// What a scripted function answers to its call number `n` (0-based) with arguments `args`.
-type Answer = Box<dyn Fn(usize, &Value) -> Result<Value, FunctionError> + Send + Sync>;
-
-/// A scripted function that records the virtual time and the arguments of every call.
-struct Calls {
-    started: Instant,
-    log: Mutex<Vec<(Duration, Value)>>,
-    answer: Answer,
-}
-
-impl Calls {
-    /// Must be created inside the test's runtime, so that `started` is on its clock.
-    fn new(
-        answer: impl Fn(usize, &Value) -> Result<Value, FunctionError> + Send + Sync + 'static,
-    ) -> Self {
-        Self {
-            started: Instant::now(),
-            log: Mutex::new(Vec::new()),
-            answer: Box::new(answer),
-        }
-    }
-
-    fn call(&self, args: Value) -> Result<Value, FunctionError> {
-        let n = {
-            let mut log = self.log.lock().unwrap();
-            log.push((self.started.elapsed(), args.clone()));
-            log.len() - 1
-        };
-        (self.answer)(n, &args)
-    }
-
-    /// The virtual time of each call, since the function was created.
-    fn times(&self) -> Vec<Duration> {
-        self.log.lock().unwrap().iter().map(|(at, _)| *at).collect()
-    }
-
-    /// The arguments of each call.
-    fn args(&self) -> Vec<Value> {
-        self.log
-            .lock()
-            .unwrap()
-            .iter()
-            .map(|(_, args)| args.clone())
-            .collect()
-    }
-
-    /// The waits between consecutive calls.
-    fn gaps(&self) -> Vec<Duration> {
-        self.times().windows(2).map(|w| w[1] - w[0]).collect()
-    }
-}
+use swf_tests::scripted::Calls;
 
 fn minutes(list: &[u32]) -> Vec<Duration> {
     list.iter().map(|&m| m * MINUTE).collect()

@@ -5,7 +5,6 @@
 //! Each file in `workflows/v01/` says in a comment what was added to the draft's text to make a
 //! complete workflow. Timed tests run on tokio's paused clock.
 
-use std::sync::Mutex;
 use std::time::Duration;
 
 use swf_runtime::{FunctionError, Value, json};
@@ -13,46 +12,7 @@ use tokio::time::Instant;
 
 const MINUTE: Duration = Duration::from_secs(60);
 
-/// What a scripted function answers to its call number `n` (0-based) with arguments `args`.
-type Answer = Box<dyn Fn(usize, &Value) -> Result<Value, FunctionError> + Send + Sync>;
-
-/// A scripted function that records the virtual time and the arguments of every call.
-struct Calls {
-    started: Instant,
-    log: Mutex<Vec<(Duration, Value)>>,
-    answer: Answer,
-}
-
-impl Calls {
-    /// Must be created inside the test's runtime, so that `started` is on its clock.
-    fn new(
-        answer: impl Fn(usize, &Value) -> Result<Value, FunctionError> + Send + Sync + 'static,
-    ) -> Self {
-        Self {
-            started: Instant::now(),
-            log: Mutex::new(Vec::new()),
-            answer: Box::new(answer),
-        }
-    }
-
-    fn call(&self, args: Value) -> Result<Value, FunctionError> {
-        let n = {
-            let mut log = self.log.lock().unwrap();
-            log.push((self.started.elapsed(), args.clone()));
-            log.len() - 1
-        };
-        (self.answer)(n, &args)
-    }
-
-    fn times(&self) -> Vec<Duration> {
-        self.log.lock().unwrap().iter().map(|(at, _)| *at).collect()
-    }
-
-    fn args(&self) -> Vec<Value> {
-        let log = self.log.lock().unwrap();
-        log.iter().map(|(_, args)| args.clone()).collect()
-    }
-}
+use swf_tests::scripted::Calls;
 
 /// For workflows that call no function.
 #[derive(Clone)]

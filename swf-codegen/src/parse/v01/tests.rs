@@ -656,7 +656,8 @@ fn an_event_condition_with_a_comparison_is_refused_at_its_body() {
     let d = only(diags.items(), Code::BAD_EVENT_CONDITION);
     assert_eq!(d.span, Span::new(14, 27));
     assert!(
-        d.message.contains("it has a comparison, which cannot be waited for"),
+        d.message
+            .contains("it has a comparison, which cannot be waited for"),
         "{}",
         d.message
     );
