@@ -36,6 +36,47 @@ pub(in crate::parse) fn attach_retry_handlers(
     task.on_error = handlers;
 }
 
+/// What every dialect's workflow definition says about itself.
+pub(in crate::parse) struct Header {
+    pub id: Option<Spanned<String>>,
+    pub name: Option<Spanned<String>>,
+    pub version: Option<String>,
+    pub description: Option<String>,
+}
+
+/// `name`, and, unless the dialect has none of them (the first draft), `id` (required),
+/// `version` and `description`.
+pub(in crate::parse) fn header(
+    map: &mut reader::MapReader<'_>,
+    diags: &mut Diagnostics,
+    with_id: bool,
+) -> Header {
+    let mut text = |map: &mut reader::MapReader<'_>, key: &'static str, required: bool| {
+        let node = if required {
+            map.require(&[key])
+        } else {
+            map.take(&[key])
+        };
+        node.and_then(|n| reader::string(n, key, diags))
+    };
+    let id = with_id.then(|| text(map, "id", true)).flatten();
+    let name = text(map, "name", true);
+    let (version, description) = if with_id {
+        (
+            text(map, "version", false).map(|s| s.value),
+            text(map, "description", false).map(|s| s.value),
+        )
+    } else {
+        (None, None)
+    };
+    Header {
+        id,
+        name,
+        version,
+        description,
+    }
+}
+
 /// How a dialect spells its event definitions.
 pub(in crate::parse) struct EventDefinitions {
     /// The list's key, for messages: `events`, `triggers`, `trigger-defs`.

@@ -17,7 +17,7 @@ mod choices;
 mod events;
 mod states;
 
-use super::lowering::{EventDefinitions, Lowering};
+use super::lowering::{EventDefinitions, Header, Lowering, header};
 use super::reader::{self, MapReader};
 use super::yaml::{Node, NodeKind, ScalarValue};
 use crate::diagnostic::{Code, Diagnostics};
@@ -35,32 +35,20 @@ pub(super) fn lower(
 ) -> Option<Workflow> {
     let mut map = MapReader::new(root, "workflow definition", diags)?;
     let second = dialect == Dialect::Second;
-    let id = if second {
-        map.require(&["id"])
-            .and_then(|n| reader::string(n, "id", diags))
-    } else {
-        None
-    };
-    let name = map
-        .require(&["name"])
-        .and_then(|n| reader::string(n, "name", diags));
-    let (version, description, starts_at) = if second {
-        let version = map
-            .take(&["version"])
-            .and_then(|n| reader::string(n, "version", diags))
-            .map(|s| s.value);
-        let description = map
-            .take(&["description"])
-            .and_then(|n| reader::string(n, "description", diags))
-            .map(|s| s.value);
+    // The first draft's workflow has only a name.
+    let Header {
+        id,
+        name,
+        version,
+        description,
+    } = header(&mut map, diags, second);
+    let starts_at = if second {
         // Kept verbatim, like the later drafts' `schemaVersion`: nothing depends on it.
         map.verbatim(&["schema-version"]);
-        let starts_at = map
-            .require(&["starts-at"])
-            .and_then(|n| reader::string(n, "starts-at", diags));
-        (version, description, starts_at)
+        map.require(&["starts-at"])
+            .and_then(|n| reader::string(n, "starts-at", diags))
     } else {
-        (None, None, None)
+        None
     };
     if let Some(status) = map.take(&["exec-status"]) {
         check_exec_status(status, dialect, diags);

@@ -4,7 +4,7 @@
 mod common;
 mod task;
 
-use super::lowering::{EventDefinitions, Lowering};
+use super::lowering::{EventDefinitions, Header, Lowering, header};
 use super::reader::{self, MapReader};
 use super::yaml::Node;
 use crate::diagnostic::Diagnostics;
@@ -16,20 +16,12 @@ pub(super) const TASKS: &[&str] = &["tasks", "states"];
 
 pub(super) fn lower(file: &str, root: &Node, diags: &mut Diagnostics) -> Option<Workflow> {
     let mut map = MapReader::new(root, "workflow definition", diags)?;
-    let id = map
-        .require(&["id"])
-        .and_then(|n| reader::string(n, "id", diags));
-    let name = map
-        .require(&["name"])
-        .and_then(|n| reader::string(n, "name", diags));
-    let version = map
-        .take(&["version"])
-        .and_then(|n| reader::string(n, "version", diags))
-        .map(|s| s.value);
-    let description = map
-        .take(&["description"])
-        .and_then(|n| reader::string(n, "description", diags))
-        .map(|s| s.value);
+    let Header {
+        id,
+        name,
+        version,
+        description,
+    } = header(&mut map, diags, true);
     map.verbatim(&["schemaVersion"]);
     map.verbatim(&["dataInputSchema"]);
     map.verbatim(&["dataOutputSchema"]);

@@ -11,7 +11,7 @@ mod event;
 mod state;
 mod switch;
 
-use super::lowering::{EventDefinitions, Lowering};
+use super::lowering::{EventDefinitions, Header, Lowering, header};
 use super::reader::{self, MapReader};
 use super::yaml::{Node, NodeKind};
 use crate::diagnostic::{Code, Diagnostics};
@@ -39,20 +39,12 @@ const EXEC_STATUSES: &[(&str, ())] = &[
 
 pub(super) fn lower(file: &str, root: &Node, diags: &mut Diagnostics) -> Option<Workflow> {
     let mut map = MapReader::new(root, "workflow definition", diags)?;
-    let id = map
-        .require(&["id"])
-        .and_then(|n| reader::string(n, "id", diags));
-    let name = map
-        .require(&["name"])
-        .and_then(|n| reader::string(n, "name", diags));
-    let description = map
-        .take(&["description"])
-        .and_then(|n| reader::string(n, "description", diags))
-        .map(|s| s.value);
-    let version = map
-        .take(&["version"])
-        .and_then(|n| reader::string(n, "version", diags))
-        .map(|s| s.value);
+    let Header {
+        id,
+        name,
+        version,
+        description,
+    } = header(&mut map, diags, true);
     map.verbatim(&["schemaVersion"]);
     let starts_at = map
         .require(&["startsAt"])
