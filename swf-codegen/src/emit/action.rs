@@ -141,22 +141,10 @@ fn retrying(task: &Task, action: &Action, call: TokenStream) -> TokenStream {
             }
         }
     });
-    let policies = action.retry.iter().map(|retry| {
-        let interval = retry.interval.as_ref().map_or(0, |i| i.millis);
-        let multiplier = retry.multiplier.as_ref().map_or(0, |m| m.millis);
-        let attempts = retry.effective_attempts();
-        quote! {
-            #rt::RetryPolicy::new(
-                #rt::Duration::from_millis(#interval),
-                #rt::Duration::from_millis(#multiplier),
-                #attempts,
-            )
-        }
-    });
-    let count = action.retry.len();
+    let policies = super::exit::retry_policies(&action.retry);
     quote! {
         async {
-            const POLICIES: [#rt::RetryPolicy; #count] = [#(#policies),*];
+            #policies
             let mut progress = #rt::RetryProgress::default();
             loop {
                 let error = match #call.await {

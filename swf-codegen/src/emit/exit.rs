@@ -264,24 +264,12 @@ pub(super) fn emit_error_path(cx: &Context<'_>, index: usize) -> TokenStream {
                 }
             }
         });
-        let policies = task.retry.iter().map(|retry| {
-            let interval = retry.interval.as_ref().map_or(0, |i| i.millis);
-            let multiplier = retry.multiplier.as_ref().map_or(0, |m| m.millis);
-            let attempts = retry.effective_attempts();
-            quote! {
-                #rt::RetryPolicy::new(
-                    #rt::Duration::from_millis(#interval),
-                    #rt::Duration::from_millis(#multiplier),
-                    #attempts,
-                )
-            }
-        });
-        let count = task.retry.len();
+        let policies = retry_policies(&task.retry);
         let log = compensation::then_pass(cx);
         // The first retry definition whose condition matches decides; once it is exhausted,
         // onError runs.
         quote! {
-            const POLICIES: [#rt::RetryPolicy; #count] = [#(#policies),*];
+            #policies
             let choice: ::core::option::Option<usize> = 'choice: {
                 #(#choices)*
                 ::core::option::Option::None
@@ -387,4 +375,24 @@ pub(super) fn emit_error_path(cx: &Context<'_>, index: usize) -> TokenStream {
         #(#handlers)*
         ::core::result::Result::Err(#final_failure)
     }
+}
+
+/// `const POLICIES`: the retry definitions' intervals, multipliers and attempts, indexed by
+/// definition (a task's retries, or one action's).
+pub(super) fn retry_policies(retries: &[crate::ir::Retry]) -> TokenStream {
+    let rt = rt();
+    let policies = retries.iter().map(|retry| {
+        let interval = retry.interval.as_ref().map_or(0, |i| i.millis);
+        let multiplier = retry.multiplier.as_ref().map_or(0, |m| m.millis);
+        let attempts = retry.effective_attempts();
+        quote! {
+            #rt::RetryPolicy::new(
+                #rt::Duration::from_millis(#interval),
+                #rt::Duration::from_millis(#multiplier),
+                #attempts,
+            )
+        }
+    });
+    let count = retries.len();
+    quote!(const POLICIES: [#rt::RetryPolicy; #count] = [#(#policies),*];)
 }
