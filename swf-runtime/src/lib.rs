@@ -54,6 +54,7 @@ mod iso;
 mod path;
 mod retry;
 mod schedule;
+pub mod store;
 mod switch;
 mod transition;
 

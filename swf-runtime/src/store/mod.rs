@@ -1,0 +1,183 @@
+//! Durable instances: the contract between the durable host and a store.
+//!
+//! A store keeps, for the workflows of one or more hosts: the instances (each its serialized
+//! state, a revision, a status, when it must wake, a lease), the events received (deduplicated
+//! by `source` and `id`), each instance's inbox, the correlation values each instance is bound
+//! to, what each waiting instance waits for, the outbox of produced events, and the history of
+//! committed transitions. Everything the host does to an instance is one call that is one
+//! transaction: a crash loses a whole call or none of it.
+//!
+//! The store knows nothing of any compiled workflow: states are JSON text that the host
+//! serializes, positions are display strings, and routing works on definition names and
+//! correlation values that the host computes from the workflow's event definitions.
+//!
+//! Implementations: [`SqliteStore`](sqlite::SqliteStore) (feature `sqlite`, an embedded file)
+//! and [`PostgresStore`](postgres::PostgresStore) (feature `postgres`, shared by many worker
+//! processes). Both pass the same conformance suite (`store::conformance`).
+
+mod types;
+
+pub use types::*;
+
+use std::future::Future;
+use std::time::Duration;
+
+use jiff::Timestamp;
+
+use crate::host::InstanceId;
+
+/// A durable store of workflow instances. Cloning is cheap and shares the store.
+///
+/// Every method is one transaction. Methods taking a batch (`commit`, `deliver`) apply each
+/// element on its own terms (one element's conflict does not undo another's commit) but write
+/// them together, so that many instances' transitions share one disk sync (group commit).
+pub trait Store: Clone + Send + Sync + 'static {
+    /// Records that a host runs `definition` and returns when that definition was first
+    /// deployed (the instant duration-only schedules count from), which later calls with the
+    /// same workflow id and hash return unchanged.
+    fn register(
+        &self,
+        definition: &Definition,
+        now: Timestamp,
+    ) -> impl Future<Output = Result<Timestamp, StoreError>> + Send;
+
+    /// Creates instances. Each gets a fresh id (increasing, never reused), revision 0 and a
+    /// `Started` history entry. The events named in `inbox` (already stored by `deliver`) go
+    /// into its inbox, its correlation values are bound.
+    fn create(
+        &self,
+        instances: Vec<NewInstance>,
+        now: Timestamp,
+    ) -> impl Future<Output = Result<Vec<InstanceId>, StoreError>> + Send;
+
+    /// Claims up to `limit` instances of `workflow` that have work: status `Runnable`, or
+    /// `Waiting` with `wake_at <= now`, whose lease is absent or expired (`until < now`). Each is
+    /// leased to `worker` until `now + lease` and returned with its inbox (oldest event first).
+    /// Instances due earliest come first. Two concurrent claims never return the same instance
+    /// unless its lease expired in between.
+    fn claim(
+        &self,
+        workflow: &str,
+        worker: &str,
+        now: Timestamp,
+        lease: Duration,
+        limit: usize,
+    ) -> impl Future<Output = Result<Vec<Claimed>, StoreError>> + Send;
+
+    /// Claims the instances `ids` (those of them that have work and no live lease, as
+    /// [`Store::claim`]), for a host that knows which instances an event just woke.
+    fn claim_ids(
+        &self,
+        ids: &[InstanceId],
+        worker: &str,
+        now: Timestamp,
+        lease: Duration,
+    ) -> impl Future<Output = Result<Vec<Claimed>, StoreError>> + Send;
+
+    /// Extends `worker`'s leases of `ids` to `until`; returns the ids whose lease it still held.
+    fn renew(
+        &self,
+        ids: &[InstanceId],
+        worker: &str,
+        until: Timestamp,
+    ) -> impl Future<Output = Result<Vec<InstanceId>, StoreError>> + Send;
+
+    /// Commits transitions, each atomically and only if its instance is still at
+    /// [`Commit::revision`] and leased to [`Commit::worker`]: the new state, status, wake time
+    /// and waits; the correlation bindings; the consumed inbox events removed; the produced
+    /// events appended to the outbox; the child instances created; one history entry. The
+    /// revision becomes `revision + 1`. Results are in the order of `commits`.
+    fn commit(
+        &self,
+        commits: Vec<Commit>,
+        now: Timestamp,
+    ) -> impl Future<Output = Result<Vec<CommitResult>, StoreError>> + Send;
+
+    /// Stores incoming events and routes them (see [`Delivery`] for the rules), in order. An
+    /// event whose `source` and `id` the workflow already received is not stored again and
+    /// is reported as a duplicate. When this returns `Ok`, every event is durable: the host may
+    /// acknowledge it.
+    fn deliver(
+        &self,
+        deliveries: Vec<Delivery>,
+        now: Timestamp,
+    ) -> impl Future<Output = Result<Vec<Routed>, StoreError>> + Send;
+
+    /// Removes the start groups of `workflow` whose last event is older than their timeout and
+    /// returns their events, which no instance will take.
+    fn expire_start_groups(
+        &self,
+        workflow: &str,
+        now: Timestamp,
+    ) -> impl Future<Output = Result<Vec<StoredEvent>, StoreError>> + Send;
+
+    /// The earliest instant at which an instance of `workflow` without a live lease has work
+    /// (`now` or earlier when one is runnable), or at which a lease expires; `None` when no
+    /// instance has anything to do. A host sleeps until then (or until it is told of new work).
+    fn next_wake(
+        &self,
+        workflow: &str,
+        now: Timestamp,
+    ) -> impl Future<Output = Result<Option<Timestamp>, StoreError>> + Send;
+
+    /// Claims up to `limit` produced events not yet delivered, oldest first, leased to `worker`
+    /// until `now + lease` (so that two workers do not send the same event at once; an expired
+    /// lease makes it claimable again: delivery is at least once).
+    fn claim_outbox(
+        &self,
+        worker: &str,
+        now: Timestamp,
+        lease: Duration,
+        limit: usize,
+    ) -> impl Future<Output = Result<Vec<OutboxEntry>, StoreError>> + Send;
+
+    /// Marks produced events as delivered: they are not claimed again.
+    fn mark_delivered(
+        &self,
+        seqs: &[u64],
+        now: Timestamp,
+    ) -> impl Future<Output = Result<(), StoreError>> + Send;
+
+    /// The instances that `filter` selects, newest first.
+    fn list(
+        &self,
+        filter: &ListFilter,
+    ) -> impl Future<Output = Result<Vec<InstanceSummary>, StoreError>> + Send;
+
+    /// One instance, with its inbox; `None` when there is no such instance.
+    fn instance(
+        &self,
+        id: InstanceId,
+    ) -> impl Future<Output = Result<Option<Claimed>, StoreError>> + Send;
+
+    /// The history of one instance, oldest first.
+    fn history(
+        &self,
+        id: InstanceId,
+    ) -> impl Future<Output = Result<Vec<HistoryEntry>, StoreError>> + Send;
+
+    /// Cancels an instance that has not ended: status `Cancelled`, its lease and waits removed,
+    /// its revision increased (so that a worker stepping it cannot commit), a `Cancelled` history
+    /// entry with `reason`. Returns the events left in its inbox, which it will never take.
+    ///
+    /// # Errors
+    /// [`StoreErrorKind::NotFound`], or [`StoreErrorKind::Ended`] for an instance that ended.
+    fn cancel(
+        &self,
+        id: InstanceId,
+        reason: &str,
+        now: Timestamp,
+    ) -> impl Future<Output = Result<Vec<StoredEvent>, StoreError>> + Send;
+
+    /// Resumes a failed instance from its last committed state (the failed step runs again):
+    /// status `Runnable`, outcome cleared, revision increased, a `Redriven` history entry.
+    ///
+    /// # Errors
+    /// [`StoreErrorKind::NotFound`], or [`StoreErrorKind::NotFailed`] for an instance that is not
+    /// `Failed`.
+    fn redrive(
+        &self,
+        id: InstanceId,
+        now: Timestamp,
+    ) -> impl Future<Output = Result<(), StoreError>> + Send;
+}
