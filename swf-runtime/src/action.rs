@@ -1,33 +1,124 @@
-//! Running one action: the user's function under the action's timeout.
+//! Running one action: the user's function under the action's timeout, with its call context.
 
+use std::fmt;
 use std::future::Future;
+use std::panic::AssertUnwindSafe;
 use std::time::Duration;
 
+use futures_util::FutureExt;
 use serde_json::Value;
 
 use crate::error::{ErrorObject, FunctionError};
+use crate::events::Io;
 
-/// Awaits `call` (the user's function) for at most `timeout`.
+/// The name of the error a function that panics raises.
+pub const FUNCTION_PANIC: &str = "FunctionPanic";
+
+tokio::task_local! {
+    /// The path of the nested scope a future runs in (`Fork/Branch A`, `Each[3]`), empty at a
+    /// workflow's top level.
+    static SCOPE: String;
+    /// The call a function runs for.
+    static CALL: CallContext;
+}
+
+/// What a function is being called for: readable from inside the function with
+/// [`CallContext::current`], without changing its arguments.
+///
+/// Calls are at least once: a step interrupted by a crash (or a branch cancelled once its
+/// parallel task had what it needed) runs again, calling its functions again. The
+/// [`idempotency key`](CallContext::idempotency_key) is the same when the same attempt runs
+/// again and differs between retries, so a function can make its effect happen once (a payment
+/// service deduplicates by it).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct CallContext {
+    /// The instance, as its host names it (`<workflow>-<id>` under a durable host).
+    pub instance: String,
+    /// The step of the instance the call belongs to (its revision under a durable host).
+    pub step: u64,
+    /// The nested scope the task runs in (`Fork/Branch A`, `Each[3]`), empty at the top.
+    pub scope: String,
+    /// The task's name.
+    pub task: String,
+    /// The action's name (or `action N`).
+    pub action: String,
+    /// Which attempt of the task (or of the action, for the earlier drafts' action retries):
+    /// 1, then 2 after one retry...
+    pub attempt: u32,
+}
+
+impl CallContext {
+    /// The context of the call running now, when called from inside a function that a workflow
+    /// called.
+    pub fn current() -> Option<CallContext> {
+        CALL.try_with(Clone::clone).ok()
+    }
+
+    /// A key naming this call: the same for the same attempt run again, different for another
+    /// attempt, another task, another instance. `<instance>/<step>/<scope>/<task>/<action>#<attempt>`.
+    pub fn idempotency_key(&self) -> String {
+        self.to_string()
+    }
+}
+
+impl fmt::Display for CallContext {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{}/{}/{}/{}/{}#{}",
+            self.instance, self.step, self.scope, self.task, self.action, self.attempt
+        )
+    }
+}
+
+/// Runs `future` inside the nested scope `segment` of the current one.
+pub fn in_scope<F: Future>(segment: &str, future: F) -> impl Future<Output = F::Output> + use<F> {
+    let path = SCOPE
+        .try_with(|outer| format!("{outer}/{segment}"))
+        .unwrap_or_else(|_| segment.to_owned());
+    SCOPE.scope(path, future)
+}
+
+/// One action's call, as generated code describes it.
+#[derive(Debug, Clone, Copy)]
+pub struct ActionCall<'a> {
+    /// The task's name.
+    pub task: &'a str,
+    /// The action's name (or `action N`).
+    pub action: &'a str,
+    /// The action's timeout.
+    pub timeout: Option<Duration>,
+    /// The timeout as written in the workflow (`PT15M`), for messages.
+    pub timeout_text: &'a str,
+    /// Which attempt of the task or action this is.
+    pub attempt: u32,
+}
+
+/// Awaits `call` (the user's function) for at most the action's timeout, with its
+/// [`CallContext`] readable from inside it.
 ///
 /// A [`FunctionError`] becomes an [`ErrorObject`] with the same name, message and trace, so
 /// `onError` and `retry` expressions see what the function reported. When the timeout elapses
-/// first, the call is dropped (cancelled) and a `TimeoutError` is returned, which the task handles
-/// like any other error. `timeout_text` is the duration as written in the workflow (`PT15M`), so
-/// the message speaks the user's words.
+/// first, the call is dropped (cancelled) and a `TimeoutError` is returned; a function that
+/// panics raises a `FunctionPanic` error with the panic's message. Both are handled like any
+/// other error of the task.
 ///
 /// # Errors
-/// The function's error, or a `TimeoutError`.
-pub async fn call_action<F>(
-    call: F,
-    timeout: Option<Duration>,
-    timeout_text: &str,
-    task: &str,
-    action: &str,
-) -> Result<Value, ErrorObject>
+/// The function's error, a `TimeoutError` or a `FunctionPanic`.
+pub async fn call_action<F>(io: &Io, how: ActionCall<'_>, call: F) -> Result<Value, ErrorObject>
 where
     F: Future<Output = Result<Value, FunctionError>>,
 {
-    let outcome = match timeout {
+    let context = CallContext {
+        instance: io.id_prefix().to_owned(),
+        step: io.step_number(),
+        scope: SCOPE.try_with(Clone::clone).unwrap_or_default(),
+        task: how.task.to_owned(),
+        action: how.action.to_owned(),
+        attempt: how.attempt,
+    };
+    let call = CALL.scope(context, AssertUnwindSafe(call).catch_unwind());
+    let outcome = match how.timeout {
         None => call.await,
         Some(limit) => match tokio::time::timeout(limit, call).await {
             Ok(outcome) => outcome,
@@ -35,13 +126,34 @@ where
                 return Err(ErrorObject::new(
                     ErrorObject::TIMEOUT,
                     format!(
-                        "action `{action}` of task `{task}` did not complete within {timeout_text}"
+                        "action `{}` of task `{}` did not complete within {}",
+                        how.action, how.task, how.timeout_text
                     ),
                 ));
             }
         },
     };
-    outcome.map_err(ErrorObject::from)
+    match outcome {
+        Ok(result) => result.map_err(ErrorObject::from),
+        Err(payload) => Err(ErrorObject::new(
+            FUNCTION_PANIC,
+            format!(
+                "the function of action `{}` of task `{}` panicked: {}",
+                how.action,
+                how.task,
+                panic_message(payload.as_ref())
+            ),
+        )),
+    }
+}
+
+/// The text of a panic's payload (a `&str` or a `String`), or a placeholder.
+pub(crate) fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+    payload
+        .downcast_ref::<&str>()
+        .map(|text| (*text).to_owned())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| String::from("(a payload that is not text)"))
 }
 
 #[cfg(test)]
@@ -53,6 +165,16 @@ mod tests {
 
     const LIMIT: Duration = Duration::from_secs(5);
 
+    fn how(timeout: Option<Duration>) -> ActionCall<'static> {
+        ActionCall {
+            task: "Check",
+            action: "inventory",
+            timeout,
+            timeout_text: "PT5S",
+            attempt: 1,
+        }
+    }
+
     async fn slow(after: Duration) -> Result<Value, FunctionError> {
         sleep(after).await;
         Ok(json!({"done": true}))
@@ -60,15 +182,9 @@ mod tests {
 
     #[tokio::test(start_paused = true)]
     async fn the_timeout_fires_exactly_at_the_limit() {
+        let io = Io::standalone();
         let started = Instant::now();
-        let result = call_action(
-            slow(Duration::from_secs(60)),
-            Some(LIMIT),
-            "PT5S",
-            "Check",
-            "inventory",
-        )
-        .await;
+        let result = call_action(&io, how(Some(LIMIT)), slow(Duration::from_secs(60))).await;
         assert_eq!(started.elapsed(), LIMIT);
         assert_eq!(
             result,
@@ -81,29 +197,17 @@ mod tests {
 
     #[tokio::test(start_paused = true)]
     async fn a_call_that_finishes_in_time_returns_its_value() {
+        let io = Io::standalone();
         let started = Instant::now();
-        let result = call_action(
-            slow(Duration::from_secs(4)),
-            Some(LIMIT),
-            "PT5S",
-            "Check",
-            "inventory",
-        )
-        .await;
+        let result = call_action(&io, how(Some(LIMIT)), slow(Duration::from_secs(4))).await;
         assert_eq!(started.elapsed(), Duration::from_secs(4));
         assert_eq!(result, Ok(json!({"done": true})));
     }
 
     #[tokio::test(start_paused = true)]
     async fn without_a_timeout_the_call_may_take_any_time() {
-        let result = call_action(
-            slow(Duration::from_secs(86_400)),
-            None,
-            "",
-            "Check",
-            "inventory",
-        )
-        .await;
+        let io = Io::standalone();
+        let result = call_action(&io, how(None), slow(Duration::from_secs(86_400))).await;
         assert_eq!(result, Ok(json!({"done": true})));
     }
 
@@ -111,20 +215,58 @@ mod tests {
     fn the_future_is_send_when_the_call_is() {
         // Generated machines are spawned on multi-threaded runtimes.
         fn assert_send<T: Send>(_: &T) {}
-        let future = call_action(slow(LIMIT), Some(LIMIT), "PT5S", "Check", "inventory");
+        let io = Io::standalone();
+        let future = call_action(&io, how(Some(LIMIT)), slow(LIMIT));
         assert_send(&future);
-        let progress = crate::RetryProgress::default();
-        assert_send(&progress.wait());
     }
 
     #[tokio::test(start_paused = true)]
     async fn function_errors_keep_their_properties() {
+        let io = Io::standalone();
         let failing =
             async { Err(FunctionError::named("OutOfStock", "no more apples").with_trace("t")) };
-        let result = call_action(failing, Some(LIMIT), "PT5S", "Check", "inventory").await;
+        let result = call_action(&io, how(Some(LIMIT)), failing).await;
         assert_eq!(
             result,
             Err(ErrorObject::new("OutOfStock", "no more apples").with_trace("t"))
         );
+    }
+
+    #[tokio::test]
+    async fn a_panicking_function_raises_a_function_panic() {
+        let io = Io::standalone();
+        let panicking = async {
+            if io.step_number() < u64::MAX {
+                panic!("card reader on fire");
+            }
+            Ok(Value::Null)
+        };
+        let result = call_action(&io, how(None), panicking).await;
+        assert_eq!(
+            result,
+            Err(ErrorObject::new(
+                FUNCTION_PANIC,
+                "the function of action `inventory` of task `Check` panicked: card reader on fire"
+            ))
+        );
+    }
+
+    #[tokio::test]
+    async fn a_function_reads_its_call_context_and_key() {
+        let io = Io::standalone();
+        let call = async {
+            let context = CallContext::current().ok_or_else(|| FunctionError::new("no context"))?;
+            Ok(json!({"scope": context.scope, "key": context.idempotency_key()}))
+        };
+        let seen = in_scope("Fork/Branch A", call_action(&io, how(None), call)).await;
+        let prefix = io.id_prefix().to_owned();
+        assert_eq!(
+            seen,
+            Ok(json!({
+                "scope": "Fork/Branch A",
+                "key": format!("{prefix}/0/Fork/Branch A/Check/inventory#1"),
+            }))
+        );
+        assert_eq!(CallContext::current(), None);
     }
 }

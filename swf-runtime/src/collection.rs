@@ -6,26 +6,28 @@ use crate::data::kind::with_article;
 use crate::error::ErrorObject;
 use crate::path::JsonPath;
 
-/// The elements `path` selects in `data` for a foreach task: the array a definite path names,
-/// or every match of a query (in document order). A definite path naming something else, or
+/// The elements `path` selects in `data` for a foreach task, borrowed: the array a definite path
+/// names, or every match of a query (in document order). A definite path naming something else, or
 /// nothing, is a `DataError` naming the task and the path.
 ///
 /// # Errors
 /// A `DataError` as described, or when the query engine fails.
-pub fn collection_items(
+pub fn collection_refs<'d>(
     path: &JsonPath,
-    data: &Value,
+    data: &'d Value,
     task: &str,
     path_text: &str,
-) -> Result<Vec<Value>, ErrorObject> {
-    match path.select(data)? {
-        Some(Value::Array(items)) => Ok(items),
-        None if !path.is_definite() => Ok(Vec::new()),
+) -> Result<Vec<&'d Value>, ErrorObject> {
+    if !path.is_definite() {
+        return path.matches(data);
+    }
+    match path.matches(data)?.first() {
+        Some(Value::Array(items)) => Ok(items.iter().collect()),
         Some(other) => Err(ErrorObject::new(
             ErrorObject::DATA,
             format!(
                 "the inputCollection `{path_text}` of foreach task `{task}` selects {}, not an array",
-                with_article(&other)
+                with_article(other)
             ),
         )),
         None => Err(ErrorObject::new(
@@ -49,24 +51,26 @@ mod tests {
     fn definite_paths_name_arrays_and_queries_collect_matches() {
         let data = json!({"orders": [{"n": 1, "completed": true}, {"n": 2, "completed": false}]});
         assert_eq!(
-            collection_items(&ORDERS, &data, "T", "$.orders").map(|v| v.len()),
+            collection_refs(&ORDERS, &data, "T", "$.orders").map(|v| v.len()),
             Ok(2)
         );
         assert_eq!(
-            collection_items(&DONE, &data, "T", "$.orders[?(@.completed == true)]"),
-            Ok(vec![json!({"n": 1, "completed": true})])
+            collection_refs(&DONE, &data, "T", "$.orders[?(@.completed == true)]"),
+            Ok(vec![&json!({"n": 1, "completed": true})])
         );
         assert_eq!(
-            collection_items(&DONE, &json!({"orders": []}), "T", "q"),
+            collection_refs(&DONE, &json!({"orders": []}), "T", "q"),
             Ok(Vec::new())
         );
     }
 
     #[test]
     fn anything_but_an_array_is_a_data_error() {
-        let error = collection_items(&ORDERS, &json!({"orders": 3}), "T", "$.orders");
+        let number = json!({"orders": 3});
+        let error = collection_refs(&ORDERS, &number, "T", "$.orders");
         assert!(error.is_err_and(|e| e.message.contains("a number, not an array")));
-        let error = collection_items(&ORDERS, &json!({}), "T", "$.orders");
+        let empty = json!({});
+        let error = collection_refs(&ORDERS, &empty, "T", "$.orders");
         assert!(error.is_err_and(|e| e.message.contains("selects nothing")));
     }
 }

@@ -7,6 +7,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::error::{ErrorObject, WorkflowError};
+
 /// The name of the error raised when compensation cannot run as recorded: a saved state whose
 /// log names a task that has no compensation in the workflow as compiled now.
 pub const COMPENSATION_ERROR: &str = "CompensationError";
@@ -52,6 +54,38 @@ impl CompensationLog {
     /// The recorded tasks, most recent first: the order in which they are compensated.
     pub fn into_latest_first(self) -> impl Iterator<Item = String> {
         self.completed.into_iter().rev()
+    }
+
+    /// Removes and returns the most recent record: the next task to compensate.
+    pub fn pop_latest(&mut self) -> Option<String> {
+        self.completed.pop()
+    }
+}
+
+/// A compensation in progress in one scope, carried by the state of the compensation task
+/// that runs (so that a saved instance resumes it): which completed task it compensates, the
+/// records still to compensate after it, and where the scope goes once every record is
+/// compensated.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Compensating {
+    /// The completed task whose compensation runs now.
+    pub task: String,
+    /// The records still to compensate, most recent last.
+    #[serde(default, skip_serializing_if = "CompensationLog::is_empty")]
+    pub remaining: CompensationLog,
+    /// Which of the scope's ends or transitions asked for the compensation (numbered by the
+    /// code generator), taken once it is done.
+    pub resume: u32,
+    /// The error handled by the onError transition that asked for it, if one did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cause: Option<ErrorObject>,
+}
+
+impl Compensating {
+    /// Marks a failure of the compensation task as one that happened while compensating.
+    #[must_use]
+    pub fn mark(&self, failure: WorkflowError) -> WorkflowError {
+        failure.with_compensation(&self.task, self.cause.as_ref())
     }
 }
 

@@ -44,6 +44,7 @@ mod collection;
 mod compensation;
 mod concurrent;
 mod data;
+mod drive;
 mod error;
 mod event_build;
 mod events;
@@ -52,6 +53,7 @@ mod host;
 mod input;
 mod iso;
 mod path;
+mod progress;
 mod retry;
 mod schedule;
 pub mod store;
@@ -64,18 +66,20 @@ pub use swf_macros::workflow;
 pub use cloudevents::{AttributesReader, Event as CloudEvent, EventBuilder, EventBuilderV10};
 pub use jiff::Timestamp;
 
+pub use action::{CallContext, FUNCTION_PANIC};
 pub use clock::{Clock, ManualClock, SystemClock};
-pub use compensation::{COMPENSATION_ERROR, CompensationLog};
-pub use concurrent::ScopeEnd;
+pub use compensation::{COMPENSATION_ERROR, Compensating, CompensationLog};
+pub use concurrent::{Iteration, Iterations, ScopeEnd, ScopeState, Slot};
 pub use error::{ErrorObject, ExecStatus, FunctionError, WorkflowError};
 pub use events::{
-    DEFAULT_INBOX_CAPACITY, EVENT_ERROR, EventEntry, EventSpec, Io, IoBuilder, context_attribute,
-    event_data,
+    DEFAULT_INBOX_CAPACITY, EVENT_ERROR, EventEntry, EventSpec, Io, IoBuilder, Listening,
+    context_attribute, event_data,
 };
 pub use host::{
     HOST_ERROR, Host, HostChannels, HostConfig, InstanceId, Machine, Outcome, StartOnEvents,
     Unmatched,
 };
+pub use progress::{ActionResume, CallbackPhase, Progress, Wait};
 pub use retry::{RetryPolicy, RetryProgress};
 pub use schedule::{SCHEDULE_ERROR, ScheduleWindow, check_schedule};
 pub use switch::CustomCondition;
@@ -101,20 +105,28 @@ pub mod __private {
     pub use std::time::Duration;
     pub use tokio;
 
+    pub use jiff::Timestamp;
     pub use serde_json::Value;
 
     pub use crate::error::{ErrorObject, FunctionError, WorkflowError};
     pub use crate::retry::{RetryPolicy, RetryProgress};
     pub use crate::switch::CustomCondition;
 
-    pub use crate::concurrent::{Iterated, Joined, ScopeEnd, ScopeFuture, for_each, join_branches};
+    pub use crate::concurrent::{
+        Iterations, RoundEnd, ScopeEnd, ScopeState, Slot, nested_position, round, step_slot,
+    };
+    pub use crate::drive::{run_to_end, step_until_ran};
     pub use crate::events::{CloudEvent, EventEntry, EventSpec, Io, event_data};
     pub use crate::host::{Machine, StartOnEvents};
+    pub use crate::progress::{
+        ActionResume, Attempt, CallbackPhase, Progress, Wait, deadline, deadline_of, passed,
+        progress,
+    };
     pub use crate::schedule::{SCHEDULE_ERROR, ScheduleWindow, check_schedule};
 
-    pub use crate::action::call_action;
-    pub use crate::collection::collection_items;
-    pub use crate::compensation::{COMPENSATION_ERROR, CompensationLog};
+    pub use crate::action::{ActionCall, call_action, in_scope};
+    pub use crate::collection::collection_refs;
+    pub use crate::compensation::{COMPENSATION_ERROR, Compensating, CompensationLog};
     pub use crate::data::{
         data_with_error, filter_in_place, merge_data, merge_result, select_input, select_or_null,
     };

@@ -1,8 +1,13 @@
-//! Retry schedules: how many retries a task has made and how long to wait before the next one.
+//! Retry schedules: how many retries a task has made and when the next one may start.
 
 use std::time::Duration;
 
+use jiff::Timestamp;
 use serde::{Deserialize, Serialize};
+
+use crate::clock::after;
+use crate::events::Io;
+use crate::progress::Wait;
 
 /// One retry definition of a task, with its durations already parsed at build time.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -39,18 +44,20 @@ impl RetryPolicy {
     }
 }
 
-/// The retries one task has made so far, kept inside the generated state enum so that a saved
-/// instance resumes with the right counts and the right pending wait.
+/// The retries one task (or one action) has made so far, kept inside the generated state so
+/// that a saved instance resumes with the right counts and waits until the same instant.
 ///
-/// Each retry definition of the task counts its own attempts (index = position of the definition
-/// in the task), because the drafts give each definition its own `maxAttempts`.
+/// Each retry definition counts its own attempts (index = position of the definition), because
+/// the drafts give each definition its own `maxAttempts`.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(default)]
 pub struct RetryProgress {
     /// Retries made per retry definition; a missing entry means none yet.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     attempts: Vec<u32>,
-    /// The delay to wait before the next attempt, in milliseconds.
-    wait_millis: u64,
+    /// When the next attempt may start; `None`: at once.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    not_before: Option<Timestamp>,
 }
 
 impl RetryProgress {
@@ -59,14 +66,26 @@ impl RetryProgress {
         self.attempts.get(index).copied().unwrap_or(0)
     }
 
-    /// The delay, in milliseconds, that [`RetryProgress::wait`] sleeps before the next attempt.
-    pub fn wait_millis(&self) -> u64 {
-        self.wait_millis
+    /// Which attempt the next run is: 1 for the first, 2 after one retry...
+    pub fn attempt(&self) -> u32 {
+        self.attempts
+            .iter()
+            .fold(1_u32, |total, made| total.saturating_add(*made))
     }
 
-    /// The progress after one more retry under definition `index`, with the wait before that
-    /// retry; `None` when the definition has no attempts left, so `onError` decides.
-    pub fn next(&self, index: usize, policy: &RetryPolicy) -> Option<RetryProgress> {
+    /// When the next attempt may start (`None`: at once).
+    pub fn not_before(&self) -> Option<Timestamp> {
+        self.not_before
+    }
+
+    /// The progress after one more retry under definition `index`, failing at `now`; `None`
+    /// when the definition has no attempts left, so `onError` decides.
+    pub fn next(
+        &self,
+        index: usize,
+        policy: &RetryPolicy,
+        now: Timestamp,
+    ) -> Option<RetryProgress> {
         let made = self.attempts(index);
         if made >= policy.max_attempts {
             return None;
@@ -79,49 +98,51 @@ impl RetryProgress {
         if let Some(slot) = attempts.get_mut(index) {
             *slot = retry;
         }
-        // Milliseconds in a u64 cover 584 million years; anything longer is "forever" anyway.
-        let wait_millis = u64::try_from(policy.delay_before(retry).as_millis()).unwrap_or(u64::MAX);
+        let delay = policy.delay_before(retry);
         Some(RetryProgress {
             attempts,
-            wait_millis,
+            not_before: (!delay.is_zero()).then(|| after(now, delay)),
         })
     }
 
-    /// Sleeps for the pending wait (not at all when it is zero).
-    pub async fn wait(&self) {
-        if self.wait_millis > 0 {
-            tokio::time::sleep(Duration::from_millis(self.wait_millis)).await;
-        }
+    /// What to wait for before the next attempt may run, or `None` when it may run now.
+    pub fn pending(&self, io: &Io) -> Option<Wait> {
+        self.not_before
+            .filter(|not_before| io.now() < *not_before)
+            .map(Wait::until)
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use tokio::time::Instant;
-
     use super::*;
 
     const MINUTE: Duration = Duration::from_secs(60);
 
-    #[tokio::test(start_paused = true)]
-    async fn waits_follow_the_tasks_draft_example() {
+    fn at(second: i64) -> Timestamp {
+        Timestamp::from_second(second).unwrap_or(Timestamp::UNIX_EPOCH)
+    }
+
+    #[test]
+    fn waits_follow_the_tasks_draft_example() {
         let policy = RetryPolicy::new(MINUTE, 2 * MINUTE, 4);
         let mut progress = RetryProgress::default();
         let mut waits = Vec::new();
-        while let Some(next) = progress.next(0, &policy) {
-            let started = Instant::now();
-            next.wait().await;
-            waits.push(started.elapsed());
+        let now = at(1_000);
+        while let Some(next) = progress.next(0, &policy, now) {
+            let wait = next.not_before().map(|t| t.duration_since(now).as_secs());
+            waits.push(wait);
             progress = next;
         }
-        assert_eq!(waits, [MINUTE, 3 * MINUTE, 5 * MINUTE, 7 * MINUTE]);
+        assert_eq!(waits, [Some(60), Some(180), Some(300), Some(420)]);
         assert_eq!(progress.attempts(0), 4);
+        assert_eq!(progress.attempt(), 5);
     }
 
     #[test]
     fn zero_attempts_means_no_retry() {
         let policy = RetryPolicy::new(MINUTE, Duration::ZERO, 0);
-        assert_eq!(RetryProgress::default().next(0, &policy), None);
+        assert_eq!(RetryProgress::default().next(0, &policy, at(0)), None);
     }
 
     #[test]
@@ -129,44 +150,44 @@ mod tests {
         let first = RetryPolicy::new(MINUTE, Duration::ZERO, 1);
         let second = RetryPolicy::new(2 * MINUTE, Duration::ZERO, 2);
         let progress = RetryProgress::default();
-        let Some(progress) = progress.next(1, &second) else {
+        let Some(progress) = progress.next(1, &second, at(0)) else {
             panic!("the second definition allows two retries");
         };
         assert_eq!((progress.attempts(0), progress.attempts(1)), (0, 1));
-        assert_eq!(progress.wait_millis(), 120_000);
-        let Some(progress) = progress.next(0, &first) else {
+        assert_eq!(progress.not_before(), Some(at(120)));
+        let Some(progress) = progress.next(0, &first, at(0)) else {
             panic!("the first definition allows one retry");
         };
         assert_eq!((progress.attempts(0), progress.attempts(1)), (1, 1));
-        assert_eq!(progress.next(0, &first), None);
-        assert!(progress.next(1, &second).is_some());
+        assert_eq!(progress.next(0, &first, at(0)), None);
+        assert!(progress.next(1, &second, at(0)).is_some());
     }
 
     #[test]
     fn huge_durations_saturate_instead_of_overflowing() {
         let policy = RetryPolicy::new(Duration::MAX, Duration::MAX, 3);
         assert_eq!(policy.delay_before(3), Duration::MAX);
-        let progress = RetryProgress::default().next(0, &policy);
-        assert_eq!(progress.map(|p| p.wait_millis()), Some(u64::MAX));
+        let progress = RetryProgress::default().next(0, &policy, at(0));
+        assert_eq!(progress.and_then(|p| p.not_before()), Some(Timestamp::MAX));
     }
 
-    #[tokio::test(start_paused = true)]
-    async fn a_zero_wait_does_not_sleep() {
-        let started = Instant::now();
-        RetryProgress::default().wait().await;
-        assert_eq!(started.elapsed(), Duration::ZERO);
+    #[test]
+    fn a_zero_interval_retries_at_once() {
+        let policy = RetryPolicy::new(Duration::ZERO, Duration::ZERO, 1);
+        let progress = RetryProgress::default().next(0, &policy, at(0));
+        assert_eq!(progress.map(|p| p.not_before()), Some(None));
     }
 
     #[test]
     fn serde_round_trips_and_tolerates_missing_fields() {
         let policy = RetryPolicy::new(MINUTE, MINUTE, 2);
         let progress = RetryProgress::default()
-            .next(2, &policy)
+            .next(2, &policy, at(0))
             .unwrap_or_default();
         let value = serde_json::to_value(&progress).unwrap_or_default();
         assert_eq!(
             value,
-            serde_json::json!({"attempts": [0, 0, 1], "wait_millis": 60_000})
+            serde_json::json!({"attempts": [0, 0, 1], "not_before": "1970-01-01T00:01:00Z"})
         );
         assert_eq!(
             serde_json::from_value::<RetryProgress>(value).ok(),

@@ -26,62 +26,6 @@ impl<T: ApprovalFunctions + ?Sized> ApprovalFunctions for &T {
         <T as ApprovalFunctions>::ask_manager(*self, args)
     }
 }
-/// Where an instance of the `Approval` workflow is: the next task to run, or how it ended.
-#[derive(
-    ::core::fmt::Debug,
-    ::core::clone::Clone,
-    ::core::cmp::PartialEq,
-    ::swf_runtime::__private::serde::Serialize,
-    ::swf_runtime::__private::serde::Deserialize,
-)]
-#[serde(crate = "::swf_runtime::__private::serde")]
-#[allow(dead_code)]
-pub enum ApprovalState {
-    /// Task `AskManager` (callback, line 13), about to run with `data` as its input.
-    AskManager { data: ::swf_runtime::__private::Value },
-    /// Task `AwaitOutcome` (switch, line 22), about to run with `data` as its input.
-    AwaitOutcome { data: ::swf_runtime::__private::Value },
-    /// Task `Accept` (inject, line 33), about to run with `data` as its input.
-    Accept { data: ::swf_runtime::__private::Value },
-    /// Task `Refuse` (inject, line 34), about to run with `data` as its input.
-    Refuse { data: ::swf_runtime::__private::Value },
-    /// Task `Expire` (inject, line 35), about to run with `data` as its input.
-    Expire { data: ::swf_runtime::__private::Value },
-    /// The workflow ended; `output` is its data output.
-    Completed { output: ::swf_runtime::__private::Value },
-    /// An `end: {kind: terminate}` ended the whole instance.
-    Terminated { output: ::swf_runtime::__private::Value },
-}
-#[allow(dead_code)]
-impl ApprovalState {
-    /// The name of the task this state is about to run, `None` once the workflow ended.
-    pub fn task_name(&self) -> ::core::option::Option<&'static str> {
-        match self {
-            ApprovalState::AskManager { .. } => {
-                ::core::option::Option::Some("AskManager")
-            }
-            ApprovalState::AwaitOutcome { .. } => {
-                ::core::option::Option::Some("AwaitOutcome")
-            }
-            ApprovalState::Accept { .. } => ::core::option::Option::Some("Accept"),
-            ApprovalState::Refuse { .. } => ::core::option::Option::Some("Refuse"),
-            ApprovalState::Expire { .. } => ::core::option::Option::Some("Expire"),
-            ApprovalState::Completed { .. } | ApprovalState::Terminated { .. } => {
-                ::core::option::Option::None
-            }
-        }
-    }
-    /// The workflow output, once the instance has ended.
-    pub fn output(&self) -> ::core::option::Option<&::swf_runtime::__private::Value> {
-        match self {
-            ApprovalState::Completed { output }
-            | ApprovalState::Terminated { output } => {
-                ::core::option::Option::Some(output)
-            }
-            _ => ::core::option::Option::None,
-        }
-    }
-}
 /// The events of the `Approval` workflow, one per event definition.
 #[derive(
     ::core::fmt::Debug,
@@ -188,7 +132,157 @@ impl ApprovalEvent {
         self.spec().correlated_event(id, value, data)
     }
 }
-/// The `Approval` workflow (id `approval`), compiled to a state machine. `run` drives an instance to its end; `start` and `step` let the caller save the state between tasks.
+/// Where an instance of the `Approval` workflow is: the task it is at (and, inside it, its branches, iterations or called workflow), or how it ended.
+#[derive(
+    ::core::fmt::Debug,
+    ::core::clone::Clone,
+    ::core::cmp::PartialEq,
+    ::swf_runtime::__private::serde::Serialize,
+    ::swf_runtime::__private::serde::Deserialize,
+)]
+#[serde(crate = "::swf_runtime::__private::serde")]
+#[allow(dead_code)]
+pub enum ApprovalState {
+    /// Task `AskManager` (callback, line 13), about to run (or running) with `data` as its input.
+    #[serde(rename = "AskManager")]
+    AskManager {
+        /// The task's data.
+        data: ::swf_runtime::__private::Value,
+        /// Whether the action ran and the task waits for the callback event.
+        #[serde(default)]
+        phase: ::swf_runtime::__private::CallbackPhase,
+    },
+    /// Task `AwaitOutcome` (switch, line 22), about to run (or running) with `data` as its input.
+    #[serde(rename = "AwaitOutcome")]
+    AwaitOutcome {
+        /// The task's data.
+        data: ::swf_runtime::__private::Value,
+        /// When the wait for events ends without one.
+        #[serde(default, skip_serializing_if = "::core::option::Option::is_none")]
+        until: ::core::option::Option<::swf_runtime::__private::Timestamp>,
+    },
+    /// Task `Accept` (inject, line 33), about to run (or running) with `data` as its input.
+    #[serde(rename = "Accept")]
+    Accept {
+        /// The task's data.
+        data: ::swf_runtime::__private::Value,
+    },
+    /// Task `Refuse` (inject, line 34), about to run (or running) with `data` as its input.
+    #[serde(rename = "Refuse")]
+    Refuse {
+        /// The task's data.
+        data: ::swf_runtime::__private::Value,
+    },
+    /// Task `Expire` (inject, line 35), about to run (or running) with `data` as its input.
+    #[serde(rename = "Expire")]
+    Expire {
+        /// The task's data.
+        data: ::swf_runtime::__private::Value,
+    },
+    /// The scope ended; `output` is its data output.
+    #[serde(rename = "completed")]
+    Completed {
+        /// The output.
+        output: ::swf_runtime::__private::Value,
+    },
+    /// An `end: {kind: terminate}` ended the whole instance.
+    #[serde(rename = "terminated")]
+    Terminated {
+        /// The output.
+        output: ::swf_runtime::__private::Value,
+    },
+}
+#[allow(dead_code)]
+impl ApprovalState {
+    /// The name of the task this state is at, `None` once the scope ended.
+    pub fn task_name(&self) -> ::core::option::Option<&'static str> {
+        match self {
+            ApprovalState::AskManager { .. } => {
+                ::core::option::Option::Some("AskManager")
+            }
+            ApprovalState::AwaitOutcome { .. } => {
+                ::core::option::Option::Some("AwaitOutcome")
+            }
+            ApprovalState::Accept { .. } => ::core::option::Option::Some("Accept"),
+            ApprovalState::Refuse { .. } => ::core::option::Option::Some("Refuse"),
+            ApprovalState::Expire { .. } => ::core::option::Option::Some("Expire"),
+            ApprovalState::Completed { .. } | ApprovalState::Terminated { .. } => {
+                ::core::option::Option::None
+            }
+        }
+    }
+    /// The output, once the scope has ended.
+    pub fn output(&self) -> ::core::option::Option<&::swf_runtime::__private::Value> {
+        match self {
+            ApprovalState::Completed { output }
+            | ApprovalState::Terminated { output } => {
+                ::core::option::Option::Some(output)
+            }
+            _ => ::core::option::Option::None,
+        }
+    }
+}
+impl ::swf_runtime::__private::ScopeState for ApprovalState {
+    fn end(self) -> ::core::result::Result<::swf_runtime::__private::ScopeEnd, Self> {
+        match self {
+            ApprovalState::Completed { output } => {
+                ::core::result::Result::Ok(
+                    ::swf_runtime::__private::ScopeEnd::Completed(output),
+                )
+            }
+            ApprovalState::Terminated { output } => {
+                ::core::result::Result::Ok(
+                    ::swf_runtime::__private::ScopeEnd::Terminated(output),
+                )
+            }
+            other => ::core::result::Result::Err(other),
+        }
+    }
+    fn listening(&self) -> ::swf_runtime::__private::Wait {
+        match self {
+            ApprovalState::AskManager { phase, .. } => {
+                let mut wait = ::swf_runtime::__private::Wait::default();
+                if let ::swf_runtime::__private::CallbackPhase::Wait { until, .. } = phase {
+                    wait.merge(
+                        &::swf_runtime::__private::Wait::new(
+                            *until,
+                            &[&ApprovalEvent::specs()[0usize]],
+                        ),
+                    );
+                }
+                wait
+            }
+            ApprovalState::AwaitOutcome { until, .. } => {
+                let mut wait = ::swf_runtime::__private::Wait::default();
+                wait.merge(
+                    &::swf_runtime::__private::Wait::new(
+                        *until,
+                        &[
+                            &ApprovalEvent::specs()[1usize],
+                            &ApprovalEvent::specs()[2usize],
+                        ],
+                    ),
+                );
+                wait
+            }
+            _ => ::swf_runtime::__private::Wait::default(),
+        }
+    }
+    fn position(&self) -> ::std::string::String {
+        match self {
+            ApprovalState::AskManager { .. } => ::std::string::String::from("AskManager"),
+            ApprovalState::AwaitOutcome { .. } => {
+                ::std::string::String::from("AwaitOutcome")
+            }
+            ApprovalState::Accept { .. } => ::std::string::String::from("Accept"),
+            ApprovalState::Refuse { .. } => ::std::string::String::from("Refuse"),
+            ApprovalState::Expire { .. } => ::std::string::String::from("Expire"),
+            ApprovalState::Completed { .. } => ::std::string::String::from("completed"),
+            ApprovalState::Terminated { .. } => ::std::string::String::from("terminated"),
+        }
+    }
+}
+/// The `Approval` workflow (id `approval`), compiled to a state machine. `run` drives an instance to its end; `start` and `step` (or `advance`, which never waits) let the caller save the state between steps.
 pub struct ApprovalWorkflow<F> {
     functions: F,
 }
@@ -198,6 +292,13 @@ impl<F: ApprovalFunctions> ApprovalWorkflow<F> {
     pub const ID: &'static str = "approval";
     /// The workflow's `name`.
     pub const NAME: &'static str = "Approval";
+    /// The workflow's `version`, if it has one.
+    pub const VERSION: ::core::option::Option<&'static str> = ::core::option::Option::Some(
+        "1.0",
+    );
+    /// A hash of the definition this machine was compiled from: a saved instance records
+    /// it, so that a host can tell an instance saved by another definition.
+    pub const DEFINITION_HASH: &'static str = "c2e8a8706f7cc468";
     /// A machine that calls `functions` for the workflow's actions.
     pub fn new(functions: F) -> Self {
         ApprovalWorkflow { functions }
@@ -208,6 +309,10 @@ impl<F: ApprovalFunctions> ApprovalWorkflow<F> {
     }
     /// Runs one instance from `input` (a JSON object; `null` means `{}`) to its end, with
     /// `io` as its events and clock.
+    ///
+    /// # Errors
+    /// The refusal of the input or of a scheduled start, or the `WorkflowError` of a task
+    /// that failed with no retry or onError left, with the data it had.
     pub async fn run_with(
         &self,
         input: ::swf_runtime::__private::Value,
@@ -216,20 +321,48 @@ impl<F: ApprovalFunctions> ApprovalWorkflow<F> {
         ::swf_runtime::__private::Value,
         ::swf_runtime::__private::WorkflowError,
     > {
-        let mut state = self.start_with(input, io)?;
-        loop {
-            match state {
-                ApprovalState::Completed { output }
-                | ApprovalState::Terminated { output } => {
-                    return ::core::result::Result::Ok(output);
-                }
-                other => state = self.step_with(other, io).await?,
-            }
-        }
+        let state = self.begin(input, io)?;
+        ::swf_runtime::__private::run_to_end(
+                state,
+                io,
+                Self::event_specs(),
+                |state| self.advance(state, io),
+            )
+            .await
+            .map(::swf_runtime::__private::ScopeEnd::into_output)
     }
     /// The first state of an instance: the start task with its filtered input. A scheduled
     /// start refuses to create the instance outside its window (by `io`'s clock).
+    ///
+    /// # Errors
+    /// The refusal of the input or of the scheduled start.
     pub fn start_with(
+        &self,
+        input: ::swf_runtime::__private::Value,
+        io: &::swf_runtime::__private::Io,
+    ) -> ::core::result::Result<ApprovalState, ::swf_runtime::__private::WorkflowError> {
+        self.begin(input, io)
+    }
+    /// Runs the next step of `state`, waiting first as long as it must (for its events, a
+    /// delay, a retry wait): the state after one step that ran. A state that has ended is
+    /// returned unchanged.
+    ///
+    /// # Errors
+    /// As [`Self::run_with`].
+    pub async fn step_with(
+        &self,
+        state: ApprovalState,
+        io: &::swf_runtime::__private::Io,
+    ) -> ::core::result::Result<ApprovalState, ::swf_runtime::__private::WorkflowError> {
+        ::swf_runtime::__private::step_until_ran(
+                state,
+                io,
+                Self::event_specs(),
+                |state| self.advance(state, io),
+            )
+            .await
+    }
+    fn begin(
         &self,
         input: ::swf_runtime::__private::Value,
         io: &::swf_runtime::__private::Io,
@@ -243,7 +376,18 @@ impl<F: ApprovalFunctions> ApprovalWorkflow<F> {
         Self::enter_task_ask_manager(input)
     }
     #[doc(hidden)]
-    pub async fn drive_subflow(
+    pub fn begin_subflow(
+        &self,
+        input: ::swf_runtime::__private::Value,
+        io: &::swf_runtime::__private::Io,
+    ) -> ::core::result::Result<
+        ::core::result::Result<ApprovalState, ::swf_runtime::__private::Value>,
+        ::swf_runtime::__private::WorkflowError,
+    > {
+        self.begin(input, io).map(::core::result::Result::Ok)
+    }
+    #[doc(hidden)]
+    pub async fn run_detached(
         &self,
         input: ::swf_runtime::__private::Value,
         io: &::swf_runtime::__private::Io,
@@ -251,159 +395,256 @@ impl<F: ApprovalFunctions> ApprovalWorkflow<F> {
         ::swf_runtime::__private::ScopeEnd,
         ::swf_runtime::__private::WorkflowError,
     > {
-        let mut state = self.start_with(input, io)?;
-        loop {
-            state = match state {
-                ApprovalState::Completed { output } => {
-                    return ::core::result::Result::Ok(
-                        ::swf_runtime::__private::ScopeEnd::Completed(output),
-                    );
-                }
-                ApprovalState::Terminated { output } => {
-                    return ::core::result::Result::Ok(
-                        ::swf_runtime::__private::ScopeEnd::Terminated(output),
-                    );
-                }
-                other => self.step_with(other, io).await?,
-            };
-        }
+        let state = match self.begin_subflow(input, io)? {
+            ::core::result::Result::Ok(state) => state,
+            ::core::result::Result::Err(output) => {
+                return ::core::result::Result::Ok(
+                    ::swf_runtime::__private::ScopeEnd::Completed(output),
+                );
+            }
+        };
+        ::swf_runtime::__private::run_to_end(
+                state,
+                io,
+                Self::event_specs(),
+                |state| self.advance(state, io),
+            )
+            .await
     }
     fn event_specs() -> &'static [::swf_runtime::__private::EventSpec; 4usize] {
         ApprovalEvent::specs()
     }
-    /// Runs the task `state` names and returns the next state. A state that has ended
-    /// is returned unchanged.
-    pub async fn step_with(
+    /// Runs one step of an instance: the task `state` is at, if it can run now.
+    ///
+    /// A step never waits for an event or a deadline: when the task cannot run yet
+    /// (its event has not arrived, its delay or retry wait has not passed) it
+    /// returns `Progress::Waiting` with the state unchanged and what it waits for,
+    /// having done nothing. Save the state after every `Progress::Ran` to resume
+    /// the instance later, in this process or another. A state that has ended is
+    /// returned unchanged.
+    ///
+    /// # Errors
+    /// The `WorkflowError` of a task that failed with no retry or onError left,
+    /// with the data it had.
+    pub async fn advance(
         &self,
         state: ApprovalState,
         io: &::swf_runtime::__private::Io,
-    ) -> ::core::result::Result<ApprovalState, ::swf_runtime::__private::WorkflowError> {
+    ) -> ::core::result::Result<
+        ::swf_runtime::__private::Progress<ApprovalState>,
+        ::swf_runtime::__private::WorkflowError,
+    > {
         match state {
-            ApprovalState::AskManager { data } => {
-                self.run_task_ask_manager(data, io).await
+            ApprovalState::AskManager { data, phase } => {
+                self.run_task_ask_manager(data, phase, io).await
             }
-            ApprovalState::AwaitOutcome { data } => {
-                self.run_task_await_outcome(data, io).await
+            ApprovalState::AwaitOutcome { data, until } => {
+                self.run_task_await_outcome(data, until, io).await
             }
-            ApprovalState::Accept { data } => self.run_task_accept(data).await,
-            ApprovalState::Refuse { data } => self.run_task_refuse(data).await,
-            ApprovalState::Expire { data } => self.run_task_expire(data).await,
+            ApprovalState::Accept { data } => self.run_task_accept(data, io).await,
+            ApprovalState::Refuse { data } => self.run_task_refuse(data, io).await,
+            ApprovalState::Expire { data } => self.run_task_expire(data, io).await,
             ended @ (ApprovalState::Completed { .. }
-            | ApprovalState::Terminated { .. }) => ::core::result::Result::Ok(ended),
+            | ApprovalState::Terminated { .. }) => {
+                ::core::result::Result::Ok(
+                    ::swf_runtime::__private::Progress::Ran(ended),
+                )
+            }
         }
     }
     fn enter_task_ask_manager(
         data: ::swf_runtime::__private::Value,
     ) -> ::core::result::Result<ApprovalState, ::swf_runtime::__private::WorkflowError> {
-        ::core::result::Result::Ok(ApprovalState::AskManager { data })
+        ::core::result::Result::Ok(ApprovalState::AskManager {
+            data,
+            phase: ::swf_runtime::__private::CallbackPhase::Call,
+        })
     }
-    /// Runs task `AskManager` once.
+    /// Runs one step of task `AskManager`.
     async fn run_task_ask_manager(
         &self,
         data: ::swf_runtime::__private::Value,
+        phase: ::swf_runtime::__private::CallbackPhase,
         io: &::swf_runtime::__private::Io,
-    ) -> ::core::result::Result<ApprovalState, ::swf_runtime::__private::WorkflowError> {
+    ) -> ::core::result::Result<
+        ::swf_runtime::__private::Progress<ApprovalState>,
+        ::swf_runtime::__private::WorkflowError,
+    > {
         let mut data = data;
         let attempt: ::core::result::Result<
-            ::core::option::Option<usize>,
+            ::swf_runtime::__private::Attempt<::swf_runtime::__private::CallbackPhase>,
             ::swf_runtime::__private::ErrorObject,
         > = async {
-            {
-                let result = async {
-                    let args = data.clone();
-                    ::swf_runtime::__private::call_action(
-                            ApprovalFunctions::ask_manager(&self.functions, args),
-                            ::core::option::Option::None,
-                            "",
+            match &phase {
+                ::swf_runtime::__private::CallbackPhase::Call => {
+                    {
+                        let result = async {
+                            let args = data.clone();
+                            ::swf_runtime::__private::call_action(
+                                    io,
+                                    ::swf_runtime::__private::ActionCall {
+                                        task: "AskManager",
+                                        action: "action 1",
+                                        timeout: ::core::option::Option::None,
+                                        timeout_text: "",
+                                        attempt: 1,
+                                    },
+                                    ApprovalFunctions::ask_manager(&self.functions, args),
+                                )
+                                .await
+                        }
+                            .await?;
+                        ::swf_runtime::__private::merge_result(
+                            &mut data,
+                            result,
                             "AskManager",
                             "action 1",
-                        )
-                        .await
+                        )?;
+                    }
+                    let until = ::swf_runtime::__private::deadline_of(
+                        io,
+                        ::core::option::Option::Some(
+                            ::swf_runtime::__private::Duration::from_millis(3600000u64),
+                        ),
+                    );
+                    ::core::result::Result::Ok(
+                        ::swf_runtime::__private::Attempt::Stay(
+                            ::swf_runtime::__private::CallbackPhase::Wait {
+                                until,
+                                input: ::core::option::Option::None,
+                            },
+                            ::core::option::Option::None,
+                        ),
+                    )
                 }
-                    .await?;
-                ::swf_runtime::__private::merge_result(
-                    &mut data,
-                    result,
-                    "AskManager",
-                    "action 1",
-                )?;
+                ::swf_runtime::__private::CallbackPhase::Wait { until, .. } => {
+                    match io.take_any(Self::event_specs(), &[0usize])? {
+                        ::core::option::Option::Some((_, event)) => {
+                            let mut event_data = ::swf_runtime::__private::event_data(
+                                &event,
+                            );
+                            ::swf_runtime::__private::filter_in_place(
+                                {
+                                    static PATH: ::swf_runtime::__private::JsonPath = ::swf_runtime::__private::JsonPath::definite(
+                                        "$.decision",
+                                        &[::swf_runtime::__private::Segment::Key("decision")],
+                                    );
+                                    &PATH
+                                },
+                                &mut event_data,
+                            )?;
+                            ::swf_runtime::__private::merge_data(
+                                &mut data,
+                                event_data,
+                                "AskManager",
+                                "event data",
+                            )?;
+                            ::core::result::Result::Ok(
+                                ::swf_runtime::__private::Attempt::Exit(0),
+                            )
+                        }
+                        ::core::option::Option::None if ::swf_runtime::__private::passed(
+                            io,
+                            *until,
+                        ) => {
+                            ::core::result::Result::Ok(
+                                ::swf_runtime::__private::Attempt::Exit(0),
+                            )
+                        }
+                        ::core::option::Option::None => {
+                            let specs = ApprovalEvent::specs();
+                            ::core::result::Result::Ok(
+                                ::swf_runtime::__private::Attempt::Stay(
+                                    phase.clone(),
+                                    ::core::option::Option::Some(
+                                        ::swf_runtime::__private::Wait::new(
+                                            *until,
+                                            &[&specs[0usize]],
+                                        ),
+                                    ),
+                                ),
+                            )
+                        }
+                    }
+                }
             }
-            let arrived = io
-                .wait_any(
-                    Self::event_specs(),
-                    &[0usize],
-                    ::core::option::Option::Some(
-                        ::swf_runtime::__private::Duration::from_millis(3600000u64),
-                    ),
-                )
-                .await?;
-            if let ::core::option::Option::Some((_, event)) = arrived {
-                let mut event_data = ::swf_runtime::__private::event_data(&event);
-                ::swf_runtime::__private::filter_in_place(
-                    {
-                        static PATH: ::swf_runtime::__private::JsonPath = ::swf_runtime::__private::JsonPath::definite(
-                            "$.decision",
-                            &[::swf_runtime::__private::Segment::Key("decision")],
-                        );
-                        &PATH
-                    },
-                    &mut event_data,
-                )?;
-                ::swf_runtime::__private::merge_data(
-                    &mut data,
-                    event_data,
-                    "AskManager",
-                    "event data",
-                )?;
-            }
-            ::core::result::Result::Ok(::core::option::Option::Some(0))
         }
             .await;
-        match attempt {
-            ::core::result::Result::Ok(_) => {
-                let output = data;
-                Self::enter_task_await_outcome(output)
+        let next: ::core::result::Result<
+            ApprovalState,
+            ::swf_runtime::__private::WorkflowError,
+        > = match attempt {
+            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Exit(_)) => {
+                async {
+                    let output = data;
+                    Self::enter_task_await_outcome(output, io)
+                }
+                    .await
+            }
+            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Terminate) => {
+                ::core::result::Result::Ok(ApprovalState::Terminated {
+                    output: data,
+                })
+            }
+            ::core::result::Result::Ok(
+                ::swf_runtime::__private::Attempt::Stay(stay, wait),
+            ) => {
+                return ::core::result::Result::Ok(
+                    ::swf_runtime::__private::progress(
+                        ApprovalState::AskManager {
+                            data,
+                            phase: stay,
+                        },
+                        wait,
+                    ),
+                );
             }
             ::core::result::Result::Err(error) => {
-                ::core::result::Result::Err(
-                    ::swf_runtime::__private::WorkflowError::new(
-                        "approval",
-                        "AskManager",
-                        error,
-                        data,
-                    ),
-                )
+                async {
+                    ::core::result::Result::Err(
+                        ::swf_runtime::__private::WorkflowError::new(
+                            "approval",
+                            "AskManager",
+                            error,
+                            data,
+                        ),
+                    )
+                }
+                    .await
             }
-        }
+        };
+        next.map(::swf_runtime::__private::Progress::Ran)
     }
     fn enter_task_await_outcome(
         data: ::swf_runtime::__private::Value,
+        io: &::swf_runtime::__private::Io,
     ) -> ::core::result::Result<ApprovalState, ::swf_runtime::__private::WorkflowError> {
         ::core::result::Result::Ok(ApprovalState::AwaitOutcome {
             data,
+            until: ::swf_runtime::__private::deadline_of(
+                io,
+                ::core::option::Option::Some(
+                    ::swf_runtime::__private::Duration::from_millis(1800000u64),
+                ),
+            ),
         })
     }
-    /// Runs task `AwaitOutcome` once.
+    /// Runs one step of task `AwaitOutcome`.
     async fn run_task_await_outcome(
         &self,
         data: ::swf_runtime::__private::Value,
+        until: ::core::option::Option<::swf_runtime::__private::Timestamp>,
         io: &::swf_runtime::__private::Io,
-    ) -> ::core::result::Result<ApprovalState, ::swf_runtime::__private::WorkflowError> {
+    ) -> ::core::result::Result<
+        ::swf_runtime::__private::Progress<ApprovalState>,
+        ::swf_runtime::__private::WorkflowError,
+    > {
         let mut data = data;
         let attempt: ::core::result::Result<
-            ::core::option::Option<usize>,
+            ::swf_runtime::__private::Attempt<()>,
             ::swf_runtime::__private::ErrorObject,
         > = async {
-            match io
-                .wait_any(
-                    Self::event_specs(),
-                    &[1usize, 2usize],
-                    ::core::option::Option::Some(
-                        ::swf_runtime::__private::Duration::from_millis(1800000u64),
-                    ),
-                )
-                .await?
-            {
+            match io.take_any(Self::event_specs(), &[1usize, 2usize])? {
                 ::core::option::Option::Some((index, event)) => {
                     match index {
                         1usize => {
@@ -417,7 +658,7 @@ impl<F: ApprovalFunctions> ApprovalWorkflow<F> {
                                 "event data",
                             )?;
                             ::core::result::Result::Ok(
-                                ::core::option::Option::Some(0usize),
+                                ::swf_runtime::__private::Attempt::Exit(0usize),
                             )
                         }
                         2usize => {
@@ -431,83 +672,132 @@ impl<F: ApprovalFunctions> ApprovalWorkflow<F> {
                                 "event data",
                             )?;
                             ::core::result::Result::Ok(
-                                ::core::option::Option::Some(1usize),
+                                ::swf_runtime::__private::Attempt::Exit(1usize),
                             )
                         }
                         _ => {
                             ::core::result::Result::Ok(
-                                ::core::option::Option::Some(2usize),
+                                ::swf_runtime::__private::Attempt::Exit(2usize),
                             )
                         }
                     }
                 }
+                ::core::option::Option::None if ::swf_runtime::__private::passed(
+                    io,
+                    until,
+                ) => {
+                    ::core::result::Result::Ok(
+                        ::swf_runtime::__private::Attempt::Exit(2usize),
+                    )
+                }
                 ::core::option::Option::None => {
-                    ::core::result::Result::Ok(::core::option::Option::Some(2usize))
+                    let specs = ApprovalEvent::specs();
+                    ::core::result::Result::Ok(
+                        ::swf_runtime::__private::Attempt::Stay(
+                            (),
+                            ::core::option::Option::Some(
+                                ::swf_runtime::__private::Wait::new(
+                                    until,
+                                    &[&specs[1usize], &specs[2usize]],
+                                ),
+                            ),
+                        ),
+                    )
                 }
             }
         }
             .await;
-        match attempt {
-            ::core::result::Result::Ok(exit) => {
-                let output = data;
-                match exit {
-                    ::core::option::Option::Some(0usize) => {
-                        let produced = io
-                            .produce(
-                                &Self::event_specs()[3usize],
-                                {
-                                    let mut map = ::swf_runtime::__private::Map::new();
-                                    map.insert(
-                                        ::std::string::String::from("outcome"),
-                                        ::swf_runtime::__private::Value::from("approved"),
-                                    );
-                                    ::swf_runtime::__private::Value::Object(map)
-                                },
-                            )
-                            .await;
-                        if let ::core::result::Result::Err(error) = produced {
-                            return ::core::result::Result::Err(
-                                ::swf_runtime::__private::WorkflowError::new(
-                                    "approval",
-                                    "AwaitOutcome",
-                                    error,
-                                    output,
-                                ),
-                            );
+        let next: ::core::result::Result<
+            ApprovalState,
+            ::swf_runtime::__private::WorkflowError,
+        > = match attempt {
+            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Exit(exit)) => {
+                async {
+                    let output = data;
+                    match exit {
+                        0usize => {
+                            let produced = io
+                                .produce(
+                                    &Self::event_specs()[3usize],
+                                    {
+                                        let mut map = ::swf_runtime::__private::Map::new();
+                                        map.insert(
+                                            ::std::string::String::from("outcome"),
+                                            ::swf_runtime::__private::Value::from("approved"),
+                                        );
+                                        ::swf_runtime::__private::Value::Object(map)
+                                    },
+                                )
+                                .await;
+                            if let ::core::result::Result::Err(error) = produced {
+                                return ::core::result::Result::Err(
+                                    ::swf_runtime::__private::WorkflowError::new(
+                                        "approval",
+                                        "AwaitOutcome",
+                                        error,
+                                        output,
+                                    ),
+                                );
+                            }
+                            Self::enter_task_accept(output)
                         }
-                        Self::enter_task_accept(output)
+                        1usize => Self::enter_task_refuse(output),
+                        _ => Self::enter_task_expire(output),
                     }
-                    ::core::option::Option::Some(1usize) => {
-                        Self::enter_task_refuse(output)
-                    }
-                    _ => Self::enter_task_expire(output),
                 }
+                    .await
+            }
+            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Terminate) => {
+                ::core::result::Result::Ok(ApprovalState::Terminated {
+                    output: data,
+                })
+            }
+            ::core::result::Result::Ok(
+                ::swf_runtime::__private::Attempt::Stay((), wait),
+            ) => {
+                return ::core::result::Result::Ok(
+                    ::swf_runtime::__private::progress(
+                        ApprovalState::AwaitOutcome {
+                            data,
+                            until,
+                        },
+                        wait,
+                    ),
+                );
             }
             ::core::result::Result::Err(error) => {
-                ::core::result::Result::Err(
-                    ::swf_runtime::__private::WorkflowError::new(
-                        "approval",
-                        "AwaitOutcome",
-                        error,
-                        data,
-                    ),
-                )
+                async {
+                    ::core::result::Result::Err(
+                        ::swf_runtime::__private::WorkflowError::new(
+                            "approval",
+                            "AwaitOutcome",
+                            error,
+                            data,
+                        ),
+                    )
+                }
+                    .await
             }
-        }
+        };
+        next.map(::swf_runtime::__private::Progress::Ran)
     }
     fn enter_task_accept(
         data: ::swf_runtime::__private::Value,
     ) -> ::core::result::Result<ApprovalState, ::swf_runtime::__private::WorkflowError> {
         ::core::result::Result::Ok(ApprovalState::Accept { data })
     }
-    /// Runs task `Accept` once.
+    /// Runs one step of task `Accept`.
     async fn run_task_accept(
         &self,
         data: ::swf_runtime::__private::Value,
-    ) -> ::core::result::Result<ApprovalState, ::swf_runtime::__private::WorkflowError> {
+        _io: &::swf_runtime::__private::Io,
+    ) -> ::core::result::Result<
+        ::swf_runtime::__private::Progress<ApprovalState>,
+        ::swf_runtime::__private::WorkflowError,
+    > {
         let mut data = data;
         let attempt: ::core::result::Result<
-            ::core::option::Option<usize>,
+            ::swf_runtime::__private::Attempt<::core::convert::Infallible>,
             ::swf_runtime::__private::ErrorObject,
         > = async {
             ::swf_runtime::__private::merge_data(
@@ -523,39 +813,61 @@ impl<F: ApprovalFunctions> ApprovalWorkflow<F> {
                 "Accept",
                 "inject data",
             )?;
-            ::core::result::Result::Ok(::core::option::Option::Some(0))
+            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Exit(0))
         }
             .await;
-        match attempt {
-            ::core::result::Result::Ok(_) => {
-                let output = data;
-                ::core::result::Result::Ok(ApprovalState::Completed { output })
+        let next: ::core::result::Result<
+            ApprovalState,
+            ::swf_runtime::__private::WorkflowError,
+        > = match attempt {
+            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Exit(_)) => {
+                async {
+                    let output = data;
+                    ::core::result::Result::Ok(ApprovalState::Completed { output })
+                }
+                    .await
             }
+            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Terminate) => {
+                ::core::result::Result::Ok(ApprovalState::Terminated {
+                    output: data,
+                })
+            }
+            ::core::result::Result::Ok(
+                ::swf_runtime::__private::Attempt::Stay(never, _),
+            ) => match never {}
             ::core::result::Result::Err(error) => {
-                ::core::result::Result::Err(
-                    ::swf_runtime::__private::WorkflowError::new(
-                        "approval",
-                        "Accept",
-                        error,
-                        data,
-                    ),
-                )
+                async {
+                    ::core::result::Result::Err(
+                        ::swf_runtime::__private::WorkflowError::new(
+                            "approval",
+                            "Accept",
+                            error,
+                            data,
+                        ),
+                    )
+                }
+                    .await
             }
-        }
+        };
+        next.map(::swf_runtime::__private::Progress::Ran)
     }
     fn enter_task_refuse(
         data: ::swf_runtime::__private::Value,
     ) -> ::core::result::Result<ApprovalState, ::swf_runtime::__private::WorkflowError> {
         ::core::result::Result::Ok(ApprovalState::Refuse { data })
     }
-    /// Runs task `Refuse` once.
+    /// Runs one step of task `Refuse`.
     async fn run_task_refuse(
         &self,
         data: ::swf_runtime::__private::Value,
-    ) -> ::core::result::Result<ApprovalState, ::swf_runtime::__private::WorkflowError> {
+        _io: &::swf_runtime::__private::Io,
+    ) -> ::core::result::Result<
+        ::swf_runtime::__private::Progress<ApprovalState>,
+        ::swf_runtime::__private::WorkflowError,
+    > {
         let mut data = data;
         let attempt: ::core::result::Result<
-            ::core::option::Option<usize>,
+            ::swf_runtime::__private::Attempt<::core::convert::Infallible>,
             ::swf_runtime::__private::ErrorObject,
         > = async {
             ::swf_runtime::__private::merge_data(
@@ -571,39 +883,61 @@ impl<F: ApprovalFunctions> ApprovalWorkflow<F> {
                 "Refuse",
                 "inject data",
             )?;
-            ::core::result::Result::Ok(::core::option::Option::Some(0))
+            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Exit(0))
         }
             .await;
-        match attempt {
-            ::core::result::Result::Ok(_) => {
-                let output = data;
-                ::core::result::Result::Ok(ApprovalState::Completed { output })
+        let next: ::core::result::Result<
+            ApprovalState,
+            ::swf_runtime::__private::WorkflowError,
+        > = match attempt {
+            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Exit(_)) => {
+                async {
+                    let output = data;
+                    ::core::result::Result::Ok(ApprovalState::Completed { output })
+                }
+                    .await
             }
+            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Terminate) => {
+                ::core::result::Result::Ok(ApprovalState::Terminated {
+                    output: data,
+                })
+            }
+            ::core::result::Result::Ok(
+                ::swf_runtime::__private::Attempt::Stay(never, _),
+            ) => match never {}
             ::core::result::Result::Err(error) => {
-                ::core::result::Result::Err(
-                    ::swf_runtime::__private::WorkflowError::new(
-                        "approval",
-                        "Refuse",
-                        error,
-                        data,
-                    ),
-                )
+                async {
+                    ::core::result::Result::Err(
+                        ::swf_runtime::__private::WorkflowError::new(
+                            "approval",
+                            "Refuse",
+                            error,
+                            data,
+                        ),
+                    )
+                }
+                    .await
             }
-        }
+        };
+        next.map(::swf_runtime::__private::Progress::Ran)
     }
     fn enter_task_expire(
         data: ::swf_runtime::__private::Value,
     ) -> ::core::result::Result<ApprovalState, ::swf_runtime::__private::WorkflowError> {
         ::core::result::Result::Ok(ApprovalState::Expire { data })
     }
-    /// Runs task `Expire` once.
+    /// Runs one step of task `Expire`.
     async fn run_task_expire(
         &self,
         data: ::swf_runtime::__private::Value,
-    ) -> ::core::result::Result<ApprovalState, ::swf_runtime::__private::WorkflowError> {
+        _io: &::swf_runtime::__private::Io,
+    ) -> ::core::result::Result<
+        ::swf_runtime::__private::Progress<ApprovalState>,
+        ::swf_runtime::__private::WorkflowError,
+    > {
         let mut data = data;
         let attempt: ::core::result::Result<
-            ::core::option::Option<usize>,
+            ::swf_runtime::__private::Attempt<::core::convert::Infallible>,
             ::swf_runtime::__private::ErrorObject,
         > = async {
             ::swf_runtime::__private::merge_data(
@@ -619,25 +953,43 @@ impl<F: ApprovalFunctions> ApprovalWorkflow<F> {
                 "Expire",
                 "inject data",
             )?;
-            ::core::result::Result::Ok(::core::option::Option::Some(0))
+            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Exit(0))
         }
             .await;
-        match attempt {
-            ::core::result::Result::Ok(_) => {
-                let output = data;
-                ::core::result::Result::Ok(ApprovalState::Completed { output })
+        let next: ::core::result::Result<
+            ApprovalState,
+            ::swf_runtime::__private::WorkflowError,
+        > = match attempt {
+            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Exit(_)) => {
+                async {
+                    let output = data;
+                    ::core::result::Result::Ok(ApprovalState::Completed { output })
+                }
+                    .await
             }
+            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Terminate) => {
+                ::core::result::Result::Ok(ApprovalState::Terminated {
+                    output: data,
+                })
+            }
+            ::core::result::Result::Ok(
+                ::swf_runtime::__private::Attempt::Stay(never, _),
+            ) => match never {}
             ::core::result::Result::Err(error) => {
-                ::core::result::Result::Err(
-                    ::swf_runtime::__private::WorkflowError::new(
-                        "approval",
-                        "Expire",
-                        error,
-                        data,
-                    ),
-                )
+                async {
+                    ::core::result::Result::Err(
+                        ::swf_runtime::__private::WorkflowError::new(
+                            "approval",
+                            "Expire",
+                            error,
+                            data,
+                        ),
+                    )
+                }
+                    .await
             }
-        }
+        };
+        next.map(::swf_runtime::__private::Progress::Ran)
     }
 }
 impl<F: ApprovalFunctions + 'static> ::swf_runtime::__private::Machine
@@ -645,6 +997,12 @@ for ApprovalWorkflow<F> {
     type State = ApprovalState;
     fn workflow_id(&self) -> &'static str {
         Self::ID
+    }
+    fn version(&self) -> ::core::option::Option<&'static str> {
+        Self::VERSION
+    }
+    fn definition_hash(&self) -> &'static str {
+        Self::DEFINITION_HASH
     }
     fn events(&self) -> &'static [::swf_runtime::__private::EventSpec] {
         Self::event_specs()
@@ -659,7 +1017,7 @@ for ApprovalWorkflow<F> {
         input: ::swf_runtime::__private::Value,
         io: &::swf_runtime::__private::Io,
     ) -> ::core::result::Result<ApprovalState, ::swf_runtime::__private::WorkflowError> {
-        self.start_with(input, io)
+        self.begin(input, io)
     }
     fn step<'a>(
         &'a self,
@@ -667,11 +1025,11 @@ for ApprovalWorkflow<F> {
         io: &'a ::swf_runtime::__private::Io,
     ) -> impl ::core::future::Future<
         Output = ::core::result::Result<
-            ApprovalState,
+            ::swf_runtime::__private::Progress<ApprovalState>,
             ::swf_runtime::__private::WorkflowError,
         >,
     > + ::core::marker::Send + 'a {
-        self.step_with(state, io)
+        self.advance(state, io)
     }
     fn output(
         state: &ApprovalState,

@@ -47,7 +47,7 @@ impl<T: FiltersFunctions + ?Sized> FiltersFunctions for &T {
         <T as FiltersFunctions>::score(*self, args)
     }
 }
-/// Where an instance of the `Filters and parameters` workflow is: the next task to run, or how it ended.
+/// Where an instance of the `Filters and parameters` workflow is: the task it is at (and, inside it, its branches, iterations or called workflow), or how it ended.
 #[derive(
     ::core::fmt::Debug,
     ::core::clone::Clone,
@@ -58,20 +58,42 @@ impl<T: FiltersFunctions + ?Sized> FiltersFunctions for &T {
 #[serde(crate = "::swf_runtime::__private::serde")]
 #[allow(dead_code)]
 pub enum FiltersState {
-    /// Task `Seed` (inject, line 11), about to run with `data` as its input.
-    Seed { data: ::swf_runtime::__private::Value },
-    /// Task `Enrich` (operation, line 21), about to run with `data` as its input.
-    Enrich { data: ::swf_runtime::__private::Value },
-    /// Task `Done` (delay, line 44), about to run with `data` as its input.
-    Done { data: ::swf_runtime::__private::Value },
-    /// The workflow ended; `output` is its data output.
-    Completed { output: ::swf_runtime::__private::Value },
+    /// Task `Seed` (inject, line 11), about to run (or running) with `data` as its input.
+    #[serde(rename = "Seed")]
+    Seed {
+        /// The task's data.
+        data: ::swf_runtime::__private::Value,
+    },
+    /// Task `Enrich` (operation, line 21), about to run (or running) with `data` as its input.
+    #[serde(rename = "Enrich")]
+    Enrich {
+        /// The task's data.
+        data: ::swf_runtime::__private::Value,
+    },
+    /// Task `Done` (delay, line 44), about to run (or running) with `data` as its input.
+    #[serde(rename = "Done")]
+    Done {
+        /// The task's data.
+        data: ::swf_runtime::__private::Value,
+        /// When the delay ends.
+        until: ::swf_runtime::__private::Timestamp,
+    },
+    /// The scope ended; `output` is its data output.
+    #[serde(rename = "completed")]
+    Completed {
+        /// The output.
+        output: ::swf_runtime::__private::Value,
+    },
     /// An `end: {kind: terminate}` ended the whole instance.
-    Terminated { output: ::swf_runtime::__private::Value },
+    #[serde(rename = "terminated")]
+    Terminated {
+        /// The output.
+        output: ::swf_runtime::__private::Value,
+    },
 }
 #[allow(dead_code)]
 impl FiltersState {
-    /// The name of the task this state is about to run, `None` once the workflow ended.
+    /// The name of the task this state is at, `None` once the scope ended.
     pub fn task_name(&self) -> ::core::option::Option<&'static str> {
         match self {
             FiltersState::Seed { .. } => ::core::option::Option::Some("Seed"),
@@ -82,7 +104,7 @@ impl FiltersState {
             }
         }
     }
-    /// The workflow output, once the instance has ended.
+    /// The output, once the scope has ended.
     pub fn output(&self) -> ::core::option::Option<&::swf_runtime::__private::Value> {
         match self {
             FiltersState::Completed { output } | FiltersState::Terminated { output } => {
@@ -92,7 +114,43 @@ impl FiltersState {
         }
     }
 }
-/// The `Filters and parameters` workflow (id `filters`), compiled to a state machine. `run` drives an instance to its end; `start` and `step` let the caller save the state between tasks.
+impl ::swf_runtime::__private::ScopeState for FiltersState {
+    fn end(self) -> ::core::result::Result<::swf_runtime::__private::ScopeEnd, Self> {
+        match self {
+            FiltersState::Completed { output } => {
+                ::core::result::Result::Ok(
+                    ::swf_runtime::__private::ScopeEnd::Completed(output),
+                )
+            }
+            FiltersState::Terminated { output } => {
+                ::core::result::Result::Ok(
+                    ::swf_runtime::__private::ScopeEnd::Terminated(output),
+                )
+            }
+            other => ::core::result::Result::Err(other),
+        }
+    }
+    fn listening(&self) -> ::swf_runtime::__private::Wait {
+        match self {
+            FiltersState::Done { until, .. } => {
+                let mut wait = ::swf_runtime::__private::Wait::default();
+                wait.merge(&::swf_runtime::__private::Wait::until(*until));
+                wait
+            }
+            _ => ::swf_runtime::__private::Wait::default(),
+        }
+    }
+    fn position(&self) -> ::std::string::String {
+        match self {
+            FiltersState::Seed { .. } => ::std::string::String::from("Seed"),
+            FiltersState::Enrich { .. } => ::std::string::String::from("Enrich"),
+            FiltersState::Done { .. } => ::std::string::String::from("Done"),
+            FiltersState::Completed { .. } => ::std::string::String::from("completed"),
+            FiltersState::Terminated { .. } => ::std::string::String::from("terminated"),
+        }
+    }
+}
+/// The `Filters and parameters` workflow (id `filters`), compiled to a state machine. `run` drives an instance to its end; `start` and `step` (or `advance`, which never waits) let the caller save the state between steps.
 pub struct FiltersWorkflow<F> {
     functions: F,
 }
@@ -102,6 +160,13 @@ impl<F: FiltersFunctions> FiltersWorkflow<F> {
     pub const ID: &'static str = "filters";
     /// The workflow's `name`.
     pub const NAME: &'static str = "Filters and parameters";
+    /// The workflow's `version`, if it has one.
+    pub const VERSION: ::core::option::Option<&'static str> = ::core::option::Option::Some(
+        "1.0",
+    );
+    /// A hash of the definition this machine was compiled from: a saved instance records
+    /// it, so that a host can tell an instance saved by another definition.
+    pub const DEFINITION_HASH: &'static str = "b4746aa32fb96704";
     /// A machine that calls `functions` for the workflow's actions.
     pub fn new(functions: F) -> Self {
         FiltersWorkflow { functions }
@@ -111,6 +176,10 @@ impl<F: FiltersFunctions> FiltersWorkflow<F> {
         &self.functions
     }
     /// Runs one instance from `input` (a JSON object; `null` means `{}`) to its end.
+    ///
+    /// # Errors
+    /// The refusal of the input, or the `WorkflowError` of a task that failed with no retry
+    /// or onError left, with the data it had.
     pub async fn run(
         &self,
         input: ::swf_runtime::__private::Value,
@@ -118,63 +187,123 @@ impl<F: FiltersFunctions> FiltersWorkflow<F> {
         ::swf_runtime::__private::Value,
         ::swf_runtime::__private::WorkflowError,
     > {
-        let mut state = self.start(input)?;
-        loop {
-            match state {
-                FiltersState::Completed { output }
-                | FiltersState::Terminated { output } => {
-                    return ::core::result::Result::Ok(output);
-                }
-                other => state = self.step(other).await?,
-            }
-        }
+        let io = ::swf_runtime::__private::Io::standalone();
+        let state = self.begin(input, &io)?;
+        ::swf_runtime::__private::run_to_end(
+                state,
+                &io,
+                &[],
+                |state| self.advance(state, &io),
+            )
+            .await
+            .map(::swf_runtime::__private::ScopeEnd::into_output)
     }
     /// The first state of an instance: the start task with its filtered input.
+    ///
+    /// # Errors
+    /// The refusal of the input (not a JSON object), or of the start task's input filter.
     pub fn start(
         &self,
         input: ::swf_runtime::__private::Value,
     ) -> ::core::result::Result<FiltersState, ::swf_runtime::__private::WorkflowError> {
-        let input = ::swf_runtime::__private::workflow_input(Self::ID, "Seed", input)?;
-        Self::enter_task_seed(input)
+        self.begin(input, &::swf_runtime::__private::Io::standalone())
     }
-    #[doc(hidden)]
-    pub async fn drive_subflow(
-        &self,
-        input: ::swf_runtime::__private::Value,
-        _io: &::swf_runtime::__private::Io,
-    ) -> ::core::result::Result<
-        ::swf_runtime::__private::ScopeEnd,
-        ::swf_runtime::__private::WorkflowError,
-    > {
-        let mut state = self.start(input)?;
-        loop {
-            state = match state {
-                FiltersState::Completed { output } => {
-                    return ::core::result::Result::Ok(
-                        ::swf_runtime::__private::ScopeEnd::Completed(output),
-                    );
-                }
-                FiltersState::Terminated { output } => {
-                    return ::core::result::Result::Ok(
-                        ::swf_runtime::__private::ScopeEnd::Terminated(output),
-                    );
-                }
-                other => self.step(other).await?,
-            };
-        }
-    }
-    /// Runs the task `state` names and returns the next state. A state that has ended
-    /// is returned unchanged.
+    /// Runs the next step of `state`, waiting first as long as it must (a delay, a retry
+    /// wait): the state after one step that ran. A state that has ended is returned
+    /// unchanged.
+    ///
+    /// # Errors
+    /// As [`Self::run`].
     pub async fn step(
         &self,
         state: FiltersState,
     ) -> ::core::result::Result<FiltersState, ::swf_runtime::__private::WorkflowError> {
+        let io = ::swf_runtime::__private::Io::standalone();
+        ::swf_runtime::__private::step_until_ran(
+                state,
+                &io,
+                &[],
+                |state| self.advance(state, &io),
+            )
+            .await
+    }
+    fn begin(
+        &self,
+        input: ::swf_runtime::__private::Value,
+        io: &::swf_runtime::__private::Io,
+    ) -> ::core::result::Result<FiltersState, ::swf_runtime::__private::WorkflowError> {
+        let _ = io;
+        let input = ::swf_runtime::__private::workflow_input(Self::ID, "Seed", input)?;
+        Self::enter_task_seed(input)
+    }
+    #[doc(hidden)]
+    pub fn begin_subflow(
+        &self,
+        input: ::swf_runtime::__private::Value,
+        io: &::swf_runtime::__private::Io,
+    ) -> ::core::result::Result<
+        ::core::result::Result<FiltersState, ::swf_runtime::__private::Value>,
+        ::swf_runtime::__private::WorkflowError,
+    > {
+        self.begin(input, io).map(::core::result::Result::Ok)
+    }
+    #[doc(hidden)]
+    pub async fn run_detached(
+        &self,
+        input: ::swf_runtime::__private::Value,
+        io: &::swf_runtime::__private::Io,
+    ) -> ::core::result::Result<
+        ::swf_runtime::__private::ScopeEnd,
+        ::swf_runtime::__private::WorkflowError,
+    > {
+        let state = match self.begin_subflow(input, io)? {
+            ::core::result::Result::Ok(state) => state,
+            ::core::result::Result::Err(output) => {
+                return ::core::result::Result::Ok(
+                    ::swf_runtime::__private::ScopeEnd::Completed(output),
+                );
+            }
+        };
+        ::swf_runtime::__private::run_to_end(
+                state,
+                io,
+                &[],
+                |state| self.advance(state, io),
+            )
+            .await
+    }
+    /// Runs one step of an instance: the task `state` is at, if it can run now.
+    ///
+    /// A step never waits for an event or a deadline: when the task cannot run yet
+    /// (its event has not arrived, its delay or retry wait has not passed) it
+    /// returns `Progress::Waiting` with the state unchanged and what it waits for,
+    /// having done nothing. Save the state after every `Progress::Ran` to resume
+    /// the instance later, in this process or another. A state that has ended is
+    /// returned unchanged.
+    ///
+    /// # Errors
+    /// The `WorkflowError` of a task that failed with no retry or onError left,
+    /// with the data it had.
+    pub async fn advance(
+        &self,
+        state: FiltersState,
+        io: &::swf_runtime::__private::Io,
+    ) -> ::core::result::Result<
+        ::swf_runtime::__private::Progress<FiltersState>,
+        ::swf_runtime::__private::WorkflowError,
+    > {
         match state {
-            FiltersState::Seed { data } => self.run_task_seed(data).await,
-            FiltersState::Enrich { data } => self.run_task_enrich(data).await,
-            FiltersState::Done { data } => self.run_task_done(data).await,
+            FiltersState::Seed { data } => self.run_task_seed(data, io).await,
+            FiltersState::Enrich { data } => self.run_task_enrich(data, io).await,
+            FiltersState::Done { data, until } => {
+                self.run_task_done(data, until, io).await
+            }
             ended @ (FiltersState::Completed { .. }
-            | FiltersState::Terminated { .. }) => ::core::result::Result::Ok(ended),
+            | FiltersState::Terminated { .. }) => {
+                ::core::result::Result::Ok(
+                    ::swf_runtime::__private::Progress::Ran(ended),
+                )
+            }
         }
     }
     fn enter_task_seed(
@@ -182,14 +311,18 @@ impl<F: FiltersFunctions> FiltersWorkflow<F> {
     ) -> ::core::result::Result<FiltersState, ::swf_runtime::__private::WorkflowError> {
         ::core::result::Result::Ok(FiltersState::Seed { data })
     }
-    /// Runs task `Seed` once.
+    /// Runs one step of task `Seed`.
     async fn run_task_seed(
         &self,
         data: ::swf_runtime::__private::Value,
-    ) -> ::core::result::Result<FiltersState, ::swf_runtime::__private::WorkflowError> {
+        _io: &::swf_runtime::__private::Io,
+    ) -> ::core::result::Result<
+        ::swf_runtime::__private::Progress<FiltersState>,
+        ::swf_runtime::__private::WorkflowError,
+    > {
         let mut data = data;
         let attempt: ::core::result::Result<
-            ::core::option::Option<usize>,
+            ::swf_runtime::__private::Attempt<::core::convert::Infallible>,
             ::swf_runtime::__private::ErrorObject,
         > = async {
             ::swf_runtime::__private::merge_data(
@@ -220,39 +353,61 @@ impl<F: FiltersFunctions> FiltersWorkflow<F> {
                 "Seed",
                 "inject data",
             )?;
-            ::core::result::Result::Ok(::core::option::Option::Some(0))
+            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Exit(0))
         }
             .await;
-        match attempt {
-            ::core::result::Result::Ok(_) => {
-                let output = data;
-                Self::enter_task_enrich(output)
+        let next: ::core::result::Result<
+            FiltersState,
+            ::swf_runtime::__private::WorkflowError,
+        > = match attempt {
+            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Exit(_)) => {
+                async {
+                    let output = data;
+                    Self::enter_task_enrich(output)
+                }
+                    .await
             }
+            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Terminate) => {
+                ::core::result::Result::Ok(FiltersState::Terminated {
+                    output: data,
+                })
+            }
+            ::core::result::Result::Ok(
+                ::swf_runtime::__private::Attempt::Stay(never, _),
+            ) => match never {}
             ::core::result::Result::Err(error) => {
-                ::core::result::Result::Err(
-                    ::swf_runtime::__private::WorkflowError::new(
-                        "filters",
-                        "Seed",
-                        error,
-                        data,
-                    ),
-                )
+                async {
+                    ::core::result::Result::Err(
+                        ::swf_runtime::__private::WorkflowError::new(
+                            "filters",
+                            "Seed",
+                            error,
+                            data,
+                        ),
+                    )
+                }
+                    .await
             }
-        }
+        };
+        next.map(::swf_runtime::__private::Progress::Ran)
     }
     fn enter_task_enrich(
         data: ::swf_runtime::__private::Value,
     ) -> ::core::result::Result<FiltersState, ::swf_runtime::__private::WorkflowError> {
         ::core::result::Result::Ok(FiltersState::Enrich { data })
     }
-    /// Runs task `Enrich` once.
+    /// Runs one step of task `Enrich`.
     async fn run_task_enrich(
         &self,
         data: ::swf_runtime::__private::Value,
-    ) -> ::core::result::Result<FiltersState, ::swf_runtime::__private::WorkflowError> {
+        io: &::swf_runtime::__private::Io,
+    ) -> ::core::result::Result<
+        ::swf_runtime::__private::Progress<FiltersState>,
+        ::swf_runtime::__private::WorkflowError,
+    > {
         let mut data = data;
         let attempt: ::core::result::Result<
-            ::core::option::Option<usize>,
+            ::swf_runtime::__private::Attempt<::core::convert::Infallible>,
             ::swf_runtime::__private::ErrorObject,
         > = async {
             let (result_0, result_1) = ::swf_runtime::__private::tokio::join!(
@@ -272,13 +427,17 @@ impl<F: FiltersFunctions> FiltersWorkflow<F> {
                 ::swf_runtime::__private::Value::Array(::std::vec![::swf_runtime::__private::Value::from("email"),
                 ::swf_runtime::__private::Value::from("phone")]));
                 ::swf_runtime::__private::Value::Object(map) };
-                ::swf_runtime::__private::call_action(FiltersFunctions::lookup(& self
-                .functions, args), ::core::option::Option::None, "", "Enrich",
-                "look up",). await }, async { let args = data.clone();
-                ::swf_runtime::__private::call_action(FiltersFunctions::score(& self
-                .functions, args),
+                ::swf_runtime::__private::call_action(io,
+                ::swf_runtime::__private::ActionCall { task : "Enrich", action :
+                "look up", timeout : ::core::option::Option::None, timeout_text : "",
+                attempt : 1, }, FiltersFunctions::lookup(& self.functions, args),). await
+                }, async { let args = data.clone();
+                ::swf_runtime::__private::call_action(io,
+                ::swf_runtime::__private::ActionCall { task : "Enrich", action : "score",
+                timeout :
                 ::core::option::Option::Some(::swf_runtime::__private::Duration::from_millis(2000u64)),
-                "PT2S", "Enrich", "score",). await }
+                timeout_text : "PT2S", attempt : 1, }, FiltersFunctions::score(& self
+                .functions, args),). await }
             );
             let result_0 = result_0?;
             {
@@ -298,79 +457,98 @@ impl<F: FiltersFunctions> FiltersWorkflow<F> {
                 &PATH
             }
                 .write(&mut data, result_1)?;
-            ::core::result::Result::Ok(::core::option::Option::Some(0))
+            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Exit(0))
         }
             .await;
-        match attempt {
-            ::core::result::Result::Ok(_) => {
-                let output = data;
-                {
-                    let outcome = {
-                        let condition_data: &::swf_runtime::__private::Value = &output;
-                        {
-                            /// `$.contact`
-                            fn condition(
-                                data: &::swf_runtime::__private::Value,
-                                _: &::swf_runtime::__private::Value,
-                            ) -> ::core::result::Result<
-                                bool,
-                                ::swf_runtime::__private::ErrorObject,
-                            > {
-                                ::swf_runtime::__private::expr::path_test(
-                                    {
-                                        static PATH: ::swf_runtime::__private::JsonPath = ::swf_runtime::__private::JsonPath::definite(
-                                            "$.contact",
-                                            &[::swf_runtime::__private::Segment::Key("contact")],
-                                        );
-                                        &PATH
-                                    },
-                                    data,
-                                )
+        let next: ::core::result::Result<
+            FiltersState,
+            ::swf_runtime::__private::WorkflowError,
+        > = match attempt {
+            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Exit(_)) => {
+                async {
+                    let output = data;
+                    {
+                        let outcome = {
+                            let condition_data: &::swf_runtime::__private::Value = &output;
+                            {
+                                /// `$.contact`
+                                fn condition(
+                                    data: &::swf_runtime::__private::Value,
+                                    _: &::swf_runtime::__private::Value,
+                                ) -> ::core::result::Result<
+                                    bool,
+                                    ::swf_runtime::__private::ErrorObject,
+                                > {
+                                    ::swf_runtime::__private::expr::path_test(
+                                        {
+                                            static PATH: ::swf_runtime::__private::JsonPath = ::swf_runtime::__private::JsonPath::definite(
+                                                "$.contact",
+                                                &[::swf_runtime::__private::Segment::Key("contact")],
+                                            );
+                                            &PATH
+                                        },
+                                        data,
+                                    )
+                                }
+                                condition(condition_data, condition_data)
                             }
-                            condition(condition_data, condition_data)
+                        };
+                        match outcome {
+                            ::core::result::Result::Ok(true) => {}
+                            ::core::result::Result::Ok(false) => {
+                                return ::core::result::Result::Err(
+                                    ::swf_runtime::__private::transition_refused(
+                                        "filters",
+                                        "Enrich",
+                                        "Done",
+                                        "$.contact",
+                                        output,
+                                    ),
+                                );
+                            }
+                            ::core::result::Result::Err(error) => {
+                                return ::core::result::Result::Err(
+                                    ::swf_runtime::__private::WorkflowError::new(
+                                        "filters",
+                                        "Enrich",
+                                        error,
+                                        output,
+                                    ),
+                                );
+                            }
                         }
-                    };
-                    match outcome {
-                        ::core::result::Result::Ok(true) => {}
-                        ::core::result::Result::Ok(false) => {
-                            return ::core::result::Result::Err(
-                                ::swf_runtime::__private::transition_refused(
-                                    "filters",
-                                    "Enrich",
-                                    "Done",
-                                    "$.contact",
-                                    output,
-                                ),
-                            );
-                        }
-                        ::core::result::Result::Err(error) => {
-                            return ::core::result::Result::Err(
-                                ::swf_runtime::__private::WorkflowError::new(
-                                    "filters",
-                                    "Enrich",
-                                    error,
-                                    output,
-                                ),
-                            );
-                        }
+                        Self::enter_task_done(output, io)
                     }
-                    Self::enter_task_done(output)
                 }
+                    .await
             }
+            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Terminate) => {
+                ::core::result::Result::Ok(FiltersState::Terminated {
+                    output: data,
+                })
+            }
+            ::core::result::Result::Ok(
+                ::swf_runtime::__private::Attempt::Stay(never, _),
+            ) => match never {}
             ::core::result::Result::Err(error) => {
-                ::core::result::Result::Err(
-                    ::swf_runtime::__private::WorkflowError::new(
-                        "filters",
-                        "Enrich",
-                        error,
-                        data,
-                    ),
-                )
+                async {
+                    ::core::result::Result::Err(
+                        ::swf_runtime::__private::WorkflowError::new(
+                            "filters",
+                            "Enrich",
+                            error,
+                            data,
+                        ),
+                    )
+                }
+                    .await
             }
-        }
+        };
+        next.map(::swf_runtime::__private::Progress::Ran)
     }
     fn enter_task_done(
         data: ::swf_runtime::__private::Value,
+        io: &::swf_runtime::__private::Io,
     ) -> ::core::result::Result<FiltersState, ::swf_runtime::__private::WorkflowError> {
         let mut data = data;
         if let ::core::result::Result::Err(error) = ::swf_runtime::__private::filter_in_place(
@@ -392,40 +570,82 @@ impl<F: FiltersFunctions> FiltersWorkflow<F> {
                 ),
             );
         }
-        ::core::result::Result::Ok(FiltersState::Done { data })
+        ::core::result::Result::Ok(FiltersState::Done {
+            data,
+            until: ::swf_runtime::__private::deadline(
+                io,
+                ::swf_runtime::__private::Duration::from_millis(60000u64),
+            ),
+        })
     }
-    /// Runs task `Done` once.
+    /// Runs one step of task `Done`.
     async fn run_task_done(
         &self,
         data: ::swf_runtime::__private::Value,
-    ) -> ::core::result::Result<FiltersState, ::swf_runtime::__private::WorkflowError> {
+        until: ::swf_runtime::__private::Timestamp,
+        io: &::swf_runtime::__private::Io,
+    ) -> ::core::result::Result<
+        ::swf_runtime::__private::Progress<FiltersState>,
+        ::swf_runtime::__private::WorkflowError,
+    > {
         let attempt: ::core::result::Result<
-            ::core::option::Option<usize>,
+            ::swf_runtime::__private::Attempt<()>,
             ::swf_runtime::__private::ErrorObject,
         > = async {
-            ::swf_runtime::__private::tokio::time::sleep(
-                    ::swf_runtime::__private::Duration::from_millis(60000u64),
-                )
-                .await;
-            ::core::result::Result::Ok(::core::option::Option::Some(0))
+            if io.now() < until {
+                return ::core::result::Result::Ok(
+                    ::swf_runtime::__private::Attempt::Stay(
+                        (),
+                        ::core::option::Option::Some(
+                            ::swf_runtime::__private::Wait::until(until),
+                        ),
+                    ),
+                );
+            }
+            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Exit(0))
         }
             .await;
-        match attempt {
-            ::core::result::Result::Ok(_) => {
-                let output = data;
-                ::core::result::Result::Ok(FiltersState::Completed { output })
+        let next: ::core::result::Result<
+            FiltersState,
+            ::swf_runtime::__private::WorkflowError,
+        > = match attempt {
+            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Exit(_)) => {
+                async {
+                    let output = data;
+                    ::core::result::Result::Ok(FiltersState::Completed { output })
+                }
+                    .await
+            }
+            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Terminate) => {
+                ::core::result::Result::Ok(FiltersState::Terminated {
+                    output: data,
+                })
+            }
+            ::core::result::Result::Ok(
+                ::swf_runtime::__private::Attempt::Stay((), wait),
+            ) => {
+                return ::core::result::Result::Ok(
+                    ::swf_runtime::__private::progress(
+                        FiltersState::Done { data, until },
+                        wait,
+                    ),
+                );
             }
             ::core::result::Result::Err(error) => {
-                ::core::result::Result::Err(
-                    ::swf_runtime::__private::WorkflowError::new(
-                        "filters",
-                        "Done",
-                        error,
-                        data,
-                    ),
-                )
+                async {
+                    ::core::result::Result::Err(
+                        ::swf_runtime::__private::WorkflowError::new(
+                            "filters",
+                            "Done",
+                            error,
+                            data,
+                        ),
+                    )
+                }
+                    .await
             }
-        }
+        };
+        next.map(::swf_runtime::__private::Progress::Ran)
     }
 }
 impl<F: FiltersFunctions + 'static> ::swf_runtime::__private::Machine
@@ -433,6 +653,12 @@ for FiltersWorkflow<F> {
     type State = FiltersState;
     fn workflow_id(&self) -> &'static str {
         Self::ID
+    }
+    fn version(&self) -> ::core::option::Option<&'static str> {
+        Self::VERSION
+    }
+    fn definition_hash(&self) -> &'static str {
+        Self::DEFINITION_HASH
     }
     fn events(&self) -> &'static [::swf_runtime::__private::EventSpec] {
         &[]
@@ -447,8 +673,7 @@ for FiltersWorkflow<F> {
         input: ::swf_runtime::__private::Value,
         io: &::swf_runtime::__private::Io,
     ) -> ::core::result::Result<FiltersState, ::swf_runtime::__private::WorkflowError> {
-        let _ = io;
-        FiltersWorkflow::start(self, input)
+        self.begin(input, io)
     }
     fn step<'a>(
         &'a self,
@@ -456,12 +681,11 @@ for FiltersWorkflow<F> {
         io: &'a ::swf_runtime::__private::Io,
     ) -> impl ::core::future::Future<
         Output = ::core::result::Result<
-            FiltersState,
+            ::swf_runtime::__private::Progress<FiltersState>,
             ::swf_runtime::__private::WorkflowError,
         >,
     > + ::core::marker::Send + 'a {
-        let _ = io;
-        FiltersWorkflow::step(self, state)
+        self.advance(state, io)
     }
     fn output(
         state: &FiltersState,

@@ -110,67 +110,6 @@ impl<T: CarAuctionFunctions + ?Sized> CarAuctionFunctions for &T {
         <T as CarAuctionFunctions>::notify(*self, args)
     }
 }
-/// Where an instance of the `car-auction` workflow is: the next task to run, or how it ended.
-#[derive(
-    ::core::fmt::Debug,
-    ::core::clone::Clone,
-    ::core::cmp::PartialEq,
-    ::swf_runtime::__private::serde::Serialize,
-    ::swf_runtime::__private::serde::Deserialize,
-)]
-#[serde(crate = "::swf_runtime::__private::serde")]
-#[allow(dead_code)]
-pub enum CarAuctionState {
-    /// Task `Bidding` (event, line 13), about to run with `data` as its input.
-    Bidding { data: ::swf_runtime::__private::Value },
-    /// Task `Assess` (switch, line 30), about to run with `data` as its input.
-    Assess { data: ::swf_runtime::__private::Value },
-    /// Task `Convert` (delay, line 43), about to run with `data` as its input.
-    Convert { data: ::swf_runtime::__private::Value },
-    /// Task `Charge` (operation, line 47), about to run with `data` as its input.
-    Charge { data: ::swf_runtime::__private::Value },
-    /// Task `Deliver` (parallel, line 56), about to run with `data` as its input.
-    Deliver { data: ::swf_runtime::__private::Value },
-    /// Task `Sold` (inject, line 82), about to run with `data` as its input.
-    Sold { data: ::swf_runtime::__private::Value },
-    /// Task `Unsold` (operation, line 83), about to run with `data` as its input.
-    Unsold { data: ::swf_runtime::__private::Value },
-    /// Task `Failed` (inject, line 88), about to run with `data` as its input.
-    Failed { data: ::swf_runtime::__private::Value },
-    /// The workflow ended; `output` is its data output.
-    Completed { output: ::swf_runtime::__private::Value },
-    /// An `end: {kind: terminate}` ended the whole instance.
-    Terminated { output: ::swf_runtime::__private::Value },
-}
-#[allow(dead_code)]
-impl CarAuctionState {
-    /// The name of the task this state is about to run, `None` once the workflow ended.
-    pub fn task_name(&self) -> ::core::option::Option<&'static str> {
-        match self {
-            CarAuctionState::Bidding { .. } => ::core::option::Option::Some("Bidding"),
-            CarAuctionState::Assess { .. } => ::core::option::Option::Some("Assess"),
-            CarAuctionState::Convert { .. } => ::core::option::Option::Some("Convert"),
-            CarAuctionState::Charge { .. } => ::core::option::Option::Some("Charge"),
-            CarAuctionState::Deliver { .. } => ::core::option::Option::Some("Deliver"),
-            CarAuctionState::Sold { .. } => ::core::option::Option::Some("Sold"),
-            CarAuctionState::Unsold { .. } => ::core::option::Option::Some("Unsold"),
-            CarAuctionState::Failed { .. } => ::core::option::Option::Some("Failed"),
-            CarAuctionState::Completed { .. } | CarAuctionState::Terminated { .. } => {
-                ::core::option::Option::None
-            }
-        }
-    }
-    /// The workflow output, once the instance has ended.
-    pub fn output(&self) -> ::core::option::Option<&::swf_runtime::__private::Value> {
-        match self {
-            CarAuctionState::Completed { output }
-            | CarAuctionState::Terminated { output } => {
-                ::core::option::Option::Some(output)
-            }
-            _ => ::core::option::Option::None,
-        }
-    }
-}
 /// The events of the `car-auction` workflow, one per event definition.
 #[derive(
     ::core::fmt::Debug,
@@ -267,25 +206,438 @@ impl CarAuctionEvent {
         self.spec().correlated_event(id, value, data)
     }
 }
+/// Where an instance of the `car-auction` workflow is: the task it is at (and, inside it, its branches, iterations or called workflow), or how it ended.
+#[derive(
+    ::core::fmt::Debug,
+    ::core::clone::Clone,
+    ::core::cmp::PartialEq,
+    ::swf_runtime::__private::serde::Serialize,
+    ::swf_runtime::__private::serde::Deserialize,
+)]
+#[serde(crate = "::swf_runtime::__private::serde")]
 #[allow(dead_code)]
-enum CarAuctionDeliverBranch1 {
-    /// Task `Register` (line 62).
-    Register { data: ::swf_runtime::__private::Value },
-    /// Task `Registered` (line 68).
-    Registered { data: ::swf_runtime::__private::Value },
-    Completed { output: ::swf_runtime::__private::Value },
-    Terminated { output: ::swf_runtime::__private::Value },
+pub enum CarAuctionState {
+    /// Task `Bidding` (event, line 13), about to run (or running) with `data` as its input.
+    #[serde(rename = "Bidding")]
+    Bidding {
+        /// The task's data.
+        data: ::swf_runtime::__private::Value,
+        /// When the wait for events ends without one.
+        #[serde(default, skip_serializing_if = "::core::option::Option::is_none")]
+        until: ::core::option::Option<::swf_runtime::__private::Timestamp>,
+    },
+    /// Task `Assess` (switch, line 30), about to run (or running) with `data` as its input.
+    #[serde(rename = "Assess")]
+    Assess {
+        /// The task's data.
+        data: ::swf_runtime::__private::Value,
+    },
+    /// Task `Convert` (delay, line 43), about to run (or running) with `data` as its input.
+    #[serde(rename = "Convert")]
+    Convert {
+        /// The task's data.
+        data: ::swf_runtime::__private::Value,
+        /// When the delay ends.
+        until: ::swf_runtime::__private::Timestamp,
+    },
+    /// Task `Charge` (operation, line 47), about to run (or running) with `data` as its input.
+    #[serde(rename = "Charge")]
+    Charge {
+        /// The task's data.
+        data: ::swf_runtime::__private::Value,
+        /// The action to call again after its own retry wait, when one failed.
+        #[serde(default, skip_serializing_if = "::core::option::Option::is_none")]
+        resume: ::core::option::Option<::swf_runtime::__private::ActionResume>,
+    },
+    /// Task `Deliver` (parallel, line 56), about to run (or running) with `data` as its input.
+    #[serde(rename = "Deliver")]
+    Deliver {
+        /// The task's data.
+        data: ::swf_runtime::__private::Value,
+        /// The branches, once the task started them.
+        #[serde(default, skip_serializing_if = "::core::option::Option::is_none")]
+        branches: ::core::option::Option<CarAuctionDeliverBranches>,
+    },
+    /// Task `Sold` (inject, line 82), about to run (or running) with `data` as its input.
+    #[serde(rename = "Sold")]
+    Sold {
+        /// The task's data.
+        data: ::swf_runtime::__private::Value,
+    },
+    /// Task `Unsold` (operation, line 83), about to run (or running) with `data` as its input.
+    #[serde(rename = "Unsold")]
+    Unsold {
+        /// The task's data.
+        data: ::swf_runtime::__private::Value,
+    },
+    /// Task `Failed` (inject, line 88), about to run (or running) with `data` as its input.
+    #[serde(rename = "Failed")]
+    Failed {
+        /// The task's data.
+        data: ::swf_runtime::__private::Value,
+    },
+    /// The scope ended; `output` is its data output.
+    #[serde(rename = "completed")]
+    Completed {
+        /// The output.
+        output: ::swf_runtime::__private::Value,
+    },
+    /// An `end: {kind: terminate}` ended the whole instance.
+    #[serde(rename = "terminated")]
+    Terminated {
+        /// The output.
+        output: ::swf_runtime::__private::Value,
+    },
 }
 #[allow(dead_code)]
-enum CarAuctionDeliverBranch2 {
-    /// Task `Ship` (line 72).
-    Ship { data: ::swf_runtime::__private::Value },
-    /// Task `Shipped` (line 80).
-    Shipped { data: ::swf_runtime::__private::Value },
-    Completed { output: ::swf_runtime::__private::Value },
-    Terminated { output: ::swf_runtime::__private::Value },
+impl CarAuctionState {
+    /// The name of the task this state is at, `None` once the scope ended.
+    pub fn task_name(&self) -> ::core::option::Option<&'static str> {
+        match self {
+            CarAuctionState::Bidding { .. } => ::core::option::Option::Some("Bidding"),
+            CarAuctionState::Assess { .. } => ::core::option::Option::Some("Assess"),
+            CarAuctionState::Convert { .. } => ::core::option::Option::Some("Convert"),
+            CarAuctionState::Charge { .. } => ::core::option::Option::Some("Charge"),
+            CarAuctionState::Deliver { .. } => ::core::option::Option::Some("Deliver"),
+            CarAuctionState::Sold { .. } => ::core::option::Option::Some("Sold"),
+            CarAuctionState::Unsold { .. } => ::core::option::Option::Some("Unsold"),
+            CarAuctionState::Failed { .. } => ::core::option::Option::Some("Failed"),
+            CarAuctionState::Completed { .. } | CarAuctionState::Terminated { .. } => {
+                ::core::option::Option::None
+            }
+        }
+    }
+    /// The output, once the scope has ended.
+    pub fn output(&self) -> ::core::option::Option<&::swf_runtime::__private::Value> {
+        match self {
+            CarAuctionState::Completed { output }
+            | CarAuctionState::Terminated { output } => {
+                ::core::option::Option::Some(output)
+            }
+            _ => ::core::option::Option::None,
+        }
+    }
 }
-/// The `car-auction` workflow (id `car-auction`), compiled to a state machine. `run` drives an instance to its end; `start` and `step` let the caller save the state between tasks.
+impl ::swf_runtime::__private::ScopeState for CarAuctionState {
+    fn end(self) -> ::core::result::Result<::swf_runtime::__private::ScopeEnd, Self> {
+        match self {
+            CarAuctionState::Completed { output } => {
+                ::core::result::Result::Ok(
+                    ::swf_runtime::__private::ScopeEnd::Completed(output),
+                )
+            }
+            CarAuctionState::Terminated { output } => {
+                ::core::result::Result::Ok(
+                    ::swf_runtime::__private::ScopeEnd::Terminated(output),
+                )
+            }
+            other => ::core::result::Result::Err(other),
+        }
+    }
+    fn listening(&self) -> ::swf_runtime::__private::Wait {
+        match self {
+            CarAuctionState::Bidding { until, .. } => {
+                let mut wait = ::swf_runtime::__private::Wait::default();
+                wait.merge(
+                    &::swf_runtime::__private::Wait::new(
+                        *until,
+                        &[
+                            &CarAuctionEvent::specs()[0usize],
+                            &CarAuctionEvent::specs()[1usize],
+                            &CarAuctionEvent::specs()[2usize],
+                        ],
+                    ),
+                );
+                wait
+            }
+            CarAuctionState::Convert { until, .. } => {
+                let mut wait = ::swf_runtime::__private::Wait::default();
+                wait.merge(&::swf_runtime::__private::Wait::until(*until));
+                wait
+            }
+            CarAuctionState::Charge { resume, .. } => {
+                let mut wait = ::swf_runtime::__private::Wait::default();
+                if let ::core::option::Option::Some(resume) = resume {
+                    wait.merge(
+                        &::swf_runtime::__private::Wait::new(
+                            resume.retry.not_before(),
+                            &[],
+                        ),
+                    );
+                }
+                wait
+            }
+            CarAuctionState::Deliver { branches, .. } => {
+                let mut wait = ::swf_runtime::__private::Wait::default();
+                if let ::core::option::Option::Some(branches) = branches {
+                    wait.merge(&branches.listening());
+                }
+                wait
+            }
+            _ => ::swf_runtime::__private::Wait::default(),
+        }
+    }
+    fn position(&self) -> ::std::string::String {
+        match self {
+            CarAuctionState::Bidding { .. } => ::std::string::String::from("Bidding"),
+            CarAuctionState::Assess { .. } => ::std::string::String::from("Assess"),
+            CarAuctionState::Convert { .. } => ::std::string::String::from("Convert"),
+            CarAuctionState::Charge { .. } => ::std::string::String::from("Charge"),
+            CarAuctionState::Deliver {
+                branches: ::core::option::Option::Some(branches),
+                ..
+            } => {
+                ::swf_runtime::__private::nested_position(
+                    "Deliver",
+                    branches.positions(),
+                )
+            }
+            CarAuctionState::Deliver { .. } => ::std::string::String::from("Deliver"),
+            CarAuctionState::Sold { .. } => ::std::string::String::from("Sold"),
+            CarAuctionState::Unsold { .. } => ::std::string::String::from("Unsold"),
+            CarAuctionState::Failed { .. } => ::std::string::String::from("Failed"),
+            CarAuctionState::Completed { .. } => ::std::string::String::from("completed"),
+            CarAuctionState::Terminated { .. } => {
+                ::std::string::String::from("terminated")
+            }
+        }
+    }
+}
+/// The branches of parallel task `Deliver`, each where it is.
+#[derive(
+    ::core::fmt::Debug,
+    ::core::clone::Clone,
+    ::core::cmp::PartialEq,
+    ::swf_runtime::__private::serde::Serialize,
+    ::swf_runtime::__private::serde::Deserialize,
+)]
+#[serde(crate = "::swf_runtime::__private::serde", deny_unknown_fields)]
+pub struct CarAuctionDeliverBranches {
+    /// Branch `paperwork` (line 59).
+    #[serde(rename = "paperwork")]
+    pub b1: ::swf_runtime::__private::Slot<CarAuctionDeliverBranch1>,
+    /// Branch `transport` (line 69).
+    #[serde(rename = "transport")]
+    pub b2: ::swf_runtime::__private::Slot<CarAuctionDeliverBranch2>,
+    /// When the task must have completed (`stateExecTimeout`).
+    #[serde(
+        default,
+        rename = "~until",
+        skip_serializing_if = "::core::option::Option::is_none"
+    )]
+    pub until: ::core::option::Option<::swf_runtime::__private::Timestamp>,
+}
+#[allow(dead_code)]
+impl CarAuctionDeliverBranches {
+    /// What the running branches listen for, and the task's deadline.
+    pub fn listening(&self) -> ::swf_runtime::__private::Wait {
+        let mut wait = ::swf_runtime::__private::Wait::new(self.until, &[]);
+        wait.merge(&self.b1.listening());
+        wait.merge(&self.b2.listening());
+        wait
+    }
+    /// Where the running branches are (`branch/position`).
+    pub fn positions(
+        &self,
+    ) -> impl ::core::iter::Iterator<Item = ::std::string::String> {
+        [self.b1.position("paperwork"), self.b2.position("transport")]
+            .into_iter()
+            .flatten()
+    }
+}
+/// Where the nested scope `deliver_b1` of the `car-auction` workflow is: the task it is at, or how it ended.
+#[derive(
+    ::core::fmt::Debug,
+    ::core::clone::Clone,
+    ::core::cmp::PartialEq,
+    ::swf_runtime::__private::serde::Serialize,
+    ::swf_runtime::__private::serde::Deserialize,
+)]
+#[serde(crate = "::swf_runtime::__private::serde")]
+#[allow(dead_code)]
+pub enum CarAuctionDeliverBranch1 {
+    /// Task `Register` (operation, line 62), about to run (or running) with `data` as its input.
+    #[serde(rename = "Register")]
+    Register {
+        /// The task's data.
+        data: ::swf_runtime::__private::Value,
+    },
+    /// Task `Registered` (inject, line 68), about to run (or running) with `data` as its input.
+    #[serde(rename = "Registered")]
+    Registered {
+        /// The task's data.
+        data: ::swf_runtime::__private::Value,
+    },
+    /// The scope ended; `output` is its data output.
+    #[serde(rename = "completed")]
+    Completed {
+        /// The output.
+        output: ::swf_runtime::__private::Value,
+    },
+    /// An `end: {kind: terminate}` ended the whole instance.
+    #[serde(rename = "terminated")]
+    Terminated {
+        /// The output.
+        output: ::swf_runtime::__private::Value,
+    },
+}
+#[allow(dead_code)]
+impl CarAuctionDeliverBranch1 {
+    /// The name of the task this state is at, `None` once the scope ended.
+    pub fn task_name(&self) -> ::core::option::Option<&'static str> {
+        match self {
+            CarAuctionDeliverBranch1::Register { .. } => {
+                ::core::option::Option::Some("Register")
+            }
+            CarAuctionDeliverBranch1::Registered { .. } => {
+                ::core::option::Option::Some("Registered")
+            }
+            CarAuctionDeliverBranch1::Completed { .. }
+            | CarAuctionDeliverBranch1::Terminated { .. } => ::core::option::Option::None,
+        }
+    }
+    /// The output, once the scope has ended.
+    pub fn output(&self) -> ::core::option::Option<&::swf_runtime::__private::Value> {
+        match self {
+            CarAuctionDeliverBranch1::Completed { output }
+            | CarAuctionDeliverBranch1::Terminated { output } => {
+                ::core::option::Option::Some(output)
+            }
+            _ => ::core::option::Option::None,
+        }
+    }
+}
+impl ::swf_runtime::__private::ScopeState for CarAuctionDeliverBranch1 {
+    fn end(self) -> ::core::result::Result<::swf_runtime::__private::ScopeEnd, Self> {
+        match self {
+            CarAuctionDeliverBranch1::Completed { output } => {
+                ::core::result::Result::Ok(
+                    ::swf_runtime::__private::ScopeEnd::Completed(output),
+                )
+            }
+            CarAuctionDeliverBranch1::Terminated { output } => {
+                ::core::result::Result::Ok(
+                    ::swf_runtime::__private::ScopeEnd::Terminated(output),
+                )
+            }
+            other => ::core::result::Result::Err(other),
+        }
+    }
+    fn listening(&self) -> ::swf_runtime::__private::Wait {
+        ::swf_runtime::__private::Wait::default()
+    }
+    fn position(&self) -> ::std::string::String {
+        match self {
+            CarAuctionDeliverBranch1::Register { .. } => {
+                ::std::string::String::from("Register")
+            }
+            CarAuctionDeliverBranch1::Registered { .. } => {
+                ::std::string::String::from("Registered")
+            }
+            CarAuctionDeliverBranch1::Completed { .. } => {
+                ::std::string::String::from("completed")
+            }
+            CarAuctionDeliverBranch1::Terminated { .. } => {
+                ::std::string::String::from("terminated")
+            }
+        }
+    }
+}
+/// Where the nested scope `deliver_b2` of the `car-auction` workflow is: the task it is at, or how it ended.
+#[derive(
+    ::core::fmt::Debug,
+    ::core::clone::Clone,
+    ::core::cmp::PartialEq,
+    ::swf_runtime::__private::serde::Serialize,
+    ::swf_runtime::__private::serde::Deserialize,
+)]
+#[serde(crate = "::swf_runtime::__private::serde")]
+#[allow(dead_code)]
+pub enum CarAuctionDeliverBranch2 {
+    /// Task `Ship` (operation, line 72), about to run (or running) with `data` as its input.
+    #[serde(rename = "Ship")]
+    Ship {
+        /// The task's data.
+        data: ::swf_runtime::__private::Value,
+    },
+    /// Task `Shipped` (inject, line 80), about to run (or running) with `data` as its input.
+    #[serde(rename = "Shipped")]
+    Shipped {
+        /// The task's data.
+        data: ::swf_runtime::__private::Value,
+    },
+    /// The scope ended; `output` is its data output.
+    #[serde(rename = "completed")]
+    Completed {
+        /// The output.
+        output: ::swf_runtime::__private::Value,
+    },
+    /// An `end: {kind: terminate}` ended the whole instance.
+    #[serde(rename = "terminated")]
+    Terminated {
+        /// The output.
+        output: ::swf_runtime::__private::Value,
+    },
+}
+#[allow(dead_code)]
+impl CarAuctionDeliverBranch2 {
+    /// The name of the task this state is at, `None` once the scope ended.
+    pub fn task_name(&self) -> ::core::option::Option<&'static str> {
+        match self {
+            CarAuctionDeliverBranch2::Ship { .. } => ::core::option::Option::Some("Ship"),
+            CarAuctionDeliverBranch2::Shipped { .. } => {
+                ::core::option::Option::Some("Shipped")
+            }
+            CarAuctionDeliverBranch2::Completed { .. }
+            | CarAuctionDeliverBranch2::Terminated { .. } => ::core::option::Option::None,
+        }
+    }
+    /// The output, once the scope has ended.
+    pub fn output(&self) -> ::core::option::Option<&::swf_runtime::__private::Value> {
+        match self {
+            CarAuctionDeliverBranch2::Completed { output }
+            | CarAuctionDeliverBranch2::Terminated { output } => {
+                ::core::option::Option::Some(output)
+            }
+            _ => ::core::option::Option::None,
+        }
+    }
+}
+impl ::swf_runtime::__private::ScopeState for CarAuctionDeliverBranch2 {
+    fn end(self) -> ::core::result::Result<::swf_runtime::__private::ScopeEnd, Self> {
+        match self {
+            CarAuctionDeliverBranch2::Completed { output } => {
+                ::core::result::Result::Ok(
+                    ::swf_runtime::__private::ScopeEnd::Completed(output),
+                )
+            }
+            CarAuctionDeliverBranch2::Terminated { output } => {
+                ::core::result::Result::Ok(
+                    ::swf_runtime::__private::ScopeEnd::Terminated(output),
+                )
+            }
+            other => ::core::result::Result::Err(other),
+        }
+    }
+    fn listening(&self) -> ::swf_runtime::__private::Wait {
+        ::swf_runtime::__private::Wait::default()
+    }
+    fn position(&self) -> ::std::string::String {
+        match self {
+            CarAuctionDeliverBranch2::Ship { .. } => ::std::string::String::from("Ship"),
+            CarAuctionDeliverBranch2::Shipped { .. } => {
+                ::std::string::String::from("Shipped")
+            }
+            CarAuctionDeliverBranch2::Completed { .. } => {
+                ::std::string::String::from("completed")
+            }
+            CarAuctionDeliverBranch2::Terminated { .. } => {
+                ::std::string::String::from("terminated")
+            }
+        }
+    }
+}
+/// The `car-auction` workflow (id `car-auction`), compiled to a state machine. `run` drives an instance to its end; `start` and `step` (or `advance`, which never waits) let the caller save the state between steps.
 pub struct CarAuctionWorkflow<F> {
     functions: F,
 }
@@ -295,6 +647,11 @@ impl<F: CarAuctionFunctions> CarAuctionWorkflow<F> {
     pub const ID: &'static str = "car-auction";
     /// The workflow's `name`.
     pub const NAME: &'static str = "car-auction";
+    /// The workflow's `version`, if it has one.
+    pub const VERSION: ::core::option::Option<&'static str> = ::core::option::Option::None;
+    /// A hash of the definition this machine was compiled from: a saved instance records
+    /// it, so that a host can tell an instance saved by another definition.
+    pub const DEFINITION_HASH: &'static str = "906261155be2c2c9";
     /// A machine that calls `functions` for the workflow's actions.
     pub fn new(functions: F) -> Self {
         CarAuctionWorkflow { functions }
@@ -305,6 +662,10 @@ impl<F: CarAuctionFunctions> CarAuctionWorkflow<F> {
     }
     /// Runs one instance from `input` (a JSON object; `null` means `{}`) to its end, with
     /// `io` as its events and clock.
+    ///
+    /// # Errors
+    /// The refusal of the input or of a scheduled start, or the `WorkflowError` of a task
+    /// that failed with no retry or onError left, with the data it had.
     pub async fn run_with(
         &self,
         input: ::swf_runtime::__private::Value,
@@ -313,20 +674,54 @@ impl<F: CarAuctionFunctions> CarAuctionWorkflow<F> {
         ::swf_runtime::__private::Value,
         ::swf_runtime::__private::WorkflowError,
     > {
-        let mut state = self.start_with(input, io)?;
-        loop {
-            match state {
-                CarAuctionState::Completed { output }
-                | CarAuctionState::Terminated { output } => {
-                    return ::core::result::Result::Ok(output);
-                }
-                other => state = self.step_with(other, io).await?,
-            }
-        }
+        let state = self.begin(input, io)?;
+        ::swf_runtime::__private::run_to_end(
+                state,
+                io,
+                Self::event_specs(),
+                |state| self.advance(state, io),
+            )
+            .await
+            .map(::swf_runtime::__private::ScopeEnd::into_output)
     }
     /// The first state of an instance: the start task with its filtered input. A scheduled
     /// start refuses to create the instance outside its window (by `io`'s clock).
+    ///
+    /// # Errors
+    /// The refusal of the input or of the scheduled start.
     pub fn start_with(
+        &self,
+        input: ::swf_runtime::__private::Value,
+        io: &::swf_runtime::__private::Io,
+    ) -> ::core::result::Result<
+        CarAuctionState,
+        ::swf_runtime::__private::WorkflowError,
+    > {
+        self.begin(input, io)
+    }
+    /// Runs the next step of `state`, waiting first as long as it must (for its events, a
+    /// delay, a retry wait): the state after one step that ran. A state that has ended is
+    /// returned unchanged.
+    ///
+    /// # Errors
+    /// As [`Self::run_with`].
+    pub async fn step_with(
+        &self,
+        state: CarAuctionState,
+        io: &::swf_runtime::__private::Io,
+    ) -> ::core::result::Result<
+        CarAuctionState,
+        ::swf_runtime::__private::WorkflowError,
+    > {
+        ::swf_runtime::__private::step_until_ran(
+                state,
+                io,
+                Self::event_specs(),
+                |state| self.advance(state, io),
+            )
+            .await
+    }
+    fn begin(
         &self,
         input: ::swf_runtime::__private::Value,
         io: &::swf_runtime::__private::Io,
@@ -340,10 +735,21 @@ impl<F: CarAuctionFunctions> CarAuctionWorkflow<F> {
             "Bidding",
             input,
         )?;
-        Self::enter_task_bidding(input)
+        Self::enter_task_bidding(input, io)
     }
     #[doc(hidden)]
-    pub async fn drive_subflow(
+    pub fn begin_subflow(
+        &self,
+        input: ::swf_runtime::__private::Value,
+        io: &::swf_runtime::__private::Io,
+    ) -> ::core::result::Result<
+        ::core::result::Result<CarAuctionState, ::swf_runtime::__private::Value>,
+        ::swf_runtime::__private::WorkflowError,
+    > {
+        self.begin(input, io).map(::core::result::Result::Ok)
+    }
+    #[doc(hidden)]
+    pub async fn run_detached(
         &self,
         input: ::swf_runtime::__private::Value,
         io: &::swf_runtime::__private::Io,
@@ -351,69 +757,100 @@ impl<F: CarAuctionFunctions> CarAuctionWorkflow<F> {
         ::swf_runtime::__private::ScopeEnd,
         ::swf_runtime::__private::WorkflowError,
     > {
-        let mut state = self.start_with(input, io)?;
-        loop {
-            state = match state {
-                CarAuctionState::Completed { output } => {
-                    return ::core::result::Result::Ok(
-                        ::swf_runtime::__private::ScopeEnd::Completed(output),
-                    );
-                }
-                CarAuctionState::Terminated { output } => {
-                    return ::core::result::Result::Ok(
-                        ::swf_runtime::__private::ScopeEnd::Terminated(output),
-                    );
-                }
-                other => self.step_with(other, io).await?,
-            };
-        }
+        let state = match self.begin_subflow(input, io)? {
+            ::core::result::Result::Ok(state) => state,
+            ::core::result::Result::Err(output) => {
+                return ::core::result::Result::Ok(
+                    ::swf_runtime::__private::ScopeEnd::Completed(output),
+                );
+            }
+        };
+        ::swf_runtime::__private::run_to_end(
+                state,
+                io,
+                Self::event_specs(),
+                |state| self.advance(state, io),
+            )
+            .await
     }
     fn event_specs() -> &'static [::swf_runtime::__private::EventSpec; 3usize] {
         CarAuctionEvent::specs()
     }
-    /// Runs the task `state` names and returns the next state. A state that has ended
-    /// is returned unchanged.
-    pub async fn step_with(
+    /// Runs one step of an instance: the task `state` is at, if it can run now.
+    ///
+    /// A step never waits for an event or a deadline: when the task cannot run yet
+    /// (its event has not arrived, its delay or retry wait has not passed) it
+    /// returns `Progress::Waiting` with the state unchanged and what it waits for,
+    /// having done nothing. Save the state after every `Progress::Ran` to resume
+    /// the instance later, in this process or another. A state that has ended is
+    /// returned unchanged.
+    ///
+    /// # Errors
+    /// The `WorkflowError` of a task that failed with no retry or onError left,
+    /// with the data it had.
+    pub async fn advance(
         &self,
         state: CarAuctionState,
         io: &::swf_runtime::__private::Io,
     ) -> ::core::result::Result<
-        CarAuctionState,
+        ::swf_runtime::__private::Progress<CarAuctionState>,
         ::swf_runtime::__private::WorkflowError,
     > {
         match state {
-            CarAuctionState::Bidding { data } => self.run_task_bidding(data, io).await,
-            CarAuctionState::Assess { data } => self.run_task_assess(data).await,
-            CarAuctionState::Convert { data } => self.run_task_convert(data).await,
-            CarAuctionState::Charge { data } => self.run_task_charge(data).await,
-            CarAuctionState::Deliver { data } => self.run_task_deliver(data).await,
-            CarAuctionState::Sold { data } => self.run_task_sold(data).await,
-            CarAuctionState::Unsold { data } => self.run_task_unsold(data).await,
-            CarAuctionState::Failed { data } => self.run_task_failed(data).await,
+            CarAuctionState::Bidding { data, until } => {
+                self.run_task_bidding(data, until, io).await
+            }
+            CarAuctionState::Assess { data } => self.run_task_assess(data, io).await,
+            CarAuctionState::Convert { data, until } => {
+                self.run_task_convert(data, until, io).await
+            }
+            CarAuctionState::Charge { data, resume } => {
+                self.run_task_charge(data, resume, io).await
+            }
+            CarAuctionState::Deliver { data, branches } => {
+                self.run_task_deliver(data, branches, io).await
+            }
+            CarAuctionState::Sold { data } => self.run_task_sold(data, io).await,
+            CarAuctionState::Unsold { data } => self.run_task_unsold(data, io).await,
+            CarAuctionState::Failed { data } => self.run_task_failed(data, io).await,
             ended @ (CarAuctionState::Completed { .. }
-            | CarAuctionState::Terminated { .. }) => ::core::result::Result::Ok(ended),
+            | CarAuctionState::Terminated { .. }) => {
+                ::core::result::Result::Ok(
+                    ::swf_runtime::__private::Progress::Ran(ended),
+                )
+            }
         }
     }
     fn enter_task_bidding(
-        data: ::swf_runtime::__private::Value,
-    ) -> ::core::result::Result<
-        CarAuctionState,
-        ::swf_runtime::__private::WorkflowError,
-    > {
-        ::core::result::Result::Ok(CarAuctionState::Bidding { data })
-    }
-    /// Runs task `Bidding` once.
-    async fn run_task_bidding(
-        &self,
         data: ::swf_runtime::__private::Value,
         io: &::swf_runtime::__private::Io,
     ) -> ::core::result::Result<
         CarAuctionState,
         ::swf_runtime::__private::WorkflowError,
     > {
+        ::core::result::Result::Ok(CarAuctionState::Bidding {
+            data,
+            until: ::swf_runtime::__private::deadline_of(
+                io,
+                ::core::option::Option::Some(
+                    ::swf_runtime::__private::Duration::from_millis(7200000u64),
+                ),
+            ),
+        })
+    }
+    /// Runs one step of task `Bidding`.
+    async fn run_task_bidding(
+        &self,
+        data: ::swf_runtime::__private::Value,
+        until: ::core::option::Option<::swf_runtime::__private::Timestamp>,
+        io: &::swf_runtime::__private::Io,
+    ) -> ::core::result::Result<
+        ::swf_runtime::__private::Progress<CarAuctionState>,
+        ::swf_runtime::__private::WorkflowError,
+    > {
         let mut data = data;
         let attempt: ::core::result::Result<
-            ::core::option::Option<usize>,
+            ::swf_runtime::__private::Attempt<()>,
             ::swf_runtime::__private::ErrorObject,
         > = async {
             #[allow(clippy::overly_complex_bool_expr, clippy::nonminimal_bool)]
@@ -434,156 +871,187 @@ impl<F: CarAuctionFunctions> CarAuctionWorkflow<F> {
                     uses: &[2usize],
                 },
             ];
-            match io
-                .wait_entries(
-                    Self::event_specs(),
-                    &[0usize, 1usize, 2usize],
-                    &entries,
-                    ::core::option::Option::Some(
-                        ::swf_runtime::__private::Duration::from_millis(7200000u64),
-                    ),
-                )
-                .await?
+            let (
+                entry,
+                events,
+            ): (usize, ::std::vec::Vec<(usize, ::swf_runtime::__private::CloudEvent)>) = match io
+                .take_entries(Self::event_specs(), &[0usize, 1usize, 2usize], &entries)?
             {
-                ::core::option::Option::Some((entry, events)) => {
-                    match entry {
-                        0usize => {
-                            for (_, event) in events.iter().filter(|(i, _)| *i == 0usize)
-                            {
-                                let event_data = ::swf_runtime::__private::event_data(
-                                    event,
-                                );
-                                ::swf_runtime::__private::merge_data(
-                                    &mut data,
-                                    event_data,
-                                    "Bidding",
-                                    "event data",
-                                )?;
-                            }
-                            for (_, event) in events.iter().filter(|(i, _)| *i == 1usize)
-                            {
-                                let event_data = ::swf_runtime::__private::event_data(
-                                    event,
-                                );
-                                ::swf_runtime::__private::merge_data(
-                                    &mut data,
-                                    event_data,
-                                    "Bidding",
-                                    "event data",
-                                )?;
-                            }
-                            for (_, event) in events.iter().filter(|(i, _)| *i == 2usize)
-                            {
-                                let event_data = ::swf_runtime::__private::event_data(
-                                    event,
-                                );
-                                ::swf_runtime::__private::merge_data(
-                                    &mut data,
-                                    event_data,
-                                    "Bidding",
-                                    "event data",
-                                )?;
-                            }
-                            {
-                                let result = async {
-                                    let args = {
-                                        let mut map = ::swf_runtime::__private::Map::new();
-                                        map.insert(
-                                            ::std::string::String::from("bid"),
-                                            ::swf_runtime::__private::select_or_null(
-                                                {
-                                                    static PATH: ::swf_runtime::__private::JsonPath = ::swf_runtime::__private::JsonPath::definite(
-                                                        "$.bid",
-                                                        &[::swf_runtime::__private::Segment::Key("bid")],
-                                                    );
-                                                    &PATH
-                                                },
-                                                &data,
-                                            )?,
-                                        );
-                                        ::swf_runtime::__private::Value::Object(map)
-                                    };
-                                    ::swf_runtime::__private::call_action(
-                                            CarAuctionFunctions::record_bid(&self.functions, args),
-                                            ::core::option::Option::None,
-                                            "",
-                                            "Bidding",
-                                            "action 1",
-                                        )
-                                        .await
-                                }
-                                    .await?;
-                                {
-                                    static PATH: ::swf_runtime::__private::JsonPath = ::swf_runtime::__private::JsonPath::definite(
-                                        "$.recorded",
-                                        &[::swf_runtime::__private::Segment::Key("recorded")],
-                                    );
-                                    &PATH
-                                }
-                                    .write(&mut data, result)?;
-                            }
-                            ::core::result::Result::Ok(
-                                ::core::option::Option::Some(0usize),
-                            )
-                        }
-                        1usize => {
-                            for (_, event) in events.iter().filter(|(i, _)| *i == 2usize)
-                            {
-                                let event_data = ::swf_runtime::__private::event_data(
-                                    event,
-                                );
-                                ::swf_runtime::__private::merge_data(
-                                    &mut data,
-                                    event_data,
-                                    "Bidding",
-                                    "event data",
-                                )?;
-                            }
-                            ::core::result::Result::Ok(
-                                ::core::option::Option::Some(1usize),
-                            )
-                        }
-                        _ => {
-                            ::core::result::Result::Ok(
-                                ::core::option::Option::Some(1usize),
-                            )
-                        }
-                    }
+                ::core::option::Option::Some(taken) => taken,
+                ::core::option::Option::None if ::swf_runtime::__private::passed(
+                    io,
+                    until,
+                ) => {
+                    return ::core::result::Result::Ok(
+                        ::swf_runtime::__private::Attempt::Exit(1usize),
+                    );
                 }
                 ::core::option::Option::None => {
-                    ::core::result::Result::Ok(::core::option::Option::Some(1usize))
+                    return {
+                        let specs = CarAuctionEvent::specs();
+                        ::core::result::Result::Ok(
+                            ::swf_runtime::__private::Attempt::Stay(
+                                (),
+                                ::core::option::Option::Some(
+                                    ::swf_runtime::__private::Wait::new(
+                                        until,
+                                        &[&specs[0usize], &specs[1usize], &specs[2usize]],
+                                    ),
+                                ),
+                            ),
+                        )
+                    };
+                }
+            };
+            match entry {
+                0usize => {
+                    for (_, event) in events.iter().filter(|(i, _)| *i == 0usize) {
+                        let event_data = ::swf_runtime::__private::event_data(event);
+                        ::swf_runtime::__private::merge_data(
+                            &mut data,
+                            event_data,
+                            "Bidding",
+                            "event data",
+                        )?;
+                    }
+                    for (_, event) in events.iter().filter(|(i, _)| *i == 1usize) {
+                        let event_data = ::swf_runtime::__private::event_data(event);
+                        ::swf_runtime::__private::merge_data(
+                            &mut data,
+                            event_data,
+                            "Bidding",
+                            "event data",
+                        )?;
+                    }
+                    for (_, event) in events.iter().filter(|(i, _)| *i == 2usize) {
+                        let event_data = ::swf_runtime::__private::event_data(event);
+                        ::swf_runtime::__private::merge_data(
+                            &mut data,
+                            event_data,
+                            "Bidding",
+                            "event data",
+                        )?;
+                    }
+                    {
+                        let result = async {
+                            let args = {
+                                let mut map = ::swf_runtime::__private::Map::new();
+                                map.insert(
+                                    ::std::string::String::from("bid"),
+                                    ::swf_runtime::__private::select_or_null(
+                                        {
+                                            static PATH: ::swf_runtime::__private::JsonPath = ::swf_runtime::__private::JsonPath::definite(
+                                                "$.bid",
+                                                &[::swf_runtime::__private::Segment::Key("bid")],
+                                            );
+                                            &PATH
+                                        },
+                                        &data,
+                                    )?,
+                                );
+                                ::swf_runtime::__private::Value::Object(map)
+                            };
+                            ::swf_runtime::__private::call_action(
+                                    io,
+                                    ::swf_runtime::__private::ActionCall {
+                                        task: "Bidding",
+                                        action: "action 1",
+                                        timeout: ::core::option::Option::None,
+                                        timeout_text: "",
+                                        attempt: 1,
+                                    },
+                                    CarAuctionFunctions::record_bid(&self.functions, args),
+                                )
+                                .await
+                        }
+                            .await?;
+                        {
+                            static PATH: ::swf_runtime::__private::JsonPath = ::swf_runtime::__private::JsonPath::definite(
+                                "$.recorded",
+                                &[::swf_runtime::__private::Segment::Key("recorded")],
+                            );
+                            &PATH
+                        }
+                            .write(&mut data, result)?;
+                    }
+                    ::core::result::Result::Ok(
+                        ::swf_runtime::__private::Attempt::Exit(0usize),
+                    )
+                }
+                1usize => {
+                    for (_, event) in events.iter().filter(|(i, _)| *i == 2usize) {
+                        let event_data = ::swf_runtime::__private::event_data(event);
+                        ::swf_runtime::__private::merge_data(
+                            &mut data,
+                            event_data,
+                            "Bidding",
+                            "event data",
+                        )?;
+                    }
+                    ::core::result::Result::Ok(
+                        ::swf_runtime::__private::Attempt::Exit(1usize),
+                    )
+                }
+                _ => {
+                    ::core::result::Result::Ok(
+                        ::swf_runtime::__private::Attempt::Exit(1usize),
+                    )
                 }
             }
         }
             .await;
-        match attempt {
-            ::core::result::Result::Ok(exit) => {
-                let output = data;
-                match exit {
-                    ::core::option::Option::Some(0usize) => {
-                        Self::enter_task_assess(output)
-                    }
-                    ::core::option::Option::Some(1usize) => {
-                        Self::enter_task_unsold(output)
-                    }
-                    _ => {
-                        ::core::result::Result::Ok(CarAuctionState::Completed {
-                            output,
-                        })
+        let next: ::core::result::Result<
+            CarAuctionState,
+            ::swf_runtime::__private::WorkflowError,
+        > = match attempt {
+            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Exit(exit)) => {
+                async {
+                    let output = data;
+                    match exit {
+                        0usize => Self::enter_task_assess(output),
+                        1usize => Self::enter_task_unsold(output),
+                        _ => {
+                            ::core::result::Result::Ok(CarAuctionState::Completed {
+                                output,
+                            })
+                        }
                     }
                 }
+                    .await
+            }
+            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Terminate) => {
+                ::core::result::Result::Ok(CarAuctionState::Terminated {
+                    output: data,
+                })
+            }
+            ::core::result::Result::Ok(
+                ::swf_runtime::__private::Attempt::Stay((), wait),
+            ) => {
+                return ::core::result::Result::Ok(
+                    ::swf_runtime::__private::progress(
+                        CarAuctionState::Bidding {
+                            data,
+                            until,
+                        },
+                        wait,
+                    ),
+                );
             }
             ::core::result::Result::Err(error) => {
-                ::core::result::Result::Err(
-                    ::swf_runtime::__private::WorkflowError::new(
-                        "car-auction",
-                        "Bidding",
-                        error,
-                        data,
-                    ),
-                )
+                async {
+                    ::core::result::Result::Err(
+                        ::swf_runtime::__private::WorkflowError::new(
+                            "car-auction",
+                            "Bidding",
+                            error,
+                            data,
+                        ),
+                    )
+                }
+                    .await
             }
-        }
+        };
+        next.map(::swf_runtime::__private::Progress::Ran)
     }
     fn enter_task_assess(
         data: ::swf_runtime::__private::Value,
@@ -593,16 +1061,17 @@ impl<F: CarAuctionFunctions> CarAuctionWorkflow<F> {
     > {
         ::core::result::Result::Ok(CarAuctionState::Assess { data })
     }
-    /// Runs task `Assess` once.
+    /// Runs one step of task `Assess`.
     async fn run_task_assess(
         &self,
         data: ::swf_runtime::__private::Value,
+        io: &::swf_runtime::__private::Io,
     ) -> ::core::result::Result<
-        CarAuctionState,
+        ::swf_runtime::__private::Progress<CarAuctionState>,
         ::swf_runtime::__private::WorkflowError,
     > {
         let attempt: ::core::result::Result<
-            ::core::option::Option<usize>,
+            ::swf_runtime::__private::Attempt<::core::convert::Infallible>,
             ::swf_runtime::__private::ErrorObject,
         > = async {
             let matched = ::swf_runtime::__private::switch::data_condition(
@@ -624,7 +1093,9 @@ impl<F: CarAuctionFunctions> CarAuctionWorkflow<F> {
                 ::core::option::Option::None,
             )?;
             if matched {
-                return ::core::result::Result::Ok(::core::option::Option::Some(0usize));
+                return ::core::result::Result::Ok(
+                    ::swf_runtime::__private::Attempt::Exit(0usize),
+                );
             }
             let matched = ::swf_runtime::__private::switch::data_condition(
                 ::swf_runtime::__private::switch::ConditionOp::GreaterThanOrEquals,
@@ -681,79 +1152,138 @@ impl<F: CarAuctionFunctions> CarAuctionWorkflow<F> {
                         ::core::option::Option::None,
                     )?);
             if matched {
-                return ::core::result::Result::Ok(::core::option::Option::Some(1usize));
+                return ::core::result::Result::Ok(
+                    ::swf_runtime::__private::Attempt::Exit(1usize),
+                );
             }
-            ::core::result::Result::Ok(::core::option::Option::Some(2usize))
+            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Exit(2usize))
         }
             .await;
-        match attempt {
-            ::core::result::Result::Ok(exit) => {
-                let output = data;
-                match exit {
-                    ::core::option::Option::Some(0usize) => {
-                        Self::enter_task_unsold(output)
+        let next: ::core::result::Result<
+            CarAuctionState,
+            ::swf_runtime::__private::WorkflowError,
+        > = match attempt {
+            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Exit(exit)) => {
+                async {
+                    let output = data;
+                    match exit {
+                        0usize => Self::enter_task_unsold(output),
+                        1usize => Self::enter_task_charge(output),
+                        _ => Self::enter_task_convert(output, io),
                     }
-                    ::core::option::Option::Some(1usize) => {
-                        Self::enter_task_charge(output)
-                    }
-                    _ => Self::enter_task_convert(output),
                 }
+                    .await
             }
+            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Terminate) => {
+                ::core::result::Result::Ok(CarAuctionState::Terminated {
+                    output: data,
+                })
+            }
+            ::core::result::Result::Ok(
+                ::swf_runtime::__private::Attempt::Stay(never, _),
+            ) => match never {}
             ::core::result::Result::Err(error) => {
-                ::core::result::Result::Err(
-                    ::swf_runtime::__private::WorkflowError::new(
-                        "car-auction",
-                        "Assess",
-                        error,
-                        data,
-                    ),
-                )
+                async {
+                    ::core::result::Result::Err(
+                        ::swf_runtime::__private::WorkflowError::new(
+                            "car-auction",
+                            "Assess",
+                            error,
+                            data,
+                        ),
+                    )
+                }
+                    .await
             }
-        }
+        };
+        next.map(::swf_runtime::__private::Progress::Ran)
     }
     fn enter_task_convert(
         data: ::swf_runtime::__private::Value,
+        io: &::swf_runtime::__private::Io,
     ) -> ::core::result::Result<
         CarAuctionState,
         ::swf_runtime::__private::WorkflowError,
     > {
-        ::core::result::Result::Ok(CarAuctionState::Convert { data })
+        ::core::result::Result::Ok(CarAuctionState::Convert {
+            data,
+            until: ::swf_runtime::__private::deadline(
+                io,
+                ::swf_runtime::__private::Duration::from_millis(60000u64),
+            ),
+        })
     }
-    /// Runs task `Convert` once.
+    /// Runs one step of task `Convert`.
     async fn run_task_convert(
         &self,
         data: ::swf_runtime::__private::Value,
+        until: ::swf_runtime::__private::Timestamp,
+        io: &::swf_runtime::__private::Io,
     ) -> ::core::result::Result<
-        CarAuctionState,
+        ::swf_runtime::__private::Progress<CarAuctionState>,
         ::swf_runtime::__private::WorkflowError,
     > {
         let attempt: ::core::result::Result<
-            ::core::option::Option<usize>,
+            ::swf_runtime::__private::Attempt<()>,
             ::swf_runtime::__private::ErrorObject,
         > = async {
-            ::swf_runtime::__private::tokio::time::sleep(
-                    ::swf_runtime::__private::Duration::from_millis(60000u64),
-                )
-                .await;
-            ::core::result::Result::Ok(::core::option::Option::Some(0))
+            if io.now() < until {
+                return ::core::result::Result::Ok(
+                    ::swf_runtime::__private::Attempt::Stay(
+                        (),
+                        ::core::option::Option::Some(
+                            ::swf_runtime::__private::Wait::until(until),
+                        ),
+                    ),
+                );
+            }
+            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Exit(0))
         }
             .await;
-        match attempt {
-            ::core::result::Result::Ok(_) => {
-                let output = data;
-                Self::enter_task_charge(output)
+        let next: ::core::result::Result<
+            CarAuctionState,
+            ::swf_runtime::__private::WorkflowError,
+        > = match attempt {
+            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Exit(_)) => {
+                async {
+                    let output = data;
+                    Self::enter_task_charge(output)
+                }
+                    .await
+            }
+            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Terminate) => {
+                ::core::result::Result::Ok(CarAuctionState::Terminated {
+                    output: data,
+                })
+            }
+            ::core::result::Result::Ok(
+                ::swf_runtime::__private::Attempt::Stay((), wait),
+            ) => {
+                return ::core::result::Result::Ok(
+                    ::swf_runtime::__private::progress(
+                        CarAuctionState::Convert {
+                            data,
+                            until,
+                        },
+                        wait,
+                    ),
+                );
             }
             ::core::result::Result::Err(error) => {
-                ::core::result::Result::Err(
-                    ::swf_runtime::__private::WorkflowError::new(
-                        "car-auction",
-                        "Convert",
-                        error,
-                        data,
-                    ),
-                )
+                async {
+                    ::core::result::Result::Err(
+                        ::swf_runtime::__private::WorkflowError::new(
+                            "car-auction",
+                            "Convert",
+                            error,
+                            data,
+                        ),
+                    )
+                }
+                    .await
             }
-        }
+        };
+        next.map(::swf_runtime::__private::Progress::Ran)
     }
     fn enter_task_charge(
         data: ::swf_runtime::__private::Value,
@@ -761,240 +1291,300 @@ impl<F: CarAuctionFunctions> CarAuctionWorkflow<F> {
         CarAuctionState,
         ::swf_runtime::__private::WorkflowError,
     > {
-        ::core::result::Result::Ok(CarAuctionState::Charge { data })
+        ::core::result::Result::Ok(CarAuctionState::Charge {
+            data,
+            resume: ::core::option::Option::None,
+        })
     }
-    /// Runs task `Charge` once.
+    /// Runs one step of task `Charge`.
     async fn run_task_charge(
         &self,
         data: ::swf_runtime::__private::Value,
+        resume: ::core::option::Option<::swf_runtime::__private::ActionResume>,
+        io: &::swf_runtime::__private::Io,
     ) -> ::core::result::Result<
-        CarAuctionState,
+        ::swf_runtime::__private::Progress<CarAuctionState>,
         ::swf_runtime::__private::WorkflowError,
     > {
+        if let ::core::option::Option::Some(wait) = resume
+            .as_ref()
+            .and_then(|resume| resume.retry.pending(io))
+        {
+            return ::core::result::Result::Ok(
+                ::swf_runtime::__private::Progress::Waiting(
+                    CarAuctionState::Charge {
+                        data,
+                        resume,
+                    },
+                    wait,
+                ),
+            );
+        }
         let mut data = data;
         let failed_action = ::core::sync::atomic::AtomicUsize::new(usize::MAX);
         let attempt: ::core::result::Result<
-            ::core::option::Option<usize>,
+            ::swf_runtime::__private::Attempt<
+                ::core::option::Option<::swf_runtime::__private::ActionResume>,
+            >,
             ::swf_runtime::__private::ErrorObject,
         > = async {
-            {
-                let result = async {
-                    const POLICIES: [::swf_runtime::__private::RetryPolicy; 1usize] = [
-                        ::swf_runtime::__private::RetryPolicy::new(
-                            ::swf_runtime::__private::Duration::from_millis(300000u64),
-                            ::swf_runtime::__private::Duration::from_millis(0u64),
-                            2u32,
-                        ),
-                    ];
-                    let mut progress = ::swf_runtime::__private::RetryProgress::default();
-                    loop {
-                        let error = match async {
-                            let args = {
-                                let mut map = ::swf_runtime::__private::Map::new();
-                                map.insert(
-                                    ::std::string::String::from("amount"),
-                                    ::swf_runtime::__private::select_or_null(
-                                        {
-                                            static PATH: ::swf_runtime::__private::JsonPath = ::swf_runtime::__private::JsonPath::definite(
-                                                "$.bid.amount",
-                                                &[
-                                                    ::swf_runtime::__private::Segment::Key("bid"),
-                                                    ::swf_runtime::__private::Segment::Key("amount"),
-                                                ],
-                                            );
-                                            &PATH
-                                        },
-                                        &data,
-                                    )?,
-                                );
-                                ::swf_runtime::__private::Value::Object(map)
-                            };
-                            ::swf_runtime::__private::call_action(
-                                    CarAuctionFunctions::charge(&self.functions, args),
-                                    ::core::option::Option::Some(
+            let from = resume.as_ref().map_or(0, |resume| resume.action);
+            if from == 0usize {
+                {
+                    let progress = match &resume {
+                        ::core::option::Option::Some(
+                            resume,
+                        ) if resume.action == 0usize => resume.retry.clone(),
+                        _ => ::swf_runtime::__private::RetryProgress::default(),
+                    };
+                    let result = match async {
+                        let args = {
+                            let mut map = ::swf_runtime::__private::Map::new();
+                            map.insert(
+                                ::std::string::String::from("amount"),
+                                ::swf_runtime::__private::select_or_null(
+                                    {
+                                        static PATH: ::swf_runtime::__private::JsonPath = ::swf_runtime::__private::JsonPath::definite(
+                                            "$.bid.amount",
+                                            &[
+                                                ::swf_runtime::__private::Segment::Key("bid"),
+                                                ::swf_runtime::__private::Segment::Key("amount"),
+                                            ],
+                                        );
+                                        &PATH
+                                    },
+                                    &data,
+                                )?,
+                            );
+                            ::swf_runtime::__private::Value::Object(map)
+                        };
+                        ::swf_runtime::__private::call_action(
+                                io,
+                                ::swf_runtime::__private::ActionCall {
+                                    task: "Charge",
+                                    action: "action 1",
+                                    timeout: ::core::option::Option::Some(
                                         ::swf_runtime::__private::Duration::from_millis(30000u64),
                                     ),
-                                    "30",
-                                    "Charge",
-                                    "action 1",
-                                )
-                                .await
-                        }
+                                    timeout_text: "30",
+                                    attempt: progress.attempt(),
+                                },
+                                CarAuctionFunctions::charge(&self.functions, args),
+                            )
                             .await
-                        {
-                            ::core::result::Result::Ok(result) => {
-                                break ::core::result::Result::Ok(result);
-                            }
-                            ::core::result::Result::Err(error) => error,
-                        };
-                        let failed_data = ::swf_runtime::__private::data_with_error(
-                            &data,
-                            &error,
-                        );
-                        let error_scope = error.to_json();
-                        let failed: &::swf_runtime::__private::Value = &failed_data;
-                        let scope: &::swf_runtime::__private::Value = &error_scope;
-                        let _ = (failed, scope);
-                        let choice: ::core::result::Result<
-                            ::core::option::Option<usize>,
-                            ::swf_runtime::__private::ErrorObject,
-                        > = 'choice: {
-                            let outcome = {
-                                /// `name eq 'CardDeclined'`
-                                fn condition(
-                                    _: &::swf_runtime::__private::Value,
-                                    scope: &::swf_runtime::__private::Value,
-                                ) -> ::core::result::Result<
-                                    bool,
-                                    ::swf_runtime::__private::ErrorObject,
-                                > {
-                                    ::core::result::Result::Ok(
-                                        ::swf_runtime::__private::expr::compare(
-                                            ::swf_runtime::__private::expr::CompareOp::Eq,
-                                            &::swf_runtime::__private::expr::operand_name(
-                                                scope,
-                                                "name",
-                                            ),
-                                            &::swf_runtime::__private::Value::from("CardDeclined"),
-                                        ),
-                                    )
-                                }
-                                condition(failed, scope)
-                            };
-                            match outcome {
-                                ::core::result::Result::Ok(true) => {
-                                    break 'choice ::core::result::Result::Ok(
-                                        ::core::option::Option::Some(0usize),
-                                    );
-                                }
-                                ::core::result::Result::Ok(false) => {}
-                                ::core::result::Result::Err(error) => {
-                                    break 'choice ::core::result::Result::Err(error);
-                                }
-                            }
-                            ::core::result::Result::Ok(::core::option::Option::None)
-                        };
-                        let choice = match choice {
-                            ::core::result::Result::Ok(choice) => choice,
-                            ::core::result::Result::Err(condition_error) => {
-                                break ::core::result::Result::Err(condition_error);
-                            }
-                        };
-                        let next = choice
-                            .and_then(|definition| {
-                                POLICIES
-                                    .get(definition)
-                                    .and_then(|policy| progress.next(definition, policy))
-                            });
-                        match next {
-                            ::core::option::Option::Some(next) => {
-                                progress = next;
-                                progress.wait().await;
-                            }
-                            ::core::option::Option::None => {
-                                failed_action
-                                    .store(0usize, ::core::sync::atomic::Ordering::Relaxed);
-                                break ::core::result::Result::Err(error);
-                            }
-                        }
                     }
+                        .await
+                    {
+                        ::core::result::Result::Ok(result) => result,
+                        ::core::result::Result::Err(error) => {
+                            const POLICIES: [::swf_runtime::__private::RetryPolicy; 1usize] = [
+                                ::swf_runtime::__private::RetryPolicy::new(
+                                    ::swf_runtime::__private::Duration::from_millis(300000u64),
+                                    ::swf_runtime::__private::Duration::from_millis(0u64),
+                                    2u32,
+                                ),
+                            ];
+                            let failed_data = ::swf_runtime::__private::data_with_error(
+                                &data,
+                                &error,
+                            );
+                            let error_scope = error.to_json();
+                            let failed: &::swf_runtime::__private::Value = &failed_data;
+                            let scope: &::swf_runtime::__private::Value = &error_scope;
+                            let _ = (failed, scope);
+                            let choice: ::core::result::Result<
+                                ::core::option::Option<usize>,
+                                ::swf_runtime::__private::ErrorObject,
+                            > = 'choice: {
+                                let outcome = {
+                                    /// `name eq 'CardDeclined'`
+                                    fn condition(
+                                        _: &::swf_runtime::__private::Value,
+                                        scope: &::swf_runtime::__private::Value,
+                                    ) -> ::core::result::Result<
+                                        bool,
+                                        ::swf_runtime::__private::ErrorObject,
+                                    > {
+                                        ::core::result::Result::Ok(
+                                            ::swf_runtime::__private::expr::compare(
+                                                ::swf_runtime::__private::expr::CompareOp::Eq,
+                                                &::swf_runtime::__private::expr::operand_name(
+                                                    scope,
+                                                    "name",
+                                                ),
+                                                &::swf_runtime::__private::Value::from("CardDeclined"),
+                                            ),
+                                        )
+                                    }
+                                    condition(failed, scope)
+                                };
+                                match outcome {
+                                    ::core::result::Result::Ok(true) => {
+                                        break 'choice ::core::result::Result::Ok(
+                                            ::core::option::Option::Some(0usize),
+                                        );
+                                    }
+                                    ::core::result::Result::Ok(false) => {}
+                                    ::core::result::Result::Err(error) => {
+                                        break 'choice ::core::result::Result::Err(error);
+                                    }
+                                }
+                                ::core::result::Result::Ok(::core::option::Option::None)
+                            };
+                            let choice = match choice {
+                                ::core::result::Result::Ok(choice) => choice,
+                                ::core::result::Result::Err(condition_error) => {
+                                    return ::core::result::Result::Err(condition_error);
+                                }
+                            };
+                            let next = choice
+                                .and_then(|definition| {
+                                    POLICIES
+                                        .get(definition)
+                                        .and_then(|policy| {
+                                            progress.next(definition, policy, io.now())
+                                        })
+                                });
+                            if let ::core::option::Option::Some(retry) = next {
+                                return ::core::result::Result::Ok(
+                                    ::swf_runtime::__private::Attempt::Stay(
+                                        ::core::option::Option::Some(::swf_runtime::__private::ActionResume {
+                                            action: 0usize,
+                                            retry,
+                                        }),
+                                        ::core::option::Option::None,
+                                    ),
+                                );
+                            }
+                            failed_action
+                                .store(0usize, ::core::sync::atomic::Ordering::Relaxed);
+                            return ::core::result::Result::Err(error);
+                        }
+                    };
+                    {
+                        static PATH: ::swf_runtime::__private::JsonPath = ::swf_runtime::__private::JsonPath::definite(
+                            "$.payment",
+                            &[::swf_runtime::__private::Segment::Key("payment")],
+                        );
+                        &PATH
+                    }
+                        .write(&mut data, result)?;
                 }
-                    .await?;
-                {
-                    static PATH: ::swf_runtime::__private::JsonPath = ::swf_runtime::__private::JsonPath::definite(
-                        "$.payment",
-                        &[::swf_runtime::__private::Segment::Key("payment")],
-                    );
-                    &PATH
-                }
-                    .write(&mut data, result)?;
             }
-            ::core::result::Result::Ok(::core::option::Option::Some(0))
+            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Exit(0))
         }
             .await;
-        match attempt {
-            ::core::result::Result::Ok(_) => {
-                let output = data;
-                Self::enter_task_deliver(output)
+        let next: ::core::result::Result<
+            CarAuctionState,
+            ::swf_runtime::__private::WorkflowError,
+        > = match attempt {
+            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Exit(_)) => {
+                async {
+                    let output = data;
+                    Self::enter_task_deliver(output)
+                }
+                    .await
+            }
+            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Terminate) => {
+                ::core::result::Result::Ok(CarAuctionState::Terminated {
+                    output: data,
+                })
+            }
+            ::core::result::Result::Ok(
+                ::swf_runtime::__private::Attempt::Stay(stay, wait),
+            ) => {
+                return ::core::result::Result::Ok(
+                    ::swf_runtime::__private::progress(
+                        CarAuctionState::Charge {
+                            data,
+                            resume: stay,
+                        },
+                        wait,
+                    ),
+                );
             }
             ::core::result::Result::Err(error) => {
-                let failed_data = ::swf_runtime::__private::data_with_error(
-                    &data,
-                    &error,
-                );
-                let error_scope = error.to_json();
-                let failed: &::swf_runtime::__private::Value = &failed_data;
-                let scope: &::swf_runtime::__private::Value = &error_scope;
-                let _ = (failed, scope);
-                let outcome = {
-                    /// `name eq 'CardDeclined'`
-                    fn condition(
-                        _: &::swf_runtime::__private::Value,
-                        scope: &::swf_runtime::__private::Value,
-                    ) -> ::core::result::Result<
-                        bool,
-                        ::swf_runtime::__private::ErrorObject,
-                    > {
-                        ::core::result::Result::Ok(
-                            ::swf_runtime::__private::expr::compare(
-                                ::swf_runtime::__private::expr::CompareOp::Eq,
-                                &::swf_runtime::__private::expr::operand_name(
-                                    scope,
-                                    "name",
+                async {
+                    let failed_data = ::swf_runtime::__private::data_with_error(
+                        &data,
+                        &error,
+                    );
+                    let error_scope = error.to_json();
+                    let failed: &::swf_runtime::__private::Value = &failed_data;
+                    let scope: &::swf_runtime::__private::Value = &error_scope;
+                    let _ = (failed, scope);
+                    let outcome = {
+                        /// `name eq 'CardDeclined'`
+                        fn condition(
+                            _: &::swf_runtime::__private::Value,
+                            scope: &::swf_runtime::__private::Value,
+                        ) -> ::core::result::Result<
+                            bool,
+                            ::swf_runtime::__private::ErrorObject,
+                        > {
+                            ::core::result::Result::Ok(
+                                ::swf_runtime::__private::expr::compare(
+                                    ::swf_runtime::__private::expr::CompareOp::Eq,
+                                    &::swf_runtime::__private::expr::operand_name(
+                                        scope,
+                                        "name",
+                                    ),
+                                    &::swf_runtime::__private::Value::from("CardDeclined"),
                                 ),
-                                &::swf_runtime::__private::Value::from("CardDeclined"),
-                            ),
-                        )
+                            )
+                        }
+                        condition(failed, scope)
+                    };
+                    let matched = match outcome {
+                        ::core::result::Result::Ok(matched) => matched,
+                        ::core::result::Result::Err(condition_error) => {
+                            return ::core::result::Result::Err(
+                                ::swf_runtime::__private::WorkflowError::new(
+                                    "car-auction",
+                                    "Charge",
+                                    condition_error,
+                                    data,
+                                ),
+                            );
+                        }
+                    };
+                    if matched
+                        && failed_action.load(::core::sync::atomic::Ordering::Relaxed)
+                            == 0usize
+                    {
+                        let error_data = error.wrapped();
+                        let mut handled = data;
+                        if let ::core::result::Result::Err(merge_error) = ::swf_runtime::__private::merge_data(
+                            &mut handled,
+                            error_data,
+                            "Charge",
+                            "error data",
+                        ) {
+                            let data = handled;
+                            return ::core::result::Result::Err(
+                                ::swf_runtime::__private::WorkflowError::new(
+                                    "car-auction",
+                                    "Charge",
+                                    merge_error,
+                                    data,
+                                ),
+                            );
+                        }
+                        return Self::enter_task_unsold(handled);
                     }
-                    condition(failed, scope)
-                };
-                let matched = match outcome {
-                    ::core::result::Result::Ok(matched) => matched,
-                    ::core::result::Result::Err(condition_error) => {
-                        return ::core::result::Result::Err(
-                            ::swf_runtime::__private::WorkflowError::new(
-                                "car-auction",
-                                "Charge",
-                                condition_error,
-                                data,
-                            ),
-                        );
-                    }
-                };
-                if matched
-                    && failed_action.load(::core::sync::atomic::Ordering::Relaxed)
-                        == 0usize
-                {
-                    let error_data = error.wrapped();
-                    let mut handled = data;
-                    if let ::core::result::Result::Err(merge_error) = ::swf_runtime::__private::merge_data(
-                        &mut handled,
-                        error_data,
-                        "Charge",
-                        "error data",
-                    ) {
-                        let data = handled;
-                        return ::core::result::Result::Err(
-                            ::swf_runtime::__private::WorkflowError::new(
-                                "car-auction",
-                                "Charge",
-                                merge_error,
-                                data,
-                            ),
-                        );
-                    }
-                    return Self::enter_task_unsold(handled);
+                    ::core::result::Result::Err(
+                        ::swf_runtime::__private::WorkflowError::new(
+                            "car-auction",
+                            "Charge",
+                            error,
+                            data,
+                        ),
+                    )
                 }
-                ::core::result::Result::Err(
-                    ::swf_runtime::__private::WorkflowError::new(
-                        "car-auction",
-                        "Charge",
-                        error,
-                        data,
-                    ),
-                )
+                    .await
             }
-        }
+        };
+        next.map(::swf_runtime::__private::Progress::Ran)
     }
     fn enter_task_deliver(
         data: ::swf_runtime::__private::Value,
@@ -1002,119 +1592,211 @@ impl<F: CarAuctionFunctions> CarAuctionWorkflow<F> {
         CarAuctionState,
         ::swf_runtime::__private::WorkflowError,
     > {
-        ::core::result::Result::Ok(CarAuctionState::Deliver { data })
+        ::core::result::Result::Ok(CarAuctionState::Deliver {
+            data,
+            branches: ::core::option::Option::None,
+        })
     }
-    /// Runs task `Deliver` once.
+    /// Runs one step of task `Deliver`.
     async fn run_task_deliver(
         &self,
         data: ::swf_runtime::__private::Value,
+        branches: ::core::option::Option<CarAuctionDeliverBranches>,
+        io: &::swf_runtime::__private::Io,
     ) -> ::core::result::Result<
-        CarAuctionState,
+        ::swf_runtime::__private::Progress<CarAuctionState>,
         ::swf_runtime::__private::WorkflowError,
     > {
         let mut data = data;
         let attempt: ::core::result::Result<
-            ::core::option::Option<usize>,
+            ::swf_runtime::__private::Attempt<CarAuctionDeliverBranches>,
             ::swf_runtime::__private::ErrorObject,
         > = async {
-            let joined = ::swf_runtime::__private::join_branches(
+            let fresh = branches.is_none();
+            let mut branches = match branches {
+                ::core::option::Option::Some(branches) => branches,
+                ::core::option::Option::None => {
+                    CarAuctionDeliverBranches {
+                        b1: match Self::deliver_b1_begin(data.clone(), io)
+                            .map_err(|failure| failure.error().clone())?
+                        {
+                            ::core::result::Result::Ok(state) => {
+                                ::swf_runtime::__private::Slot::start(
+                                    state,
+                                    ::swf_runtime::__private::deadline_of(
+                                        io,
+                                        ::core::option::Option::None,
+                                    ),
+                                )
+                            }
+                            ::core::result::Result::Err(output) => {
+                                ::swf_runtime::__private::Slot::Done {
+                                    output,
+                                }
+                            }
+                        },
+                        b2: match Self::deliver_b2_begin(data.clone(), io)
+                            .map_err(|failure| failure.error().clone())?
+                        {
+                            ::core::result::Result::Ok(state) => {
+                                ::swf_runtime::__private::Slot::start(
+                                    state,
+                                    ::swf_runtime::__private::deadline_of(
+                                        io,
+                                        ::core::option::Option::None,
+                                    ),
+                                )
+                            }
+                            ::core::result::Result::Err(output) => {
+                                ::swf_runtime::__private::Slot::Done {
+                                    output,
+                                }
+                            }
+                        },
+                        until: ::swf_runtime::__private::deadline_of(
+                            io,
+                            ::core::option::Option::None,
+                        ),
+                    }
+                }
+            };
+            let completed = [branches.b1.is_done(), branches.b2.is_done()]
+                .into_iter()
+                .filter(|done| *done)
+                .count();
+            let until = branches.until;
+            let end = ::swf_runtime::__private::round(
                     ::std::vec![
-                        ::std::boxed::Box::pin(self.deliver_b1_drive(data.clone(),)),
-                        ::std::boxed::Box::pin(self.deliver_b2_drive(data.clone(),))
+                        ::swf_runtime::__private::step_slot(& mut branches.b1, io,
+                        "branch 1 of task `Deliver`", "", move | state | {
+                        ::swf_runtime::__private::in_scope("Deliver/paperwork", self
+                        .deliver_b1_advance(state, io)) }),
+                        ::swf_runtime::__private::step_slot(& mut branches.b2, io,
+                        "branch 2 of task `Deliver`", "", move | state | {
+                        ::swf_runtime::__private::in_scope("Deliver/transport", self
+                        .deliver_b2_advance(state, io)) })
                     ],
+                    completed,
                     2usize,
-                    ::core::option::Option::None,
-                    "Deliver",
+                    io,
+                    until,
+                    "",
                 )
-                .await
-                .map_err(|failure| failure.error().clone())?;
-            if let ::core::option::Option::Some(output) = joined.terminated {
-                data = output;
-                return ::core::result::Result::Ok(::core::option::Option::None);
+                .await?;
+            match end {
+                ::swf_runtime::__private::RoundEnd::Terminated(output) => {
+                    data = output;
+                    return ::core::result::Result::Ok(
+                        ::swf_runtime::__private::Attempt::Terminate,
+                    );
+                }
+                ::swf_runtime::__private::RoundEnd::Waiting(wait) if !fresh => {
+                    return ::core::result::Result::Ok(
+                        ::swf_runtime::__private::Attempt::Stay(
+                            branches,
+                            ::core::option::Option::Some(wait),
+                        ),
+                    );
+                }
+                ::swf_runtime::__private::RoundEnd::Ran
+                | ::swf_runtime::__private::RoundEnd::Waiting(_) => {
+                    return ::core::result::Result::Ok(
+                        ::swf_runtime::__private::Attempt::Stay(
+                            branches,
+                            ::core::option::Option::None,
+                        ),
+                    );
+                }
+                ::swf_runtime::__private::RoundEnd::Enough => {}
             }
-            let mut outputs = joined.outputs.into_iter();
-            let waited: [bool; 2usize] = [true, true];
             data = ::swf_runtime::__private::Value::Array(
-                waited
-                    .iter()
-                    .map(|waited| {
-                        if *waited {
-                            outputs.next().flatten()
-                        } else {
-                            ::core::option::Option::None
-                        }
-                    })
-                    .map(|output| {
-                        output.unwrap_or(::swf_runtime::__private::Value::Null)
-                    })
-                    .collect(),
+                ::std::vec![
+                    branches.b1.take_output()
+                    .unwrap_or(::swf_runtime::__private::Value::Null), branches.b2
+                    .take_output().unwrap_or(::swf_runtime::__private::Value::Null)
+                ],
             );
-            ::core::result::Result::Ok(::core::option::Option::Some(0))
+            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Exit(0))
         }
             .await;
-        match attempt {
-            ::core::result::Result::Ok(::core::option::Option::None) => {
+        let next: ::core::result::Result<
+            CarAuctionState,
+            ::swf_runtime::__private::WorkflowError,
+        > = match attempt {
+            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Exit(_)) => {
+                async {
+                    let output = data;
+                    Self::enter_task_sold(output)
+                }
+                    .await
+            }
+            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Terminate) => {
                 ::core::result::Result::Ok(CarAuctionState::Terminated {
                     output: data,
                 })
             }
-            ::core::result::Result::Ok(::core::option::Option::Some(_)) => {
-                let output = data;
-                Self::enter_task_sold(output)
+            ::core::result::Result::Ok(
+                ::swf_runtime::__private::Attempt::Stay(stay, wait),
+            ) => {
+                return ::core::result::Result::Ok(
+                    ::swf_runtime::__private::progress(
+                        CarAuctionState::Deliver {
+                            data,
+                            branches: ::core::option::Option::Some(stay),
+                        },
+                        wait,
+                    ),
+                );
             }
             ::core::result::Result::Err(error) => {
-                ::core::result::Result::Err(
-                    ::swf_runtime::__private::WorkflowError::new(
-                        "car-auction",
-                        "Deliver",
-                        error,
-                        data,
-                    ),
-                )
+                async {
+                    ::core::result::Result::Err(
+                        ::swf_runtime::__private::WorkflowError::new(
+                            "car-auction",
+                            "Deliver",
+                            error,
+                            data,
+                        ),
+                    )
+                }
+                    .await
             }
-        }
+        };
+        next.map(::swf_runtime::__private::Progress::Ran)
     }
-    async fn deliver_b1_drive(
-        &self,
+    fn deliver_b1_begin(
         input: ::swf_runtime::__private::Value,
+        io: &::swf_runtime::__private::Io,
     ) -> ::core::result::Result<
-        ::swf_runtime::__private::ScopeEnd,
+        ::core::result::Result<
+            CarAuctionDeliverBranch1,
+            ::swf_runtime::__private::Value,
+        >,
         ::swf_runtime::__private::WorkflowError,
     > {
-        let mut state = Self::deliver_b1_enter_task_register(input)?;
-        loop {
-            state = match state {
-                CarAuctionDeliverBranch1::Completed { output } => {
-                    return ::core::result::Result::Ok(
-                        ::swf_runtime::__private::ScopeEnd::Completed(output),
-                    );
-                }
-                CarAuctionDeliverBranch1::Terminated { output } => {
-                    return ::core::result::Result::Ok(
-                        ::swf_runtime::__private::ScopeEnd::Terminated(output),
-                    );
-                }
-                other => self.deliver_b1_step(other).await?,
-            };
-        }
+        let _ = io;
+        Self::deliver_b1_enter_task_register(input).map(::core::result::Result::Ok)
     }
-    async fn deliver_b1_step(
+    async fn deliver_b1_advance(
         &self,
         state: CarAuctionDeliverBranch1,
+        io: &::swf_runtime::__private::Io,
     ) -> ::core::result::Result<
-        CarAuctionDeliverBranch1,
+        ::swf_runtime::__private::Progress<CarAuctionDeliverBranch1>,
         ::swf_runtime::__private::WorkflowError,
     > {
         match state {
             CarAuctionDeliverBranch1::Register { data } => {
-                self.deliver_b1_run_task_register(data).await
+                self.deliver_b1_run_task_register(data, io).await
             }
             CarAuctionDeliverBranch1::Registered { data } => {
-                self.deliver_b1_run_task_registered(data).await
+                self.deliver_b1_run_task_registered(data, io).await
             }
             ended @ (CarAuctionDeliverBranch1::Completed { .. }
             | CarAuctionDeliverBranch1::Terminated { .. }) => {
-                ::core::result::Result::Ok(ended)
+                ::core::result::Result::Ok(
+                    ::swf_runtime::__private::Progress::Ran(ended),
+                )
             }
         }
     }
@@ -1128,28 +1810,33 @@ impl<F: CarAuctionFunctions> CarAuctionWorkflow<F> {
             data,
         })
     }
-    /// Runs task `Register` once.
+    /// Runs one step of task `Register`.
     async fn deliver_b1_run_task_register(
         &self,
         data: ::swf_runtime::__private::Value,
+        io: &::swf_runtime::__private::Io,
     ) -> ::core::result::Result<
-        CarAuctionDeliverBranch1,
+        ::swf_runtime::__private::Progress<CarAuctionDeliverBranch1>,
         ::swf_runtime::__private::WorkflowError,
     > {
         let mut data = data;
         let attempt: ::core::result::Result<
-            ::core::option::Option<usize>,
+            ::swf_runtime::__private::Attempt<::core::convert::Infallible>,
             ::swf_runtime::__private::ErrorObject,
         > = async {
             {
                 let result = async {
                     let args = data.clone();
                     ::swf_runtime::__private::call_action(
+                            io,
+                            ::swf_runtime::__private::ActionCall {
+                                task: "Register",
+                                action: "action 1",
+                                timeout: ::core::option::Option::None,
+                                timeout_text: "",
+                                attempt: 1,
+                            },
                             CarAuctionFunctions::register(&self.functions, args),
-                            ::core::option::Option::None,
-                            "",
-                            "Register",
-                            "action 1",
                         )
                         .await
                 }
@@ -1161,25 +1848,43 @@ impl<F: CarAuctionFunctions> CarAuctionWorkflow<F> {
                     "action 1",
                 )?;
             }
-            ::core::result::Result::Ok(::core::option::Option::Some(0))
+            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Exit(0))
         }
             .await;
-        match attempt {
-            ::core::result::Result::Ok(_) => {
-                let output = data;
-                Self::deliver_b1_enter_task_registered(output)
+        let next: ::core::result::Result<
+            CarAuctionDeliverBranch1,
+            ::swf_runtime::__private::WorkflowError,
+        > = match attempt {
+            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Exit(_)) => {
+                async {
+                    let output = data;
+                    Self::deliver_b1_enter_task_registered(output)
+                }
+                    .await
             }
+            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Terminate) => {
+                ::core::result::Result::Ok(CarAuctionDeliverBranch1::Terminated {
+                    output: data,
+                })
+            }
+            ::core::result::Result::Ok(
+                ::swf_runtime::__private::Attempt::Stay(never, _),
+            ) => match never {}
             ::core::result::Result::Err(error) => {
-                ::core::result::Result::Err(
-                    ::swf_runtime::__private::WorkflowError::new(
-                        "car-auction",
-                        "Register",
-                        error,
-                        data,
-                    ),
-                )
+                async {
+                    ::core::result::Result::Err(
+                        ::swf_runtime::__private::WorkflowError::new(
+                            "car-auction",
+                            "Register",
+                            error,
+                            data,
+                        ),
+                    )
+                }
+                    .await
             }
-        }
+        };
+        next.map(::swf_runtime::__private::Progress::Ran)
     }
     fn deliver_b1_enter_task_registered(
         data: ::swf_runtime::__private::Value,
@@ -1191,78 +1896,92 @@ impl<F: CarAuctionFunctions> CarAuctionWorkflow<F> {
             data,
         })
     }
-    /// Runs task `Registered` once.
+    /// Runs one step of task `Registered`.
     async fn deliver_b1_run_task_registered(
         &self,
         data: ::swf_runtime::__private::Value,
+        _io: &::swf_runtime::__private::Io,
     ) -> ::core::result::Result<
-        CarAuctionDeliverBranch1,
+        ::swf_runtime::__private::Progress<CarAuctionDeliverBranch1>,
         ::swf_runtime::__private::WorkflowError,
     > {
         let attempt: ::core::result::Result<
-            ::core::option::Option<usize>,
+            ::swf_runtime::__private::Attempt<::core::convert::Infallible>,
             ::swf_runtime::__private::ErrorObject,
-        > = async { ::core::result::Result::Ok(::core::option::Option::Some(0)) }.await;
-        match attempt {
-            ::core::result::Result::Ok(_) => {
-                let output = data;
-                ::core::result::Result::Ok(CarAuctionDeliverBranch1::Completed {
-                    output,
+        > = async {
+            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Exit(0))
+        }
+            .await;
+        let next: ::core::result::Result<
+            CarAuctionDeliverBranch1,
+            ::swf_runtime::__private::WorkflowError,
+        > = match attempt {
+            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Exit(_)) => {
+                async {
+                    let output = data;
+                    ::core::result::Result::Ok(CarAuctionDeliverBranch1::Completed {
+                        output,
+                    })
+                }
+                    .await
+            }
+            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Terminate) => {
+                ::core::result::Result::Ok(CarAuctionDeliverBranch1::Terminated {
+                    output: data,
                 })
             }
+            ::core::result::Result::Ok(
+                ::swf_runtime::__private::Attempt::Stay(never, _),
+            ) => match never {}
             ::core::result::Result::Err(error) => {
-                ::core::result::Result::Err(
-                    ::swf_runtime::__private::WorkflowError::new(
-                        "car-auction",
-                        "Registered",
-                        error,
-                        data,
-                    ),
-                )
+                async {
+                    ::core::result::Result::Err(
+                        ::swf_runtime::__private::WorkflowError::new(
+                            "car-auction",
+                            "Registered",
+                            error,
+                            data,
+                        ),
+                    )
+                }
+                    .await
             }
-        }
+        };
+        next.map(::swf_runtime::__private::Progress::Ran)
     }
-    async fn deliver_b2_drive(
-        &self,
+    fn deliver_b2_begin(
         input: ::swf_runtime::__private::Value,
+        io: &::swf_runtime::__private::Io,
     ) -> ::core::result::Result<
-        ::swf_runtime::__private::ScopeEnd,
+        ::core::result::Result<
+            CarAuctionDeliverBranch2,
+            ::swf_runtime::__private::Value,
+        >,
         ::swf_runtime::__private::WorkflowError,
     > {
-        let mut state = Self::deliver_b2_enter_task_ship(input)?;
-        loop {
-            state = match state {
-                CarAuctionDeliverBranch2::Completed { output } => {
-                    return ::core::result::Result::Ok(
-                        ::swf_runtime::__private::ScopeEnd::Completed(output),
-                    );
-                }
-                CarAuctionDeliverBranch2::Terminated { output } => {
-                    return ::core::result::Result::Ok(
-                        ::swf_runtime::__private::ScopeEnd::Terminated(output),
-                    );
-                }
-                other => self.deliver_b2_step(other).await?,
-            };
-        }
+        let _ = io;
+        Self::deliver_b2_enter_task_ship(input).map(::core::result::Result::Ok)
     }
-    async fn deliver_b2_step(
+    async fn deliver_b2_advance(
         &self,
         state: CarAuctionDeliverBranch2,
+        io: &::swf_runtime::__private::Io,
     ) -> ::core::result::Result<
-        CarAuctionDeliverBranch2,
+        ::swf_runtime::__private::Progress<CarAuctionDeliverBranch2>,
         ::swf_runtime::__private::WorkflowError,
     > {
         match state {
             CarAuctionDeliverBranch2::Ship { data } => {
-                self.deliver_b2_run_task_ship(data).await
+                self.deliver_b2_run_task_ship(data, io).await
             }
             CarAuctionDeliverBranch2::Shipped { data } => {
-                self.deliver_b2_run_task_shipped(data).await
+                self.deliver_b2_run_task_shipped(data, io).await
             }
             ended @ (CarAuctionDeliverBranch2::Completed { .. }
             | CarAuctionDeliverBranch2::Terminated { .. }) => {
-                ::core::result::Result::Ok(ended)
+                ::core::result::Result::Ok(
+                    ::swf_runtime::__private::Progress::Ran(ended),
+                )
             }
         }
     }
@@ -1276,31 +1995,36 @@ impl<F: CarAuctionFunctions> CarAuctionWorkflow<F> {
             data,
         })
     }
-    /// Runs task `Ship` once.
+    /// Runs one step of task `Ship`.
     async fn deliver_b2_run_task_ship(
         &self,
         data: ::swf_runtime::__private::Value,
+        io: &::swf_runtime::__private::Io,
     ) -> ::core::result::Result<
-        CarAuctionDeliverBranch2,
+        ::swf_runtime::__private::Progress<CarAuctionDeliverBranch2>,
         ::swf_runtime::__private::WorkflowError,
     > {
         let mut data = data;
         let attempt: ::core::result::Result<
-            ::core::option::Option<usize>,
+            ::swf_runtime::__private::Attempt<::core::convert::Infallible>,
             ::swf_runtime::__private::ErrorObject,
         > = async {
             let (result_0, result_1) = ::swf_runtime::__private::tokio::join!(
                 async { let args = data.clone();
-                ::swf_runtime::__private::call_action(CarAuctionFunctions::ship(& self
-                .functions, args), ::core::option::Option::None, "", "Ship", "action 1",)
-                . await }, async { let args = { let mut map =
+                ::swf_runtime::__private::call_action(io,
+                ::swf_runtime::__private::ActionCall { task : "Ship", action :
+                "action 1", timeout : ::core::option::Option::None, timeout_text : "",
+                attempt : 1, }, CarAuctionFunctions::ship(& self.functions, args),).
+                await }, async { let args = { let mut map =
                 ::swf_runtime::__private::Map::new(); map
                 .insert(::std::string::String::from("about"),
                 ::swf_runtime::__private::Value::from("shipping"));
                 ::swf_runtime::__private::Value::Object(map) };
-                ::swf_runtime::__private::call_action(CarAuctionFunctions::notify(& self
-                .functions, args), ::core::option::Option::None, "", "Ship", "action 2",)
-                . await }
+                ::swf_runtime::__private::call_action(io,
+                ::swf_runtime::__private::ActionCall { task : "Ship", action :
+                "action 2", timeout : ::core::option::Option::None, timeout_text : "",
+                attempt : 1, }, CarAuctionFunctions::notify(& self.functions, args),).
+                await }
             );
             let result_0 = result_0?;
             ::swf_runtime::__private::merge_result(
@@ -1316,25 +2040,43 @@ impl<F: CarAuctionFunctions> CarAuctionWorkflow<F> {
                 "Ship",
                 "action 2",
             )?;
-            ::core::result::Result::Ok(::core::option::Option::Some(0))
+            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Exit(0))
         }
             .await;
-        match attempt {
-            ::core::result::Result::Ok(_) => {
-                let output = data;
-                Self::deliver_b2_enter_task_shipped(output)
+        let next: ::core::result::Result<
+            CarAuctionDeliverBranch2,
+            ::swf_runtime::__private::WorkflowError,
+        > = match attempt {
+            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Exit(_)) => {
+                async {
+                    let output = data;
+                    Self::deliver_b2_enter_task_shipped(output)
+                }
+                    .await
             }
+            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Terminate) => {
+                ::core::result::Result::Ok(CarAuctionDeliverBranch2::Terminated {
+                    output: data,
+                })
+            }
+            ::core::result::Result::Ok(
+                ::swf_runtime::__private::Attempt::Stay(never, _),
+            ) => match never {}
             ::core::result::Result::Err(error) => {
-                ::core::result::Result::Err(
-                    ::swf_runtime::__private::WorkflowError::new(
-                        "car-auction",
-                        "Ship",
-                        error,
-                        data,
-                    ),
-                )
+                async {
+                    ::core::result::Result::Err(
+                        ::swf_runtime::__private::WorkflowError::new(
+                            "car-auction",
+                            "Ship",
+                            error,
+                            data,
+                        ),
+                    )
+                }
+                    .await
             }
-        }
+        };
+        next.map(::swf_runtime::__private::Progress::Ran)
     }
     fn deliver_b2_enter_task_shipped(
         data: ::swf_runtime::__private::Value,
@@ -1346,36 +2088,58 @@ impl<F: CarAuctionFunctions> CarAuctionWorkflow<F> {
             data,
         })
     }
-    /// Runs task `Shipped` once.
+    /// Runs one step of task `Shipped`.
     async fn deliver_b2_run_task_shipped(
         &self,
         data: ::swf_runtime::__private::Value,
+        _io: &::swf_runtime::__private::Io,
     ) -> ::core::result::Result<
-        CarAuctionDeliverBranch2,
+        ::swf_runtime::__private::Progress<CarAuctionDeliverBranch2>,
         ::swf_runtime::__private::WorkflowError,
     > {
         let attempt: ::core::result::Result<
-            ::core::option::Option<usize>,
+            ::swf_runtime::__private::Attempt<::core::convert::Infallible>,
             ::swf_runtime::__private::ErrorObject,
-        > = async { ::core::result::Result::Ok(::core::option::Option::Some(0)) }.await;
-        match attempt {
-            ::core::result::Result::Ok(_) => {
-                let output = data;
-                ::core::result::Result::Ok(CarAuctionDeliverBranch2::Completed {
-                    output,
+        > = async {
+            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Exit(0))
+        }
+            .await;
+        let next: ::core::result::Result<
+            CarAuctionDeliverBranch2,
+            ::swf_runtime::__private::WorkflowError,
+        > = match attempt {
+            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Exit(_)) => {
+                async {
+                    let output = data;
+                    ::core::result::Result::Ok(CarAuctionDeliverBranch2::Completed {
+                        output,
+                    })
+                }
+                    .await
+            }
+            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Terminate) => {
+                ::core::result::Result::Ok(CarAuctionDeliverBranch2::Terminated {
+                    output: data,
                 })
             }
+            ::core::result::Result::Ok(
+                ::swf_runtime::__private::Attempt::Stay(never, _),
+            ) => match never {}
             ::core::result::Result::Err(error) => {
-                ::core::result::Result::Err(
-                    ::swf_runtime::__private::WorkflowError::new(
-                        "car-auction",
-                        "Shipped",
-                        error,
-                        data,
-                    ),
-                )
+                async {
+                    ::core::result::Result::Err(
+                        ::swf_runtime::__private::WorkflowError::new(
+                            "car-auction",
+                            "Shipped",
+                            error,
+                            data,
+                        ),
+                    )
+                }
+                    .await
             }
-        }
+        };
+        next.map(::swf_runtime::__private::Progress::Ran)
     }
     fn enter_task_sold(
         data: ::swf_runtime::__private::Value,
@@ -1385,36 +2149,58 @@ impl<F: CarAuctionFunctions> CarAuctionWorkflow<F> {
     > {
         ::core::result::Result::Ok(CarAuctionState::Sold { data })
     }
-    /// Runs task `Sold` once.
+    /// Runs one step of task `Sold`.
     async fn run_task_sold(
         &self,
         data: ::swf_runtime::__private::Value,
+        _io: &::swf_runtime::__private::Io,
     ) -> ::core::result::Result<
-        CarAuctionState,
+        ::swf_runtime::__private::Progress<CarAuctionState>,
         ::swf_runtime::__private::WorkflowError,
     > {
         let attempt: ::core::result::Result<
-            ::core::option::Option<usize>,
+            ::swf_runtime::__private::Attempt<::core::convert::Infallible>,
             ::swf_runtime::__private::ErrorObject,
-        > = async { ::core::result::Result::Ok(::core::option::Option::Some(0)) }.await;
-        match attempt {
-            ::core::result::Result::Ok(_) => {
-                let output = data;
-                ::core::result::Result::Ok(CarAuctionState::Completed {
-                    output,
+        > = async {
+            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Exit(0))
+        }
+            .await;
+        let next: ::core::result::Result<
+            CarAuctionState,
+            ::swf_runtime::__private::WorkflowError,
+        > = match attempt {
+            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Exit(_)) => {
+                async {
+                    let output = data;
+                    ::core::result::Result::Ok(CarAuctionState::Completed {
+                        output,
+                    })
+                }
+                    .await
+            }
+            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Terminate) => {
+                ::core::result::Result::Ok(CarAuctionState::Terminated {
+                    output: data,
                 })
             }
+            ::core::result::Result::Ok(
+                ::swf_runtime::__private::Attempt::Stay(never, _),
+            ) => match never {}
             ::core::result::Result::Err(error) => {
-                ::core::result::Result::Err(
-                    ::swf_runtime::__private::WorkflowError::new(
-                        "car-auction",
-                        "Sold",
-                        error,
-                        data,
-                    ),
-                )
+                async {
+                    ::core::result::Result::Err(
+                        ::swf_runtime::__private::WorkflowError::new(
+                            "car-auction",
+                            "Sold",
+                            error,
+                            data,
+                        ),
+                    )
+                }
+                    .await
             }
-        }
+        };
+        next.map(::swf_runtime::__private::Progress::Ran)
     }
     fn enter_task_unsold(
         data: ::swf_runtime::__private::Value,
@@ -1424,17 +2210,18 @@ impl<F: CarAuctionFunctions> CarAuctionWorkflow<F> {
     > {
         ::core::result::Result::Ok(CarAuctionState::Unsold { data })
     }
-    /// Runs task `Unsold` once.
+    /// Runs one step of task `Unsold`.
     async fn run_task_unsold(
         &self,
         data: ::swf_runtime::__private::Value,
+        io: &::swf_runtime::__private::Io,
     ) -> ::core::result::Result<
-        CarAuctionState,
+        ::swf_runtime::__private::Progress<CarAuctionState>,
         ::swf_runtime::__private::WorkflowError,
     > {
         let mut data = data;
         let attempt: ::core::result::Result<
-            ::core::option::Option<usize>,
+            ::swf_runtime::__private::Attempt<::core::convert::Infallible>,
             ::swf_runtime::__private::ErrorObject,
         > = async {
             {
@@ -1448,11 +2235,15 @@ impl<F: CarAuctionFunctions> CarAuctionWorkflow<F> {
                         ::swf_runtime::__private::Value::Object(map)
                     };
                     ::swf_runtime::__private::call_action(
+                            io,
+                            ::swf_runtime::__private::ActionCall {
+                                task: "Unsold",
+                                action: "action 1",
+                                timeout: ::core::option::Option::None,
+                                timeout_text: "",
+                                attempt: 1,
+                            },
                             CarAuctionFunctions::notify(&self.functions, args),
-                            ::core::option::Option::None,
-                            "",
-                            "Unsold",
-                            "action 1",
                         )
                         .await
                 }
@@ -1464,25 +2255,43 @@ impl<F: CarAuctionFunctions> CarAuctionWorkflow<F> {
                     "action 1",
                 )?;
             }
-            ::core::result::Result::Ok(::core::option::Option::Some(0))
+            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Exit(0))
         }
             .await;
-        match attempt {
-            ::core::result::Result::Ok(_) => {
-                let output = data;
-                Self::enter_task_failed(output)
+        let next: ::core::result::Result<
+            CarAuctionState,
+            ::swf_runtime::__private::WorkflowError,
+        > = match attempt {
+            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Exit(_)) => {
+                async {
+                    let output = data;
+                    Self::enter_task_failed(output)
+                }
+                    .await
             }
+            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Terminate) => {
+                ::core::result::Result::Ok(CarAuctionState::Terminated {
+                    output: data,
+                })
+            }
+            ::core::result::Result::Ok(
+                ::swf_runtime::__private::Attempt::Stay(never, _),
+            ) => match never {}
             ::core::result::Result::Err(error) => {
-                ::core::result::Result::Err(
-                    ::swf_runtime::__private::WorkflowError::new(
-                        "car-auction",
-                        "Unsold",
-                        error,
-                        data,
-                    ),
-                )
+                async {
+                    ::core::result::Result::Err(
+                        ::swf_runtime::__private::WorkflowError::new(
+                            "car-auction",
+                            "Unsold",
+                            error,
+                            data,
+                        ),
+                    )
+                }
+                    .await
             }
-        }
+        };
+        next.map(::swf_runtime::__private::Progress::Ran)
     }
     fn enter_task_failed(
         data: ::swf_runtime::__private::Value,
@@ -1492,44 +2301,66 @@ impl<F: CarAuctionFunctions> CarAuctionWorkflow<F> {
     > {
         ::core::result::Result::Ok(CarAuctionState::Failed { data })
     }
-    /// Runs task `Failed` once.
+    /// Runs one step of task `Failed`.
     async fn run_task_failed(
         &self,
         data: ::swf_runtime::__private::Value,
+        _io: &::swf_runtime::__private::Io,
     ) -> ::core::result::Result<
-        CarAuctionState,
+        ::swf_runtime::__private::Progress<CarAuctionState>,
         ::swf_runtime::__private::WorkflowError,
     > {
         let attempt: ::core::result::Result<
-            ::core::option::Option<usize>,
+            ::swf_runtime::__private::Attempt<::core::convert::Infallible>,
             ::swf_runtime::__private::ErrorObject,
-        > = async { ::core::result::Result::Ok(::core::option::Option::Some(0)) }.await;
-        match attempt {
-            ::core::result::Result::Ok(_) => {
-                let output = data;
-                ::core::result::Result::Err(
-                    ::swf_runtime::__private::WorkflowError::new(
-                        "car-auction",
-                        "Failed",
-                        ::swf_runtime::__private::ErrorObject::new(
-                            ::swf_runtime::__private::ErrorObject::END_FAILURE,
-                            "the workflow ended in END state `Failed` with status FAILURE",
-                        ),
-                        output,
-                    ),
-                )
-            }
-            ::core::result::Result::Err(error) => {
-                ::core::result::Result::Err(
-                    ::swf_runtime::__private::WorkflowError::new(
-                        "car-auction",
-                        "Failed",
-                        error,
-                        data,
-                    ),
-                )
-            }
+        > = async {
+            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Exit(0))
         }
+            .await;
+        let next: ::core::result::Result<
+            CarAuctionState,
+            ::swf_runtime::__private::WorkflowError,
+        > = match attempt {
+            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Exit(_)) => {
+                async {
+                    let output = data;
+                    ::core::result::Result::Err(
+                        ::swf_runtime::__private::WorkflowError::new(
+                            "car-auction",
+                            "Failed",
+                            ::swf_runtime::__private::ErrorObject::new(
+                                ::swf_runtime::__private::ErrorObject::END_FAILURE,
+                                "the workflow ended in END state `Failed` with status FAILURE",
+                            ),
+                            output,
+                        ),
+                    )
+                }
+                    .await
+            }
+            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Terminate) => {
+                ::core::result::Result::Ok(CarAuctionState::Terminated {
+                    output: data,
+                })
+            }
+            ::core::result::Result::Ok(
+                ::swf_runtime::__private::Attempt::Stay(never, _),
+            ) => match never {}
+            ::core::result::Result::Err(error) => {
+                async {
+                    ::core::result::Result::Err(
+                        ::swf_runtime::__private::WorkflowError::new(
+                            "car-auction",
+                            "Failed",
+                            error,
+                            data,
+                        ),
+                    )
+                }
+                    .await
+            }
+        };
+        next.map(::swf_runtime::__private::Progress::Ran)
     }
 }
 impl<F: CarAuctionFunctions + 'static> ::swf_runtime::__private::Machine
@@ -1537,6 +2368,12 @@ for CarAuctionWorkflow<F> {
     type State = CarAuctionState;
     fn workflow_id(&self) -> &'static str {
         Self::ID
+    }
+    fn version(&self) -> ::core::option::Option<&'static str> {
+        Self::VERSION
+    }
+    fn definition_hash(&self) -> &'static str {
+        Self::DEFINITION_HASH
     }
     fn events(&self) -> &'static [::swf_runtime::__private::EventSpec] {
         Self::event_specs()
@@ -1558,7 +2395,7 @@ for CarAuctionWorkflow<F> {
         CarAuctionState,
         ::swf_runtime::__private::WorkflowError,
     > {
-        self.start_with(input, io)
+        self.begin(input, io)
     }
     fn step<'a>(
         &'a self,
@@ -1566,11 +2403,11 @@ for CarAuctionWorkflow<F> {
         io: &'a ::swf_runtime::__private::Io,
     ) -> impl ::core::future::Future<
         Output = ::core::result::Result<
-            CarAuctionState,
+            ::swf_runtime::__private::Progress<CarAuctionState>,
             ::swf_runtime::__private::WorkflowError,
         >,
     > + ::core::marker::Send + 'a {
-        self.step_with(state, io)
+        self.advance(state, io)
     }
     fn output(
         state: &CarAuctionState,

@@ -26,7 +26,7 @@ impl<T: NestedFunctions + ?Sized> NestedFunctions for &T {
         <T as NestedFunctions>::log(*self, args)
     }
 }
-/// Where an instance of the `Nested scopes` workflow is: the next task to run, or how it ended.
+/// Where an instance of the `Nested scopes` workflow is: the task it is at (and, inside it, its branches, iterations or called workflow), or how it ended.
 #[derive(
     ::core::fmt::Debug,
     ::core::clone::Clone,
@@ -37,18 +37,40 @@ impl<T: NestedFunctions + ?Sized> NestedFunctions for &T {
 #[serde(crate = "::swf_runtime::__private::serde")]
 #[allow(dead_code)]
 pub enum NestedState {
-    /// Task `With` (parallel, line 10), about to run with `data` as its input.
-    With { data: ::swf_runtime::__private::Value },
-    /// Task `Run` (foreach, line 24), about to run with `data` as its input.
-    Run { data: ::swf_runtime::__private::Value },
-    /// The workflow ended; `output` is its data output.
-    Completed { output: ::swf_runtime::__private::Value },
+    /// Task `With` (parallel, line 10), about to run (or running) with `data` as its input.
+    #[serde(rename = "With")]
+    With {
+        /// The task's data.
+        data: ::swf_runtime::__private::Value,
+        /// The branches, once the task started them.
+        #[serde(default, skip_serializing_if = "::core::option::Option::is_none")]
+        branches: ::core::option::Option<NestedWithBranches>,
+    },
+    /// Task `Run` (foreach, line 24), about to run (or running) with `data` as its input.
+    #[serde(rename = "Run")]
+    Run {
+        /// The task's data.
+        data: ::swf_runtime::__private::Value,
+        /// The iterations, once the task started them.
+        #[serde(default, skip_serializing_if = "::core::option::Option::is_none")]
+        each: ::core::option::Option<::swf_runtime::__private::Iterations<NestedRunBody>>,
+    },
+    /// The scope ended; `output` is its data output.
+    #[serde(rename = "completed")]
+    Completed {
+        /// The output.
+        output: ::swf_runtime::__private::Value,
+    },
     /// An `end: {kind: terminate}` ended the whole instance.
-    Terminated { output: ::swf_runtime::__private::Value },
+    #[serde(rename = "terminated")]
+    Terminated {
+        /// The output.
+        output: ::swf_runtime::__private::Value,
+    },
 }
 #[allow(dead_code)]
 impl NestedState {
-    /// The name of the task this state is about to run, `None` once the workflow ended.
+    /// The name of the task this state is at, `None` once the scope ended.
     pub fn task_name(&self) -> ::core::option::Option<&'static str> {
         match self {
             NestedState::With { .. } => ::core::option::Option::Some("With"),
@@ -58,7 +80,7 @@ impl NestedState {
             }
         }
     }
-    /// The workflow output, once the instance has ended.
+    /// The output, once the scope has ended.
     pub fn output(&self) -> ::core::option::Option<&::swf_runtime::__private::Value> {
         match self {
             NestedState::Completed { output } | NestedState::Terminated { output } => {
@@ -68,28 +90,364 @@ impl NestedState {
         }
     }
 }
-#[allow(dead_code)]
-enum NestedWithBranch1 {
-    /// Task `Self` (line 18).
-    Self2 { data: ::swf_runtime::__private::Value },
-    Completed { output: ::swf_runtime::__private::Value },
-    Terminated { output: ::swf_runtime::__private::Value },
+impl ::swf_runtime::__private::ScopeState for NestedState {
+    fn end(self) -> ::core::result::Result<::swf_runtime::__private::ScopeEnd, Self> {
+        match self {
+            NestedState::Completed { output } => {
+                ::core::result::Result::Ok(
+                    ::swf_runtime::__private::ScopeEnd::Completed(output),
+                )
+            }
+            NestedState::Terminated { output } => {
+                ::core::result::Result::Ok(
+                    ::swf_runtime::__private::ScopeEnd::Terminated(output),
+                )
+            }
+            other => ::core::result::Result::Err(other),
+        }
+    }
+    fn listening(&self) -> ::swf_runtime::__private::Wait {
+        match self {
+            NestedState::With { branches, .. } => {
+                let mut wait = ::swf_runtime::__private::Wait::default();
+                if let ::core::option::Option::Some(branches) = branches {
+                    wait.merge(&branches.listening());
+                }
+                wait
+            }
+            NestedState::Run { each, .. } => {
+                let mut wait = ::swf_runtime::__private::Wait::default();
+                if let ::core::option::Option::Some(each) = each {
+                    wait.merge(&each.listening(2usize));
+                }
+                wait
+            }
+            _ => ::swf_runtime::__private::Wait::default(),
+        }
+    }
+    fn position(&self) -> ::std::string::String {
+        match self {
+            NestedState::With {
+                branches: ::core::option::Option::Some(branches),
+                ..
+            } => ::swf_runtime::__private::nested_position("With", branches.positions()),
+            NestedState::With { .. } => ::std::string::String::from("With"),
+            NestedState::Run { each: ::core::option::Option::Some(each), .. } => {
+                ::swf_runtime::__private::nested_position("Run", each.positions())
+            }
+            NestedState::Run { .. } => ::std::string::String::from("Run"),
+            NestedState::Completed { .. } => ::std::string::String::from("completed"),
+            NestedState::Terminated { .. } => ::std::string::String::from("terminated"),
+        }
+    }
+}
+/// The branches of parallel task `With`, each where it is.
+#[derive(
+    ::core::fmt::Debug,
+    ::core::clone::Clone,
+    ::core::cmp::PartialEq,
+    ::swf_runtime::__private::serde::Serialize,
+    ::swf_runtime::__private::serde::Deserialize,
+)]
+#[serde(crate = "::swf_runtime::__private::serde", deny_unknown_fields)]
+pub struct NestedWithBranches {
+    /// Branch `first` (line 16).
+    #[serde(rename = "first")]
+    pub b1: ::swf_runtime::__private::Slot<NestedWithBranch1>,
+    /// Branch `second` (line 19).
+    #[serde(rename = "second")]
+    pub b2: ::swf_runtime::__private::Slot<NestedWithBranch2>,
+    /// When the task must have completed (`stateExecTimeout`).
+    #[serde(
+        default,
+        rename = "~until",
+        skip_serializing_if = "::core::option::Option::is_none"
+    )]
+    pub until: ::core::option::Option<::swf_runtime::__private::Timestamp>,
 }
 #[allow(dead_code)]
-enum NestedWithBranch2 {
-    /// Task `Log` (line 21).
-    Log { data: ::swf_runtime::__private::Value },
-    Completed { output: ::swf_runtime::__private::Value },
-    Terminated { output: ::swf_runtime::__private::Value },
+impl NestedWithBranches {
+    /// What the running branches listen for, and the task's deadline.
+    pub fn listening(&self) -> ::swf_runtime::__private::Wait {
+        let mut wait = ::swf_runtime::__private::Wait::new(self.until, &[]);
+        wait.merge(&self.b1.listening());
+        wait.merge(&self.b2.listening());
+        wait
+    }
+    /// Where the running branches are (`branch/position`).
+    pub fn positions(
+        &self,
+    ) -> impl ::core::iter::Iterator<Item = ::std::string::String> {
+        [self.b1.position("first"), self.b2.position("second")].into_iter().flatten()
+    }
+}
+/// Where the nested scope `with_b1` of the `Nested scopes` workflow is: the task it is at, or how it ended.
+#[derive(
+    ::core::fmt::Debug,
+    ::core::clone::Clone,
+    ::core::cmp::PartialEq,
+    ::swf_runtime::__private::serde::Serialize,
+    ::swf_runtime::__private::serde::Deserialize,
+)]
+#[serde(crate = "::swf_runtime::__private::serde")]
+#[allow(dead_code)]
+pub enum NestedWithBranch1 {
+    /// Task `Self` (inject, line 18), about to run (or running) with `data` as its input.
+    #[serde(rename = "Self")]
+    Self2 {
+        /// The task's data.
+        data: ::swf_runtime::__private::Value,
+    },
+    /// The scope ended; `output` is its data output.
+    #[serde(rename = "completed")]
+    Completed {
+        /// The output.
+        output: ::swf_runtime::__private::Value,
+    },
+    /// An `end: {kind: terminate}` ended the whole instance.
+    #[serde(rename = "terminated")]
+    Terminated {
+        /// The output.
+        output: ::swf_runtime::__private::Value,
+    },
 }
 #[allow(dead_code)]
-enum NestedRunBody {
-    /// Task `Iteration` (line 31).
-    Iteration { data: ::swf_runtime::__private::Value },
-    Completed { output: ::swf_runtime::__private::Value },
-    Terminated { output: ::swf_runtime::__private::Value },
+impl NestedWithBranch1 {
+    /// The name of the task this state is at, `None` once the scope ended.
+    pub fn task_name(&self) -> ::core::option::Option<&'static str> {
+        match self {
+            NestedWithBranch1::Self2 { .. } => ::core::option::Option::Some("Self"),
+            NestedWithBranch1::Completed { .. }
+            | NestedWithBranch1::Terminated { .. } => ::core::option::Option::None,
+        }
+    }
+    /// The output, once the scope has ended.
+    pub fn output(&self) -> ::core::option::Option<&::swf_runtime::__private::Value> {
+        match self {
+            NestedWithBranch1::Completed { output }
+            | NestedWithBranch1::Terminated { output } => {
+                ::core::option::Option::Some(output)
+            }
+            _ => ::core::option::Option::None,
+        }
+    }
 }
-/// The `Nested scopes` workflow (id `nested`), compiled to a state machine. `run` drives an instance to its end; `start` and `step` let the caller save the state between tasks.
+impl ::swf_runtime::__private::ScopeState for NestedWithBranch1 {
+    fn end(self) -> ::core::result::Result<::swf_runtime::__private::ScopeEnd, Self> {
+        match self {
+            NestedWithBranch1::Completed { output } => {
+                ::core::result::Result::Ok(
+                    ::swf_runtime::__private::ScopeEnd::Completed(output),
+                )
+            }
+            NestedWithBranch1::Terminated { output } => {
+                ::core::result::Result::Ok(
+                    ::swf_runtime::__private::ScopeEnd::Terminated(output),
+                )
+            }
+            other => ::core::result::Result::Err(other),
+        }
+    }
+    fn listening(&self) -> ::swf_runtime::__private::Wait {
+        ::swf_runtime::__private::Wait::default()
+    }
+    fn position(&self) -> ::std::string::String {
+        match self {
+            NestedWithBranch1::Self2 { .. } => ::std::string::String::from("Self"),
+            NestedWithBranch1::Completed { .. } => {
+                ::std::string::String::from("completed")
+            }
+            NestedWithBranch1::Terminated { .. } => {
+                ::std::string::String::from("terminated")
+            }
+        }
+    }
+}
+/// Where the nested scope `with_b2` of the `Nested scopes` workflow is: the task it is at, or how it ended.
+#[derive(
+    ::core::fmt::Debug,
+    ::core::clone::Clone,
+    ::core::cmp::PartialEq,
+    ::swf_runtime::__private::serde::Serialize,
+    ::swf_runtime::__private::serde::Deserialize,
+)]
+#[serde(crate = "::swf_runtime::__private::serde")]
+#[allow(dead_code)]
+pub enum NestedWithBranch2 {
+    /// Task `Log` (operation, line 21), about to run (or running) with `data` as its input.
+    #[serde(rename = "Log")]
+    Log {
+        /// The task's data.
+        data: ::swf_runtime::__private::Value,
+    },
+    /// The scope ended; `output` is its data output.
+    #[serde(rename = "completed")]
+    Completed {
+        /// The output.
+        output: ::swf_runtime::__private::Value,
+    },
+    /// An `end: {kind: terminate}` ended the whole instance.
+    #[serde(rename = "terminated")]
+    Terminated {
+        /// The output.
+        output: ::swf_runtime::__private::Value,
+    },
+}
+#[allow(dead_code)]
+impl NestedWithBranch2 {
+    /// The name of the task this state is at, `None` once the scope ended.
+    pub fn task_name(&self) -> ::core::option::Option<&'static str> {
+        match self {
+            NestedWithBranch2::Log { .. } => ::core::option::Option::Some("Log"),
+            NestedWithBranch2::Completed { .. }
+            | NestedWithBranch2::Terminated { .. } => ::core::option::Option::None,
+        }
+    }
+    /// The output, once the scope has ended.
+    pub fn output(&self) -> ::core::option::Option<&::swf_runtime::__private::Value> {
+        match self {
+            NestedWithBranch2::Completed { output }
+            | NestedWithBranch2::Terminated { output } => {
+                ::core::option::Option::Some(output)
+            }
+            _ => ::core::option::Option::None,
+        }
+    }
+}
+impl ::swf_runtime::__private::ScopeState for NestedWithBranch2 {
+    fn end(self) -> ::core::result::Result<::swf_runtime::__private::ScopeEnd, Self> {
+        match self {
+            NestedWithBranch2::Completed { output } => {
+                ::core::result::Result::Ok(
+                    ::swf_runtime::__private::ScopeEnd::Completed(output),
+                )
+            }
+            NestedWithBranch2::Terminated { output } => {
+                ::core::result::Result::Ok(
+                    ::swf_runtime::__private::ScopeEnd::Terminated(output),
+                )
+            }
+            other => ::core::result::Result::Err(other),
+        }
+    }
+    fn listening(&self) -> ::swf_runtime::__private::Wait {
+        ::swf_runtime::__private::Wait::default()
+    }
+    fn position(&self) -> ::std::string::String {
+        match self {
+            NestedWithBranch2::Log { .. } => ::std::string::String::from("Log"),
+            NestedWithBranch2::Completed { .. } => {
+                ::std::string::String::from("completed")
+            }
+            NestedWithBranch2::Terminated { .. } => {
+                ::std::string::String::from("terminated")
+            }
+        }
+    }
+}
+/// Where the nested scope `run_body` of the `Nested scopes` workflow is: the task it is at, or how it ended.
+#[derive(
+    ::core::fmt::Debug,
+    ::core::clone::Clone,
+    ::core::cmp::PartialEq,
+    ::swf_runtime::__private::serde::Serialize,
+    ::swf_runtime::__private::serde::Deserialize,
+)]
+#[serde(crate = "::swf_runtime::__private::serde")]
+#[allow(dead_code)]
+pub enum NestedRunBody {
+    /// Task `Iteration` (subflow, line 31), about to run (or running) with `data` as its input.
+    #[serde(rename = "Iteration")]
+    Iteration {
+        /// The task's data.
+        data: ::swf_runtime::__private::Value,
+        /// The called workflow's state, once the task started it.
+        #[serde(default, skip_serializing_if = "::core::option::Option::is_none")]
+        child: ::core::option::Option<NestedChildState>,
+    },
+    /// The scope ended; `output` is its data output.
+    #[serde(rename = "completed")]
+    Completed {
+        /// The output.
+        output: ::swf_runtime::__private::Value,
+    },
+    /// An `end: {kind: terminate}` ended the whole instance.
+    #[serde(rename = "terminated")]
+    Terminated {
+        /// The output.
+        output: ::swf_runtime::__private::Value,
+    },
+}
+#[allow(dead_code)]
+impl NestedRunBody {
+    /// The name of the task this state is at, `None` once the scope ended.
+    pub fn task_name(&self) -> ::core::option::Option<&'static str> {
+        match self {
+            NestedRunBody::Iteration { .. } => ::core::option::Option::Some("Iteration"),
+            NestedRunBody::Completed { .. } | NestedRunBody::Terminated { .. } => {
+                ::core::option::Option::None
+            }
+        }
+    }
+    /// The output, once the scope has ended.
+    pub fn output(&self) -> ::core::option::Option<&::swf_runtime::__private::Value> {
+        match self {
+            NestedRunBody::Completed { output }
+            | NestedRunBody::Terminated { output } => {
+                ::core::option::Option::Some(output)
+            }
+            _ => ::core::option::Option::None,
+        }
+    }
+}
+impl ::swf_runtime::__private::ScopeState for NestedRunBody {
+    fn end(self) -> ::core::result::Result<::swf_runtime::__private::ScopeEnd, Self> {
+        match self {
+            NestedRunBody::Completed { output } => {
+                ::core::result::Result::Ok(
+                    ::swf_runtime::__private::ScopeEnd::Completed(output),
+                )
+            }
+            NestedRunBody::Terminated { output } => {
+                ::core::result::Result::Ok(
+                    ::swf_runtime::__private::ScopeEnd::Terminated(output),
+                )
+            }
+            other => ::core::result::Result::Err(other),
+        }
+    }
+    fn listening(&self) -> ::swf_runtime::__private::Wait {
+        match self {
+            NestedRunBody::Iteration { child, .. } => {
+                let mut wait = ::swf_runtime::__private::Wait::default();
+                if let ::core::option::Option::Some(child) = child {
+                    wait.merge(&::swf_runtime::__private::ScopeState::listening(child));
+                }
+                wait
+            }
+            _ => ::swf_runtime::__private::Wait::default(),
+        }
+    }
+    fn position(&self) -> ::std::string::String {
+        match self {
+            NestedRunBody::Iteration {
+                child: ::core::option::Option::Some(child),
+                ..
+            } => {
+                ::swf_runtime::__private::nested_position(
+                    "Iteration",
+                    ::core::iter::once(
+                        ::swf_runtime::__private::ScopeState::position(child),
+                    ),
+                )
+            }
+            NestedRunBody::Iteration { .. } => ::std::string::String::from("Iteration"),
+            NestedRunBody::Completed { .. } => ::std::string::String::from("completed"),
+            NestedRunBody::Terminated { .. } => ::std::string::String::from("terminated"),
+        }
+    }
+}
+/// The `Nested scopes` workflow (id `nested`), compiled to a state machine. `run` drives an instance to its end; `start` and `step` (or `advance`, which never waits) let the caller save the state between steps.
 pub struct NestedWorkflow<F> {
     functions: F,
 }
@@ -99,6 +457,13 @@ impl<F: NestedFunctions> NestedWorkflow<F> {
     pub const ID: &'static str = "nested";
     /// The workflow's `name`.
     pub const NAME: &'static str = "Nested scopes";
+    /// The workflow's `version`, if it has one.
+    pub const VERSION: ::core::option::Option<&'static str> = ::core::option::Option::Some(
+        "1.0",
+    );
+    /// A hash of the definition this machine was compiled from: a saved instance records
+    /// it, so that a host can tell an instance saved by another definition.
+    pub const DEFINITION_HASH: &'static str = "d59fa653445ea93f";
     /// A machine that calls `functions` for the workflow's actions.
     pub fn new(functions: F) -> Self {
         NestedWorkflow { functions }
@@ -109,6 +474,10 @@ impl<F: NestedFunctions> NestedWorkflow<F> {
     }
     /// Runs one instance from `input` (a JSON object; `null` means `{}`) to its end, with
     /// `io` as its events and clock.
+    ///
+    /// # Errors
+    /// The refusal of the input or of a scheduled start, or the `WorkflowError` of a task
+    /// that failed with no retry or onError left, with the data it had.
     pub async fn run_with(
         &self,
         input: ::swf_runtime::__private::Value,
@@ -117,20 +486,48 @@ impl<F: NestedFunctions> NestedWorkflow<F> {
         ::swf_runtime::__private::Value,
         ::swf_runtime::__private::WorkflowError,
     > {
-        let mut state = self.start_with(input, io)?;
-        loop {
-            match state {
-                NestedState::Completed { output }
-                | NestedState::Terminated { output } => {
-                    return ::core::result::Result::Ok(output);
-                }
-                other => state = self.step_with(other, io).await?,
-            }
-        }
+        let state = self.begin(input, io)?;
+        ::swf_runtime::__private::run_to_end(
+                state,
+                io,
+                &[],
+                |state| self.advance(state, io),
+            )
+            .await
+            .map(::swf_runtime::__private::ScopeEnd::into_output)
     }
     /// The first state of an instance: the start task with its filtered input. A scheduled
     /// start refuses to create the instance outside its window (by `io`'s clock).
+    ///
+    /// # Errors
+    /// The refusal of the input or of the scheduled start.
     pub fn start_with(
+        &self,
+        input: ::swf_runtime::__private::Value,
+        io: &::swf_runtime::__private::Io,
+    ) -> ::core::result::Result<NestedState, ::swf_runtime::__private::WorkflowError> {
+        self.begin(input, io)
+    }
+    /// Runs the next step of `state`, waiting first as long as it must (for its events, a
+    /// delay, a retry wait): the state after one step that ran. A state that has ended is
+    /// returned unchanged.
+    ///
+    /// # Errors
+    /// As [`Self::run_with`].
+    pub async fn step_with(
+        &self,
+        state: NestedState,
+        io: &::swf_runtime::__private::Io,
+    ) -> ::core::result::Result<NestedState, ::swf_runtime::__private::WorkflowError> {
+        ::swf_runtime::__private::step_until_ran(
+                state,
+                io,
+                &[],
+                |state| self.advance(state, io),
+            )
+            .await
+    }
+    fn begin(
         &self,
         input: ::swf_runtime::__private::Value,
         io: &::swf_runtime::__private::Io,
@@ -140,7 +537,18 @@ impl<F: NestedFunctions> NestedWorkflow<F> {
         Self::enter_task_with(input)
     }
     #[doc(hidden)]
-    pub async fn drive_subflow(
+    pub fn begin_subflow(
+        &self,
+        input: ::swf_runtime::__private::Value,
+        io: &::swf_runtime::__private::Io,
+    ) -> ::core::result::Result<
+        ::core::result::Result<NestedState, ::swf_runtime::__private::Value>,
+        ::swf_runtime::__private::WorkflowError,
+    > {
+        self.begin(input, io).map(::core::result::Result::Ok)
+    }
+    #[doc(hidden)]
+    pub async fn run_detached(
         &self,
         input: ::swf_runtime::__private::Value,
         io: &::swf_runtime::__private::Io,
@@ -148,69 +556,178 @@ impl<F: NestedFunctions> NestedWorkflow<F> {
         ::swf_runtime::__private::ScopeEnd,
         ::swf_runtime::__private::WorkflowError,
     > {
-        let mut state = self.start_with(input, io)?;
-        loop {
-            state = match state {
-                NestedState::Completed { output } => {
-                    return ::core::result::Result::Ok(
-                        ::swf_runtime::__private::ScopeEnd::Completed(output),
-                    );
-                }
-                NestedState::Terminated { output } => {
-                    return ::core::result::Result::Ok(
-                        ::swf_runtime::__private::ScopeEnd::Terminated(output),
-                    );
-                }
-                other => self.step_with(other, io).await?,
-            };
-        }
+        let state = match self.begin_subflow(input, io)? {
+            ::core::result::Result::Ok(state) => state,
+            ::core::result::Result::Err(output) => {
+                return ::core::result::Result::Ok(
+                    ::swf_runtime::__private::ScopeEnd::Completed(output),
+                );
+            }
+        };
+        ::swf_runtime::__private::run_to_end(
+                state,
+                io,
+                &[],
+                |state| self.advance(state, io),
+            )
+            .await
     }
-    /// Runs the task `state` names and returns the next state. A state that has ended
-    /// is returned unchanged.
-    pub async fn step_with(
+    /// Runs one step of an instance: the task `state` is at, if it can run now.
+    ///
+    /// A step never waits for an event or a deadline: when the task cannot run yet
+    /// (its event has not arrived, its delay or retry wait has not passed) it
+    /// returns `Progress::Waiting` with the state unchanged and what it waits for,
+    /// having done nothing. Save the state after every `Progress::Ran` to resume
+    /// the instance later, in this process or another. A state that has ended is
+    /// returned unchanged.
+    ///
+    /// # Errors
+    /// The `WorkflowError` of a task that failed with no retry or onError left,
+    /// with the data it had.
+    pub async fn advance(
         &self,
         state: NestedState,
         io: &::swf_runtime::__private::Io,
-    ) -> ::core::result::Result<NestedState, ::swf_runtime::__private::WorkflowError> {
+    ) -> ::core::result::Result<
+        ::swf_runtime::__private::Progress<NestedState>,
+        ::swf_runtime::__private::WorkflowError,
+    > {
         match state {
-            NestedState::With { data } => self.run_task_with(data).await,
-            NestedState::Run { data } => self.run_task_run(data, io).await,
+            NestedState::With { data, branches } => {
+                self.run_task_with(data, branches, io).await
+            }
+            NestedState::Run { data, each } => self.run_task_run(data, each, io).await,
             ended @ (NestedState::Completed { .. } | NestedState::Terminated { .. }) => {
-                ::core::result::Result::Ok(ended)
+                ::core::result::Result::Ok(
+                    ::swf_runtime::__private::Progress::Ran(ended),
+                )
             }
         }
     }
     fn enter_task_with(
         data: ::swf_runtime::__private::Value,
     ) -> ::core::result::Result<NestedState, ::swf_runtime::__private::WorkflowError> {
-        ::core::result::Result::Ok(NestedState::With { data })
+        ::core::result::Result::Ok(NestedState::With {
+            data,
+            branches: ::core::option::Option::None,
+        })
     }
-    /// Runs task `With` once.
+    /// Runs one step of task `With`.
     async fn run_task_with(
         &self,
         data: ::swf_runtime::__private::Value,
-    ) -> ::core::result::Result<NestedState, ::swf_runtime::__private::WorkflowError> {
+        branches: ::core::option::Option<NestedWithBranches>,
+        io: &::swf_runtime::__private::Io,
+    ) -> ::core::result::Result<
+        ::swf_runtime::__private::Progress<NestedState>,
+        ::swf_runtime::__private::WorkflowError,
+    > {
         let mut data = data;
         let attempt: ::core::result::Result<
-            ::core::option::Option<usize>,
+            ::swf_runtime::__private::Attempt<NestedWithBranches>,
             ::swf_runtime::__private::ErrorObject,
         > = async {
-            let joined = ::swf_runtime::__private::join_branches(
+            let fresh = branches.is_none();
+            let mut branches = match branches {
+                ::core::option::Option::Some(branches) => branches,
+                ::core::option::Option::None => {
+                    NestedWithBranches {
+                        b1: match Self::with_b1_begin(data.clone(), io)
+                            .map_err(|failure| failure.error().clone())?
+                        {
+                            ::core::result::Result::Ok(state) => {
+                                ::swf_runtime::__private::Slot::start(
+                                    state,
+                                    ::swf_runtime::__private::deadline_of(
+                                        io,
+                                        ::core::option::Option::None,
+                                    ),
+                                )
+                            }
+                            ::core::result::Result::Err(output) => {
+                                ::swf_runtime::__private::Slot::Done {
+                                    output,
+                                }
+                            }
+                        },
+                        b2: match Self::with_b2_begin(data.clone(), io)
+                            .map_err(|failure| failure.error().clone())?
+                        {
+                            ::core::result::Result::Ok(state) => {
+                                ::swf_runtime::__private::Slot::start(
+                                    state,
+                                    ::swf_runtime::__private::deadline_of(
+                                        io,
+                                        ::core::option::Option::None,
+                                    ),
+                                )
+                            }
+                            ::core::result::Result::Err(output) => {
+                                ::swf_runtime::__private::Slot::Done {
+                                    output,
+                                }
+                            }
+                        },
+                        until: ::swf_runtime::__private::deadline_of(
+                            io,
+                            ::core::option::Option::None,
+                        ),
+                    }
+                }
+            };
+            let completed = [branches.b1.is_done(), branches.b2.is_done()]
+                .into_iter()
+                .filter(|done| *done)
+                .count();
+            let until = branches.until;
+            let end = ::swf_runtime::__private::round(
                     ::std::vec![
-                        ::std::boxed::Box::pin(self.with_b1_drive(data.clone(),)),
-                        ::std::boxed::Box::pin(self.with_b2_drive(data.clone(),))
+                        ::swf_runtime::__private::step_slot(& mut branches.b1, io,
+                        "branch 1 of task `With`", "", move | state | {
+                        ::swf_runtime::__private::in_scope("With/first", self
+                        .with_b1_advance(state, io)) }),
+                        ::swf_runtime::__private::step_slot(& mut branches.b2, io,
+                        "branch 2 of task `With`", "", move | state | {
+                        ::swf_runtime::__private::in_scope("With/second", self
+                        .with_b2_advance(state, io)) })
                     ],
+                    completed,
                     1usize,
-                    ::core::option::Option::None,
-                    "With",
+                    io,
+                    until,
+                    "",
                 )
-                .await
-                .map_err(|failure| failure.error().clone())?;
-            if let ::core::option::Option::Some(output) = joined.terminated {
-                data = output;
-                return ::core::result::Result::Ok(::core::option::Option::None);
+                .await?;
+            match end {
+                ::swf_runtime::__private::RoundEnd::Terminated(output) => {
+                    data = output;
+                    return ::core::result::Result::Ok(
+                        ::swf_runtime::__private::Attempt::Terminate,
+                    );
+                }
+                ::swf_runtime::__private::RoundEnd::Waiting(wait) if !fresh => {
+                    return ::core::result::Result::Ok(
+                        ::swf_runtime::__private::Attempt::Stay(
+                            branches,
+                            ::core::option::Option::Some(wait),
+                        ),
+                    );
+                }
+                ::swf_runtime::__private::RoundEnd::Ran
+                | ::swf_runtime::__private::RoundEnd::Waiting(_) => {
+                    return ::core::result::Result::Ok(
+                        ::swf_runtime::__private::Attempt::Stay(
+                            branches,
+                            ::core::option::Option::None,
+                        ),
+                    );
+                }
+                ::swf_runtime::__private::RoundEnd::Enough => {}
             }
-            for output in joined.outputs.into_iter().flatten() {
+            for output in [branches.b1.take_output(), branches.b2.take_output()]
+                .into_iter()
+                .flatten()
+            {
                 ::swf_runtime::__private::merge_data(
                     &mut data,
                     output,
@@ -218,66 +735,82 @@ impl<F: NestedFunctions> NestedWorkflow<F> {
                     "branch output",
                 )?;
             }
-            ::core::result::Result::Ok(::core::option::Option::Some(0))
+            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Exit(0))
         }
             .await;
-        match attempt {
-            ::core::result::Result::Ok(::core::option::Option::None) => {
+        let next: ::core::result::Result<
+            NestedState,
+            ::swf_runtime::__private::WorkflowError,
+        > = match attempt {
+            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Exit(_)) => {
+                async {
+                    let output = data;
+                    Self::enter_task_run(output)
+                }
+                    .await
+            }
+            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Terminate) => {
                 ::core::result::Result::Ok(NestedState::Terminated {
                     output: data,
                 })
             }
-            ::core::result::Result::Ok(::core::option::Option::Some(_)) => {
-                let output = data;
-                Self::enter_task_run(output)
+            ::core::result::Result::Ok(
+                ::swf_runtime::__private::Attempt::Stay(stay, wait),
+            ) => {
+                return ::core::result::Result::Ok(
+                    ::swf_runtime::__private::progress(
+                        NestedState::With {
+                            data,
+                            branches: ::core::option::Option::Some(stay),
+                        },
+                        wait,
+                    ),
+                );
             }
             ::core::result::Result::Err(error) => {
-                ::core::result::Result::Err(
-                    ::swf_runtime::__private::WorkflowError::new(
-                        "nested",
-                        "With",
-                        error,
-                        data,
-                    ),
-                )
+                async {
+                    ::core::result::Result::Err(
+                        ::swf_runtime::__private::WorkflowError::new(
+                            "nested",
+                            "With",
+                            error,
+                            data,
+                        ),
+                    )
+                }
+                    .await
             }
-        }
+        };
+        next.map(::swf_runtime::__private::Progress::Ran)
     }
-    async fn with_b1_drive(
-        &self,
+    fn with_b1_begin(
         input: ::swf_runtime::__private::Value,
+        io: &::swf_runtime::__private::Io,
     ) -> ::core::result::Result<
-        ::swf_runtime::__private::ScopeEnd,
+        ::core::result::Result<NestedWithBranch1, ::swf_runtime::__private::Value>,
         ::swf_runtime::__private::WorkflowError,
     > {
-        let mut state = Self::with_b1_enter_task_self2(input)?;
-        loop {
-            state = match state {
-                NestedWithBranch1::Completed { output } => {
-                    return ::core::result::Result::Ok(
-                        ::swf_runtime::__private::ScopeEnd::Completed(output),
-                    );
-                }
-                NestedWithBranch1::Terminated { output } => {
-                    return ::core::result::Result::Ok(
-                        ::swf_runtime::__private::ScopeEnd::Terminated(output),
-                    );
-                }
-                other => self.with_b1_step(other).await?,
-            };
-        }
+        let _ = io;
+        Self::with_b1_enter_task_self2(input).map(::core::result::Result::Ok)
     }
-    async fn with_b1_step(
+    async fn with_b1_advance(
         &self,
         state: NestedWithBranch1,
+        io: &::swf_runtime::__private::Io,
     ) -> ::core::result::Result<
-        NestedWithBranch1,
+        ::swf_runtime::__private::Progress<NestedWithBranch1>,
         ::swf_runtime::__private::WorkflowError,
     > {
         match state {
-            NestedWithBranch1::Self2 { data } => self.with_b1_run_task_self2(data).await,
+            NestedWithBranch1::Self2 { data } => {
+                self.with_b1_run_task_self2(data, io).await
+            }
             ended @ (NestedWithBranch1::Completed { .. }
-            | NestedWithBranch1::Terminated { .. }) => ::core::result::Result::Ok(ended),
+            | NestedWithBranch1::Terminated { .. }) => {
+                ::core::result::Result::Ok(
+                    ::swf_runtime::__private::Progress::Ran(ended),
+                )
+            }
         }
     }
     fn with_b1_enter_task_self2(
@@ -288,17 +821,18 @@ impl<F: NestedFunctions> NestedWorkflow<F> {
     > {
         ::core::result::Result::Ok(NestedWithBranch1::Self2 { data })
     }
-    /// Runs task `Self` once.
+    /// Runs one step of task `Self`.
     async fn with_b1_run_task_self2(
         &self,
         data: ::swf_runtime::__private::Value,
+        _io: &::swf_runtime::__private::Io,
     ) -> ::core::result::Result<
-        NestedWithBranch1,
+        ::swf_runtime::__private::Progress<NestedWithBranch1>,
         ::swf_runtime::__private::WorkflowError,
     > {
         let mut data = data;
         let attempt: ::core::result::Result<
-            ::core::option::Option<usize>,
+            ::swf_runtime::__private::Attempt<::core::convert::Infallible>,
             ::swf_runtime::__private::ErrorObject,
         > = async {
             ::swf_runtime::__private::merge_data(
@@ -314,63 +848,72 @@ impl<F: NestedFunctions> NestedWorkflow<F> {
                 "Self",
                 "inject data",
             )?;
-            ::core::result::Result::Ok(::core::option::Option::Some(0))
+            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Exit(0))
         }
             .await;
-        match attempt {
-            ::core::result::Result::Ok(_) => {
-                let output = data;
-                ::core::result::Result::Ok(NestedWithBranch1::Completed {
-                    output,
+        let next: ::core::result::Result<
+            NestedWithBranch1,
+            ::swf_runtime::__private::WorkflowError,
+        > = match attempt {
+            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Exit(_)) => {
+                async {
+                    let output = data;
+                    ::core::result::Result::Ok(NestedWithBranch1::Completed {
+                        output,
+                    })
+                }
+                    .await
+            }
+            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Terminate) => {
+                ::core::result::Result::Ok(NestedWithBranch1::Terminated {
+                    output: data,
                 })
             }
+            ::core::result::Result::Ok(
+                ::swf_runtime::__private::Attempt::Stay(never, _),
+            ) => match never {}
             ::core::result::Result::Err(error) => {
-                ::core::result::Result::Err(
-                    ::swf_runtime::__private::WorkflowError::new(
-                        "nested",
-                        "Self",
-                        error,
-                        data,
-                    ),
-                )
+                async {
+                    ::core::result::Result::Err(
+                        ::swf_runtime::__private::WorkflowError::new(
+                            "nested",
+                            "Self",
+                            error,
+                            data,
+                        ),
+                    )
+                }
+                    .await
             }
-        }
+        };
+        next.map(::swf_runtime::__private::Progress::Ran)
     }
-    async fn with_b2_drive(
-        &self,
+    fn with_b2_begin(
         input: ::swf_runtime::__private::Value,
+        io: &::swf_runtime::__private::Io,
     ) -> ::core::result::Result<
-        ::swf_runtime::__private::ScopeEnd,
+        ::core::result::Result<NestedWithBranch2, ::swf_runtime::__private::Value>,
         ::swf_runtime::__private::WorkflowError,
     > {
-        let mut state = Self::with_b2_enter_task_log(input)?;
-        loop {
-            state = match state {
-                NestedWithBranch2::Completed { output } => {
-                    return ::core::result::Result::Ok(
-                        ::swf_runtime::__private::ScopeEnd::Completed(output),
-                    );
-                }
-                NestedWithBranch2::Terminated { output } => {
-                    return ::core::result::Result::Ok(
-                        ::swf_runtime::__private::ScopeEnd::Terminated(output),
-                    );
-                }
-                other => self.with_b2_step(other).await?,
-            };
-        }
+        let _ = io;
+        Self::with_b2_enter_task_log(input).map(::core::result::Result::Ok)
     }
-    async fn with_b2_step(
+    async fn with_b2_advance(
         &self,
         state: NestedWithBranch2,
+        io: &::swf_runtime::__private::Io,
     ) -> ::core::result::Result<
-        NestedWithBranch2,
+        ::swf_runtime::__private::Progress<NestedWithBranch2>,
         ::swf_runtime::__private::WorkflowError,
     > {
         match state {
-            NestedWithBranch2::Log { data } => self.with_b2_run_task_log(data).await,
+            NestedWithBranch2::Log { data } => self.with_b2_run_task_log(data, io).await,
             ended @ (NestedWithBranch2::Completed { .. }
-            | NestedWithBranch2::Terminated { .. }) => ::core::result::Result::Ok(ended),
+            | NestedWithBranch2::Terminated { .. }) => {
+                ::core::result::Result::Ok(
+                    ::swf_runtime::__private::Progress::Ran(ended),
+                )
+            }
         }
     }
     fn with_b2_enter_task_log(
@@ -381,17 +924,18 @@ impl<F: NestedFunctions> NestedWorkflow<F> {
     > {
         ::core::result::Result::Ok(NestedWithBranch2::Log { data })
     }
-    /// Runs task `Log` once.
+    /// Runs one step of task `Log`.
     async fn with_b2_run_task_log(
         &self,
         data: ::swf_runtime::__private::Value,
+        io: &::swf_runtime::__private::Io,
     ) -> ::core::result::Result<
-        NestedWithBranch2,
+        ::swf_runtime::__private::Progress<NestedWithBranch2>,
         ::swf_runtime::__private::WorkflowError,
     > {
         let mut data = data;
         let attempt: ::core::result::Result<
-            ::core::option::Option<usize>,
+            ::swf_runtime::__private::Attempt<::core::convert::Infallible>,
             ::swf_runtime::__private::ErrorObject,
         > = async {
             {
@@ -405,11 +949,15 @@ impl<F: NestedFunctions> NestedWorkflow<F> {
                         ::swf_runtime::__private::Value::Object(map)
                     };
                     ::swf_runtime::__private::call_action(
+                            io,
+                            ::swf_runtime::__private::ActionCall {
+                                task: "Log",
+                                action: "action 1",
+                                timeout: ::core::option::Option::None,
+                                timeout_text: "",
+                                attempt: 1,
+                            },
                             NestedFunctions::log(&self.functions, args),
-                            ::core::option::Option::None,
-                            "",
-                            "Log",
-                            "action 1",
                         )
                         .await
                 }
@@ -423,45 +971,75 @@ impl<F: NestedFunctions> NestedWorkflow<F> {
                 }
                     .write(&mut data, result)?;
             }
-            ::core::result::Result::Ok(::core::option::Option::Some(0))
+            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Exit(0))
         }
             .await;
-        match attempt {
-            ::core::result::Result::Ok(_) => {
-                let output = data;
-                ::core::result::Result::Ok(NestedWithBranch2::Completed {
-                    output,
+        let next: ::core::result::Result<
+            NestedWithBranch2,
+            ::swf_runtime::__private::WorkflowError,
+        > = match attempt {
+            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Exit(_)) => {
+                async {
+                    let output = data;
+                    ::core::result::Result::Ok(NestedWithBranch2::Completed {
+                        output,
+                    })
+                }
+                    .await
+            }
+            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Terminate) => {
+                ::core::result::Result::Ok(NestedWithBranch2::Terminated {
+                    output: data,
                 })
             }
+            ::core::result::Result::Ok(
+                ::swf_runtime::__private::Attempt::Stay(never, _),
+            ) => match never {}
             ::core::result::Result::Err(error) => {
-                ::core::result::Result::Err(
-                    ::swf_runtime::__private::WorkflowError::new(
-                        "nested",
-                        "Log",
-                        error,
-                        data,
-                    ),
-                )
+                async {
+                    ::core::result::Result::Err(
+                        ::swf_runtime::__private::WorkflowError::new(
+                            "nested",
+                            "Log",
+                            error,
+                            data,
+                        ),
+                    )
+                }
+                    .await
             }
-        }
+        };
+        next.map(::swf_runtime::__private::Progress::Ran)
     }
     fn enter_task_run(
         data: ::swf_runtime::__private::Value,
     ) -> ::core::result::Result<NestedState, ::swf_runtime::__private::WorkflowError> {
-        ::core::result::Result::Ok(NestedState::Run { data })
+        ::core::result::Result::Ok(NestedState::Run {
+            data,
+            each: ::core::option::Option::None,
+        })
     }
-    /// Runs task `Run` once.
+    /// Runs one step of task `Run`.
     async fn run_task_run(
         &self,
         data: ::swf_runtime::__private::Value,
+        each: ::core::option::Option<
+            ::swf_runtime::__private::Iterations<NestedRunBody>,
+        >,
         io: &::swf_runtime::__private::Io,
-    ) -> ::core::result::Result<NestedState, ::swf_runtime::__private::WorkflowError> {
+    ) -> ::core::result::Result<
+        ::swf_runtime::__private::Progress<NestedState>,
+        ::swf_runtime::__private::WorkflowError,
+    > {
         let mut data = data;
         let attempt: ::core::result::Result<
-            ::core::option::Option<usize>,
+            ::swf_runtime::__private::Attempt<
+                ::swf_runtime::__private::Iterations<NestedRunBody>,
+            >,
             ::swf_runtime::__private::ErrorObject,
         > = async {
-            let items = ::swf_runtime::__private::collection_items(
+            let fresh = each.is_none();
+            let items = ::swf_runtime::__private::collection_refs(
                 {
                     static PATH: ::swf_runtime::__private::JsonPath = ::swf_runtime::__private::JsonPath::definite(
                         "$.items",
@@ -473,18 +1051,71 @@ impl<F: NestedFunctions> NestedWorkflow<F> {
                 "Run",
                 "$.items",
             )?;
-            let base = &data;
-            let iterated = ::swf_runtime::__private::for_each(
-                    items,
+            let mut each = each
+                .unwrap_or_else(|| ::swf_runtime::__private::Iterations::new(
+                    items.len(),
+                    true,
+                ));
+            let begin = |
+                item: usize,
+            | -> ::core::result::Result<_, ::swf_runtime::__private::ErrorObject> {
+                let element = items
+                    .get(item)
+                    .map_or(
+                        ::swf_runtime::__private::Value::Null,
+                        |element| (*element).clone(),
+                    );
+                let mut input = data.clone();
+                {
+                    static PATH: ::swf_runtime::__private::JsonPath = ::swf_runtime::__private::JsonPath::definite(
+                        "$.item",
+                        &[::swf_runtime::__private::Segment::Key("item")],
+                    );
+                    &PATH
+                }
+                    .write(&mut input, element)?;
+                Self::run_body_begin(input, io)
+                    .map_err(|failure| failure.error().clone())
+            };
+            let end = each
+                .round(
+                    io,
                     2usize,
                     ::core::option::Option::None,
-                    |_, item| { self.run_iteration(base, item, io) },
+                    begin,
+                    |item, state| ::swf_runtime::__private::in_scope(
+                        &::std::format!("{}[{}]", "Run", item),
+                        self.run_body_advance(state, io),
+                    ),
+                    &|_: &::swf_runtime::__private::Value| ::core::result::Result::Ok(
+                        false,
+                    ),
                 )
-                .await
-                .map_err(|failure| failure.error().clone())?;
-            if let ::core::option::Option::Some(output) = iterated.terminated {
-                data = output;
-                return ::core::result::Result::Ok(::core::option::Option::None);
+                .await?;
+            match end {
+                ::swf_runtime::__private::RoundEnd::Terminated(output) => {
+                    data = output;
+                    return ::core::result::Result::Ok(
+                        ::swf_runtime::__private::Attempt::Terminate,
+                    );
+                }
+                ::swf_runtime::__private::RoundEnd::Waiting(wait) if !fresh => {
+                    return ::core::result::Result::Ok(
+                        ::swf_runtime::__private::Attempt::Stay(
+                            each,
+                            ::core::option::Option::Some(wait),
+                        ),
+                    );
+                }
+                _ => {}
+            }
+            if !each.finished() {
+                return ::core::result::Result::Ok(
+                    ::swf_runtime::__private::Attempt::Stay(
+                        each,
+                        ::core::option::Option::None,
+                    ),
+                );
             }
             {
                 static PATH: ::swf_runtime::__private::JsonPath = ::swf_runtime::__private::JsonPath::definite(
@@ -495,160 +1126,218 @@ impl<F: NestedFunctions> NestedWorkflow<F> {
             }
                 .write(
                     &mut data,
-                    ::swf_runtime::__private::Value::Array(iterated.outputs),
+                    ::swf_runtime::__private::Value::Array(each.into_outputs()),
                 )?;
-            ::core::result::Result::Ok(::core::option::Option::Some(0))
+            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Exit(0))
         }
             .await;
-        match attempt {
-            ::core::result::Result::Ok(::core::option::Option::None) => {
+        let next: ::core::result::Result<
+            NestedState,
+            ::swf_runtime::__private::WorkflowError,
+        > = match attempt {
+            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Exit(_)) => {
+                async {
+                    let output = data;
+                    ::core::result::Result::Ok(NestedState::Completed { output })
+                }
+                    .await
+            }
+            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Terminate) => {
                 ::core::result::Result::Ok(NestedState::Terminated {
                     output: data,
                 })
             }
-            ::core::result::Result::Ok(::core::option::Option::Some(_)) => {
-                let output = data;
-                ::core::result::Result::Ok(NestedState::Completed { output })
+            ::core::result::Result::Ok(
+                ::swf_runtime::__private::Attempt::Stay(stay, wait),
+            ) => {
+                return ::core::result::Result::Ok(
+                    ::swf_runtime::__private::progress(
+                        NestedState::Run {
+                            data,
+                            each: ::core::option::Option::Some(stay),
+                        },
+                        wait,
+                    ),
+                );
             }
             ::core::result::Result::Err(error) => {
-                ::core::result::Result::Err(
-                    ::swf_runtime::__private::WorkflowError::new(
-                        "nested",
-                        "Run",
-                        error,
-                        data,
-                    ),
-                )
+                async {
+                    ::core::result::Result::Err(
+                        ::swf_runtime::__private::WorkflowError::new(
+                            "nested",
+                            "Run",
+                            error,
+                            data,
+                        ),
+                    )
+                }
+                    .await
             }
-        }
+        };
+        next.map(::swf_runtime::__private::Progress::Ran)
     }
-    fn run_iteration<'a>(
-        &'a self,
-        base: &'a ::swf_runtime::__private::Value,
-        item: ::swf_runtime::__private::Value,
-        io: &'a ::swf_runtime::__private::Io,
-    ) -> ::core::pin::Pin<
-        ::std::boxed::Box<
-            dyn ::core::future::Future<
-                Output = ::core::result::Result<
-                    ::swf_runtime::__private::ScopeEnd,
-                    ::swf_runtime::__private::WorkflowError,
-                >,
-            > + ::core::marker::Send + 'a,
-        >,
-    > {
-        ::std::boxed::Box::pin(async move {
-            let mut input = base.clone();
-            if let ::core::result::Result::Err(error) = {
-                static PATH: ::swf_runtime::__private::JsonPath = ::swf_runtime::__private::JsonPath::definite(
-                    "$.item",
-                    &[::swf_runtime::__private::Segment::Key("item")],
-                );
-                &PATH
-            }
-                .write(&mut input, item)
-            {
-                return ::core::result::Result::Err(
-                    ::swf_runtime::__private::WorkflowError::new(
-                        "nested",
-                        "Run",
-                        error,
-                        input,
-                    ),
-                );
-            }
-            self.run_body_drive(input, io).await
-        })
-    }
-    async fn run_body_drive(
-        &self,
+    fn run_body_begin(
         input: ::swf_runtime::__private::Value,
         io: &::swf_runtime::__private::Io,
     ) -> ::core::result::Result<
-        ::swf_runtime::__private::ScopeEnd,
+        ::core::result::Result<NestedRunBody, ::swf_runtime::__private::Value>,
         ::swf_runtime::__private::WorkflowError,
     > {
-        let mut state = Self::run_body_enter_task_iteration(input)?;
-        loop {
-            state = match state {
-                NestedRunBody::Completed { output } => {
-                    return ::core::result::Result::Ok(
-                        ::swf_runtime::__private::ScopeEnd::Completed(output),
-                    );
-                }
-                NestedRunBody::Terminated { output } => {
-                    return ::core::result::Result::Ok(
-                        ::swf_runtime::__private::ScopeEnd::Terminated(output),
-                    );
-                }
-                other => self.run_body_step(other, io).await?,
-            };
-        }
+        let _ = io;
+        Self::run_body_enter_task_iteration(input).map(::core::result::Result::Ok)
     }
-    async fn run_body_step(
+    async fn run_body_advance(
         &self,
         state: NestedRunBody,
         io: &::swf_runtime::__private::Io,
-    ) -> ::core::result::Result<NestedRunBody, ::swf_runtime::__private::WorkflowError> {
+    ) -> ::core::result::Result<
+        ::swf_runtime::__private::Progress<NestedRunBody>,
+        ::swf_runtime::__private::WorkflowError,
+    > {
         match state {
-            NestedRunBody::Iteration { data } => {
-                self.run_body_run_task_iteration(data, io).await
+            NestedRunBody::Iteration { data, child } => {
+                self.run_body_run_task_iteration(data, child, io).await
             }
             ended @ (NestedRunBody::Completed { .. }
-            | NestedRunBody::Terminated { .. }) => ::core::result::Result::Ok(ended),
+            | NestedRunBody::Terminated { .. }) => {
+                ::core::result::Result::Ok(
+                    ::swf_runtime::__private::Progress::Ran(ended),
+                )
+            }
         }
     }
     fn run_body_enter_task_iteration(
         data: ::swf_runtime::__private::Value,
     ) -> ::core::result::Result<NestedRunBody, ::swf_runtime::__private::WorkflowError> {
-        ::core::result::Result::Ok(NestedRunBody::Iteration { data })
+        ::core::result::Result::Ok(NestedRunBody::Iteration {
+            data,
+            child: ::core::option::Option::None,
+        })
     }
-    /// Runs task `Iteration` once.
+    /// Runs one step of task `Iteration`.
     async fn run_body_run_task_iteration(
         &self,
         data: ::swf_runtime::__private::Value,
+        child: ::core::option::Option<NestedChildState>,
         io: &::swf_runtime::__private::Io,
-    ) -> ::core::result::Result<NestedRunBody, ::swf_runtime::__private::WorkflowError> {
+    ) -> ::core::result::Result<
+        ::swf_runtime::__private::Progress<NestedRunBody>,
+        ::swf_runtime::__private::WorkflowError,
+    > {
         let mut data = data;
         let attempt: ::core::result::Result<
-            ::core::option::Option<usize>,
+            ::swf_runtime::__private::Attempt<NestedChildState>,
             ::swf_runtime::__private::ErrorObject,
         > = async {
-            let ended = NestedChildWorkflow::new(&self.functions)
-                .drive_subflow(data.clone(), io)
+            let machine = NestedChildWorkflow::new(&self.functions);
+            let fresh = child.is_none();
+            let child = match child {
+                ::core::option::Option::Some(child) => child,
+                ::core::option::Option::None => {
+                    match machine
+                        .begin_subflow(data.clone(), io)
+                        .map_err(|failure| failure.error().clone())?
+                    {
+                        ::core::result::Result::Ok(child) => child,
+                        ::core::result::Result::Err(output) => {
+                            data = output;
+                            return ::core::result::Result::Ok(
+                                ::swf_runtime::__private::Attempt::Exit(0),
+                            );
+                        }
+                    }
+                }
+            };
+            let stepped = ::swf_runtime::__private::in_scope(
+                    "Iteration",
+                    machine.advance(child, io),
+                )
                 .await
                 .map_err(|failure| failure.error().clone())?;
-            match ended {
-                ::swf_runtime::__private::ScopeEnd::Completed(output) => data = output,
-                ::swf_runtime::__private::ScopeEnd::Terminated(output) => {
-                    data = output;
-                    return ::core::result::Result::Ok(::core::option::Option::None);
+            match stepped {
+                ::swf_runtime::__private::Progress::Waiting(child, wait) => {
+                    ::core::result::Result::Ok(
+                        ::swf_runtime::__private::Attempt::Stay(
+                            child,
+                            (!fresh).then_some(wait),
+                        ),
+                    )
+                }
+                ::swf_runtime::__private::Progress::Ran(child) => {
+                    match ::swf_runtime::__private::ScopeState::end(child) {
+                        ::core::result::Result::Ok(
+                            ::swf_runtime::__private::ScopeEnd::Completed(output),
+                        ) => {
+                            data = output;
+                            ::core::result::Result::Ok(
+                                ::swf_runtime::__private::Attempt::Exit(0),
+                            )
+                        }
+                        ::core::result::Result::Ok(
+                            ::swf_runtime::__private::ScopeEnd::Terminated(output),
+                        ) => {
+                            data = output;
+                            ::core::result::Result::Ok(
+                                ::swf_runtime::__private::Attempt::Terminate,
+                            )
+                        }
+                        ::core::result::Result::Err(child) => {
+                            ::core::result::Result::Ok(
+                                ::swf_runtime::__private::Attempt::Stay(
+                                    child,
+                                    ::core::option::Option::None,
+                                ),
+                            )
+                        }
+                    }
                 }
             }
-            ::core::result::Result::Ok(::core::option::Option::Some(0))
         }
             .await;
-        match attempt {
-            ::core::result::Result::Ok(::core::option::Option::None) => {
+        let next: ::core::result::Result<
+            NestedRunBody,
+            ::swf_runtime::__private::WorkflowError,
+        > = match attempt {
+            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Exit(_)) => {
+                async {
+                    let output = data;
+                    ::core::result::Result::Ok(NestedRunBody::Completed { output })
+                }
+                    .await
+            }
+            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Terminate) => {
                 ::core::result::Result::Ok(NestedRunBody::Terminated {
                     output: data,
                 })
             }
-            ::core::result::Result::Ok(::core::option::Option::Some(_)) => {
-                let output = data;
-                ::core::result::Result::Ok(NestedRunBody::Completed { output })
+            ::core::result::Result::Ok(
+                ::swf_runtime::__private::Attempt::Stay(stay, wait),
+            ) => {
+                return ::core::result::Result::Ok(
+                    ::swf_runtime::__private::progress(
+                        NestedRunBody::Iteration {
+                            data,
+                            child: ::core::option::Option::Some(stay),
+                        },
+                        wait,
+                    ),
+                );
             }
             ::core::result::Result::Err(error) => {
-                ::core::result::Result::Err(
-                    ::swf_runtime::__private::WorkflowError::new(
-                        "nested",
-                        "Iteration",
-                        error,
-                        data,
-                    ),
-                )
+                async {
+                    ::core::result::Result::Err(
+                        ::swf_runtime::__private::WorkflowError::new(
+                            "nested",
+                            "Iteration",
+                            error,
+                            data,
+                        ),
+                    )
+                }
+                    .await
             }
-        }
+        };
+        next.map(::swf_runtime::__private::Progress::Ran)
     }
 }
 impl<F: NestedFunctions + 'static> ::swf_runtime::__private::Machine
@@ -656,6 +1345,12 @@ for NestedWorkflow<F> {
     type State = NestedState;
     fn workflow_id(&self) -> &'static str {
         Self::ID
+    }
+    fn version(&self) -> ::core::option::Option<&'static str> {
+        Self::VERSION
+    }
+    fn definition_hash(&self) -> &'static str {
+        Self::DEFINITION_HASH
     }
     fn events(&self) -> &'static [::swf_runtime::__private::EventSpec] {
         &[]
@@ -670,7 +1365,7 @@ for NestedWorkflow<F> {
         input: ::swf_runtime::__private::Value,
         io: &::swf_runtime::__private::Io,
     ) -> ::core::result::Result<NestedState, ::swf_runtime::__private::WorkflowError> {
-        self.start_with(input, io)
+        self.begin(input, io)
     }
     fn step<'a>(
         &'a self,
@@ -678,11 +1373,11 @@ for NestedWorkflow<F> {
         io: &'a ::swf_runtime::__private::Io,
     ) -> impl ::core::future::Future<
         Output = ::core::result::Result<
-            NestedState,
+            ::swf_runtime::__private::Progress<NestedState>,
             ::swf_runtime::__private::WorkflowError,
         >,
     > + ::core::marker::Send + 'a {
-        self.step_with(state, io)
+        self.advance(state, io)
     }
     fn output(
         state: &NestedState,

@@ -26,7 +26,7 @@ impl<T: NestedChildFunctions + ?Sized> NestedChildFunctions for &T {
         <T as NestedChildFunctions>::log(*self, args)
     }
 }
-/// Where an instance of the `Nested child` workflow is: the next task to run, or how it ended.
+/// Where an instance of the `Nested child` workflow is: the task it is at (and, inside it, its branches, iterations or called workflow), or how it ended.
 #[derive(
     ::core::fmt::Debug,
     ::core::clone::Clone,
@@ -37,16 +37,28 @@ impl<T: NestedChildFunctions + ?Sized> NestedChildFunctions for &T {
 #[serde(crate = "::swf_runtime::__private::serde")]
 #[allow(dead_code)]
 pub enum NestedChildState {
-    /// Task `Log` (operation, line 7), about to run with `data` as its input.
-    Log { data: ::swf_runtime::__private::Value },
-    /// The workflow ended; `output` is its data output.
-    Completed { output: ::swf_runtime::__private::Value },
+    /// Task `Log` (operation, line 7), about to run (or running) with `data` as its input.
+    #[serde(rename = "Log")]
+    Log {
+        /// The task's data.
+        data: ::swf_runtime::__private::Value,
+    },
+    /// The scope ended; `output` is its data output.
+    #[serde(rename = "completed")]
+    Completed {
+        /// The output.
+        output: ::swf_runtime::__private::Value,
+    },
     /// An `end: {kind: terminate}` ended the whole instance.
-    Terminated { output: ::swf_runtime::__private::Value },
+    #[serde(rename = "terminated")]
+    Terminated {
+        /// The output.
+        output: ::swf_runtime::__private::Value,
+    },
 }
 #[allow(dead_code)]
 impl NestedChildState {
-    /// The name of the task this state is about to run, `None` once the workflow ended.
+    /// The name of the task this state is at, `None` once the scope ended.
     pub fn task_name(&self) -> ::core::option::Option<&'static str> {
         match self {
             NestedChildState::Log { .. } => ::core::option::Option::Some("Log"),
@@ -55,7 +67,7 @@ impl NestedChildState {
             }
         }
     }
-    /// The workflow output, once the instance has ended.
+    /// The output, once the scope has ended.
     pub fn output(&self) -> ::core::option::Option<&::swf_runtime::__private::Value> {
         match self {
             NestedChildState::Completed { output }
@@ -66,7 +78,38 @@ impl NestedChildState {
         }
     }
 }
-/// The `Nested child` workflow (id `nested-child`), compiled to a state machine. `run` drives an instance to its end; `start` and `step` let the caller save the state between tasks.
+impl ::swf_runtime::__private::ScopeState for NestedChildState {
+    fn end(self) -> ::core::result::Result<::swf_runtime::__private::ScopeEnd, Self> {
+        match self {
+            NestedChildState::Completed { output } => {
+                ::core::result::Result::Ok(
+                    ::swf_runtime::__private::ScopeEnd::Completed(output),
+                )
+            }
+            NestedChildState::Terminated { output } => {
+                ::core::result::Result::Ok(
+                    ::swf_runtime::__private::ScopeEnd::Terminated(output),
+                )
+            }
+            other => ::core::result::Result::Err(other),
+        }
+    }
+    fn listening(&self) -> ::swf_runtime::__private::Wait {
+        ::swf_runtime::__private::Wait::default()
+    }
+    fn position(&self) -> ::std::string::String {
+        match self {
+            NestedChildState::Log { .. } => ::std::string::String::from("Log"),
+            NestedChildState::Completed { .. } => {
+                ::std::string::String::from("completed")
+            }
+            NestedChildState::Terminated { .. } => {
+                ::std::string::String::from("terminated")
+            }
+        }
+    }
+}
+/// The `Nested child` workflow (id `nested-child`), compiled to a state machine. `run` drives an instance to its end; `start` and `step` (or `advance`, which never waits) let the caller save the state between steps.
 pub struct NestedChildWorkflow<F> {
     functions: F,
 }
@@ -76,6 +119,13 @@ impl<F: NestedChildFunctions> NestedChildWorkflow<F> {
     pub const ID: &'static str = "nested-child";
     /// The workflow's `name`.
     pub const NAME: &'static str = "Nested child";
+    /// The workflow's `version`, if it has one.
+    pub const VERSION: ::core::option::Option<&'static str> = ::core::option::Option::Some(
+        "1.0",
+    );
+    /// A hash of the definition this machine was compiled from: a saved instance records
+    /// it, so that a host can tell an instance saved by another definition.
+    pub const DEFINITION_HASH: &'static str = "0a81776edc958d06";
     /// A machine that calls `functions` for the workflow's actions.
     pub fn new(functions: F) -> Self {
         NestedChildWorkflow { functions }
@@ -85,6 +135,10 @@ impl<F: NestedChildFunctions> NestedChildWorkflow<F> {
         &self.functions
     }
     /// Runs one instance from `input` (a JSON object; `null` means `{}`) to its end.
+    ///
+    /// # Errors
+    /// The refusal of the input, or the `WorkflowError` of a task that failed with no retry
+    /// or onError left, with the data it had.
     pub async fn run(
         &self,
         input: ::swf_runtime::__private::Value,
@@ -92,18 +146,21 @@ impl<F: NestedChildFunctions> NestedChildWorkflow<F> {
         ::swf_runtime::__private::Value,
         ::swf_runtime::__private::WorkflowError,
     > {
-        let mut state = self.start(input)?;
-        loop {
-            match state {
-                NestedChildState::Completed { output }
-                | NestedChildState::Terminated { output } => {
-                    return ::core::result::Result::Ok(output);
-                }
-                other => state = self.step(other).await?,
-            }
-        }
+        let io = ::swf_runtime::__private::Io::standalone();
+        let state = self.begin(input, &io)?;
+        ::swf_runtime::__private::run_to_end(
+                state,
+                &io,
+                &[],
+                |state| self.advance(state, &io),
+            )
+            .await
+            .map(::swf_runtime::__private::ScopeEnd::into_output)
     }
     /// The first state of an instance: the start task with its filtered input.
+    ///
+    /// # Errors
+    /// The refusal of the input (not a JSON object), or of the start task's input filter.
     pub fn start(
         &self,
         input: ::swf_runtime::__private::Value,
@@ -111,37 +168,14 @@ impl<F: NestedChildFunctions> NestedChildWorkflow<F> {
         NestedChildState,
         ::swf_runtime::__private::WorkflowError,
     > {
-        let input = ::swf_runtime::__private::workflow_input(Self::ID, "Log", input)?;
-        Self::enter_task_log(input)
+        self.begin(input, &::swf_runtime::__private::Io::standalone())
     }
-    #[doc(hidden)]
-    pub async fn drive_subflow(
-        &self,
-        input: ::swf_runtime::__private::Value,
-        _io: &::swf_runtime::__private::Io,
-    ) -> ::core::result::Result<
-        ::swf_runtime::__private::ScopeEnd,
-        ::swf_runtime::__private::WorkflowError,
-    > {
-        let mut state = self.start(input)?;
-        loop {
-            state = match state {
-                NestedChildState::Completed { output } => {
-                    return ::core::result::Result::Ok(
-                        ::swf_runtime::__private::ScopeEnd::Completed(output),
-                    );
-                }
-                NestedChildState::Terminated { output } => {
-                    return ::core::result::Result::Ok(
-                        ::swf_runtime::__private::ScopeEnd::Terminated(output),
-                    );
-                }
-                other => self.step(other).await?,
-            };
-        }
-    }
-    /// Runs the task `state` names and returns the next state. A state that has ended
-    /// is returned unchanged.
+    /// Runs the next step of `state`, waiting first as long as it must (a delay, a retry
+    /// wait): the state after one step that ran. A state that has ended is returned
+    /// unchanged.
+    ///
+    /// # Errors
+    /// As [`Self::run`].
     pub async fn step(
         &self,
         state: NestedChildState,
@@ -149,10 +183,91 @@ impl<F: NestedChildFunctions> NestedChildWorkflow<F> {
         NestedChildState,
         ::swf_runtime::__private::WorkflowError,
     > {
+        let io = ::swf_runtime::__private::Io::standalone();
+        ::swf_runtime::__private::step_until_ran(
+                state,
+                &io,
+                &[],
+                |state| self.advance(state, &io),
+            )
+            .await
+    }
+    fn begin(
+        &self,
+        input: ::swf_runtime::__private::Value,
+        io: &::swf_runtime::__private::Io,
+    ) -> ::core::result::Result<
+        NestedChildState,
+        ::swf_runtime::__private::WorkflowError,
+    > {
+        let _ = io;
+        let input = ::swf_runtime::__private::workflow_input(Self::ID, "Log", input)?;
+        Self::enter_task_log(input)
+    }
+    #[doc(hidden)]
+    pub fn begin_subflow(
+        &self,
+        input: ::swf_runtime::__private::Value,
+        io: &::swf_runtime::__private::Io,
+    ) -> ::core::result::Result<
+        ::core::result::Result<NestedChildState, ::swf_runtime::__private::Value>,
+        ::swf_runtime::__private::WorkflowError,
+    > {
+        self.begin(input, io).map(::core::result::Result::Ok)
+    }
+    #[doc(hidden)]
+    pub async fn run_detached(
+        &self,
+        input: ::swf_runtime::__private::Value,
+        io: &::swf_runtime::__private::Io,
+    ) -> ::core::result::Result<
+        ::swf_runtime::__private::ScopeEnd,
+        ::swf_runtime::__private::WorkflowError,
+    > {
+        let state = match self.begin_subflow(input, io)? {
+            ::core::result::Result::Ok(state) => state,
+            ::core::result::Result::Err(output) => {
+                return ::core::result::Result::Ok(
+                    ::swf_runtime::__private::ScopeEnd::Completed(output),
+                );
+            }
+        };
+        ::swf_runtime::__private::run_to_end(
+                state,
+                io,
+                &[],
+                |state| self.advance(state, io),
+            )
+            .await
+    }
+    /// Runs one step of an instance: the task `state` is at, if it can run now.
+    ///
+    /// A step never waits for an event or a deadline: when the task cannot run yet
+    /// (its event has not arrived, its delay or retry wait has not passed) it
+    /// returns `Progress::Waiting` with the state unchanged and what it waits for,
+    /// having done nothing. Save the state after every `Progress::Ran` to resume
+    /// the instance later, in this process or another. A state that has ended is
+    /// returned unchanged.
+    ///
+    /// # Errors
+    /// The `WorkflowError` of a task that failed with no retry or onError left,
+    /// with the data it had.
+    pub async fn advance(
+        &self,
+        state: NestedChildState,
+        io: &::swf_runtime::__private::Io,
+    ) -> ::core::result::Result<
+        ::swf_runtime::__private::Progress<NestedChildState>,
+        ::swf_runtime::__private::WorkflowError,
+    > {
         match state {
-            NestedChildState::Log { data } => self.run_task_log(data).await,
+            NestedChildState::Log { data } => self.run_task_log(data, io).await,
             ended @ (NestedChildState::Completed { .. }
-            | NestedChildState::Terminated { .. }) => ::core::result::Result::Ok(ended),
+            | NestedChildState::Terminated { .. }) => {
+                ::core::result::Result::Ok(
+                    ::swf_runtime::__private::Progress::Ran(ended),
+                )
+            }
         }
     }
     fn enter_task_log(
@@ -163,17 +278,18 @@ impl<F: NestedChildFunctions> NestedChildWorkflow<F> {
     > {
         ::core::result::Result::Ok(NestedChildState::Log { data })
     }
-    /// Runs task `Log` once.
+    /// Runs one step of task `Log`.
     async fn run_task_log(
         &self,
         data: ::swf_runtime::__private::Value,
+        io: &::swf_runtime::__private::Io,
     ) -> ::core::result::Result<
-        NestedChildState,
+        ::swf_runtime::__private::Progress<NestedChildState>,
         ::swf_runtime::__private::WorkflowError,
     > {
         let mut data = data;
         let attempt: ::core::result::Result<
-            ::core::option::Option<usize>,
+            ::swf_runtime::__private::Attempt<::core::convert::Infallible>,
             ::swf_runtime::__private::ErrorObject,
         > = async {
             {
@@ -196,11 +312,15 @@ impl<F: NestedChildFunctions> NestedChildWorkflow<F> {
                         ::swf_runtime::__private::Value::Object(map)
                     };
                     ::swf_runtime::__private::call_action(
+                            io,
+                            ::swf_runtime::__private::ActionCall {
+                                task: "Log",
+                                action: "action 1",
+                                timeout: ::core::option::Option::None,
+                                timeout_text: "",
+                                attempt: 1,
+                            },
                             NestedChildFunctions::log(&self.functions, args),
-                            ::core::option::Option::None,
-                            "",
-                            "Log",
-                            "action 1",
                         )
                         .await
                 }
@@ -214,47 +334,65 @@ impl<F: NestedChildFunctions> NestedChildWorkflow<F> {
                 }
                     .write(&mut data, result)?;
             }
-            ::core::result::Result::Ok(::core::option::Option::Some(0))
+            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Exit(0))
         }
             .await;
-        match attempt {
-            ::core::result::Result::Ok(_) => {
-                let mut output = data;
-                if let ::core::result::Result::Err(error) = ::swf_runtime::__private::filter_in_place(
-                    {
-                        static PATH: ::swf_runtime::__private::JsonPath = ::swf_runtime::__private::JsonPath::definite(
-                            "$.logged",
-                            &[::swf_runtime::__private::Segment::Key("logged")],
+        let next: ::core::result::Result<
+            NestedChildState,
+            ::swf_runtime::__private::WorkflowError,
+        > = match attempt {
+            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Exit(_)) => {
+                async {
+                    let mut output = data;
+                    if let ::core::result::Result::Err(error) = ::swf_runtime::__private::filter_in_place(
+                        {
+                            static PATH: ::swf_runtime::__private::JsonPath = ::swf_runtime::__private::JsonPath::definite(
+                                "$.logged",
+                                &[::swf_runtime::__private::Segment::Key("logged")],
+                            );
+                            &PATH
+                        },
+                        &mut output,
+                    ) {
+                        let data = output;
+                        return ::core::result::Result::Err(
+                            ::swf_runtime::__private::WorkflowError::new(
+                                "nested-child",
+                                "Log",
+                                error,
+                                data,
+                            ),
                         );
-                        &PATH
-                    },
-                    &mut output,
-                ) {
-                    let data = output;
-                    return ::core::result::Result::Err(
+                    }
+                    ::core::result::Result::Ok(NestedChildState::Completed {
+                        output,
+                    })
+                }
+                    .await
+            }
+            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Terminate) => {
+                ::core::result::Result::Ok(NestedChildState::Terminated {
+                    output: data,
+                })
+            }
+            ::core::result::Result::Ok(
+                ::swf_runtime::__private::Attempt::Stay(never, _),
+            ) => match never {}
+            ::core::result::Result::Err(error) => {
+                async {
+                    ::core::result::Result::Err(
                         ::swf_runtime::__private::WorkflowError::new(
                             "nested-child",
                             "Log",
                             error,
                             data,
                         ),
-                    );
+                    )
                 }
-                ::core::result::Result::Ok(NestedChildState::Completed {
-                    output,
-                })
+                    .await
             }
-            ::core::result::Result::Err(error) => {
-                ::core::result::Result::Err(
-                    ::swf_runtime::__private::WorkflowError::new(
-                        "nested-child",
-                        "Log",
-                        error,
-                        data,
-                    ),
-                )
-            }
-        }
+        };
+        next.map(::swf_runtime::__private::Progress::Ran)
     }
 }
 impl<F: NestedChildFunctions + 'static> ::swf_runtime::__private::Machine
@@ -262,6 +400,12 @@ for NestedChildWorkflow<F> {
     type State = NestedChildState;
     fn workflow_id(&self) -> &'static str {
         Self::ID
+    }
+    fn version(&self) -> ::core::option::Option<&'static str> {
+        Self::VERSION
+    }
+    fn definition_hash(&self) -> &'static str {
+        Self::DEFINITION_HASH
     }
     fn events(&self) -> &'static [::swf_runtime::__private::EventSpec] {
         &[]
@@ -279,8 +423,7 @@ for NestedChildWorkflow<F> {
         NestedChildState,
         ::swf_runtime::__private::WorkflowError,
     > {
-        let _ = io;
-        NestedChildWorkflow::start(self, input)
+        self.begin(input, io)
     }
     fn step<'a>(
         &'a self,
@@ -288,12 +431,11 @@ for NestedChildWorkflow<F> {
         io: &'a ::swf_runtime::__private::Io,
     ) -> impl ::core::future::Future<
         Output = ::core::result::Result<
-            NestedChildState,
+            ::swf_runtime::__private::Progress<NestedChildState>,
             ::swf_runtime::__private::WorkflowError,
         >,
     > + ::core::marker::Send + 'a {
-        let _ = io;
-        NestedChildWorkflow::step(self, state)
+        self.advance(state, io)
     }
     fn output(
         state: &NestedChildState,

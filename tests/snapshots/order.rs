@@ -68,7 +68,7 @@ impl<T: OrderFunctions + ?Sized> OrderFunctions for &T {
         <T as OrderFunctions>::ship_order(*self, args)
     }
 }
-/// Where an instance of the `Order fulfilment` workflow is: the next task to run, or how it ended.
+/// Where an instance of the `Order fulfilment` workflow is: the task it is at (and, inside it, its branches, iterations or called workflow), or how it ended.
 #[derive(
     ::core::fmt::Debug,
     ::core::clone::Clone,
@@ -79,29 +79,61 @@ impl<T: OrderFunctions + ?Sized> OrderFunctions for &T {
 #[serde(crate = "::swf_runtime::__private::serde")]
 #[allow(dead_code)]
 pub enum OrderState {
-    /// Task `CheckInventory` (operation, line 14), about to run with `data` as its input.
-    CheckInventory { data: ::swf_runtime::__private::Value },
-    /// Task `ChargeCard` (operation, line 29), about to run with `data` as its input.
-    ChargeCard {
+    /// Task `CheckInventory` (operation, line 14), about to run (or running) with `data` as its input.
+    #[serde(rename = "CheckInventory")]
+    CheckInventory {
+        /// The task's data.
         data: ::swf_runtime::__private::Value,
+    },
+    /// Task `ChargeCard` (operation, line 29), about to run (or running) with `data` as its input.
+    #[serde(rename = "ChargeCard")]
+    ChargeCard {
+        /// The task's data.
+        data: ::swf_runtime::__private::Value,
+        /// The task's retries so far, and when the next attempt may start.
+        #[serde(default)]
         retry: ::swf_runtime::__private::RetryProgress,
     },
-    /// Task `Route` (switch, line 54), about to run with `data` as its input.
-    Route { data: ::swf_runtime::__private::Value },
-    /// Task `ManualReview` (inject, line 64), about to run with `data` as its input.
-    ManualReview { data: ::swf_runtime::__private::Value },
-    /// Task `Ship` (operation, line 70), about to run with `data` as its input.
-    Ship { data: ::swf_runtime::__private::Value },
-    /// Task `Declined` (inject, line 83), about to run with `data` as its input.
-    Declined { data: ::swf_runtime::__private::Value },
-    /// The workflow ended; `output` is its data output.
-    Completed { output: ::swf_runtime::__private::Value },
+    /// Task `Route` (switch, line 54), about to run (or running) with `data` as its input.
+    #[serde(rename = "Route")]
+    Route {
+        /// The task's data.
+        data: ::swf_runtime::__private::Value,
+    },
+    /// Task `ManualReview` (inject, line 64), about to run (or running) with `data` as its input.
+    #[serde(rename = "ManualReview")]
+    ManualReview {
+        /// The task's data.
+        data: ::swf_runtime::__private::Value,
+    },
+    /// Task `Ship` (operation, line 70), about to run (or running) with `data` as its input.
+    #[serde(rename = "Ship")]
+    Ship {
+        /// The task's data.
+        data: ::swf_runtime::__private::Value,
+    },
+    /// Task `Declined` (inject, line 83), about to run (or running) with `data` as its input.
+    #[serde(rename = "Declined")]
+    Declined {
+        /// The task's data.
+        data: ::swf_runtime::__private::Value,
+    },
+    /// The scope ended; `output` is its data output.
+    #[serde(rename = "completed")]
+    Completed {
+        /// The output.
+        output: ::swf_runtime::__private::Value,
+    },
     /// An `end: {kind: terminate}` ended the whole instance.
-    Terminated { output: ::swf_runtime::__private::Value },
+    #[serde(rename = "terminated")]
+    Terminated {
+        /// The output.
+        output: ::swf_runtime::__private::Value,
+    },
 }
 #[allow(dead_code)]
 impl OrderState {
-    /// The name of the task this state is about to run, `None` once the workflow ended.
+    /// The name of the task this state is at, `None` once the scope ended.
     pub fn task_name(&self) -> ::core::option::Option<&'static str> {
         match self {
             OrderState::CheckInventory { .. } => {
@@ -119,7 +151,7 @@ impl OrderState {
             }
         }
     }
-    /// The workflow output, once the instance has ended.
+    /// The output, once the scope has ended.
     pub fn output(&self) -> ::core::option::Option<&::swf_runtime::__private::Value> {
         match self {
             OrderState::Completed { output } | OrderState::Terminated { output } => {
@@ -129,7 +161,52 @@ impl OrderState {
         }
     }
 }
-/// The `Order fulfilment` workflow (id `order`), compiled to a state machine. `run` drives an instance to its end; `start` and `step` let the caller save the state between tasks.
+impl ::swf_runtime::__private::ScopeState for OrderState {
+    fn end(self) -> ::core::result::Result<::swf_runtime::__private::ScopeEnd, Self> {
+        match self {
+            OrderState::Completed { output } => {
+                ::core::result::Result::Ok(
+                    ::swf_runtime::__private::ScopeEnd::Completed(output),
+                )
+            }
+            OrderState::Terminated { output } => {
+                ::core::result::Result::Ok(
+                    ::swf_runtime::__private::ScopeEnd::Terminated(output),
+                )
+            }
+            other => ::core::result::Result::Err(other),
+        }
+    }
+    fn listening(&self) -> ::swf_runtime::__private::Wait {
+        match self {
+            OrderState::ChargeCard { retry, .. } => {
+                let mut wait = ::swf_runtime::__private::Wait::default();
+                wait.merge(
+                    &::swf_runtime::__private::Wait::new(retry.not_before(), &[]),
+                );
+                wait
+            }
+            _ => ::swf_runtime::__private::Wait::default(),
+        }
+    }
+    fn position(&self) -> ::std::string::String {
+        match self {
+            OrderState::CheckInventory { .. } => {
+                ::std::string::String::from("CheckInventory")
+            }
+            OrderState::ChargeCard { .. } => ::std::string::String::from("ChargeCard"),
+            OrderState::Route { .. } => ::std::string::String::from("Route"),
+            OrderState::ManualReview { .. } => {
+                ::std::string::String::from("ManualReview")
+            }
+            OrderState::Ship { .. } => ::std::string::String::from("Ship"),
+            OrderState::Declined { .. } => ::std::string::String::from("Declined"),
+            OrderState::Completed { .. } => ::std::string::String::from("completed"),
+            OrderState::Terminated { .. } => ::std::string::String::from("terminated"),
+        }
+    }
+}
+/// The `Order fulfilment` workflow (id `order`), compiled to a state machine. `run` drives an instance to its end; `start` and `step` (or `advance`, which never waits) let the caller save the state between steps.
 pub struct OrderWorkflow<F> {
     functions: F,
 }
@@ -139,6 +216,13 @@ impl<F: OrderFunctions> OrderWorkflow<F> {
     pub const ID: &'static str = "order";
     /// The workflow's `name`.
     pub const NAME: &'static str = "Order fulfilment";
+    /// The workflow's `version`, if it has one.
+    pub const VERSION: ::core::option::Option<&'static str> = ::core::option::Option::Some(
+        "1.0",
+    );
+    /// A hash of the definition this machine was compiled from: a saved instance records
+    /// it, so that a host can tell an instance saved by another definition.
+    pub const DEFINITION_HASH: &'static str = "543f47b83e79ed95";
     /// A machine that calls `functions` for the workflow's actions.
     pub fn new(functions: F) -> Self {
         OrderWorkflow { functions }
@@ -148,6 +232,10 @@ impl<F: OrderFunctions> OrderWorkflow<F> {
         &self.functions
     }
     /// Runs one instance from `input` (a JSON object; `null` means `{}`) to its end.
+    ///
+    /// # Errors
+    /// The refusal of the input, or the `WorkflowError` of a task that failed with no retry
+    /// or onError left, with the data it had.
     pub async fn run(
         &self,
         input: ::swf_runtime::__private::Value,
@@ -155,21 +243,52 @@ impl<F: OrderFunctions> OrderWorkflow<F> {
         ::swf_runtime::__private::Value,
         ::swf_runtime::__private::WorkflowError,
     > {
-        let mut state = self.start(input)?;
-        loop {
-            match state {
-                OrderState::Completed { output } | OrderState::Terminated { output } => {
-                    return ::core::result::Result::Ok(output);
-                }
-                other => state = self.step(other).await?,
-            }
-        }
+        let io = ::swf_runtime::__private::Io::standalone();
+        let state = self.begin(input, &io)?;
+        ::swf_runtime::__private::run_to_end(
+                state,
+                &io,
+                &[],
+                |state| self.advance(state, &io),
+            )
+            .await
+            .map(::swf_runtime::__private::ScopeEnd::into_output)
     }
     /// The first state of an instance: the start task with its filtered input.
+    ///
+    /// # Errors
+    /// The refusal of the input (not a JSON object), or of the start task's input filter.
     pub fn start(
         &self,
         input: ::swf_runtime::__private::Value,
     ) -> ::core::result::Result<OrderState, ::swf_runtime::__private::WorkflowError> {
+        self.begin(input, &::swf_runtime::__private::Io::standalone())
+    }
+    /// Runs the next step of `state`, waiting first as long as it must (a delay, a retry
+    /// wait): the state after one step that ran. A state that has ended is returned
+    /// unchanged.
+    ///
+    /// # Errors
+    /// As [`Self::run`].
+    pub async fn step(
+        &self,
+        state: OrderState,
+    ) -> ::core::result::Result<OrderState, ::swf_runtime::__private::WorkflowError> {
+        let io = ::swf_runtime::__private::Io::standalone();
+        ::swf_runtime::__private::step_until_ran(
+                state,
+                &io,
+                &[],
+                |state| self.advance(state, &io),
+            )
+            .await
+    }
+    fn begin(
+        &self,
+        input: ::swf_runtime::__private::Value,
+        io: &::swf_runtime::__private::Io,
+    ) -> ::core::result::Result<OrderState, ::swf_runtime::__private::WorkflowError> {
+        let _ = io;
         let input = ::swf_runtime::__private::workflow_input(
             Self::ID,
             "CheckInventory",
@@ -178,50 +297,78 @@ impl<F: OrderFunctions> OrderWorkflow<F> {
         Self::enter_task_check_inventory(input)
     }
     #[doc(hidden)]
-    pub async fn drive_subflow(
+    pub fn begin_subflow(
         &self,
         input: ::swf_runtime::__private::Value,
-        _io: &::swf_runtime::__private::Io,
+        io: &::swf_runtime::__private::Io,
+    ) -> ::core::result::Result<
+        ::core::result::Result<OrderState, ::swf_runtime::__private::Value>,
+        ::swf_runtime::__private::WorkflowError,
+    > {
+        self.begin(input, io).map(::core::result::Result::Ok)
+    }
+    #[doc(hidden)]
+    pub async fn run_detached(
+        &self,
+        input: ::swf_runtime::__private::Value,
+        io: &::swf_runtime::__private::Io,
     ) -> ::core::result::Result<
         ::swf_runtime::__private::ScopeEnd,
         ::swf_runtime::__private::WorkflowError,
     > {
-        let mut state = self.start(input)?;
-        loop {
-            state = match state {
-                OrderState::Completed { output } => {
-                    return ::core::result::Result::Ok(
-                        ::swf_runtime::__private::ScopeEnd::Completed(output),
-                    );
-                }
-                OrderState::Terminated { output } => {
-                    return ::core::result::Result::Ok(
-                        ::swf_runtime::__private::ScopeEnd::Terminated(output),
-                    );
-                }
-                other => self.step(other).await?,
-            };
-        }
+        let state = match self.begin_subflow(input, io)? {
+            ::core::result::Result::Ok(state) => state,
+            ::core::result::Result::Err(output) => {
+                return ::core::result::Result::Ok(
+                    ::swf_runtime::__private::ScopeEnd::Completed(output),
+                );
+            }
+        };
+        ::swf_runtime::__private::run_to_end(
+                state,
+                io,
+                &[],
+                |state| self.advance(state, io),
+            )
+            .await
     }
-    /// Runs the task `state` names and returns the next state. A state that has ended
-    /// is returned unchanged.
-    pub async fn step(
+    /// Runs one step of an instance: the task `state` is at, if it can run now.
+    ///
+    /// A step never waits for an event or a deadline: when the task cannot run yet
+    /// (its event has not arrived, its delay or retry wait has not passed) it
+    /// returns `Progress::Waiting` with the state unchanged and what it waits for,
+    /// having done nothing. Save the state after every `Progress::Ran` to resume
+    /// the instance later, in this process or another. A state that has ended is
+    /// returned unchanged.
+    ///
+    /// # Errors
+    /// The `WorkflowError` of a task that failed with no retry or onError left,
+    /// with the data it had.
+    pub async fn advance(
         &self,
         state: OrderState,
-    ) -> ::core::result::Result<OrderState, ::swf_runtime::__private::WorkflowError> {
+        io: &::swf_runtime::__private::Io,
+    ) -> ::core::result::Result<
+        ::swf_runtime::__private::Progress<OrderState>,
+        ::swf_runtime::__private::WorkflowError,
+    > {
         match state {
             OrderState::CheckInventory { data } => {
-                self.run_task_check_inventory(data).await
+                self.run_task_check_inventory(data, io).await
             }
             OrderState::ChargeCard { data, retry } => {
-                self.run_task_charge_card(data, retry).await
+                self.run_task_charge_card(data, retry, io).await
             }
-            OrderState::Route { data } => self.run_task_route(data).await,
-            OrderState::ManualReview { data } => self.run_task_manual_review(data).await,
-            OrderState::Ship { data } => self.run_task_ship(data).await,
-            OrderState::Declined { data } => self.run_task_declined(data).await,
+            OrderState::Route { data } => self.run_task_route(data, io).await,
+            OrderState::ManualReview { data } => {
+                self.run_task_manual_review(data, io).await
+            }
+            OrderState::Ship { data } => self.run_task_ship(data, io).await,
+            OrderState::Declined { data } => self.run_task_declined(data, io).await,
             ended @ (OrderState::Completed { .. } | OrderState::Terminated { .. }) => {
-                ::core::result::Result::Ok(ended)
+                ::core::result::Result::Ok(
+                    ::swf_runtime::__private::Progress::Ran(ended),
+                )
             }
         }
     }
@@ -230,14 +377,18 @@ impl<F: OrderFunctions> OrderWorkflow<F> {
     ) -> ::core::result::Result<OrderState, ::swf_runtime::__private::WorkflowError> {
         ::core::result::Result::Ok(OrderState::CheckInventory { data })
     }
-    /// Runs task `CheckInventory` once.
+    /// Runs one step of task `CheckInventory`.
     async fn run_task_check_inventory(
         &self,
         data: ::swf_runtime::__private::Value,
-    ) -> ::core::result::Result<OrderState, ::swf_runtime::__private::WorkflowError> {
+        io: &::swf_runtime::__private::Io,
+    ) -> ::core::result::Result<
+        ::swf_runtime::__private::Progress<OrderState>,
+        ::swf_runtime::__private::WorkflowError,
+    > {
         let mut data = data;
         let attempt: ::core::result::Result<
-            ::core::option::Option<usize>,
+            ::swf_runtime::__private::Attempt<::core::convert::Infallible>,
             ::swf_runtime::__private::ErrorObject,
         > = async {
             {
@@ -279,11 +430,15 @@ impl<F: OrderFunctions> OrderWorkflow<F> {
                         ::swf_runtime::__private::Value::Object(map)
                     };
                     ::swf_runtime::__private::call_action(
+                            io,
+                            ::swf_runtime::__private::ActionCall {
+                                task: "CheckInventory",
+                                action: "check stock",
+                                timeout: ::core::option::Option::None,
+                                timeout_text: "",
+                                attempt: 1,
+                            },
                             OrderFunctions::check_inventory(&self.functions, args),
-                            ::core::option::Option::None,
-                            "",
-                            "CheckInventory",
-                            "check stock",
                         )
                         .await
                 }
@@ -297,25 +452,43 @@ impl<F: OrderFunctions> OrderWorkflow<F> {
                 }
                     .write(&mut data, result)?;
             }
-            ::core::result::Result::Ok(::core::option::Option::Some(0))
+            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Exit(0))
         }
             .await;
-        match attempt {
-            ::core::result::Result::Ok(_) => {
-                let output = data;
-                Self::enter_task_charge_card(output)
+        let next: ::core::result::Result<
+            OrderState,
+            ::swf_runtime::__private::WorkflowError,
+        > = match attempt {
+            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Exit(_)) => {
+                async {
+                    let output = data;
+                    Self::enter_task_charge_card(output)
+                }
+                    .await
             }
+            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Terminate) => {
+                ::core::result::Result::Ok(OrderState::Terminated {
+                    output: data,
+                })
+            }
+            ::core::result::Result::Ok(
+                ::swf_runtime::__private::Attempt::Stay(never, _),
+            ) => match never {}
             ::core::result::Result::Err(error) => {
-                ::core::result::Result::Err(
-                    ::swf_runtime::__private::WorkflowError::new(
-                        "order",
-                        "CheckInventory",
-                        error,
-                        data,
-                    ),
-                )
+                async {
+                    ::core::result::Result::Err(
+                        ::swf_runtime::__private::WorkflowError::new(
+                            "order",
+                            "CheckInventory",
+                            error,
+                            data,
+                        ),
+                    )
+                }
+                    .await
             }
-        }
+        };
+        next.map(::swf_runtime::__private::Progress::Ran)
     }
     fn enter_task_charge_card(
         data: ::swf_runtime::__private::Value,
@@ -325,17 +498,31 @@ impl<F: OrderFunctions> OrderWorkflow<F> {
             retry: ::core::default::Default::default(),
         })
     }
-    /// Runs task `ChargeCard` once.
+    /// Runs one step of task `ChargeCard`.
     async fn run_task_charge_card(
         &self,
         data: ::swf_runtime::__private::Value,
         retry: ::swf_runtime::__private::RetryProgress,
-    ) -> ::core::result::Result<OrderState, ::swf_runtime::__private::WorkflowError> {
-        retry.wait().await;
+        io: &::swf_runtime::__private::Io,
+    ) -> ::core::result::Result<
+        ::swf_runtime::__private::Progress<OrderState>,
+        ::swf_runtime::__private::WorkflowError,
+    > {
+        if let ::core::option::Option::Some(wait) = retry.pending(io) {
+            return ::core::result::Result::Ok(
+                ::swf_runtime::__private::Progress::Waiting(
+                    OrderState::ChargeCard {
+                        data,
+                        retry,
+                    },
+                    wait,
+                ),
+            );
+        }
         let input = data.clone();
         let mut data = data;
         let attempt: ::core::result::Result<
-            ::core::option::Option<usize>,
+            ::swf_runtime::__private::Attempt<::core::convert::Infallible>,
             ::swf_runtime::__private::ErrorObject,
         > = async {
             {
@@ -361,13 +548,17 @@ impl<F: OrderFunctions> OrderWorkflow<F> {
                         ::swf_runtime::__private::Value::Object(map)
                     };
                     ::swf_runtime::__private::call_action(
+                            io,
+                            ::swf_runtime::__private::ActionCall {
+                                task: "ChargeCard",
+                                action: "action 1",
+                                timeout: ::core::option::Option::Some(
+                                    ::swf_runtime::__private::Duration::from_millis(10000u64),
+                                ),
+                                timeout_text: "PT10S",
+                                attempt: retry.attempt(),
+                            },
                             OrderFunctions::charge_card(&self.functions, args),
-                            ::core::option::Option::Some(
-                                ::swf_runtime::__private::Duration::from_millis(10000u64),
-                            ),
-                            "PT10S",
-                            "ChargeCard",
-                            "action 1",
                         )
                         .await
                 }
@@ -381,36 +572,112 @@ impl<F: OrderFunctions> OrderWorkflow<F> {
                 }
                     .write(&mut data, result)?;
             }
-            ::core::result::Result::Ok(::core::option::Option::Some(0))
+            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Exit(0))
         }
             .await;
-        match attempt {
-            ::core::result::Result::Ok(_) => {
-                let output = data;
-                Self::enter_task_route(output)
+        let next: ::core::result::Result<
+            OrderState,
+            ::swf_runtime::__private::WorkflowError,
+        > = match attempt {
+            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Exit(_)) => {
+                async {
+                    let output = data;
+                    Self::enter_task_route(output)
+                }
+                    .await
             }
+            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Terminate) => {
+                ::core::result::Result::Ok(OrderState::Terminated {
+                    output: data,
+                })
+            }
+            ::core::result::Result::Ok(
+                ::swf_runtime::__private::Attempt::Stay(never, _),
+            ) => match never {}
             ::core::result::Result::Err(error) => {
-                let failed_data = ::swf_runtime::__private::data_with_error(
-                    &data,
-                    &error,
-                );
-                let error_scope = error.to_json();
-                let failed: &::swf_runtime::__private::Value = &failed_data;
-                let scope: &::swf_runtime::__private::Value = &error_scope;
-                let _ = (failed, scope);
-                const POLICIES: [::swf_runtime::__private::RetryPolicy; 1usize] = [
-                    ::swf_runtime::__private::RetryPolicy::new(
-                        ::swf_runtime::__private::Duration::from_millis(1000u64),
-                        ::swf_runtime::__private::Duration::from_millis(2000u64),
-                        3u32,
-                    ),
-                ];
-                let choice: ::core::option::Option<usize> = 'choice: {
+                async {
+                    let failed_data = ::swf_runtime::__private::data_with_error(
+                        &data,
+                        &error,
+                    );
+                    let error_scope = error.to_json();
+                    let failed: &::swf_runtime::__private::Value = &failed_data;
+                    let scope: &::swf_runtime::__private::Value = &error_scope;
+                    let _ = (failed, scope);
+                    const POLICIES: [::swf_runtime::__private::RetryPolicy; 1usize] = [
+                        ::swf_runtime::__private::RetryPolicy::new(
+                            ::swf_runtime::__private::Duration::from_millis(1000u64),
+                            ::swf_runtime::__private::Duration::from_millis(2000u64),
+                            3u32,
+                        ),
+                    ];
+                    let choice: ::core::option::Option<usize> = 'choice: {
+                        let outcome = {
+                            /// `$.error.name eq 'PaymentServiceBusy'`
+                            fn condition(
+                                data: &::swf_runtime::__private::Value,
+                                _: &::swf_runtime::__private::Value,
+                            ) -> ::core::result::Result<
+                                bool,
+                                ::swf_runtime::__private::ErrorObject,
+                            > {
+                                ::core::result::Result::Ok(
+                                    ::swf_runtime::__private::expr::compare(
+                                        ::swf_runtime::__private::expr::CompareOp::Eq,
+                                        &::swf_runtime::__private::expr::operand_path(
+                                            {
+                                                static PATH: ::swf_runtime::__private::JsonPath = ::swf_runtime::__private::JsonPath::definite(
+                                                    "$.error.name",
+                                                    &[
+                                                        ::swf_runtime::__private::Segment::Key("error"),
+                                                        ::swf_runtime::__private::Segment::Key("name"),
+                                                    ],
+                                                );
+                                                &PATH
+                                            },
+                                            data,
+                                        )?,
+                                        &::swf_runtime::__private::Value::from("PaymentServiceBusy"),
+                                    ),
+                                )
+                            }
+                            condition(failed, scope)
+                        };
+                        let matched = match outcome {
+                            ::core::result::Result::Ok(matched) => matched,
+                            ::core::result::Result::Err(condition_error) => {
+                                return ::core::result::Result::Err(
+                                    ::swf_runtime::__private::WorkflowError::new(
+                                        "order",
+                                        "ChargeCard",
+                                        condition_error,
+                                        data,
+                                    ),
+                                );
+                            }
+                        };
+                        if matched {
+                            break 'choice ::core::option::Option::Some(0usize);
+                        }
+                        ::core::option::Option::None
+                    };
+                    let next = choice
+                        .and_then(|definition| {
+                            POLICIES
+                                .get(definition)
+                                .and_then(|policy| retry.next(definition, policy, io.now()))
+                        });
+                    if let ::core::option::Option::Some(retry) = next {
+                        return ::core::result::Result::Ok(OrderState::ChargeCard {
+                            data: input,
+                            retry,
+                        });
+                    }
                     let outcome = {
-                        /// `$.error.name eq 'PaymentServiceBusy'`
+                        /// `name eq 'CardDeclined'`
                         fn condition(
-                            data: &::swf_runtime::__private::Value,
                             _: &::swf_runtime::__private::Value,
+                            scope: &::swf_runtime::__private::Value,
                         ) -> ::core::result::Result<
                             bool,
                             ::swf_runtime::__private::ErrorObject,
@@ -418,20 +685,11 @@ impl<F: OrderFunctions> OrderWorkflow<F> {
                             ::core::result::Result::Ok(
                                 ::swf_runtime::__private::expr::compare(
                                     ::swf_runtime::__private::expr::CompareOp::Eq,
-                                    &::swf_runtime::__private::expr::operand_path(
-                                        {
-                                            static PATH: ::swf_runtime::__private::JsonPath = ::swf_runtime::__private::JsonPath::definite(
-                                                "$.error.name",
-                                                &[
-                                                    ::swf_runtime::__private::Segment::Key("error"),
-                                                    ::swf_runtime::__private::Segment::Key("name"),
-                                                ],
-                                            );
-                                            &PATH
-                                        },
-                                        data,
-                                    )?,
-                                    &::swf_runtime::__private::Value::from("PaymentServiceBusy"),
+                                    &::swf_runtime::__private::expr::operand_name(
+                                        scope,
+                                        "name",
+                                    ),
+                                    &::swf_runtime::__private::Value::from("CardDeclined"),
                                 ),
                             )
                         }
@@ -451,101 +709,56 @@ impl<F: OrderFunctions> OrderWorkflow<F> {
                         }
                     };
                     if matched {
-                        break 'choice ::core::option::Option::Some(0usize);
-                    }
-                    ::core::option::Option::None
-                };
-                let next = choice
-                    .and_then(|definition| {
-                        POLICIES
-                            .get(definition)
-                            .and_then(|policy| retry.next(definition, policy))
-                    });
-                if let ::core::option::Option::Some(retry) = next {
-                    return ::core::result::Result::Ok(OrderState::ChargeCard {
-                        data: input,
-                        retry,
-                    });
-                }
-                let outcome = {
-                    /// `name eq 'CardDeclined'`
-                    fn condition(
-                        _: &::swf_runtime::__private::Value,
-                        scope: &::swf_runtime::__private::Value,
-                    ) -> ::core::result::Result<
-                        bool,
-                        ::swf_runtime::__private::ErrorObject,
-                    > {
-                        ::core::result::Result::Ok(
-                            ::swf_runtime::__private::expr::compare(
-                                ::swf_runtime::__private::expr::CompareOp::Eq,
-                                &::swf_runtime::__private::expr::operand_name(
-                                    scope,
-                                    "name",
+                        let error_data = error.wrapped();
+                        let mut handled = data;
+                        if let ::core::result::Result::Err(merge_error) = ::swf_runtime::__private::merge_data(
+                            &mut handled,
+                            error_data,
+                            "ChargeCard",
+                            "error data",
+                        ) {
+                            let data = handled;
+                            return ::core::result::Result::Err(
+                                ::swf_runtime::__private::WorkflowError::new(
+                                    "order",
+                                    "ChargeCard",
+                                    merge_error,
+                                    data,
                                 ),
-                                &::swf_runtime::__private::Value::from("CardDeclined"),
-                            ),
-                        )
+                            );
+                        }
+                        return Self::enter_task_declined(handled);
                     }
-                    condition(failed, scope)
-                };
-                let matched = match outcome {
-                    ::core::result::Result::Ok(matched) => matched,
-                    ::core::result::Result::Err(condition_error) => {
-                        return ::core::result::Result::Err(
-                            ::swf_runtime::__private::WorkflowError::new(
-                                "order",
-                                "ChargeCard",
-                                condition_error,
-                                data,
-                            ),
-                        );
-                    }
-                };
-                if matched {
-                    let error_data = error.wrapped();
-                    let mut handled = data;
-                    if let ::core::result::Result::Err(merge_error) = ::swf_runtime::__private::merge_data(
-                        &mut handled,
-                        error_data,
-                        "ChargeCard",
-                        "error data",
-                    ) {
-                        let data = handled;
-                        return ::core::result::Result::Err(
-                            ::swf_runtime::__private::WorkflowError::new(
-                                "order",
-                                "ChargeCard",
-                                merge_error,
-                                data,
-                            ),
-                        );
-                    }
-                    return Self::enter_task_declined(handled);
+                    ::core::result::Result::Err(
+                        ::swf_runtime::__private::WorkflowError::new(
+                            "order",
+                            "ChargeCard",
+                            error,
+                            data,
+                        ),
+                    )
                 }
-                ::core::result::Result::Err(
-                    ::swf_runtime::__private::WorkflowError::new(
-                        "order",
-                        "ChargeCard",
-                        error,
-                        data,
-                    ),
-                )
+                    .await
             }
-        }
+        };
+        next.map(::swf_runtime::__private::Progress::Ran)
     }
     fn enter_task_route(
         data: ::swf_runtime::__private::Value,
     ) -> ::core::result::Result<OrderState, ::swf_runtime::__private::WorkflowError> {
         ::core::result::Result::Ok(OrderState::Route { data })
     }
-    /// Runs task `Route` once.
+    /// Runs one step of task `Route`.
     async fn run_task_route(
         &self,
         data: ::swf_runtime::__private::Value,
-    ) -> ::core::result::Result<OrderState, ::swf_runtime::__private::WorkflowError> {
+        _io: &::swf_runtime::__private::Io,
+    ) -> ::core::result::Result<
+        ::swf_runtime::__private::Progress<OrderState>,
+        ::swf_runtime::__private::WorkflowError,
+    > {
         let attempt: ::core::result::Result<
-            ::core::option::Option<usize>,
+            ::swf_runtime::__private::Attempt<::core::convert::Infallible>,
             ::swf_runtime::__private::ErrorObject,
         > = async {
             let matched = ::swf_runtime::__private::switch::data_condition(
@@ -567,46 +780,68 @@ impl<F: OrderFunctions> OrderWorkflow<F> {
                 ::core::option::Option::None,
             )?;
             if matched {
-                return ::core::result::Result::Ok(::core::option::Option::Some(0usize));
+                return ::core::result::Result::Ok(
+                    ::swf_runtime::__private::Attempt::Exit(0usize),
+                );
             }
-            ::core::result::Result::Ok(::core::option::Option::Some(1usize))
+            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Exit(1usize))
         }
             .await;
-        match attempt {
-            ::core::result::Result::Ok(exit) => {
-                let output = data;
-                match exit {
-                    ::core::option::Option::Some(0usize) => {
-                        Self::enter_task_manual_review(output)
+        let next: ::core::result::Result<
+            OrderState,
+            ::swf_runtime::__private::WorkflowError,
+        > = match attempt {
+            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Exit(exit)) => {
+                async {
+                    let output = data;
+                    match exit {
+                        0usize => Self::enter_task_manual_review(output),
+                        _ => Self::enter_task_ship(output),
                     }
-                    _ => Self::enter_task_ship(output),
                 }
+                    .await
             }
+            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Terminate) => {
+                ::core::result::Result::Ok(OrderState::Terminated {
+                    output: data,
+                })
+            }
+            ::core::result::Result::Ok(
+                ::swf_runtime::__private::Attempt::Stay(never, _),
+            ) => match never {}
             ::core::result::Result::Err(error) => {
-                ::core::result::Result::Err(
-                    ::swf_runtime::__private::WorkflowError::new(
-                        "order",
-                        "Route",
-                        error,
-                        data,
-                    ),
-                )
+                async {
+                    ::core::result::Result::Err(
+                        ::swf_runtime::__private::WorkflowError::new(
+                            "order",
+                            "Route",
+                            error,
+                            data,
+                        ),
+                    )
+                }
+                    .await
             }
-        }
+        };
+        next.map(::swf_runtime::__private::Progress::Ran)
     }
     fn enter_task_manual_review(
         data: ::swf_runtime::__private::Value,
     ) -> ::core::result::Result<OrderState, ::swf_runtime::__private::WorkflowError> {
         ::core::result::Result::Ok(OrderState::ManualReview { data })
     }
-    /// Runs task `ManualReview` once.
+    /// Runs one step of task `ManualReview`.
     async fn run_task_manual_review(
         &self,
         data: ::swf_runtime::__private::Value,
-    ) -> ::core::result::Result<OrderState, ::swf_runtime::__private::WorkflowError> {
+        _io: &::swf_runtime::__private::Io,
+    ) -> ::core::result::Result<
+        ::swf_runtime::__private::Progress<OrderState>,
+        ::swf_runtime::__private::WorkflowError,
+    > {
         let mut data = data;
         let attempt: ::core::result::Result<
-            ::core::option::Option<usize>,
+            ::swf_runtime::__private::Attempt<::core::convert::Infallible>,
             ::swf_runtime::__private::ErrorObject,
         > = async {
             ::swf_runtime::__private::merge_data(
@@ -622,39 +857,61 @@ impl<F: OrderFunctions> OrderWorkflow<F> {
                 "ManualReview",
                 "inject data",
             )?;
-            ::core::result::Result::Ok(::core::option::Option::Some(0))
+            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Exit(0))
         }
             .await;
-        match attempt {
-            ::core::result::Result::Ok(_) => {
-                let output = data;
-                ::core::result::Result::Ok(OrderState::Completed { output })
+        let next: ::core::result::Result<
+            OrderState,
+            ::swf_runtime::__private::WorkflowError,
+        > = match attempt {
+            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Exit(_)) => {
+                async {
+                    let output = data;
+                    ::core::result::Result::Ok(OrderState::Completed { output })
+                }
+                    .await
             }
+            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Terminate) => {
+                ::core::result::Result::Ok(OrderState::Terminated {
+                    output: data,
+                })
+            }
+            ::core::result::Result::Ok(
+                ::swf_runtime::__private::Attempt::Stay(never, _),
+            ) => match never {}
             ::core::result::Result::Err(error) => {
-                ::core::result::Result::Err(
-                    ::swf_runtime::__private::WorkflowError::new(
-                        "order",
-                        "ManualReview",
-                        error,
-                        data,
-                    ),
-                )
+                async {
+                    ::core::result::Result::Err(
+                        ::swf_runtime::__private::WorkflowError::new(
+                            "order",
+                            "ManualReview",
+                            error,
+                            data,
+                        ),
+                    )
+                }
+                    .await
             }
-        }
+        };
+        next.map(::swf_runtime::__private::Progress::Ran)
     }
     fn enter_task_ship(
         data: ::swf_runtime::__private::Value,
     ) -> ::core::result::Result<OrderState, ::swf_runtime::__private::WorkflowError> {
         ::core::result::Result::Ok(OrderState::Ship { data })
     }
-    /// Runs task `Ship` once.
+    /// Runs one step of task `Ship`.
     async fn run_task_ship(
         &self,
         data: ::swf_runtime::__private::Value,
-    ) -> ::core::result::Result<OrderState, ::swf_runtime::__private::WorkflowError> {
+        io: &::swf_runtime::__private::Io,
+    ) -> ::core::result::Result<
+        ::swf_runtime::__private::Progress<OrderState>,
+        ::swf_runtime::__private::WorkflowError,
+    > {
         let mut data = data;
         let attempt: ::core::result::Result<
-            ::core::option::Option<usize>,
+            ::swf_runtime::__private::Attempt<::core::convert::Infallible>,
             ::swf_runtime::__private::ErrorObject,
         > = async {
             {
@@ -680,11 +937,15 @@ impl<F: OrderFunctions> OrderWorkflow<F> {
                         ::swf_runtime::__private::Value::Object(map)
                     };
                     ::swf_runtime::__private::call_action(
+                            io,
+                            ::swf_runtime::__private::ActionCall {
+                                task: "Ship",
+                                action: "action 1",
+                                timeout: ::core::option::Option::None,
+                                timeout_text: "",
+                                attempt: 1,
+                            },
                             OrderFunctions::ship_order(&self.functions, args),
-                            ::core::option::Option::None,
-                            "",
-                            "Ship",
-                            "action 1",
                         )
                         .await
                 }
@@ -698,59 +959,81 @@ impl<F: OrderFunctions> OrderWorkflow<F> {
                 }
                     .write(&mut data, result)?;
             }
-            ::core::result::Result::Ok(::core::option::Option::Some(0))
+            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Exit(0))
         }
             .await;
-        match attempt {
-            ::core::result::Result::Ok(_) => {
-                let mut output = data;
-                if let ::core::result::Result::Err(error) = ::swf_runtime::__private::filter_in_place(
-                    {
-                        static PATH: ::swf_runtime::__private::JsonPath = ::swf_runtime::__private::JsonPath::definite(
-                            "$.shipment",
-                            &[::swf_runtime::__private::Segment::Key("shipment")],
+        let next: ::core::result::Result<
+            OrderState,
+            ::swf_runtime::__private::WorkflowError,
+        > = match attempt {
+            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Exit(_)) => {
+                async {
+                    let mut output = data;
+                    if let ::core::result::Result::Err(error) = ::swf_runtime::__private::filter_in_place(
+                        {
+                            static PATH: ::swf_runtime::__private::JsonPath = ::swf_runtime::__private::JsonPath::definite(
+                                "$.shipment",
+                                &[::swf_runtime::__private::Segment::Key("shipment")],
+                            );
+                            &PATH
+                        },
+                        &mut output,
+                    ) {
+                        let data = output;
+                        return ::core::result::Result::Err(
+                            ::swf_runtime::__private::WorkflowError::new(
+                                "order",
+                                "Ship",
+                                error,
+                                data,
+                            ),
                         );
-                        &PATH
-                    },
-                    &mut output,
-                ) {
-                    let data = output;
-                    return ::core::result::Result::Err(
+                    }
+                    ::core::result::Result::Ok(OrderState::Completed { output })
+                }
+                    .await
+            }
+            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Terminate) => {
+                ::core::result::Result::Ok(OrderState::Terminated {
+                    output: data,
+                })
+            }
+            ::core::result::Result::Ok(
+                ::swf_runtime::__private::Attempt::Stay(never, _),
+            ) => match never {}
+            ::core::result::Result::Err(error) => {
+                async {
+                    ::core::result::Result::Err(
                         ::swf_runtime::__private::WorkflowError::new(
                             "order",
                             "Ship",
                             error,
                             data,
                         ),
-                    );
+                    )
                 }
-                ::core::result::Result::Ok(OrderState::Completed { output })
+                    .await
             }
-            ::core::result::Result::Err(error) => {
-                ::core::result::Result::Err(
-                    ::swf_runtime::__private::WorkflowError::new(
-                        "order",
-                        "Ship",
-                        error,
-                        data,
-                    ),
-                )
-            }
-        }
+        };
+        next.map(::swf_runtime::__private::Progress::Ran)
     }
     fn enter_task_declined(
         data: ::swf_runtime::__private::Value,
     ) -> ::core::result::Result<OrderState, ::swf_runtime::__private::WorkflowError> {
         ::core::result::Result::Ok(OrderState::Declined { data })
     }
-    /// Runs task `Declined` once.
+    /// Runs one step of task `Declined`.
     async fn run_task_declined(
         &self,
         data: ::swf_runtime::__private::Value,
-    ) -> ::core::result::Result<OrderState, ::swf_runtime::__private::WorkflowError> {
+        _io: &::swf_runtime::__private::Io,
+    ) -> ::core::result::Result<
+        ::swf_runtime::__private::Progress<OrderState>,
+        ::swf_runtime::__private::WorkflowError,
+    > {
         let mut data = data;
         let attempt: ::core::result::Result<
-            ::core::option::Option<usize>,
+            ::swf_runtime::__private::Attempt<::core::convert::Infallible>,
             ::swf_runtime::__private::ErrorObject,
         > = async {
             ::swf_runtime::__private::merge_data(
@@ -766,25 +1049,43 @@ impl<F: OrderFunctions> OrderWorkflow<F> {
                 "Declined",
                 "inject data",
             )?;
-            ::core::result::Result::Ok(::core::option::Option::Some(0))
+            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Exit(0))
         }
             .await;
-        match attempt {
-            ::core::result::Result::Ok(_) => {
-                let output = data;
-                ::core::result::Result::Ok(OrderState::Terminated { output })
+        let next: ::core::result::Result<
+            OrderState,
+            ::swf_runtime::__private::WorkflowError,
+        > = match attempt {
+            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Exit(_)) => {
+                async {
+                    let output = data;
+                    ::core::result::Result::Ok(OrderState::Terminated { output })
+                }
+                    .await
             }
+            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Terminate) => {
+                ::core::result::Result::Ok(OrderState::Terminated {
+                    output: data,
+                })
+            }
+            ::core::result::Result::Ok(
+                ::swf_runtime::__private::Attempt::Stay(never, _),
+            ) => match never {}
             ::core::result::Result::Err(error) => {
-                ::core::result::Result::Err(
-                    ::swf_runtime::__private::WorkflowError::new(
-                        "order",
-                        "Declined",
-                        error,
-                        data,
-                    ),
-                )
+                async {
+                    ::core::result::Result::Err(
+                        ::swf_runtime::__private::WorkflowError::new(
+                            "order",
+                            "Declined",
+                            error,
+                            data,
+                        ),
+                    )
+                }
+                    .await
             }
-        }
+        };
+        next.map(::swf_runtime::__private::Progress::Ran)
     }
 }
 impl<F: OrderFunctions + 'static> ::swf_runtime::__private::Machine
@@ -792,6 +1093,12 @@ for OrderWorkflow<F> {
     type State = OrderState;
     fn workflow_id(&self) -> &'static str {
         Self::ID
+    }
+    fn version(&self) -> ::core::option::Option<&'static str> {
+        Self::VERSION
+    }
+    fn definition_hash(&self) -> &'static str {
+        Self::DEFINITION_HASH
     }
     fn events(&self) -> &'static [::swf_runtime::__private::EventSpec] {
         &[]
@@ -806,8 +1113,7 @@ for OrderWorkflow<F> {
         input: ::swf_runtime::__private::Value,
         io: &::swf_runtime::__private::Io,
     ) -> ::core::result::Result<OrderState, ::swf_runtime::__private::WorkflowError> {
-        let _ = io;
-        OrderWorkflow::start(self, input)
+        self.begin(input, io)
     }
     fn step<'a>(
         &'a self,
@@ -815,12 +1121,11 @@ for OrderWorkflow<F> {
         io: &'a ::swf_runtime::__private::Io,
     ) -> impl ::core::future::Future<
         Output = ::core::result::Result<
-            OrderState,
+            ::swf_runtime::__private::Progress<OrderState>,
             ::swf_runtime::__private::WorkflowError,
         >,
     > + ::core::marker::Send + 'a {
-        let _ = io;
-        OrderWorkflow::step(self, state)
+        self.advance(state, io)
     }
     fn output(
         state: &OrderState,

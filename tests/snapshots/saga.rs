@@ -68,7 +68,7 @@ impl<T: SagaFunctions + ?Sized> SagaFunctions for &T {
         <T as SagaFunctions>::cancel(*self, args)
     }
 }
-/// Where an instance of the `Trip booking with compensation` workflow is: the next task to run, or how it ended.
+/// Where an instance of the `Trip booking with compensation` workflow is: the task it is at (and, inside it, its branches, iterations or called workflow), or how it ended.
 #[derive(
     ::core::fmt::Debug,
     ::core::clone::Clone,
@@ -79,69 +79,118 @@ impl<T: SagaFunctions + ?Sized> SagaFunctions for &T {
 #[serde(crate = "::swf_runtime::__private::serde")]
 #[allow(dead_code)]
 pub enum SagaState {
-    /// Task `BookFlight` (operation, line 12), about to run with `data` as its input.
+    /// Task `BookFlight` (operation, line 12), about to run (or running) with `data` as its input.
+    #[serde(rename = "BookFlight")]
     BookFlight {
+        /// The task's data.
         data: ::swf_runtime::__private::Value,
+        /// The completed tasks of this scope awaiting compensation.
+        #[serde(default)]
         compensations: ::swf_runtime::__private::CompensationLog,
     },
-    /// Task `BookHotel` (operation, line 19), about to run with `data` as its input.
+    /// Task `BookHotel` (operation, line 19), about to run (or running) with `data` as its input.
+    #[serde(rename = "BookHotel")]
     BookHotel {
+        /// The task's data.
         data: ::swf_runtime::__private::Value,
+        /// The completed tasks of this scope awaiting compensation.
+        #[serde(default)]
         compensations: ::swf_runtime::__private::CompensationLog,
     },
-    /// Task `Charge` (operation, line 25), about to run with `data` as its input.
+    /// Task `Charge` (operation, line 25), about to run (or running) with `data` as its input.
+    #[serde(rename = "Charge")]
     Charge {
+        /// The task's data.
         data: ::swf_runtime::__private::Value,
+        /// The completed tasks of this scope awaiting compensation.
+        #[serde(default)]
         compensations: ::swf_runtime::__private::CompensationLog,
     },
-    /// Task `Decide` (switch, line 33), about to run with `data` as its input.
+    /// Task `Decide` (switch, line 33), about to run (or running) with `data` as its input.
+    #[serde(rename = "Decide")]
     Decide {
+        /// The task's data.
         data: ::swf_runtime::__private::Value,
+        /// The completed tasks of this scope awaiting compensation.
+        #[serde(default)]
         compensations: ::swf_runtime::__private::CompensationLog,
     },
-    /// Task `Done` (inject, line 45), about to run with `data` as its input.
+    /// Task `Done` (inject, line 45), about to run (or running) with `data` as its input.
+    #[serde(rename = "Done")]
     Done {
+        /// The task's data.
         data: ::swf_runtime::__private::Value,
+        /// The completed tasks of this scope awaiting compensation.
+        #[serde(default)]
         compensations: ::swf_runtime::__private::CompensationLog,
     },
-    /// Task `CallOff` (inject, line 48), about to run with `data` as its input.
+    /// Task `CallOff` (inject, line 48), about to run (or running) with `data` as its input.
+    #[serde(rename = "CallOff")]
     CallOff {
+        /// The task's data.
         data: ::swf_runtime::__private::Value,
+        /// The completed tasks of this scope awaiting compensation.
+        #[serde(default)]
         compensations: ::swf_runtime::__private::CompensationLog,
     },
-    /// Task `Cancelled` (inject, line 52), about to run with `data` as its input.
+    /// Task `Cancelled` (inject, line 52), about to run (or running) with `data` as its input.
+    #[serde(rename = "Cancelled")]
     Cancelled {
+        /// The task's data.
         data: ::swf_runtime::__private::Value,
+        /// The completed tasks of this scope awaiting compensation.
+        #[serde(default)]
         compensations: ::swf_runtime::__private::CompensationLog,
     },
-    /// Task `Failed` (inject, line 56), about to run with `data` as its input.
+    /// Task `Failed` (inject, line 56), about to run (or running) with `data` as its input.
+    #[serde(rename = "Failed")]
     Failed {
+        /// The task's data.
         data: ::swf_runtime::__private::Value,
+        /// The completed tasks of this scope awaiting compensation.
+        #[serde(default)]
         compensations: ::swf_runtime::__private::CompensationLog,
     },
-    /// Task `CancelHotel` (operation, line 60), about to run with `data` as its input.
+    /// Task `CancelHotel` (operation, line 60), about to run (or running) with `data` as its input.
+    #[serde(rename = "CancelHotel")]
     CancelHotel {
+        /// The task's data.
         data: ::swf_runtime::__private::Value,
-        compensations: ::swf_runtime::__private::CompensationLog,
+        /// The compensation this task runs for.
+        compensating: ::swf_runtime::__private::Compensating,
     },
-    /// Task `RefundDeposit` (inject, line 66), about to run with `data` as its input.
+    /// Task `RefundDeposit` (inject, line 66), about to run (or running) with `data` as its input.
+    #[serde(rename = "RefundDeposit")]
     RefundDeposit {
+        /// The task's data.
         data: ::swf_runtime::__private::Value,
-        compensations: ::swf_runtime::__private::CompensationLog,
+        /// The compensation this task runs for.
+        compensating: ::swf_runtime::__private::Compensating,
     },
-    /// Task `CancelFlight` (operation, line 71), about to run with `data` as its input.
+    /// Task `CancelFlight` (operation, line 71), about to run (or running) with `data` as its input.
+    #[serde(rename = "CancelFlight")]
     CancelFlight {
+        /// The task's data.
         data: ::swf_runtime::__private::Value,
-        compensations: ::swf_runtime::__private::CompensationLog,
+        /// The compensation this task runs for.
+        compensating: ::swf_runtime::__private::Compensating,
     },
-    /// The workflow ended; `output` is its data output.
-    Completed { output: ::swf_runtime::__private::Value },
+    /// The scope ended; `output` is its data output.
+    #[serde(rename = "completed")]
+    Completed {
+        /// The output.
+        output: ::swf_runtime::__private::Value,
+    },
     /// An `end: {kind: terminate}` ended the whole instance.
-    Terminated { output: ::swf_runtime::__private::Value },
+    #[serde(rename = "terminated")]
+    Terminated {
+        /// The output.
+        output: ::swf_runtime::__private::Value,
+    },
 }
 #[allow(dead_code)]
 impl SagaState {
-    /// The name of the task this state is about to run, `None` once the workflow ended.
+    /// The name of the task this state is at, `None` once the scope ended.
     pub fn task_name(&self) -> ::core::option::Option<&'static str> {
         match self {
             SagaState::BookFlight { .. } => ::core::option::Option::Some("BookFlight"),
@@ -164,7 +213,7 @@ impl SagaState {
             }
         }
     }
-    /// The workflow output, once the instance has ended.
+    /// The output, once the scope has ended.
     pub fn output(&self) -> ::core::option::Option<&::swf_runtime::__private::Value> {
         match self {
             SagaState::Completed { output } | SagaState::Terminated { output } => {
@@ -174,7 +223,46 @@ impl SagaState {
         }
     }
 }
-/// The `Trip booking with compensation` workflow (id `saga`), compiled to a state machine. `run` drives an instance to its end; `start` and `step` let the caller save the state between tasks.
+impl ::swf_runtime::__private::ScopeState for SagaState {
+    fn end(self) -> ::core::result::Result<::swf_runtime::__private::ScopeEnd, Self> {
+        match self {
+            SagaState::Completed { output } => {
+                ::core::result::Result::Ok(
+                    ::swf_runtime::__private::ScopeEnd::Completed(output),
+                )
+            }
+            SagaState::Terminated { output } => {
+                ::core::result::Result::Ok(
+                    ::swf_runtime::__private::ScopeEnd::Terminated(output),
+                )
+            }
+            other => ::core::result::Result::Err(other),
+        }
+    }
+    fn listening(&self) -> ::swf_runtime::__private::Wait {
+        ::swf_runtime::__private::Wait::default()
+    }
+    fn position(&self) -> ::std::string::String {
+        match self {
+            SagaState::BookFlight { .. } => ::std::string::String::from("BookFlight"),
+            SagaState::BookHotel { .. } => ::std::string::String::from("BookHotel"),
+            SagaState::Charge { .. } => ::std::string::String::from("Charge"),
+            SagaState::Decide { .. } => ::std::string::String::from("Decide"),
+            SagaState::Done { .. } => ::std::string::String::from("Done"),
+            SagaState::CallOff { .. } => ::std::string::String::from("CallOff"),
+            SagaState::Cancelled { .. } => ::std::string::String::from("Cancelled"),
+            SagaState::Failed { .. } => ::std::string::String::from("Failed"),
+            SagaState::CancelHotel { .. } => ::std::string::String::from("CancelHotel"),
+            SagaState::RefundDeposit { .. } => {
+                ::std::string::String::from("RefundDeposit")
+            }
+            SagaState::CancelFlight { .. } => ::std::string::String::from("CancelFlight"),
+            SagaState::Completed { .. } => ::std::string::String::from("completed"),
+            SagaState::Terminated { .. } => ::std::string::String::from("terminated"),
+        }
+    }
+}
+/// The `Trip booking with compensation` workflow (id `saga`), compiled to a state machine. `run` drives an instance to its end; `start` and `step` (or `advance`, which never waits) let the caller save the state between steps.
 pub struct SagaWorkflow<F> {
     functions: F,
 }
@@ -184,6 +272,11 @@ impl<F: SagaFunctions> SagaWorkflow<F> {
     pub const ID: &'static str = "saga";
     /// The workflow's `name`.
     pub const NAME: &'static str = "Trip booking with compensation";
+    /// The workflow's `version`, if it has one.
+    pub const VERSION: ::core::option::Option<&'static str> = ::core::option::Option::None;
+    /// A hash of the definition this machine was compiled from: a saved instance records
+    /// it, so that a host can tell an instance saved by another definition.
+    pub const DEFINITION_HASH: &'static str = "82ab995e9a6b0a26";
     /// A machine that calls `functions` for the workflow's actions.
     pub fn new(functions: F) -> Self {
         SagaWorkflow { functions }
@@ -193,6 +286,10 @@ impl<F: SagaFunctions> SagaWorkflow<F> {
         &self.functions
     }
     /// Runs one instance from `input` (a JSON object; `null` means `{}`) to its end.
+    ///
+    /// # Errors
+    /// The refusal of the input, or the `WorkflowError` of a task that failed with no retry
+    /// or onError left, with the data it had.
     pub async fn run(
         &self,
         input: ::swf_runtime::__private::Value,
@@ -200,21 +297,52 @@ impl<F: SagaFunctions> SagaWorkflow<F> {
         ::swf_runtime::__private::Value,
         ::swf_runtime::__private::WorkflowError,
     > {
-        let mut state = self.start(input)?;
-        loop {
-            match state {
-                SagaState::Completed { output } | SagaState::Terminated { output } => {
-                    return ::core::result::Result::Ok(output);
-                }
-                other => state = self.step(other).await?,
-            }
-        }
+        let io = ::swf_runtime::__private::Io::standalone();
+        let state = self.begin(input, &io)?;
+        ::swf_runtime::__private::run_to_end(
+                state,
+                &io,
+                &[],
+                |state| self.advance(state, &io),
+            )
+            .await
+            .map(::swf_runtime::__private::ScopeEnd::into_output)
     }
     /// The first state of an instance: the start task with its filtered input.
+    ///
+    /// # Errors
+    /// The refusal of the input (not a JSON object), or of the start task's input filter.
     pub fn start(
         &self,
         input: ::swf_runtime::__private::Value,
     ) -> ::core::result::Result<SagaState, ::swf_runtime::__private::WorkflowError> {
+        self.begin(input, &::swf_runtime::__private::Io::standalone())
+    }
+    /// Runs the next step of `state`, waiting first as long as it must (a delay, a retry
+    /// wait): the state after one step that ran. A state that has ended is returned
+    /// unchanged.
+    ///
+    /// # Errors
+    /// As [`Self::run`].
+    pub async fn step(
+        &self,
+        state: SagaState,
+    ) -> ::core::result::Result<SagaState, ::swf_runtime::__private::WorkflowError> {
+        let io = ::swf_runtime::__private::Io::standalone();
+        ::swf_runtime::__private::step_until_ran(
+                state,
+                &io,
+                &[],
+                |state| self.advance(state, &io),
+            )
+            .await
+    }
+    fn begin(
+        &self,
+        input: ::swf_runtime::__private::Value,
+        io: &::swf_runtime::__private::Io,
+    ) -> ::core::result::Result<SagaState, ::swf_runtime::__private::WorkflowError> {
+        let _ = io;
         let input = ::swf_runtime::__private::workflow_input(
             Self::ID,
             "BookFlight",
@@ -226,110 +354,134 @@ impl<F: SagaFunctions> SagaWorkflow<F> {
         )
     }
     #[doc(hidden)]
-    pub async fn drive_subflow(
+    pub fn begin_subflow(
         &self,
         input: ::swf_runtime::__private::Value,
-        _io: &::swf_runtime::__private::Io,
+        io: &::swf_runtime::__private::Io,
+    ) -> ::core::result::Result<
+        ::core::result::Result<SagaState, ::swf_runtime::__private::Value>,
+        ::swf_runtime::__private::WorkflowError,
+    > {
+        self.begin(input, io).map(::core::result::Result::Ok)
+    }
+    #[doc(hidden)]
+    pub async fn run_detached(
+        &self,
+        input: ::swf_runtime::__private::Value,
+        io: &::swf_runtime::__private::Io,
     ) -> ::core::result::Result<
         ::swf_runtime::__private::ScopeEnd,
         ::swf_runtime::__private::WorkflowError,
     > {
-        let mut state = self.start(input)?;
-        loop {
-            state = match state {
-                SagaState::Completed { output } => {
-                    return ::core::result::Result::Ok(
-                        ::swf_runtime::__private::ScopeEnd::Completed(output),
-                    );
-                }
-                SagaState::Terminated { output } => {
-                    return ::core::result::Result::Ok(
-                        ::swf_runtime::__private::ScopeEnd::Terminated(output),
-                    );
-                }
-                other => self.step(other).await?,
-            };
-        }
+        let state = match self.begin_subflow(input, io)? {
+            ::core::result::Result::Ok(state) => state,
+            ::core::result::Result::Err(output) => {
+                return ::core::result::Result::Ok(
+                    ::swf_runtime::__private::ScopeEnd::Completed(output),
+                );
+            }
+        };
+        ::swf_runtime::__private::run_to_end(
+                state,
+                io,
+                &[],
+                |state| self.advance(state, io),
+            )
+            .await
     }
-    /// Runs the task `state` names and returns the next state. A state that has ended
-    /// is returned unchanged.
-    pub async fn step(
+    /// Runs one step of an instance: the task `state` is at, if it can run now.
+    ///
+    /// A step never waits for an event or a deadline: when the task cannot run yet
+    /// (its event has not arrived, its delay or retry wait has not passed) it
+    /// returns `Progress::Waiting` with the state unchanged and what it waits for,
+    /// having done nothing. Save the state after every `Progress::Ran` to resume
+    /// the instance later, in this process or another. A state that has ended is
+    /// returned unchanged.
+    ///
+    /// # Errors
+    /// The `WorkflowError` of a task that failed with no retry or onError left,
+    /// with the data it had.
+    pub async fn advance(
         &self,
         state: SagaState,
-    ) -> ::core::result::Result<SagaState, ::swf_runtime::__private::WorkflowError> {
+        io: &::swf_runtime::__private::Io,
+    ) -> ::core::result::Result<
+        ::swf_runtime::__private::Progress<SagaState>,
+        ::swf_runtime::__private::WorkflowError,
+    > {
         match state {
             SagaState::BookFlight { data, compensations } => {
-                self.run_task_book_flight(data, compensations).await
+                self.run_task_book_flight(data, compensations, io).await
             }
             SagaState::BookHotel { data, compensations } => {
-                self.run_task_book_hotel(data, compensations).await
+                self.run_task_book_hotel(data, compensations, io).await
             }
             SagaState::Charge { data, compensations } => {
-                self.run_task_charge(data, compensations).await
+                self.run_task_charge(data, compensations, io).await
             }
             SagaState::Decide { data, compensations } => {
-                self.run_task_decide(data, compensations).await
+                self.run_task_decide(data, compensations, io).await
             }
             SagaState::Done { data, compensations } => {
-                self.run_task_done(data, compensations).await
+                self.run_task_done(data, compensations, io).await
             }
             SagaState::CallOff { data, compensations } => {
-                self.run_task_call_off(data, compensations).await
+                self.run_task_call_off(data, compensations, io).await
             }
             SagaState::Cancelled { data, compensations } => {
-                self.run_task_cancelled(data, compensations).await
+                self.run_task_cancelled(data, compensations, io).await
             }
             SagaState::Failed { data, compensations } => {
-                self.run_task_failed(data, compensations).await
+                self.run_task_failed(data, compensations, io).await
             }
-            SagaState::CancelHotel { data, compensations } => {
-                self.run_task_cancel_hotel(data, compensations).await
+            SagaState::CancelHotel { data, compensating } => {
+                self.run_task_cancel_hotel(data, compensating, io).await
             }
-            SagaState::RefundDeposit { data, compensations } => {
-                self.run_task_refund_deposit(data, compensations).await
+            SagaState::RefundDeposit { data, compensating } => {
+                self.run_task_refund_deposit(data, compensating, io).await
             }
-            SagaState::CancelFlight { data, compensations } => {
-                self.run_task_cancel_flight(data, compensations).await
+            SagaState::CancelFlight { data, compensating } => {
+                self.run_task_cancel_flight(data, compensating, io).await
             }
             ended @ (SagaState::Completed { .. } | SagaState::Terminated { .. }) => {
-                ::core::result::Result::Ok(ended)
+                ::core::result::Result::Ok(
+                    ::swf_runtime::__private::Progress::Ran(ended),
+                )
             }
         }
     }
-    /// Runs the compensation of every task in `compensations`, most recent first, over `data`, in the workflow.
-    fn compensate<'a>(
-        &'a self,
+    /// Compensates the latest task recorded in `remaining` in the workflow, or, once none is left, takes the exit that asked for the compensation.
+    async fn compensate(
+        &self,
         data: ::swf_runtime::__private::Value,
-        compensations: ::swf_runtime::__private::CompensationLog,
-        cause: ::core::option::Option<&'a ::swf_runtime::__private::ErrorObject>,
-    ) -> ::core::pin::Pin<
-        ::std::boxed::Box<
-            dyn ::core::future::Future<
-                Output = ::core::result::Result<
-                    ::swf_runtime::__private::ScopeEnd,
-                    ::swf_runtime::__private::WorkflowError,
-                >,
-            > + ::core::marker::Send + 'a,
-        >,
-    > {
-        ::std::boxed::Box::pin(async move {
-            let mut data = data;
-            for task in compensations.into_latest_first() {
-                let entered = match task.as_str() {
-                    "BookFlight" => {
-                        Self::enter_task_cancel_flight(
-                            data,
-                            ::swf_runtime::__private::CompensationLog::new(),
-                        )
-                    }
-                    "BookHotel" => {
-                        Self::enter_task_cancel_hotel(
-                            data,
-                            ::swf_runtime::__private::CompensationLog::new(),
-                        )
-                    }
-                    _ => {
-                        ::core::result::Result::Err(
+        mut remaining: ::swf_runtime::__private::CompensationLog,
+        resume: u32,
+        cause: ::core::option::Option<::swf_runtime::__private::ErrorObject>,
+        io: &::swf_runtime::__private::Io,
+    ) -> ::core::result::Result<SagaState, ::swf_runtime::__private::WorkflowError> {
+        let ::core::option::Option::Some(task) = remaining.pop_latest() else {
+            return self.after_compensation(resume, data, io).await;
+        };
+        let compensating = ::swf_runtime::__private::Compensating {
+            task: task.clone(),
+            remaining,
+            resume,
+            cause,
+        };
+        let marking = compensating.clone();
+        match task.as_str() {
+            "BookFlight" => {
+                Self::enter_task_cancel_flight(data, compensating)
+                    .map_err(|failure| marking.mark(failure))
+            }
+            "BookHotel" => {
+                Self::enter_task_cancel_hotel(data, compensating)
+                    .map_err(|failure| marking.mark(failure))
+            }
+            _ => {
+                ::core::result::Result::Err(
+                    marking
+                        .mark(
                             ::swf_runtime::__private::WorkflowError::new(
                                 "saga",
                                 task.as_str(),
@@ -342,31 +494,53 @@ impl<F: SagaFunctions> SagaWorkflow<F> {
                                 ),
                                 data,
                             ),
-                        )
-                    }
-                };
-                let mut state = entered
-                    .map_err(|failure| failure.with_compensation(&task, cause))?;
-                data = loop {
-                    state = match state {
-                        SagaState::Completed { output } => break output,
-                        SagaState::Terminated { output } => {
-                            return ::core::result::Result::Ok(
-                                ::swf_runtime::__private::ScopeEnd::Terminated(output),
-                            );
-                        }
-                        other => {
-                            self.step(other)
-                                .await
-                                .map_err(|failure| failure.with_compensation(&task, cause))?
-                        }
-                    };
-                };
+                        ),
+                )
             }
-            ::core::result::Result::Ok(
-                ::swf_runtime::__private::ScopeEnd::Completed(data),
-            )
-        })
+        }
+    }
+    /// The rest of the end or transition that asked for a compensation, once it is done.
+    async fn after_compensation(
+        &self,
+        exit: u32,
+        data: ::swf_runtime::__private::Value,
+        io: &::swf_runtime::__private::Io,
+    ) -> ::core::result::Result<SagaState, ::swf_runtime::__private::WorkflowError> {
+        let _ = io;
+        match exit {
+            0u32 => {
+                Self::enter_task_failed(
+                    data,
+                    ::swf_runtime::__private::CompensationLog::new(),
+                )
+            }
+            1u32 => {
+                Self::enter_task_cancelled(
+                    data,
+                    ::swf_runtime::__private::CompensationLog::new(),
+                )
+            }
+            2u32 => {
+                ::core::result::Result::Ok(SagaState::Completed {
+                    output: data,
+                })
+            }
+            _ => {
+                ::core::result::Result::Err(
+                    ::swf_runtime::__private::WorkflowError::new(
+                        "saga",
+                        "",
+                        ::swf_runtime::__private::ErrorObject::new(
+                            ::swf_runtime::__private::COMPENSATION_ERROR,
+                            ::std::format!(
+                                "a saved compensation resumes with exit {exit}, which this workflow does not have"
+                            ),
+                        ),
+                        data,
+                    ),
+                )
+            }
+        }
     }
     fn enter_task_book_flight(
         data: ::swf_runtime::__private::Value,
@@ -377,15 +551,19 @@ impl<F: SagaFunctions> SagaWorkflow<F> {
             compensations,
         })
     }
-    /// Runs task `BookFlight` once.
+    /// Runs one step of task `BookFlight`.
     async fn run_task_book_flight(
         &self,
         data: ::swf_runtime::__private::Value,
         compensations: ::swf_runtime::__private::CompensationLog,
-    ) -> ::core::result::Result<SagaState, ::swf_runtime::__private::WorkflowError> {
+        io: &::swf_runtime::__private::Io,
+    ) -> ::core::result::Result<
+        ::swf_runtime::__private::Progress<SagaState>,
+        ::swf_runtime::__private::WorkflowError,
+    > {
         let mut data = data;
         let attempt: ::core::result::Result<
-            ::core::option::Option<usize>,
+            ::swf_runtime::__private::Attempt<::core::convert::Infallible>,
             ::swf_runtime::__private::ErrorObject,
         > = async {
             {
@@ -399,11 +577,15 @@ impl<F: SagaFunctions> SagaWorkflow<F> {
                         ::swf_runtime::__private::Value::Object(map)
                     };
                     ::swf_runtime::__private::call_action(
+                            io,
+                            ::swf_runtime::__private::ActionCall {
+                                task: "BookFlight",
+                                action: "action 1",
+                                timeout: ::core::option::Option::None,
+                                timeout_text: "",
+                                attempt: 1,
+                            },
                             SagaFunctions::book(&self.functions, args),
-                            ::core::option::Option::None,
-                            "",
-                            "BookFlight",
-                            "action 1",
                         )
                         .await
                 }
@@ -415,27 +597,45 @@ impl<F: SagaFunctions> SagaWorkflow<F> {
                     "action 1",
                 )?;
             }
-            ::core::result::Result::Ok(::core::option::Option::Some(0))
+            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Exit(0))
         }
             .await;
-        match attempt {
-            ::core::result::Result::Ok(_) => {
-                let output = data;
-                let mut compensations = compensations;
-                compensations.record("BookFlight");
-                Self::enter_task_book_hotel(output, compensations)
+        let next: ::core::result::Result<
+            SagaState,
+            ::swf_runtime::__private::WorkflowError,
+        > = match attempt {
+            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Exit(_)) => {
+                async {
+                    let output = data;
+                    let mut compensations = compensations;
+                    compensations.record("BookFlight");
+                    Self::enter_task_book_hotel(output, compensations)
+                }
+                    .await
             }
+            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Terminate) => {
+                ::core::result::Result::Ok(SagaState::Terminated {
+                    output: data,
+                })
+            }
+            ::core::result::Result::Ok(
+                ::swf_runtime::__private::Attempt::Stay(never, _),
+            ) => match never {}
             ::core::result::Result::Err(error) => {
-                ::core::result::Result::Err(
-                    ::swf_runtime::__private::WorkflowError::new(
-                        "saga",
-                        "BookFlight",
-                        error,
-                        data,
-                    ),
-                )
+                async {
+                    ::core::result::Result::Err(
+                        ::swf_runtime::__private::WorkflowError::new(
+                            "saga",
+                            "BookFlight",
+                            error,
+                            data,
+                        ),
+                    )
+                }
+                    .await
             }
-        }
+        };
+        next.map(::swf_runtime::__private::Progress::Ran)
     }
     fn enter_task_book_hotel(
         data: ::swf_runtime::__private::Value,
@@ -446,15 +646,19 @@ impl<F: SagaFunctions> SagaWorkflow<F> {
             compensations,
         })
     }
-    /// Runs task `BookHotel` once.
+    /// Runs one step of task `BookHotel`.
     async fn run_task_book_hotel(
         &self,
         data: ::swf_runtime::__private::Value,
         compensations: ::swf_runtime::__private::CompensationLog,
-    ) -> ::core::result::Result<SagaState, ::swf_runtime::__private::WorkflowError> {
+        io: &::swf_runtime::__private::Io,
+    ) -> ::core::result::Result<
+        ::swf_runtime::__private::Progress<SagaState>,
+        ::swf_runtime::__private::WorkflowError,
+    > {
         let mut data = data;
         let attempt: ::core::result::Result<
-            ::core::option::Option<usize>,
+            ::swf_runtime::__private::Attempt<::core::convert::Infallible>,
             ::swf_runtime::__private::ErrorObject,
         > = async {
             {
@@ -468,11 +672,15 @@ impl<F: SagaFunctions> SagaWorkflow<F> {
                         ::swf_runtime::__private::Value::Object(map)
                     };
                     ::swf_runtime::__private::call_action(
+                            io,
+                            ::swf_runtime::__private::ActionCall {
+                                task: "BookHotel",
+                                action: "action 1",
+                                timeout: ::core::option::Option::None,
+                                timeout_text: "",
+                                attempt: 1,
+                            },
                             SagaFunctions::book(&self.functions, args),
-                            ::core::option::Option::None,
-                            "",
-                            "BookHotel",
-                            "action 1",
                         )
                         .await
                 }
@@ -484,27 +692,45 @@ impl<F: SagaFunctions> SagaWorkflow<F> {
                     "action 1",
                 )?;
             }
-            ::core::result::Result::Ok(::core::option::Option::Some(0))
+            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Exit(0))
         }
             .await;
-        match attempt {
-            ::core::result::Result::Ok(_) => {
-                let output = data;
-                let mut compensations = compensations;
-                compensations.record("BookHotel");
-                Self::enter_task_charge(output, compensations)
+        let next: ::core::result::Result<
+            SagaState,
+            ::swf_runtime::__private::WorkflowError,
+        > = match attempt {
+            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Exit(_)) => {
+                async {
+                    let output = data;
+                    let mut compensations = compensations;
+                    compensations.record("BookHotel");
+                    Self::enter_task_charge(output, compensations)
+                }
+                    .await
             }
+            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Terminate) => {
+                ::core::result::Result::Ok(SagaState::Terminated {
+                    output: data,
+                })
+            }
+            ::core::result::Result::Ok(
+                ::swf_runtime::__private::Attempt::Stay(never, _),
+            ) => match never {}
             ::core::result::Result::Err(error) => {
-                ::core::result::Result::Err(
-                    ::swf_runtime::__private::WorkflowError::new(
-                        "saga",
-                        "BookHotel",
-                        error,
-                        data,
-                    ),
-                )
+                async {
+                    ::core::result::Result::Err(
+                        ::swf_runtime::__private::WorkflowError::new(
+                            "saga",
+                            "BookHotel",
+                            error,
+                            data,
+                        ),
+                    )
+                }
+                    .await
             }
-        }
+        };
+        next.map(::swf_runtime::__private::Progress::Ran)
     }
     fn enter_task_charge(
         data: ::swf_runtime::__private::Value,
@@ -515,15 +741,19 @@ impl<F: SagaFunctions> SagaWorkflow<F> {
             compensations,
         })
     }
-    /// Runs task `Charge` once.
+    /// Runs one step of task `Charge`.
     async fn run_task_charge(
         &self,
         data: ::swf_runtime::__private::Value,
         compensations: ::swf_runtime::__private::CompensationLog,
-    ) -> ::core::result::Result<SagaState, ::swf_runtime::__private::WorkflowError> {
+        io: &::swf_runtime::__private::Io,
+    ) -> ::core::result::Result<
+        ::swf_runtime::__private::Progress<SagaState>,
+        ::swf_runtime::__private::WorkflowError,
+    > {
         let mut data = data;
         let attempt: ::core::result::Result<
-            ::core::option::Option<usize>,
+            ::swf_runtime::__private::Attempt<::core::convert::Infallible>,
             ::swf_runtime::__private::ErrorObject,
         > = async {
             {
@@ -546,11 +776,15 @@ impl<F: SagaFunctions> SagaWorkflow<F> {
                         ::swf_runtime::__private::Value::Object(map)
                     };
                     ::swf_runtime::__private::call_action(
+                            io,
+                            ::swf_runtime::__private::ActionCall {
+                                task: "Charge",
+                                action: "action 1",
+                                timeout: ::core::option::Option::None,
+                                timeout_text: "",
+                                attempt: 1,
+                            },
                             SagaFunctions::charge(&self.functions, args),
-                            ::core::option::Option::None,
-                            "",
-                            "Charge",
-                            "action 1",
                         )
                         .await
                 }
@@ -562,109 +796,117 @@ impl<F: SagaFunctions> SagaWorkflow<F> {
                     "action 1",
                 )?;
             }
-            ::core::result::Result::Ok(::core::option::Option::Some(0))
+            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Exit(0))
         }
             .await;
-        match attempt {
-            ::core::result::Result::Ok(_) => {
-                let output = data;
-                Self::enter_task_decide(output, compensations)
+        let next: ::core::result::Result<
+            SagaState,
+            ::swf_runtime::__private::WorkflowError,
+        > = match attempt {
+            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Exit(_)) => {
+                async {
+                    let output = data;
+                    Self::enter_task_decide(output, compensations)
+                }
+                    .await
             }
+            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Terminate) => {
+                ::core::result::Result::Ok(SagaState::Terminated {
+                    output: data,
+                })
+            }
+            ::core::result::Result::Ok(
+                ::swf_runtime::__private::Attempt::Stay(never, _),
+            ) => match never {}
             ::core::result::Result::Err(error) => {
-                let failed_data = ::swf_runtime::__private::data_with_error(
-                    &data,
-                    &error,
-                );
-                let error_scope = error.to_json();
-                let failed: &::swf_runtime::__private::Value = &failed_data;
-                let scope: &::swf_runtime::__private::Value = &error_scope;
-                let _ = (failed, scope);
-                let outcome = {
-                    /// `name eq 'CardDeclined'`
-                    fn condition(
-                        _: &::swf_runtime::__private::Value,
-                        scope: &::swf_runtime::__private::Value,
-                    ) -> ::core::result::Result<
-                        bool,
-                        ::swf_runtime::__private::ErrorObject,
-                    > {
-                        ::core::result::Result::Ok(
-                            ::swf_runtime::__private::expr::compare(
-                                ::swf_runtime::__private::expr::CompareOp::Eq,
-                                &::swf_runtime::__private::expr::operand_name(
-                                    scope,
-                                    "name",
+                async {
+                    let failed_data = ::swf_runtime::__private::data_with_error(
+                        &data,
+                        &error,
+                    );
+                    let error_scope = error.to_json();
+                    let failed: &::swf_runtime::__private::Value = &failed_data;
+                    let scope: &::swf_runtime::__private::Value = &error_scope;
+                    let _ = (failed, scope);
+                    let outcome = {
+                        /// `name eq 'CardDeclined'`
+                        fn condition(
+                            _: &::swf_runtime::__private::Value,
+                            scope: &::swf_runtime::__private::Value,
+                        ) -> ::core::result::Result<
+                            bool,
+                            ::swf_runtime::__private::ErrorObject,
+                        > {
+                            ::core::result::Result::Ok(
+                                ::swf_runtime::__private::expr::compare(
+                                    ::swf_runtime::__private::expr::CompareOp::Eq,
+                                    &::swf_runtime::__private::expr::operand_name(
+                                        scope,
+                                        "name",
+                                    ),
+                                    &::swf_runtime::__private::Value::from("CardDeclined"),
                                 ),
-                                &::swf_runtime::__private::Value::from("CardDeclined"),
-                            ),
-                        )
-                    }
-                    condition(failed, scope)
-                };
-                let matched = match outcome {
-                    ::core::result::Result::Ok(matched) => matched,
-                    ::core::result::Result::Err(condition_error) => {
-                        return ::core::result::Result::Err(
-                            ::swf_runtime::__private::WorkflowError::new(
-                                "saga",
-                                "Charge",
-                                condition_error,
-                                data,
-                            ),
-                        );
-                    }
-                };
-                if matched {
-                    let error_data = error.wrapped();
-                    let mut handled = data;
-                    if let ::core::result::Result::Err(merge_error) = ::swf_runtime::__private::merge_data(
-                        &mut handled,
-                        error_data,
-                        "Charge",
-                        "error data",
-                    ) {
-                        let data = handled;
-                        return ::core::result::Result::Err(
-                            ::swf_runtime::__private::WorkflowError::new(
-                                "saga",
-                                "Charge",
-                                merge_error,
-                                data,
-                            ),
-                        );
-                    }
-                    return {
-                        let handled = match self
+                            )
+                        }
+                        condition(failed, scope)
+                    };
+                    let matched = match outcome {
+                        ::core::result::Result::Ok(matched) => matched,
+                        ::core::result::Result::Err(condition_error) => {
+                            return ::core::result::Result::Err(
+                                ::swf_runtime::__private::WorkflowError::new(
+                                    "saga",
+                                    "Charge",
+                                    condition_error,
+                                    data,
+                                ),
+                            );
+                        }
+                    };
+                    if matched {
+                        let error_data = error.wrapped();
+                        let mut handled = data;
+                        if let ::core::result::Result::Err(merge_error) = ::swf_runtime::__private::merge_data(
+                            &mut handled,
+                            error_data,
+                            "Charge",
+                            "error data",
+                        ) {
+                            let data = handled;
+                            return ::core::result::Result::Err(
+                                ::swf_runtime::__private::WorkflowError::new(
+                                    "saga",
+                                    "Charge",
+                                    merge_error,
+                                    data,
+                                ),
+                            );
+                        }
+                        return self
                             .compensate(
                                 handled,
                                 compensations,
-                                ::core::option::Option::Some(&error),
+                                0u32,
+                                ::core::option::Option::Some(
+                                    ::core::clone::Clone::clone(&error),
+                                ),
+                                io,
                             )
-                            .await?
-                        {
-                            ::swf_runtime::__private::ScopeEnd::Completed(
-                                compensated,
-                            ) => compensated,
-                            ::swf_runtime::__private::ScopeEnd::Terminated(output) => {
-                                return ::core::result::Result::Ok(SagaState::Terminated {
-                                    output,
-                                });
-                            }
-                        };
-                        let compensations = ::swf_runtime::__private::CompensationLog::new();
-                        Self::enter_task_failed(handled, compensations)
-                    };
+                            .await;
+                    }
+                    ::core::result::Result::Err(
+                        ::swf_runtime::__private::WorkflowError::new(
+                            "saga",
+                            "Charge",
+                            error,
+                            data,
+                        ),
+                    )
                 }
-                ::core::result::Result::Err(
-                    ::swf_runtime::__private::WorkflowError::new(
-                        "saga",
-                        "Charge",
-                        error,
-                        data,
-                    ),
-                )
+                    .await
             }
-        }
+        };
+        next.map(::swf_runtime::__private::Progress::Ran)
     }
     fn enter_task_decide(
         data: ::swf_runtime::__private::Value,
@@ -675,14 +917,18 @@ impl<F: SagaFunctions> SagaWorkflow<F> {
             compensations,
         })
     }
-    /// Runs task `Decide` once.
+    /// Runs one step of task `Decide`.
     async fn run_task_decide(
         &self,
         data: ::swf_runtime::__private::Value,
         compensations: ::swf_runtime::__private::CompensationLog,
-    ) -> ::core::result::Result<SagaState, ::swf_runtime::__private::WorkflowError> {
+        io: &::swf_runtime::__private::Io,
+    ) -> ::core::result::Result<
+        ::swf_runtime::__private::Progress<SagaState>,
+        ::swf_runtime::__private::WorkflowError,
+    > {
         let attempt: ::core::result::Result<
-            ::core::option::Option<usize>,
+            ::swf_runtime::__private::Attempt<::core::convert::Infallible>,
             ::swf_runtime::__private::ErrorObject,
         > = async {
             let matched = ::swf_runtime::__private::switch::data_condition(
@@ -701,7 +947,9 @@ impl<F: SagaFunctions> SagaWorkflow<F> {
                 ::core::option::Option::None,
             )?;
             if matched {
-                return ::core::result::Result::Ok(::core::option::Option::Some(0usize));
+                return ::core::result::Result::Ok(
+                    ::swf_runtime::__private::Attempt::Exit(0usize),
+                );
             }
             let matched = ::swf_runtime::__private::switch::data_condition(
                 ::swf_runtime::__private::switch::ConditionOp::Equals,
@@ -719,53 +967,60 @@ impl<F: SagaFunctions> SagaWorkflow<F> {
                 ::core::option::Option::None,
             )?;
             if matched {
-                return ::core::result::Result::Ok(::core::option::Option::Some(1usize));
+                return ::core::result::Result::Ok(
+                    ::swf_runtime::__private::Attempt::Exit(1usize),
+                );
             }
-            ::core::result::Result::Ok(::core::option::Option::Some(2usize))
+            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Exit(2usize))
         }
             .await;
-        match attempt {
-            ::core::result::Result::Ok(exit) => {
-                let output = data;
-                match exit {
-                    ::core::option::Option::Some(0usize) => {
-                        let output = match self
-                            .compensate(
-                                output,
-                                compensations,
-                                ::core::option::Option::None,
-                            )
-                            .await?
-                        {
-                            ::swf_runtime::__private::ScopeEnd::Completed(
-                                compensated,
-                            ) => compensated,
-                            ::swf_runtime::__private::ScopeEnd::Terminated(output) => {
-                                return ::core::result::Result::Ok(SagaState::Terminated {
+        let next: ::core::result::Result<
+            SagaState,
+            ::swf_runtime::__private::WorkflowError,
+        > = match attempt {
+            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Exit(exit)) => {
+                async {
+                    let output = data;
+                    match exit {
+                        0usize => {
+                            self.compensate(
                                     output,
-                                });
-                            }
-                        };
-                        let compensations = ::swf_runtime::__private::CompensationLog::new();
-                        Self::enter_task_cancelled(output, compensations)
+                                    compensations,
+                                    1u32,
+                                    ::core::option::Option::None,
+                                    io,
+                                )
+                                .await
+                        }
+                        1usize => Self::enter_task_call_off(output, compensations),
+                        _ => Self::enter_task_done(output, compensations),
                     }
-                    ::core::option::Option::Some(1usize) => {
-                        Self::enter_task_call_off(output, compensations)
-                    }
-                    _ => Self::enter_task_done(output, compensations),
                 }
+                    .await
             }
+            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Terminate) => {
+                ::core::result::Result::Ok(SagaState::Terminated {
+                    output: data,
+                })
+            }
+            ::core::result::Result::Ok(
+                ::swf_runtime::__private::Attempt::Stay(never, _),
+            ) => match never {}
             ::core::result::Result::Err(error) => {
-                ::core::result::Result::Err(
-                    ::swf_runtime::__private::WorkflowError::new(
-                        "saga",
-                        "Decide",
-                        error,
-                        data,
-                    ),
-                )
+                async {
+                    ::core::result::Result::Err(
+                        ::swf_runtime::__private::WorkflowError::new(
+                            "saga",
+                            "Decide",
+                            error,
+                            data,
+                        ),
+                    )
+                }
+                    .await
             }
-        }
+        };
+        next.map(::swf_runtime::__private::Progress::Ran)
     }
     fn enter_task_done(
         data: ::swf_runtime::__private::Value,
@@ -776,35 +1031,60 @@ impl<F: SagaFunctions> SagaWorkflow<F> {
             compensations,
         })
     }
-    /// Runs task `Done` once.
+    /// Runs one step of task `Done`.
     async fn run_task_done(
         &self,
         data: ::swf_runtime::__private::Value,
         compensations: ::swf_runtime::__private::CompensationLog,
-    ) -> ::core::result::Result<SagaState, ::swf_runtime::__private::WorkflowError> {
+        _io: &::swf_runtime::__private::Io,
+    ) -> ::core::result::Result<
+        ::swf_runtime::__private::Progress<SagaState>,
+        ::swf_runtime::__private::WorkflowError,
+    > {
         let attempt: ::core::result::Result<
-            ::core::option::Option<usize>,
+            ::swf_runtime::__private::Attempt<::core::convert::Infallible>,
             ::swf_runtime::__private::ErrorObject,
-        > = async { ::core::result::Result::Ok(::core::option::Option::Some(0)) }.await;
-        match attempt {
-            ::core::result::Result::Ok(_) => {
-                let output = data;
-                {
-                    ::core::mem::drop(compensations);
-                    ::core::result::Result::Ok(SagaState::Completed { output })
-                }
-            }
-            ::core::result::Result::Err(error) => {
-                ::core::result::Result::Err(
-                    ::swf_runtime::__private::WorkflowError::new(
-                        "saga",
-                        "Done",
-                        error,
-                        data,
-                    ),
-                )
-            }
+        > = async {
+            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Exit(0))
         }
+            .await;
+        let next: ::core::result::Result<
+            SagaState,
+            ::swf_runtime::__private::WorkflowError,
+        > = match attempt {
+            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Exit(_)) => {
+                async {
+                    let output = data;
+                    {
+                        ::core::mem::drop(compensations);
+                        ::core::result::Result::Ok(SagaState::Completed { output })
+                    }
+                }
+                    .await
+            }
+            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Terminate) => {
+                ::core::result::Result::Ok(SagaState::Terminated {
+                    output: data,
+                })
+            }
+            ::core::result::Result::Ok(
+                ::swf_runtime::__private::Attempt::Stay(never, _),
+            ) => match never {}
+            ::core::result::Result::Err(error) => {
+                async {
+                    ::core::result::Result::Err(
+                        ::swf_runtime::__private::WorkflowError::new(
+                            "saga",
+                            "Done",
+                            error,
+                            data,
+                        ),
+                    )
+                }
+                    .await
+            }
+        };
+        next.map(::swf_runtime::__private::Progress::Ran)
     }
     fn enter_task_call_off(
         data: ::swf_runtime::__private::Value,
@@ -815,15 +1095,19 @@ impl<F: SagaFunctions> SagaWorkflow<F> {
             compensations,
         })
     }
-    /// Runs task `CallOff` once.
+    /// Runs one step of task `CallOff`.
     async fn run_task_call_off(
         &self,
         data: ::swf_runtime::__private::Value,
         compensations: ::swf_runtime::__private::CompensationLog,
-    ) -> ::core::result::Result<SagaState, ::swf_runtime::__private::WorkflowError> {
+        io: &::swf_runtime::__private::Io,
+    ) -> ::core::result::Result<
+        ::swf_runtime::__private::Progress<SagaState>,
+        ::swf_runtime::__private::WorkflowError,
+    > {
         let mut data = data;
         let attempt: ::core::result::Result<
-            ::core::option::Option<usize>,
+            ::swf_runtime::__private::Attempt<::core::convert::Infallible>,
             ::swf_runtime::__private::ErrorObject,
         > = async {
             ::swf_runtime::__private::merge_data(
@@ -839,40 +1123,50 @@ impl<F: SagaFunctions> SagaWorkflow<F> {
                 "CallOff",
                 "inject data",
             )?;
-            ::core::result::Result::Ok(::core::option::Option::Some(0))
+            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Exit(0))
         }
             .await;
-        match attempt {
-            ::core::result::Result::Ok(_) => {
-                let output = data;
-                {
-                    let output = match self
-                        .compensate(output, compensations, ::core::option::Option::None)
-                        .await?
-                    {
-                        ::swf_runtime::__private::ScopeEnd::Completed(compensated) => {
-                            compensated
-                        }
-                        ::swf_runtime::__private::ScopeEnd::Terminated(output) => {
-                            return ::core::result::Result::Ok(SagaState::Terminated {
-                                output,
-                            });
-                        }
-                    };
-                    ::core::result::Result::Ok(SagaState::Completed { output })
+        let next: ::core::result::Result<
+            SagaState,
+            ::swf_runtime::__private::WorkflowError,
+        > = match attempt {
+            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Exit(_)) => {
+                async {
+                    let output = data;
+                    self.compensate(
+                            output,
+                            compensations,
+                            2u32,
+                            ::core::option::Option::None,
+                            io,
+                        )
+                        .await
                 }
+                    .await
             }
+            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Terminate) => {
+                ::core::result::Result::Ok(SagaState::Terminated {
+                    output: data,
+                })
+            }
+            ::core::result::Result::Ok(
+                ::swf_runtime::__private::Attempt::Stay(never, _),
+            ) => match never {}
             ::core::result::Result::Err(error) => {
-                ::core::result::Result::Err(
-                    ::swf_runtime::__private::WorkflowError::new(
-                        "saga",
-                        "CallOff",
-                        error,
-                        data,
-                    ),
-                )
+                async {
+                    ::core::result::Result::Err(
+                        ::swf_runtime::__private::WorkflowError::new(
+                            "saga",
+                            "CallOff",
+                            error,
+                            data,
+                        ),
+                    )
+                }
+                    .await
             }
-        }
+        };
+        next.map(::swf_runtime::__private::Progress::Ran)
     }
     fn enter_task_cancelled(
         data: ::swf_runtime::__private::Value,
@@ -883,15 +1177,19 @@ impl<F: SagaFunctions> SagaWorkflow<F> {
             compensations,
         })
     }
-    /// Runs task `Cancelled` once.
+    /// Runs one step of task `Cancelled`.
     async fn run_task_cancelled(
         &self,
         data: ::swf_runtime::__private::Value,
         compensations: ::swf_runtime::__private::CompensationLog,
-    ) -> ::core::result::Result<SagaState, ::swf_runtime::__private::WorkflowError> {
+        _io: &::swf_runtime::__private::Io,
+    ) -> ::core::result::Result<
+        ::swf_runtime::__private::Progress<SagaState>,
+        ::swf_runtime::__private::WorkflowError,
+    > {
         let mut data = data;
         let attempt: ::core::result::Result<
-            ::core::option::Option<usize>,
+            ::swf_runtime::__private::Attempt<::core::convert::Infallible>,
             ::swf_runtime::__private::ErrorObject,
         > = async {
             ::swf_runtime::__private::merge_data(
@@ -907,28 +1205,46 @@ impl<F: SagaFunctions> SagaWorkflow<F> {
                 "Cancelled",
                 "inject data",
             )?;
-            ::core::result::Result::Ok(::core::option::Option::Some(0))
+            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Exit(0))
         }
             .await;
-        match attempt {
-            ::core::result::Result::Ok(_) => {
-                let output = data;
-                {
-                    ::core::mem::drop(compensations);
-                    ::core::result::Result::Ok(SagaState::Completed { output })
+        let next: ::core::result::Result<
+            SagaState,
+            ::swf_runtime::__private::WorkflowError,
+        > = match attempt {
+            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Exit(_)) => {
+                async {
+                    let output = data;
+                    {
+                        ::core::mem::drop(compensations);
+                        ::core::result::Result::Ok(SagaState::Completed { output })
+                    }
                 }
+                    .await
             }
+            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Terminate) => {
+                ::core::result::Result::Ok(SagaState::Terminated {
+                    output: data,
+                })
+            }
+            ::core::result::Result::Ok(
+                ::swf_runtime::__private::Attempt::Stay(never, _),
+            ) => match never {}
             ::core::result::Result::Err(error) => {
-                ::core::result::Result::Err(
-                    ::swf_runtime::__private::WorkflowError::new(
-                        "saga",
-                        "Cancelled",
-                        error,
-                        data,
-                    ),
-                )
+                async {
+                    ::core::result::Result::Err(
+                        ::swf_runtime::__private::WorkflowError::new(
+                            "saga",
+                            "Cancelled",
+                            error,
+                            data,
+                        ),
+                    )
+                }
+                    .await
             }
-        }
+        };
+        next.map(::swf_runtime::__private::Progress::Ran)
     }
     fn enter_task_failed(
         data: ::swf_runtime::__private::Value,
@@ -939,15 +1255,19 @@ impl<F: SagaFunctions> SagaWorkflow<F> {
             compensations,
         })
     }
-    /// Runs task `Failed` once.
+    /// Runs one step of task `Failed`.
     async fn run_task_failed(
         &self,
         data: ::swf_runtime::__private::Value,
         compensations: ::swf_runtime::__private::CompensationLog,
-    ) -> ::core::result::Result<SagaState, ::swf_runtime::__private::WorkflowError> {
+        _io: &::swf_runtime::__private::Io,
+    ) -> ::core::result::Result<
+        ::swf_runtime::__private::Progress<SagaState>,
+        ::swf_runtime::__private::WorkflowError,
+    > {
         let mut data = data;
         let attempt: ::core::result::Result<
-            ::core::option::Option<usize>,
+            ::swf_runtime::__private::Attempt<::core::convert::Infallible>,
             ::swf_runtime::__private::ErrorObject,
         > = async {
             ::swf_runtime::__private::merge_data(
@@ -963,47 +1283,70 @@ impl<F: SagaFunctions> SagaWorkflow<F> {
                 "Failed",
                 "inject data",
             )?;
-            ::core::result::Result::Ok(::core::option::Option::Some(0))
+            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Exit(0))
         }
             .await;
-        match attempt {
-            ::core::result::Result::Ok(_) => {
-                let output = data;
-                {
-                    ::core::mem::drop(compensations);
-                    ::core::result::Result::Ok(SagaState::Completed { output })
+        let next: ::core::result::Result<
+            SagaState,
+            ::swf_runtime::__private::WorkflowError,
+        > = match attempt {
+            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Exit(_)) => {
+                async {
+                    let output = data;
+                    {
+                        ::core::mem::drop(compensations);
+                        ::core::result::Result::Ok(SagaState::Completed { output })
+                    }
                 }
+                    .await
             }
+            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Terminate) => {
+                ::core::result::Result::Ok(SagaState::Terminated {
+                    output: data,
+                })
+            }
+            ::core::result::Result::Ok(
+                ::swf_runtime::__private::Attempt::Stay(never, _),
+            ) => match never {}
             ::core::result::Result::Err(error) => {
-                ::core::result::Result::Err(
-                    ::swf_runtime::__private::WorkflowError::new(
-                        "saga",
-                        "Failed",
-                        error,
-                        data,
-                    ),
-                )
+                async {
+                    ::core::result::Result::Err(
+                        ::swf_runtime::__private::WorkflowError::new(
+                            "saga",
+                            "Failed",
+                            error,
+                            data,
+                        ),
+                    )
+                }
+                    .await
             }
-        }
+        };
+        next.map(::swf_runtime::__private::Progress::Ran)
     }
     fn enter_task_cancel_hotel(
         data: ::swf_runtime::__private::Value,
-        compensations: ::swf_runtime::__private::CompensationLog,
+        compensating: ::swf_runtime::__private::Compensating,
     ) -> ::core::result::Result<SagaState, ::swf_runtime::__private::WorkflowError> {
         ::core::result::Result::Ok(SagaState::CancelHotel {
             data,
-            compensations,
+            compensating,
         })
     }
-    /// Runs task `CancelHotel` once.
+    /// Runs one step of task `CancelHotel`.
     async fn run_task_cancel_hotel(
         &self,
         data: ::swf_runtime::__private::Value,
-        compensations: ::swf_runtime::__private::CompensationLog,
-    ) -> ::core::result::Result<SagaState, ::swf_runtime::__private::WorkflowError> {
+        compensating: ::swf_runtime::__private::Compensating,
+        io: &::swf_runtime::__private::Io,
+    ) -> ::core::result::Result<
+        ::swf_runtime::__private::Progress<SagaState>,
+        ::swf_runtime::__private::WorkflowError,
+    > {
+        let marking = compensating.clone();
         let mut data = data;
         let attempt: ::core::result::Result<
-            ::core::option::Option<usize>,
+            ::swf_runtime::__private::Attempt<::core::convert::Infallible>,
             ::swf_runtime::__private::ErrorObject,
         > = async {
             {
@@ -1017,11 +1360,15 @@ impl<F: SagaFunctions> SagaWorkflow<F> {
                         ::swf_runtime::__private::Value::Object(map)
                     };
                     ::swf_runtime::__private::call_action(
+                            io,
+                            ::swf_runtime::__private::ActionCall {
+                                task: "CancelHotel",
+                                action: "action 1",
+                                timeout: ::core::option::Option::None,
+                                timeout_text: "",
+                                attempt: 1,
+                            },
                             SagaFunctions::cancel(&self.functions, args),
-                            ::core::option::Option::None,
-                            "",
-                            "CancelHotel",
-                            "action 1",
                         )
                         .await
                 }
@@ -1033,44 +1380,68 @@ impl<F: SagaFunctions> SagaWorkflow<F> {
                     "action 1",
                 )?;
             }
-            ::core::result::Result::Ok(::core::option::Option::Some(0))
+            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Exit(0))
         }
             .await;
-        match attempt {
-            ::core::result::Result::Ok(_) => {
-                let output = data;
-                Self::enter_task_refund_deposit(output, compensations)
+        let next: ::core::result::Result<
+            SagaState,
+            ::swf_runtime::__private::WorkflowError,
+        > = match attempt {
+            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Exit(_)) => {
+                async {
+                    let output = data;
+                    Self::enter_task_refund_deposit(output, compensating)
+                }
+                    .await
             }
+            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Terminate) => {
+                ::core::result::Result::Ok(SagaState::Terminated {
+                    output: data,
+                })
+            }
+            ::core::result::Result::Ok(
+                ::swf_runtime::__private::Attempt::Stay(never, _),
+            ) => match never {}
             ::core::result::Result::Err(error) => {
-                ::core::result::Result::Err(
-                    ::swf_runtime::__private::WorkflowError::new(
-                        "saga",
-                        "CancelHotel",
-                        error,
-                        data,
-                    ),
-                )
+                async {
+                    ::core::result::Result::Err(
+                        ::swf_runtime::__private::WorkflowError::new(
+                            "saga",
+                            "CancelHotel",
+                            error,
+                            data,
+                        ),
+                    )
+                }
+                    .await
             }
-        }
+        };
+        next.map_err(|failure| marking.mark(failure))
+            .map(::swf_runtime::__private::Progress::Ran)
     }
     fn enter_task_refund_deposit(
         data: ::swf_runtime::__private::Value,
-        compensations: ::swf_runtime::__private::CompensationLog,
+        compensating: ::swf_runtime::__private::Compensating,
     ) -> ::core::result::Result<SagaState, ::swf_runtime::__private::WorkflowError> {
         ::core::result::Result::Ok(SagaState::RefundDeposit {
             data,
-            compensations,
+            compensating,
         })
     }
-    /// Runs task `RefundDeposit` once.
+    /// Runs one step of task `RefundDeposit`.
     async fn run_task_refund_deposit(
         &self,
         data: ::swf_runtime::__private::Value,
-        compensations: ::swf_runtime::__private::CompensationLog,
-    ) -> ::core::result::Result<SagaState, ::swf_runtime::__private::WorkflowError> {
+        compensating: ::swf_runtime::__private::Compensating,
+        io: &::swf_runtime::__private::Io,
+    ) -> ::core::result::Result<
+        ::swf_runtime::__private::Progress<SagaState>,
+        ::swf_runtime::__private::WorkflowError,
+    > {
+        let marking = compensating.clone();
         let mut data = data;
         let attempt: ::core::result::Result<
-            ::core::option::Option<usize>,
+            ::swf_runtime::__private::Attempt<::core::convert::Infallible>,
             ::swf_runtime::__private::ErrorObject,
         > = async {
             ::swf_runtime::__private::merge_data(
@@ -1086,47 +1457,76 @@ impl<F: SagaFunctions> SagaWorkflow<F> {
                 "RefundDeposit",
                 "inject data",
             )?;
-            ::core::result::Result::Ok(::core::option::Option::Some(0))
+            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Exit(0))
         }
             .await;
-        match attempt {
-            ::core::result::Result::Ok(_) => {
-                let output = data;
-                {
-                    ::core::mem::drop(compensations);
-                    ::core::result::Result::Ok(SagaState::Completed { output })
+        let next: ::core::result::Result<
+            SagaState,
+            ::swf_runtime::__private::WorkflowError,
+        > = match attempt {
+            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Exit(_)) => {
+                async {
+                    let output = data;
+                    {
+                        let ::swf_runtime::__private::Compensating {
+                            remaining,
+                            resume,
+                            cause,
+                            ..
+                        } = compensating;
+                        self.compensate(output, remaining, resume, cause, io).await
+                    }
                 }
+                    .await
             }
+            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Terminate) => {
+                ::core::result::Result::Ok(SagaState::Terminated {
+                    output: data,
+                })
+            }
+            ::core::result::Result::Ok(
+                ::swf_runtime::__private::Attempt::Stay(never, _),
+            ) => match never {}
             ::core::result::Result::Err(error) => {
-                ::core::result::Result::Err(
-                    ::swf_runtime::__private::WorkflowError::new(
-                        "saga",
-                        "RefundDeposit",
-                        error,
-                        data,
-                    ),
-                )
+                async {
+                    ::core::result::Result::Err(
+                        ::swf_runtime::__private::WorkflowError::new(
+                            "saga",
+                            "RefundDeposit",
+                            error,
+                            data,
+                        ),
+                    )
+                }
+                    .await
             }
-        }
+        };
+        next.map_err(|failure| marking.mark(failure))
+            .map(::swf_runtime::__private::Progress::Ran)
     }
     fn enter_task_cancel_flight(
         data: ::swf_runtime::__private::Value,
-        compensations: ::swf_runtime::__private::CompensationLog,
+        compensating: ::swf_runtime::__private::Compensating,
     ) -> ::core::result::Result<SagaState, ::swf_runtime::__private::WorkflowError> {
         ::core::result::Result::Ok(SagaState::CancelFlight {
             data,
-            compensations,
+            compensating,
         })
     }
-    /// Runs task `CancelFlight` once.
+    /// Runs one step of task `CancelFlight`.
     async fn run_task_cancel_flight(
         &self,
         data: ::swf_runtime::__private::Value,
-        compensations: ::swf_runtime::__private::CompensationLog,
-    ) -> ::core::result::Result<SagaState, ::swf_runtime::__private::WorkflowError> {
+        compensating: ::swf_runtime::__private::Compensating,
+        io: &::swf_runtime::__private::Io,
+    ) -> ::core::result::Result<
+        ::swf_runtime::__private::Progress<SagaState>,
+        ::swf_runtime::__private::WorkflowError,
+    > {
+        let marking = compensating.clone();
         let mut data = data;
         let attempt: ::core::result::Result<
-            ::core::option::Option<usize>,
+            ::swf_runtime::__private::Attempt<::core::convert::Infallible>,
             ::swf_runtime::__private::ErrorObject,
         > = async {
             {
@@ -1140,11 +1540,15 @@ impl<F: SagaFunctions> SagaWorkflow<F> {
                         ::swf_runtime::__private::Value::Object(map)
                     };
                     ::swf_runtime::__private::call_action(
+                            io,
+                            ::swf_runtime::__private::ActionCall {
+                                task: "CancelFlight",
+                                action: "action 1",
+                                timeout: ::core::option::Option::None,
+                                timeout_text: "",
+                                attempt: 1,
+                            },
                             SagaFunctions::cancel(&self.functions, args),
-                            ::core::option::Option::None,
-                            "",
-                            "CancelFlight",
-                            "action 1",
                         )
                         .await
                 }
@@ -1156,34 +1560,64 @@ impl<F: SagaFunctions> SagaWorkflow<F> {
                     "action 1",
                 )?;
             }
-            ::core::result::Result::Ok(::core::option::Option::Some(0))
+            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Exit(0))
         }
             .await;
-        match attempt {
-            ::core::result::Result::Ok(_) => {
-                let output = data;
-                {
-                    ::core::mem::drop(compensations);
-                    ::core::result::Result::Ok(SagaState::Completed { output })
+        let next: ::core::result::Result<
+            SagaState,
+            ::swf_runtime::__private::WorkflowError,
+        > = match attempt {
+            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Exit(_)) => {
+                async {
+                    let output = data;
+                    {
+                        let ::swf_runtime::__private::Compensating {
+                            remaining,
+                            resume,
+                            cause,
+                            ..
+                        } = compensating;
+                        self.compensate(output, remaining, resume, cause, io).await
+                    }
                 }
+                    .await
             }
+            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Terminate) => {
+                ::core::result::Result::Ok(SagaState::Terminated {
+                    output: data,
+                })
+            }
+            ::core::result::Result::Ok(
+                ::swf_runtime::__private::Attempt::Stay(never, _),
+            ) => match never {}
             ::core::result::Result::Err(error) => {
-                ::core::result::Result::Err(
-                    ::swf_runtime::__private::WorkflowError::new(
-                        "saga",
-                        "CancelFlight",
-                        error,
-                        data,
-                    ),
-                )
+                async {
+                    ::core::result::Result::Err(
+                        ::swf_runtime::__private::WorkflowError::new(
+                            "saga",
+                            "CancelFlight",
+                            error,
+                            data,
+                        ),
+                    )
+                }
+                    .await
             }
-        }
+        };
+        next.map_err(|failure| marking.mark(failure))
+            .map(::swf_runtime::__private::Progress::Ran)
     }
 }
 impl<F: SagaFunctions + 'static> ::swf_runtime::__private::Machine for SagaWorkflow<F> {
     type State = SagaState;
     fn workflow_id(&self) -> &'static str {
         Self::ID
+    }
+    fn version(&self) -> ::core::option::Option<&'static str> {
+        Self::VERSION
+    }
+    fn definition_hash(&self) -> &'static str {
+        Self::DEFINITION_HASH
     }
     fn events(&self) -> &'static [::swf_runtime::__private::EventSpec] {
         &[]
@@ -1198,8 +1632,7 @@ impl<F: SagaFunctions + 'static> ::swf_runtime::__private::Machine for SagaWorkf
         input: ::swf_runtime::__private::Value,
         io: &::swf_runtime::__private::Io,
     ) -> ::core::result::Result<SagaState, ::swf_runtime::__private::WorkflowError> {
-        let _ = io;
-        SagaWorkflow::start(self, input)
+        self.begin(input, io)
     }
     fn step<'a>(
         &'a self,
@@ -1207,12 +1640,11 @@ impl<F: SagaFunctions + 'static> ::swf_runtime::__private::Machine for SagaWorkf
         io: &'a ::swf_runtime::__private::Io,
     ) -> impl ::core::future::Future<
         Output = ::core::result::Result<
-            SagaState,
+            ::swf_runtime::__private::Progress<SagaState>,
             ::swf_runtime::__private::WorkflowError,
         >,
     > + ::core::marker::Send + 'a {
-        let _ = io;
-        SagaWorkflow::step(self, state)
+        self.advance(state, io)
     }
     fn output(
         state: &SagaState,

@@ -16,7 +16,7 @@ impl<T: SwitchesFunctions + ?Sized> SwitchesFunctions for &T {
         <T as SwitchesFunctions>::custom_condition(*self, condition)
     }
 }
-/// Where an instance of the `Switch operators` workflow is: the next task to run, or how it ended.
+/// Where an instance of the `Switch operators` workflow is: the task it is at (and, inside it, its branches, iterations or called workflow), or how it ended.
 #[derive(
     ::core::fmt::Debug,
     ::core::clone::Clone,
@@ -27,24 +27,52 @@ impl<T: SwitchesFunctions + ?Sized> SwitchesFunctions for &T {
 #[serde(crate = "::swf_runtime::__private::serde")]
 #[allow(dead_code)]
 pub enum SwitchesState {
-    /// Task `Classify` (switch, line 6), about to run with `data` as its input.
-    Classify { data: ::swf_runtime::__private::Value },
-    /// Task `Minor` (inject, line 25), about to run with `data` as its input.
-    Minor { data: ::swf_runtime::__private::Value },
-    /// Task `Staff` (inject, line 26), about to run with `data` as its input.
-    Staff { data: ::swf_runtime::__private::Value },
-    /// Task `Premium` (inject, line 27), about to run with `data` as its input.
-    Premium { data: ::swf_runtime::__private::Value },
-    /// Task `Other` (inject, line 28), about to run with `data` as its input.
-    Other { data: ::swf_runtime::__private::Value },
-    /// The workflow ended; `output` is its data output.
-    Completed { output: ::swf_runtime::__private::Value },
+    /// Task `Classify` (switch, line 6), about to run (or running) with `data` as its input.
+    #[serde(rename = "Classify")]
+    Classify {
+        /// The task's data.
+        data: ::swf_runtime::__private::Value,
+    },
+    /// Task `Minor` (inject, line 25), about to run (or running) with `data` as its input.
+    #[serde(rename = "Minor")]
+    Minor {
+        /// The task's data.
+        data: ::swf_runtime::__private::Value,
+    },
+    /// Task `Staff` (inject, line 26), about to run (or running) with `data` as its input.
+    #[serde(rename = "Staff")]
+    Staff {
+        /// The task's data.
+        data: ::swf_runtime::__private::Value,
+    },
+    /// Task `Premium` (inject, line 27), about to run (or running) with `data` as its input.
+    #[serde(rename = "Premium")]
+    Premium {
+        /// The task's data.
+        data: ::swf_runtime::__private::Value,
+    },
+    /// Task `Other` (inject, line 28), about to run (or running) with `data` as its input.
+    #[serde(rename = "Other")]
+    Other {
+        /// The task's data.
+        data: ::swf_runtime::__private::Value,
+    },
+    /// The scope ended; `output` is its data output.
+    #[serde(rename = "completed")]
+    Completed {
+        /// The output.
+        output: ::swf_runtime::__private::Value,
+    },
     /// An `end: {kind: terminate}` ended the whole instance.
-    Terminated { output: ::swf_runtime::__private::Value },
+    #[serde(rename = "terminated")]
+    Terminated {
+        /// The output.
+        output: ::swf_runtime::__private::Value,
+    },
 }
 #[allow(dead_code)]
 impl SwitchesState {
-    /// The name of the task this state is about to run, `None` once the workflow ended.
+    /// The name of the task this state is at, `None` once the scope ended.
     pub fn task_name(&self) -> ::core::option::Option<&'static str> {
         match self {
             SwitchesState::Classify { .. } => ::core::option::Option::Some("Classify"),
@@ -57,7 +85,7 @@ impl SwitchesState {
             }
         }
     }
-    /// The workflow output, once the instance has ended.
+    /// The output, once the scope has ended.
     pub fn output(&self) -> ::core::option::Option<&::swf_runtime::__private::Value> {
         match self {
             SwitchesState::Completed { output }
@@ -68,7 +96,38 @@ impl SwitchesState {
         }
     }
 }
-/// The `Switch operators` workflow (id `switches`), compiled to a state machine. `run` drives an instance to its end; `start` and `step` let the caller save the state between tasks.
+impl ::swf_runtime::__private::ScopeState for SwitchesState {
+    fn end(self) -> ::core::result::Result<::swf_runtime::__private::ScopeEnd, Self> {
+        match self {
+            SwitchesState::Completed { output } => {
+                ::core::result::Result::Ok(
+                    ::swf_runtime::__private::ScopeEnd::Completed(output),
+                )
+            }
+            SwitchesState::Terminated { output } => {
+                ::core::result::Result::Ok(
+                    ::swf_runtime::__private::ScopeEnd::Terminated(output),
+                )
+            }
+            other => ::core::result::Result::Err(other),
+        }
+    }
+    fn listening(&self) -> ::swf_runtime::__private::Wait {
+        ::swf_runtime::__private::Wait::default()
+    }
+    fn position(&self) -> ::std::string::String {
+        match self {
+            SwitchesState::Classify { .. } => ::std::string::String::from("Classify"),
+            SwitchesState::Minor { .. } => ::std::string::String::from("Minor"),
+            SwitchesState::Staff { .. } => ::std::string::String::from("Staff"),
+            SwitchesState::Premium { .. } => ::std::string::String::from("Premium"),
+            SwitchesState::Other { .. } => ::std::string::String::from("Other"),
+            SwitchesState::Completed { .. } => ::std::string::String::from("completed"),
+            SwitchesState::Terminated { .. } => ::std::string::String::from("terminated"),
+        }
+    }
+}
+/// The `Switch operators` workflow (id `switches`), compiled to a state machine. `run` drives an instance to its end; `start` and `step` (or `advance`, which never waits) let the caller save the state between steps.
 pub struct SwitchesWorkflow<F> {
     functions: F,
 }
@@ -78,6 +137,13 @@ impl<F: SwitchesFunctions> SwitchesWorkflow<F> {
     pub const ID: &'static str = "switches";
     /// The workflow's `name`.
     pub const NAME: &'static str = "Switch operators";
+    /// The workflow's `version`, if it has one.
+    pub const VERSION: ::core::option::Option<&'static str> = ::core::option::Option::Some(
+        "1.0",
+    );
+    /// A hash of the definition this machine was compiled from: a saved instance records
+    /// it, so that a host can tell an instance saved by another definition.
+    pub const DEFINITION_HASH: &'static str = "4b79001ab5d7d92f";
     /// A machine that calls `functions` for the workflow's actions.
     pub fn new(functions: F) -> Self {
         SwitchesWorkflow { functions }
@@ -87,6 +153,10 @@ impl<F: SwitchesFunctions> SwitchesWorkflow<F> {
         &self.functions
     }
     /// Runs one instance from `input` (a JSON object; `null` means `{}`) to its end.
+    ///
+    /// # Errors
+    /// The refusal of the input, or the `WorkflowError` of a task that failed with no retry
+    /// or onError left, with the data it had.
     pub async fn run(
         &self,
         input: ::swf_runtime::__private::Value,
@@ -94,22 +164,52 @@ impl<F: SwitchesFunctions> SwitchesWorkflow<F> {
         ::swf_runtime::__private::Value,
         ::swf_runtime::__private::WorkflowError,
     > {
-        let mut state = self.start(input)?;
-        loop {
-            match state {
-                SwitchesState::Completed { output }
-                | SwitchesState::Terminated { output } => {
-                    return ::core::result::Result::Ok(output);
-                }
-                other => state = self.step(other).await?,
-            }
-        }
+        let io = ::swf_runtime::__private::Io::standalone();
+        let state = self.begin(input, &io)?;
+        ::swf_runtime::__private::run_to_end(
+                state,
+                &io,
+                &[],
+                |state| self.advance(state, &io),
+            )
+            .await
+            .map(::swf_runtime::__private::ScopeEnd::into_output)
     }
     /// The first state of an instance: the start task with its filtered input.
+    ///
+    /// # Errors
+    /// The refusal of the input (not a JSON object), or of the start task's input filter.
     pub fn start(
         &self,
         input: ::swf_runtime::__private::Value,
     ) -> ::core::result::Result<SwitchesState, ::swf_runtime::__private::WorkflowError> {
+        self.begin(input, &::swf_runtime::__private::Io::standalone())
+    }
+    /// Runs the next step of `state`, waiting first as long as it must (a delay, a retry
+    /// wait): the state after one step that ran. A state that has ended is returned
+    /// unchanged.
+    ///
+    /// # Errors
+    /// As [`Self::run`].
+    pub async fn step(
+        &self,
+        state: SwitchesState,
+    ) -> ::core::result::Result<SwitchesState, ::swf_runtime::__private::WorkflowError> {
+        let io = ::swf_runtime::__private::Io::standalone();
+        ::swf_runtime::__private::step_until_ran(
+                state,
+                &io,
+                &[],
+                |state| self.advance(state, &io),
+            )
+            .await
+    }
+    fn begin(
+        &self,
+        input: ::swf_runtime::__private::Value,
+        io: &::swf_runtime::__private::Io,
+    ) -> ::core::result::Result<SwitchesState, ::swf_runtime::__private::WorkflowError> {
+        let _ = io;
         let input = ::swf_runtime::__private::workflow_input(
             Self::ID,
             "Classify",
@@ -118,45 +218,73 @@ impl<F: SwitchesFunctions> SwitchesWorkflow<F> {
         Self::enter_task_classify(input)
     }
     #[doc(hidden)]
-    pub async fn drive_subflow(
+    pub fn begin_subflow(
         &self,
         input: ::swf_runtime::__private::Value,
-        _io: &::swf_runtime::__private::Io,
+        io: &::swf_runtime::__private::Io,
+    ) -> ::core::result::Result<
+        ::core::result::Result<SwitchesState, ::swf_runtime::__private::Value>,
+        ::swf_runtime::__private::WorkflowError,
+    > {
+        self.begin(input, io).map(::core::result::Result::Ok)
+    }
+    #[doc(hidden)]
+    pub async fn run_detached(
+        &self,
+        input: ::swf_runtime::__private::Value,
+        io: &::swf_runtime::__private::Io,
     ) -> ::core::result::Result<
         ::swf_runtime::__private::ScopeEnd,
         ::swf_runtime::__private::WorkflowError,
     > {
-        let mut state = self.start(input)?;
-        loop {
-            state = match state {
-                SwitchesState::Completed { output } => {
-                    return ::core::result::Result::Ok(
-                        ::swf_runtime::__private::ScopeEnd::Completed(output),
-                    );
-                }
-                SwitchesState::Terminated { output } => {
-                    return ::core::result::Result::Ok(
-                        ::swf_runtime::__private::ScopeEnd::Terminated(output),
-                    );
-                }
-                other => self.step(other).await?,
-            };
-        }
+        let state = match self.begin_subflow(input, io)? {
+            ::core::result::Result::Ok(state) => state,
+            ::core::result::Result::Err(output) => {
+                return ::core::result::Result::Ok(
+                    ::swf_runtime::__private::ScopeEnd::Completed(output),
+                );
+            }
+        };
+        ::swf_runtime::__private::run_to_end(
+                state,
+                io,
+                &[],
+                |state| self.advance(state, io),
+            )
+            .await
     }
-    /// Runs the task `state` names and returns the next state. A state that has ended
-    /// is returned unchanged.
-    pub async fn step(
+    /// Runs one step of an instance: the task `state` is at, if it can run now.
+    ///
+    /// A step never waits for an event or a deadline: when the task cannot run yet
+    /// (its event has not arrived, its delay or retry wait has not passed) it
+    /// returns `Progress::Waiting` with the state unchanged and what it waits for,
+    /// having done nothing. Save the state after every `Progress::Ran` to resume
+    /// the instance later, in this process or another. A state that has ended is
+    /// returned unchanged.
+    ///
+    /// # Errors
+    /// The `WorkflowError` of a task that failed with no retry or onError left,
+    /// with the data it had.
+    pub async fn advance(
         &self,
         state: SwitchesState,
-    ) -> ::core::result::Result<SwitchesState, ::swf_runtime::__private::WorkflowError> {
+        io: &::swf_runtime::__private::Io,
+    ) -> ::core::result::Result<
+        ::swf_runtime::__private::Progress<SwitchesState>,
+        ::swf_runtime::__private::WorkflowError,
+    > {
         match state {
-            SwitchesState::Classify { data } => self.run_task_classify(data).await,
-            SwitchesState::Minor { data } => self.run_task_minor(data).await,
-            SwitchesState::Staff { data } => self.run_task_staff(data).await,
-            SwitchesState::Premium { data } => self.run_task_premium(data).await,
-            SwitchesState::Other { data } => self.run_task_other(data).await,
+            SwitchesState::Classify { data } => self.run_task_classify(data, io).await,
+            SwitchesState::Minor { data } => self.run_task_minor(data, io).await,
+            SwitchesState::Staff { data } => self.run_task_staff(data, io).await,
+            SwitchesState::Premium { data } => self.run_task_premium(data, io).await,
+            SwitchesState::Other { data } => self.run_task_other(data, io).await,
             ended @ (SwitchesState::Completed { .. }
-            | SwitchesState::Terminated { .. }) => ::core::result::Result::Ok(ended),
+            | SwitchesState::Terminated { .. }) => {
+                ::core::result::Result::Ok(
+                    ::swf_runtime::__private::Progress::Ran(ended),
+                )
+            }
         }
     }
     fn enter_task_classify(
@@ -164,13 +292,17 @@ impl<F: SwitchesFunctions> SwitchesWorkflow<F> {
     ) -> ::core::result::Result<SwitchesState, ::swf_runtime::__private::WorkflowError> {
         ::core::result::Result::Ok(SwitchesState::Classify { data })
     }
-    /// Runs task `Classify` once.
+    /// Runs one step of task `Classify`.
     async fn run_task_classify(
         &self,
         data: ::swf_runtime::__private::Value,
-    ) -> ::core::result::Result<SwitchesState, ::swf_runtime::__private::WorkflowError> {
+        _io: &::swf_runtime::__private::Io,
+    ) -> ::core::result::Result<
+        ::swf_runtime::__private::Progress<SwitchesState>,
+        ::swf_runtime::__private::WorkflowError,
+    > {
         let attempt: ::core::result::Result<
-            ::core::option::Option<usize>,
+            ::swf_runtime::__private::Attempt<::core::convert::Infallible>,
             ::swf_runtime::__private::ErrorObject,
         > = async {
             let matched = ::swf_runtime::__private::switch::data_condition(
@@ -189,7 +321,9 @@ impl<F: SwitchesFunctions> SwitchesWorkflow<F> {
                 ::core::option::Option::None,
             )?;
             if matched {
-                return ::core::result::Result::Ok(::core::option::Option::Some(0usize));
+                return ::core::result::Result::Ok(
+                    ::swf_runtime::__private::Attempt::Exit(0usize),
+                );
             }
             let matched = ::swf_runtime::__private::switch::data_condition(
                 ::swf_runtime::__private::switch::ConditionOp::Matches,
@@ -212,7 +346,9 @@ impl<F: SwitchesFunctions> SwitchesWorkflow<F> {
                 },
             )?;
             if matched {
-                return ::core::result::Result::Ok(::core::option::Option::Some(1usize));
+                return ::core::result::Result::Ok(
+                    ::swf_runtime::__private::Attempt::Exit(1usize),
+                );
             }
             let matched = {
                 let selected = {
@@ -243,52 +379,70 @@ impl<F: SwitchesFunctions> SwitchesWorkflow<F> {
                 )
             };
             if matched {
-                return ::core::result::Result::Ok(::core::option::Option::Some(2usize));
+                return ::core::result::Result::Ok(
+                    ::swf_runtime::__private::Attempt::Exit(2usize),
+                );
             }
-            ::core::result::Result::Ok(::core::option::Option::Some(3usize))
+            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Exit(3usize))
         }
             .await;
-        match attempt {
-            ::core::result::Result::Ok(exit) => {
-                let output = data;
-                match exit {
-                    ::core::option::Option::Some(0usize) => {
-                        Self::enter_task_minor(output)
+        let next: ::core::result::Result<
+            SwitchesState,
+            ::swf_runtime::__private::WorkflowError,
+        > = match attempt {
+            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Exit(exit)) => {
+                async {
+                    let output = data;
+                    match exit {
+                        0usize => Self::enter_task_minor(output),
+                        1usize => Self::enter_task_staff(output),
+                        2usize => Self::enter_task_premium(output),
+                        _ => Self::enter_task_other(output),
                     }
-                    ::core::option::Option::Some(1usize) => {
-                        Self::enter_task_staff(output)
-                    }
-                    ::core::option::Option::Some(2usize) => {
-                        Self::enter_task_premium(output)
-                    }
-                    _ => Self::enter_task_other(output),
                 }
+                    .await
             }
+            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Terminate) => {
+                ::core::result::Result::Ok(SwitchesState::Terminated {
+                    output: data,
+                })
+            }
+            ::core::result::Result::Ok(
+                ::swf_runtime::__private::Attempt::Stay(never, _),
+            ) => match never {}
             ::core::result::Result::Err(error) => {
-                ::core::result::Result::Err(
-                    ::swf_runtime::__private::WorkflowError::new(
-                        "switches",
-                        "Classify",
-                        error,
-                        data,
-                    ),
-                )
+                async {
+                    ::core::result::Result::Err(
+                        ::swf_runtime::__private::WorkflowError::new(
+                            "switches",
+                            "Classify",
+                            error,
+                            data,
+                        ),
+                    )
+                }
+                    .await
             }
-        }
+        };
+        next.map(::swf_runtime::__private::Progress::Ran)
     }
     fn enter_task_minor(
         data: ::swf_runtime::__private::Value,
     ) -> ::core::result::Result<SwitchesState, ::swf_runtime::__private::WorkflowError> {
         ::core::result::Result::Ok(SwitchesState::Minor { data })
     }
-    /// Runs task `Minor` once.
+    /// Runs one step of task `Minor`.
     async fn run_task_minor(
         &self,
         data: ::swf_runtime::__private::Value,
-    ) -> ::core::result::Result<SwitchesState, ::swf_runtime::__private::WorkflowError> {
+        _io: &::swf_runtime::__private::Io,
+    ) -> ::core::result::Result<
+        ::swf_runtime::__private::Progress<SwitchesState>,
+        ::swf_runtime::__private::WorkflowError,
+    > {
         let mut data = data;
         let attempt: ::core::result::Result<
-            ::core::option::Option<usize>,
+            ::swf_runtime::__private::Attempt<::core::convert::Infallible>,
             ::swf_runtime::__private::ErrorObject,
         > = async {
             ::swf_runtime::__private::merge_data(
@@ -304,39 +458,61 @@ impl<F: SwitchesFunctions> SwitchesWorkflow<F> {
                 "Minor",
                 "inject data",
             )?;
-            ::core::result::Result::Ok(::core::option::Option::Some(0))
+            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Exit(0))
         }
             .await;
-        match attempt {
-            ::core::result::Result::Ok(_) => {
-                let output = data;
-                ::core::result::Result::Ok(SwitchesState::Completed { output })
+        let next: ::core::result::Result<
+            SwitchesState,
+            ::swf_runtime::__private::WorkflowError,
+        > = match attempt {
+            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Exit(_)) => {
+                async {
+                    let output = data;
+                    ::core::result::Result::Ok(SwitchesState::Completed { output })
+                }
+                    .await
             }
+            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Terminate) => {
+                ::core::result::Result::Ok(SwitchesState::Terminated {
+                    output: data,
+                })
+            }
+            ::core::result::Result::Ok(
+                ::swf_runtime::__private::Attempt::Stay(never, _),
+            ) => match never {}
             ::core::result::Result::Err(error) => {
-                ::core::result::Result::Err(
-                    ::swf_runtime::__private::WorkflowError::new(
-                        "switches",
-                        "Minor",
-                        error,
-                        data,
-                    ),
-                )
+                async {
+                    ::core::result::Result::Err(
+                        ::swf_runtime::__private::WorkflowError::new(
+                            "switches",
+                            "Minor",
+                            error,
+                            data,
+                        ),
+                    )
+                }
+                    .await
             }
-        }
+        };
+        next.map(::swf_runtime::__private::Progress::Ran)
     }
     fn enter_task_staff(
         data: ::swf_runtime::__private::Value,
     ) -> ::core::result::Result<SwitchesState, ::swf_runtime::__private::WorkflowError> {
         ::core::result::Result::Ok(SwitchesState::Staff { data })
     }
-    /// Runs task `Staff` once.
+    /// Runs one step of task `Staff`.
     async fn run_task_staff(
         &self,
         data: ::swf_runtime::__private::Value,
-    ) -> ::core::result::Result<SwitchesState, ::swf_runtime::__private::WorkflowError> {
+        _io: &::swf_runtime::__private::Io,
+    ) -> ::core::result::Result<
+        ::swf_runtime::__private::Progress<SwitchesState>,
+        ::swf_runtime::__private::WorkflowError,
+    > {
         let mut data = data;
         let attempt: ::core::result::Result<
-            ::core::option::Option<usize>,
+            ::swf_runtime::__private::Attempt<::core::convert::Infallible>,
             ::swf_runtime::__private::ErrorObject,
         > = async {
             ::swf_runtime::__private::merge_data(
@@ -352,41 +528,63 @@ impl<F: SwitchesFunctions> SwitchesWorkflow<F> {
                 "Staff",
                 "inject data",
             )?;
-            ::core::result::Result::Ok(::core::option::Option::Some(0))
+            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Exit(0))
         }
             .await;
-        match attempt {
-            ::core::result::Result::Ok(_) => {
-                let output = data;
+        let next: ::core::result::Result<
+            SwitchesState,
+            ::swf_runtime::__private::WorkflowError,
+        > = match attempt {
+            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Exit(_)) => {
+                async {
+                    let output = data;
+                    ::core::result::Result::Ok(SwitchesState::Terminated {
+                        output,
+                    })
+                }
+                    .await
+            }
+            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Terminate) => {
                 ::core::result::Result::Ok(SwitchesState::Terminated {
-                    output,
+                    output: data,
                 })
             }
+            ::core::result::Result::Ok(
+                ::swf_runtime::__private::Attempt::Stay(never, _),
+            ) => match never {}
             ::core::result::Result::Err(error) => {
-                ::core::result::Result::Err(
-                    ::swf_runtime::__private::WorkflowError::new(
-                        "switches",
-                        "Staff",
-                        error,
-                        data,
-                    ),
-                )
+                async {
+                    ::core::result::Result::Err(
+                        ::swf_runtime::__private::WorkflowError::new(
+                            "switches",
+                            "Staff",
+                            error,
+                            data,
+                        ),
+                    )
+                }
+                    .await
             }
-        }
+        };
+        next.map(::swf_runtime::__private::Progress::Ran)
     }
     fn enter_task_premium(
         data: ::swf_runtime::__private::Value,
     ) -> ::core::result::Result<SwitchesState, ::swf_runtime::__private::WorkflowError> {
         ::core::result::Result::Ok(SwitchesState::Premium { data })
     }
-    /// Runs task `Premium` once.
+    /// Runs one step of task `Premium`.
     async fn run_task_premium(
         &self,
         data: ::swf_runtime::__private::Value,
-    ) -> ::core::result::Result<SwitchesState, ::swf_runtime::__private::WorkflowError> {
+        _io: &::swf_runtime::__private::Io,
+    ) -> ::core::result::Result<
+        ::swf_runtime::__private::Progress<SwitchesState>,
+        ::swf_runtime::__private::WorkflowError,
+    > {
         let mut data = data;
         let attempt: ::core::result::Result<
-            ::core::option::Option<usize>,
+            ::swf_runtime::__private::Attempt<::core::convert::Infallible>,
             ::swf_runtime::__private::ErrorObject,
         > = async {
             ::swf_runtime::__private::merge_data(
@@ -402,39 +600,61 @@ impl<F: SwitchesFunctions> SwitchesWorkflow<F> {
                 "Premium",
                 "inject data",
             )?;
-            ::core::result::Result::Ok(::core::option::Option::Some(0))
+            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Exit(0))
         }
             .await;
-        match attempt {
-            ::core::result::Result::Ok(_) => {
-                let output = data;
-                ::core::result::Result::Ok(SwitchesState::Completed { output })
+        let next: ::core::result::Result<
+            SwitchesState,
+            ::swf_runtime::__private::WorkflowError,
+        > = match attempt {
+            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Exit(_)) => {
+                async {
+                    let output = data;
+                    ::core::result::Result::Ok(SwitchesState::Completed { output })
+                }
+                    .await
             }
+            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Terminate) => {
+                ::core::result::Result::Ok(SwitchesState::Terminated {
+                    output: data,
+                })
+            }
+            ::core::result::Result::Ok(
+                ::swf_runtime::__private::Attempt::Stay(never, _),
+            ) => match never {}
             ::core::result::Result::Err(error) => {
-                ::core::result::Result::Err(
-                    ::swf_runtime::__private::WorkflowError::new(
-                        "switches",
-                        "Premium",
-                        error,
-                        data,
-                    ),
-                )
+                async {
+                    ::core::result::Result::Err(
+                        ::swf_runtime::__private::WorkflowError::new(
+                            "switches",
+                            "Premium",
+                            error,
+                            data,
+                        ),
+                    )
+                }
+                    .await
             }
-        }
+        };
+        next.map(::swf_runtime::__private::Progress::Ran)
     }
     fn enter_task_other(
         data: ::swf_runtime::__private::Value,
     ) -> ::core::result::Result<SwitchesState, ::swf_runtime::__private::WorkflowError> {
         ::core::result::Result::Ok(SwitchesState::Other { data })
     }
-    /// Runs task `Other` once.
+    /// Runs one step of task `Other`.
     async fn run_task_other(
         &self,
         data: ::swf_runtime::__private::Value,
-    ) -> ::core::result::Result<SwitchesState, ::swf_runtime::__private::WorkflowError> {
+        _io: &::swf_runtime::__private::Io,
+    ) -> ::core::result::Result<
+        ::swf_runtime::__private::Progress<SwitchesState>,
+        ::swf_runtime::__private::WorkflowError,
+    > {
         let mut data = data;
         let attempt: ::core::result::Result<
-            ::core::option::Option<usize>,
+            ::swf_runtime::__private::Attempt<::core::convert::Infallible>,
             ::swf_runtime::__private::ErrorObject,
         > = async {
             ::swf_runtime::__private::merge_data(
@@ -450,25 +670,43 @@ impl<F: SwitchesFunctions> SwitchesWorkflow<F> {
                 "Other",
                 "inject data",
             )?;
-            ::core::result::Result::Ok(::core::option::Option::Some(0))
+            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Exit(0))
         }
             .await;
-        match attempt {
-            ::core::result::Result::Ok(_) => {
-                let output = data;
-                ::core::result::Result::Ok(SwitchesState::Completed { output })
+        let next: ::core::result::Result<
+            SwitchesState,
+            ::swf_runtime::__private::WorkflowError,
+        > = match attempt {
+            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Exit(_)) => {
+                async {
+                    let output = data;
+                    ::core::result::Result::Ok(SwitchesState::Completed { output })
+                }
+                    .await
             }
+            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Terminate) => {
+                ::core::result::Result::Ok(SwitchesState::Terminated {
+                    output: data,
+                })
+            }
+            ::core::result::Result::Ok(
+                ::swf_runtime::__private::Attempt::Stay(never, _),
+            ) => match never {}
             ::core::result::Result::Err(error) => {
-                ::core::result::Result::Err(
-                    ::swf_runtime::__private::WorkflowError::new(
-                        "switches",
-                        "Other",
-                        error,
-                        data,
-                    ),
-                )
+                async {
+                    ::core::result::Result::Err(
+                        ::swf_runtime::__private::WorkflowError::new(
+                            "switches",
+                            "Other",
+                            error,
+                            data,
+                        ),
+                    )
+                }
+                    .await
             }
-        }
+        };
+        next.map(::swf_runtime::__private::Progress::Ran)
     }
 }
 impl<F: SwitchesFunctions + 'static> ::swf_runtime::__private::Machine
@@ -476,6 +714,12 @@ for SwitchesWorkflow<F> {
     type State = SwitchesState;
     fn workflow_id(&self) -> &'static str {
         Self::ID
+    }
+    fn version(&self) -> ::core::option::Option<&'static str> {
+        Self::VERSION
+    }
+    fn definition_hash(&self) -> &'static str {
+        Self::DEFINITION_HASH
     }
     fn events(&self) -> &'static [::swf_runtime::__private::EventSpec] {
         &[]
@@ -490,8 +734,7 @@ for SwitchesWorkflow<F> {
         input: ::swf_runtime::__private::Value,
         io: &::swf_runtime::__private::Io,
     ) -> ::core::result::Result<SwitchesState, ::swf_runtime::__private::WorkflowError> {
-        let _ = io;
-        SwitchesWorkflow::start(self, input)
+        self.begin(input, io)
     }
     fn step<'a>(
         &'a self,
@@ -499,12 +742,11 @@ for SwitchesWorkflow<F> {
         io: &'a ::swf_runtime::__private::Io,
     ) -> impl ::core::future::Future<
         Output = ::core::result::Result<
-            SwitchesState,
+            ::swf_runtime::__private::Progress<SwitchesState>,
             ::swf_runtime::__private::WorkflowError,
         >,
     > + ::core::marker::Send + 'a {
-        let _ = io;
-        SwitchesWorkflow::step(self, state)
+        self.advance(state, io)
     }
     fn output(
         state: &SwitchesState,

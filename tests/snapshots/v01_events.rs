@@ -26,54 +26,6 @@ impl<T: V01EventsFunctions + ?Sized> V01EventsFunctions for &T {
         <T as V01EventsFunctions>::ship(*self, args)
     }
 }
-/// Where an instance of the `Event conditions over triggers` workflow is: the next task to run, or how it ended.
-#[derive(
-    ::core::fmt::Debug,
-    ::core::clone::Clone,
-    ::core::cmp::PartialEq,
-    ::swf_runtime::__private::serde::Serialize,
-    ::swf_runtime::__private::serde::Deserialize,
-)]
-#[serde(crate = "::swf_runtime::__private::serde")]
-#[allow(dead_code)]
-pub enum V01EventsState {
-    /// Task `WaitForOrder` (event, line 18), about to run with `data` as its input.
-    WaitForOrder { data: ::swf_runtime::__private::Value },
-    /// Task `Shipped` (inject, line 32), about to run with `data` as its input.
-    Shipped { data: ::swf_runtime::__private::Value },
-    /// Task `Cancelled` (inject, line 33), about to run with `data` as its input.
-    Cancelled { data: ::swf_runtime::__private::Value },
-    /// The workflow ended; `output` is its data output.
-    Completed { output: ::swf_runtime::__private::Value },
-    /// An `end: {kind: terminate}` ended the whole instance.
-    Terminated { output: ::swf_runtime::__private::Value },
-}
-#[allow(dead_code)]
-impl V01EventsState {
-    /// The name of the task this state is about to run, `None` once the workflow ended.
-    pub fn task_name(&self) -> ::core::option::Option<&'static str> {
-        match self {
-            V01EventsState::WaitForOrder { .. } => {
-                ::core::option::Option::Some("WaitForOrder")
-            }
-            V01EventsState::Shipped { .. } => ::core::option::Option::Some("Shipped"),
-            V01EventsState::Cancelled { .. } => ::core::option::Option::Some("Cancelled"),
-            V01EventsState::Completed { .. } | V01EventsState::Terminated { .. } => {
-                ::core::option::Option::None
-            }
-        }
-    }
-    /// The workflow output, once the instance has ended.
-    pub fn output(&self) -> ::core::option::Option<&::swf_runtime::__private::Value> {
-        match self {
-            V01EventsState::Completed { output }
-            | V01EventsState::Terminated { output } => {
-                ::core::option::Option::Some(output)
-            }
-            _ => ::core::option::Option::None,
-        }
-    }
-}
 /// The events of the `Event conditions over triggers` workflow, one per event definition.
 #[derive(
     ::core::fmt::Debug,
@@ -170,7 +122,127 @@ impl V01EventsEvent {
         self.spec().correlated_event(id, value, data)
     }
 }
-/// The `Event conditions over triggers` workflow (id `v01-events`), compiled to a state machine. `run` drives an instance to its end; `start` and `step` let the caller save the state between tasks.
+/// Where an instance of the `Event conditions over triggers` workflow is: the task it is at (and, inside it, its branches, iterations or called workflow), or how it ended.
+#[derive(
+    ::core::fmt::Debug,
+    ::core::clone::Clone,
+    ::core::cmp::PartialEq,
+    ::swf_runtime::__private::serde::Serialize,
+    ::swf_runtime::__private::serde::Deserialize,
+)]
+#[serde(crate = "::swf_runtime::__private::serde")]
+#[allow(dead_code)]
+pub enum V01EventsState {
+    /// Task `WaitForOrder` (event, line 18), about to run (or running) with `data` as its input.
+    #[serde(rename = "WaitForOrder")]
+    WaitForOrder {
+        /// The task's data.
+        data: ::swf_runtime::__private::Value,
+        /// When the wait for events ends without one.
+        #[serde(default, skip_serializing_if = "::core::option::Option::is_none")]
+        until: ::core::option::Option<::swf_runtime::__private::Timestamp>,
+    },
+    /// Task `Shipped` (inject, line 32), about to run (or running) with `data` as its input.
+    #[serde(rename = "Shipped")]
+    Shipped {
+        /// The task's data.
+        data: ::swf_runtime::__private::Value,
+    },
+    /// Task `Cancelled` (inject, line 33), about to run (or running) with `data` as its input.
+    #[serde(rename = "Cancelled")]
+    Cancelled {
+        /// The task's data.
+        data: ::swf_runtime::__private::Value,
+    },
+    /// The scope ended; `output` is its data output.
+    #[serde(rename = "completed")]
+    Completed {
+        /// The output.
+        output: ::swf_runtime::__private::Value,
+    },
+    /// An `end: {kind: terminate}` ended the whole instance.
+    #[serde(rename = "terminated")]
+    Terminated {
+        /// The output.
+        output: ::swf_runtime::__private::Value,
+    },
+}
+#[allow(dead_code)]
+impl V01EventsState {
+    /// The name of the task this state is at, `None` once the scope ended.
+    pub fn task_name(&self) -> ::core::option::Option<&'static str> {
+        match self {
+            V01EventsState::WaitForOrder { .. } => {
+                ::core::option::Option::Some("WaitForOrder")
+            }
+            V01EventsState::Shipped { .. } => ::core::option::Option::Some("Shipped"),
+            V01EventsState::Cancelled { .. } => ::core::option::Option::Some("Cancelled"),
+            V01EventsState::Completed { .. } | V01EventsState::Terminated { .. } => {
+                ::core::option::Option::None
+            }
+        }
+    }
+    /// The output, once the scope has ended.
+    pub fn output(&self) -> ::core::option::Option<&::swf_runtime::__private::Value> {
+        match self {
+            V01EventsState::Completed { output }
+            | V01EventsState::Terminated { output } => {
+                ::core::option::Option::Some(output)
+            }
+            _ => ::core::option::Option::None,
+        }
+    }
+}
+impl ::swf_runtime::__private::ScopeState for V01EventsState {
+    fn end(self) -> ::core::result::Result<::swf_runtime::__private::ScopeEnd, Self> {
+        match self {
+            V01EventsState::Completed { output } => {
+                ::core::result::Result::Ok(
+                    ::swf_runtime::__private::ScopeEnd::Completed(output),
+                )
+            }
+            V01EventsState::Terminated { output } => {
+                ::core::result::Result::Ok(
+                    ::swf_runtime::__private::ScopeEnd::Terminated(output),
+                )
+            }
+            other => ::core::result::Result::Err(other),
+        }
+    }
+    fn listening(&self) -> ::swf_runtime::__private::Wait {
+        match self {
+            V01EventsState::WaitForOrder { until, .. } => {
+                let mut wait = ::swf_runtime::__private::Wait::default();
+                wait.merge(
+                    &::swf_runtime::__private::Wait::new(
+                        *until,
+                        &[
+                            &V01EventsEvent::specs()[0usize],
+                            &V01EventsEvent::specs()[1usize],
+                            &V01EventsEvent::specs()[2usize],
+                        ],
+                    ),
+                );
+                wait
+            }
+            _ => ::swf_runtime::__private::Wait::default(),
+        }
+    }
+    fn position(&self) -> ::std::string::String {
+        match self {
+            V01EventsState::WaitForOrder { .. } => {
+                ::std::string::String::from("WaitForOrder")
+            }
+            V01EventsState::Shipped { .. } => ::std::string::String::from("Shipped"),
+            V01EventsState::Cancelled { .. } => ::std::string::String::from("Cancelled"),
+            V01EventsState::Completed { .. } => ::std::string::String::from("completed"),
+            V01EventsState::Terminated { .. } => {
+                ::std::string::String::from("terminated")
+            }
+        }
+    }
+}
+/// The `Event conditions over triggers` workflow (id `v01-events`), compiled to a state machine. `run` drives an instance to its end; `start` and `step` (or `advance`, which never waits) let the caller save the state between steps.
 pub struct V01EventsWorkflow<F> {
     functions: F,
 }
@@ -180,6 +252,13 @@ impl<F: V01EventsFunctions> V01EventsWorkflow<F> {
     pub const ID: &'static str = "v01-events";
     /// The workflow's `name`.
     pub const NAME: &'static str = "Event conditions over triggers";
+    /// The workflow's `version`, if it has one.
+    pub const VERSION: ::core::option::Option<&'static str> = ::core::option::Option::Some(
+        "1.0",
+    );
+    /// A hash of the definition this machine was compiled from: a saved instance records
+    /// it, so that a host can tell an instance saved by another definition.
+    pub const DEFINITION_HASH: &'static str = "99f90e18f55ecfae";
     /// A machine that calls `functions` for the workflow's actions.
     pub fn new(functions: F) -> Self {
         V01EventsWorkflow { functions }
@@ -190,6 +269,10 @@ impl<F: V01EventsFunctions> V01EventsWorkflow<F> {
     }
     /// Runs one instance from `input` (a JSON object; `null` means `{}`) to its end, with
     /// `io` as its events and clock.
+    ///
+    /// # Errors
+    /// The refusal of the input or of a scheduled start, or the `WorkflowError` of a task
+    /// that failed with no retry or onError left, with the data it had.
     pub async fn run_with(
         &self,
         input: ::swf_runtime::__private::Value,
@@ -198,20 +281,54 @@ impl<F: V01EventsFunctions> V01EventsWorkflow<F> {
         ::swf_runtime::__private::Value,
         ::swf_runtime::__private::WorkflowError,
     > {
-        let mut state = self.start_with(input, io)?;
-        loop {
-            match state {
-                V01EventsState::Completed { output }
-                | V01EventsState::Terminated { output } => {
-                    return ::core::result::Result::Ok(output);
-                }
-                other => state = self.step_with(other, io).await?,
-            }
-        }
+        let state = self.begin(input, io)?;
+        ::swf_runtime::__private::run_to_end(
+                state,
+                io,
+                Self::event_specs(),
+                |state| self.advance(state, io),
+            )
+            .await
+            .map(::swf_runtime::__private::ScopeEnd::into_output)
     }
     /// The first state of an instance: the start task with its filtered input. A scheduled
     /// start refuses to create the instance outside its window (by `io`'s clock).
+    ///
+    /// # Errors
+    /// The refusal of the input or of the scheduled start.
     pub fn start_with(
+        &self,
+        input: ::swf_runtime::__private::Value,
+        io: &::swf_runtime::__private::Io,
+    ) -> ::core::result::Result<
+        V01EventsState,
+        ::swf_runtime::__private::WorkflowError,
+    > {
+        self.begin(input, io)
+    }
+    /// Runs the next step of `state`, waiting first as long as it must (for its events, a
+    /// delay, a retry wait): the state after one step that ran. A state that has ended is
+    /// returned unchanged.
+    ///
+    /// # Errors
+    /// As [`Self::run_with`].
+    pub async fn step_with(
+        &self,
+        state: V01EventsState,
+        io: &::swf_runtime::__private::Io,
+    ) -> ::core::result::Result<
+        V01EventsState,
+        ::swf_runtime::__private::WorkflowError,
+    > {
+        ::swf_runtime::__private::step_until_ran(
+                state,
+                io,
+                Self::event_specs(),
+                |state| self.advance(state, io),
+            )
+            .await
+    }
+    fn begin(
         &self,
         input: ::swf_runtime::__private::Value,
         io: &::swf_runtime::__private::Io,
@@ -225,10 +342,21 @@ impl<F: V01EventsFunctions> V01EventsWorkflow<F> {
             "WaitForOrder",
             input,
         )?;
-        Self::enter_task_wait_for_order(input)
+        Self::enter_task_wait_for_order(input, io)
     }
     #[doc(hidden)]
-    pub async fn drive_subflow(
+    pub fn begin_subflow(
+        &self,
+        input: ::swf_runtime::__private::Value,
+        io: &::swf_runtime::__private::Io,
+    ) -> ::core::result::Result<
+        ::core::result::Result<V01EventsState, ::swf_runtime::__private::Value>,
+        ::swf_runtime::__private::WorkflowError,
+    > {
+        self.begin(input, io).map(::core::result::Result::Ok)
+    }
+    #[doc(hidden)]
+    pub async fn run_detached(
         &self,
         input: ::swf_runtime::__private::Value,
         io: &::swf_runtime::__private::Io,
@@ -236,68 +364,89 @@ impl<F: V01EventsFunctions> V01EventsWorkflow<F> {
         ::swf_runtime::__private::ScopeEnd,
         ::swf_runtime::__private::WorkflowError,
     > {
-        let mut state = self.start_with(input, io)?;
-        loop {
-            state = match state {
-                V01EventsState::Completed { output } => {
-                    return ::core::result::Result::Ok(
-                        ::swf_runtime::__private::ScopeEnd::Completed(output),
-                    );
-                }
-                V01EventsState::Terminated { output } => {
-                    return ::core::result::Result::Ok(
-                        ::swf_runtime::__private::ScopeEnd::Terminated(output),
-                    );
-                }
-                other => self.step_with(other, io).await?,
-            };
-        }
+        let state = match self.begin_subflow(input, io)? {
+            ::core::result::Result::Ok(state) => state,
+            ::core::result::Result::Err(output) => {
+                return ::core::result::Result::Ok(
+                    ::swf_runtime::__private::ScopeEnd::Completed(output),
+                );
+            }
+        };
+        ::swf_runtime::__private::run_to_end(
+                state,
+                io,
+                Self::event_specs(),
+                |state| self.advance(state, io),
+            )
+            .await
     }
     fn event_specs() -> &'static [::swf_runtime::__private::EventSpec; 3usize] {
         V01EventsEvent::specs()
     }
-    /// Runs the task `state` names and returns the next state. A state that has ended
-    /// is returned unchanged.
-    pub async fn step_with(
+    /// Runs one step of an instance: the task `state` is at, if it can run now.
+    ///
+    /// A step never waits for an event or a deadline: when the task cannot run yet
+    /// (its event has not arrived, its delay or retry wait has not passed) it
+    /// returns `Progress::Waiting` with the state unchanged and what it waits for,
+    /// having done nothing. Save the state after every `Progress::Ran` to resume
+    /// the instance later, in this process or another. A state that has ended is
+    /// returned unchanged.
+    ///
+    /// # Errors
+    /// The `WorkflowError` of a task that failed with no retry or onError left,
+    /// with the data it had.
+    pub async fn advance(
         &self,
         state: V01EventsState,
         io: &::swf_runtime::__private::Io,
     ) -> ::core::result::Result<
-        V01EventsState,
+        ::swf_runtime::__private::Progress<V01EventsState>,
         ::swf_runtime::__private::WorkflowError,
     > {
         match state {
-            V01EventsState::WaitForOrder { data } => {
-                self.run_task_wait_for_order(data, io).await
+            V01EventsState::WaitForOrder { data, until } => {
+                self.run_task_wait_for_order(data, until, io).await
             }
-            V01EventsState::Shipped { data } => self.run_task_shipped(data).await,
-            V01EventsState::Cancelled { data } => self.run_task_cancelled(data).await,
+            V01EventsState::Shipped { data } => self.run_task_shipped(data, io).await,
+            V01EventsState::Cancelled { data } => self.run_task_cancelled(data, io).await,
             ended @ (V01EventsState::Completed { .. }
-            | V01EventsState::Terminated { .. }) => ::core::result::Result::Ok(ended),
+            | V01EventsState::Terminated { .. }) => {
+                ::core::result::Result::Ok(
+                    ::swf_runtime::__private::Progress::Ran(ended),
+                )
+            }
         }
     }
     fn enter_task_wait_for_order(
         data: ::swf_runtime::__private::Value,
+        io: &::swf_runtime::__private::Io,
     ) -> ::core::result::Result<
         V01EventsState,
         ::swf_runtime::__private::WorkflowError,
     > {
         ::core::result::Result::Ok(V01EventsState::WaitForOrder {
             data,
+            until: ::swf_runtime::__private::deadline_of(
+                io,
+                ::core::option::Option::Some(
+                    ::swf_runtime::__private::Duration::from_millis(3600000u64),
+                ),
+            ),
         })
     }
-    /// Runs task `WaitForOrder` once.
+    /// Runs one step of task `WaitForOrder`.
     async fn run_task_wait_for_order(
         &self,
         data: ::swf_runtime::__private::Value,
+        until: ::core::option::Option<::swf_runtime::__private::Timestamp>,
         io: &::swf_runtime::__private::Io,
     ) -> ::core::result::Result<
-        V01EventsState,
+        ::swf_runtime::__private::Progress<V01EventsState>,
         ::swf_runtime::__private::WorkflowError,
     > {
         let mut data = data;
         let attempt: ::core::result::Result<
-            ::core::option::Option<usize>,
+            ::swf_runtime::__private::Attempt<()>,
             ::swf_runtime::__private::ErrorObject,
         > = async {
             #[allow(clippy::overly_complex_bool_expr, clippy::nonminimal_bool)]
@@ -318,166 +467,200 @@ impl<F: V01EventsFunctions> V01EventsWorkflow<F> {
                     uses: &[2usize],
                 },
             ];
-            match io
-                .wait_entries(
-                    Self::event_specs(),
-                    &[0usize, 1usize, 2usize],
-                    &entries,
-                    ::core::option::Option::Some(
-                        ::swf_runtime::__private::Duration::from_millis(3600000u64),
-                    ),
-                )
-                .await?
+            let (
+                entry,
+                events,
+            ): (usize, ::std::vec::Vec<(usize, ::swf_runtime::__private::CloudEvent)>) = match io
+                .take_entries(Self::event_specs(), &[0usize, 1usize, 2usize], &entries)?
             {
-                ::core::option::Option::Some((entry, events)) => {
-                    match entry {
-                        0usize => {
-                            for (_, event) in events.iter().filter(|(i, _)| *i == 0usize)
-                            {
-                                let event_data = ::swf_runtime::__private::event_data(
-                                    event,
-                                );
-                                ::swf_runtime::__private::merge_data(
-                                    &mut data,
-                                    event_data,
-                                    "WaitForOrder",
-                                    "event data",
-                                )?;
-                            }
-                            for (_, event) in events.iter().filter(|(i, _)| *i == 1usize)
-                            {
-                                let event_data = ::swf_runtime::__private::event_data(
-                                    event,
-                                );
-                                ::swf_runtime::__private::merge_data(
-                                    &mut data,
-                                    event_data,
-                                    "WaitForOrder",
-                                    "event data",
-                                )?;
-                            }
-                            {
-                                let result = async {
-                                    let action_input = ::swf_runtime::__private::select_input(
-                                        {
-                                            static PATH: ::swf_runtime::__private::JsonPath = ::swf_runtime::__private::JsonPath::definite(
-                                                "$.order",
-                                                &[::swf_runtime::__private::Segment::Key("order")],
-                                            );
-                                            &PATH
-                                        },
-                                        &data,
-                                    )?;
-                                    let args = action_input;
-                                    ::swf_runtime::__private::call_action(
-                                            V01EventsFunctions::ship(&self.functions, args),
-                                            ::core::option::Option::Some(
-                                                ::swf_runtime::__private::Duration::from_millis(600000u64),
-                                            ),
-                                            "PT10M",
-                                            "WaitForOrder",
-                                            "action 1",
-                                        )
-                                        .await
-                                }
-                                    .await?;
-                                let mut selected = result;
-                                ::swf_runtime::__private::filter_in_place(
-                                    {
-                                        static PATH: ::swf_runtime::__private::JsonPath = ::swf_runtime::__private::JsonPath::definite(
-                                            "$.tracking",
-                                            &[::swf_runtime::__private::Segment::Key("tracking")],
-                                        );
-                                        &PATH
-                                    },
-                                    &mut selected,
-                                )?;
-                                {
-                                    static PATH: ::swf_runtime::__private::JsonPath = ::swf_runtime::__private::JsonPath::definite(
-                                        "$.shipment",
-                                        &[::swf_runtime::__private::Segment::Key("shipment")],
-                                    );
-                                    &PATH
-                                }
-                                    .write(&mut data, selected)?;
-                            }
-                            ::core::result::Result::Ok(
-                                ::core::option::Option::Some(0usize),
-                            )
-                        }
-                        1usize => {
-                            for (_, event) in events.iter().filter(|(i, _)| *i == 2usize)
-                            {
-                                let mut event_data = ::swf_runtime::__private::event_data(
-                                    event,
-                                );
-                                ::swf_runtime::__private::filter_in_place(
-                                    {
-                                        static PATH: ::swf_runtime::__private::JsonPath = ::swf_runtime::__private::JsonPath::definite(
-                                            "$.reason",
-                                            &[::swf_runtime::__private::Segment::Key("reason")],
-                                        );
-                                        &PATH
-                                    },
-                                    &mut event_data,
-                                )?;
-                                {
-                                    static PATH: ::swf_runtime::__private::JsonPath = ::swf_runtime::__private::JsonPath::definite(
-                                        "$.cancellation.reason",
-                                        &[
-                                            ::swf_runtime::__private::Segment::Key("cancellation"),
-                                            ::swf_runtime::__private::Segment::Key("reason"),
-                                        ],
-                                    );
-                                    &PATH
-                                }
-                                    .write(&mut data, event_data)?;
-                            }
-                            ::core::result::Result::Ok(
-                                ::core::option::Option::Some(1usize),
-                            )
-                        }
-                        _ => {
-                            ::core::result::Result::Ok(
-                                ::core::option::Option::Some(1usize),
-                            )
-                        }
-                    }
+                ::core::option::Option::Some(taken) => taken,
+                ::core::option::Option::None if ::swf_runtime::__private::passed(
+                    io,
+                    until,
+                ) => {
+                    return ::core::result::Result::Ok(
+                        ::swf_runtime::__private::Attempt::Exit(1usize),
+                    );
                 }
                 ::core::option::Option::None => {
-                    ::core::result::Result::Ok(::core::option::Option::Some(1usize))
+                    return {
+                        let specs = V01EventsEvent::specs();
+                        ::core::result::Result::Ok(
+                            ::swf_runtime::__private::Attempt::Stay(
+                                (),
+                                ::core::option::Option::Some(
+                                    ::swf_runtime::__private::Wait::new(
+                                        until,
+                                        &[&specs[0usize], &specs[1usize], &specs[2usize]],
+                                    ),
+                                ),
+                            ),
+                        )
+                    };
+                }
+            };
+            match entry {
+                0usize => {
+                    for (_, event) in events.iter().filter(|(i, _)| *i == 0usize) {
+                        let event_data = ::swf_runtime::__private::event_data(event);
+                        ::swf_runtime::__private::merge_data(
+                            &mut data,
+                            event_data,
+                            "WaitForOrder",
+                            "event data",
+                        )?;
+                    }
+                    for (_, event) in events.iter().filter(|(i, _)| *i == 1usize) {
+                        let event_data = ::swf_runtime::__private::event_data(event);
+                        ::swf_runtime::__private::merge_data(
+                            &mut data,
+                            event_data,
+                            "WaitForOrder",
+                            "event data",
+                        )?;
+                    }
+                    {
+                        let result = async {
+                            let action_input = ::swf_runtime::__private::select_input(
+                                {
+                                    static PATH: ::swf_runtime::__private::JsonPath = ::swf_runtime::__private::JsonPath::definite(
+                                        "$.order",
+                                        &[::swf_runtime::__private::Segment::Key("order")],
+                                    );
+                                    &PATH
+                                },
+                                &data,
+                            )?;
+                            let args = action_input;
+                            ::swf_runtime::__private::call_action(
+                                    io,
+                                    ::swf_runtime::__private::ActionCall {
+                                        task: "WaitForOrder",
+                                        action: "action 1",
+                                        timeout: ::core::option::Option::Some(
+                                            ::swf_runtime::__private::Duration::from_millis(600000u64),
+                                        ),
+                                        timeout_text: "PT10M",
+                                        attempt: 1,
+                                    },
+                                    V01EventsFunctions::ship(&self.functions, args),
+                                )
+                                .await
+                        }
+                            .await?;
+                        let mut selected = result;
+                        ::swf_runtime::__private::filter_in_place(
+                            {
+                                static PATH: ::swf_runtime::__private::JsonPath = ::swf_runtime::__private::JsonPath::definite(
+                                    "$.tracking",
+                                    &[::swf_runtime::__private::Segment::Key("tracking")],
+                                );
+                                &PATH
+                            },
+                            &mut selected,
+                        )?;
+                        {
+                            static PATH: ::swf_runtime::__private::JsonPath = ::swf_runtime::__private::JsonPath::definite(
+                                "$.shipment",
+                                &[::swf_runtime::__private::Segment::Key("shipment")],
+                            );
+                            &PATH
+                        }
+                            .write(&mut data, selected)?;
+                    }
+                    ::core::result::Result::Ok(
+                        ::swf_runtime::__private::Attempt::Exit(0usize),
+                    )
+                }
+                1usize => {
+                    for (_, event) in events.iter().filter(|(i, _)| *i == 2usize) {
+                        let mut event_data = ::swf_runtime::__private::event_data(event);
+                        ::swf_runtime::__private::filter_in_place(
+                            {
+                                static PATH: ::swf_runtime::__private::JsonPath = ::swf_runtime::__private::JsonPath::definite(
+                                    "$.reason",
+                                    &[::swf_runtime::__private::Segment::Key("reason")],
+                                );
+                                &PATH
+                            },
+                            &mut event_data,
+                        )?;
+                        {
+                            static PATH: ::swf_runtime::__private::JsonPath = ::swf_runtime::__private::JsonPath::definite(
+                                "$.cancellation.reason",
+                                &[
+                                    ::swf_runtime::__private::Segment::Key("cancellation"),
+                                    ::swf_runtime::__private::Segment::Key("reason"),
+                                ],
+                            );
+                            &PATH
+                        }
+                            .write(&mut data, event_data)?;
+                    }
+                    ::core::result::Result::Ok(
+                        ::swf_runtime::__private::Attempt::Exit(1usize),
+                    )
+                }
+                _ => {
+                    ::core::result::Result::Ok(
+                        ::swf_runtime::__private::Attempt::Exit(1usize),
+                    )
                 }
             }
         }
             .await;
-        match attempt {
-            ::core::result::Result::Ok(exit) => {
-                let output = data;
-                match exit {
-                    ::core::option::Option::Some(0usize) => {
-                        Self::enter_task_shipped(output)
-                    }
-                    ::core::option::Option::Some(1usize) => {
-                        Self::enter_task_cancelled(output)
-                    }
-                    _ => {
-                        ::core::result::Result::Ok(V01EventsState::Completed {
-                            output,
-                        })
+        let next: ::core::result::Result<
+            V01EventsState,
+            ::swf_runtime::__private::WorkflowError,
+        > = match attempt {
+            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Exit(exit)) => {
+                async {
+                    let output = data;
+                    match exit {
+                        0usize => Self::enter_task_shipped(output),
+                        1usize => Self::enter_task_cancelled(output),
+                        _ => {
+                            ::core::result::Result::Ok(V01EventsState::Completed {
+                                output,
+                            })
+                        }
                     }
                 }
+                    .await
+            }
+            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Terminate) => {
+                ::core::result::Result::Ok(V01EventsState::Terminated {
+                    output: data,
+                })
+            }
+            ::core::result::Result::Ok(
+                ::swf_runtime::__private::Attempt::Stay((), wait),
+            ) => {
+                return ::core::result::Result::Ok(
+                    ::swf_runtime::__private::progress(
+                        V01EventsState::WaitForOrder {
+                            data,
+                            until,
+                        },
+                        wait,
+                    ),
+                );
             }
             ::core::result::Result::Err(error) => {
-                ::core::result::Result::Err(
-                    ::swf_runtime::__private::WorkflowError::new(
-                        "v01-events",
-                        "WaitForOrder",
-                        error,
-                        data,
-                    ),
-                )
+                async {
+                    ::core::result::Result::Err(
+                        ::swf_runtime::__private::WorkflowError::new(
+                            "v01-events",
+                            "WaitForOrder",
+                            error,
+                            data,
+                        ),
+                    )
+                }
+                    .await
             }
-        }
+        };
+        next.map(::swf_runtime::__private::Progress::Ran)
     }
     fn enter_task_shipped(
         data: ::swf_runtime::__private::Value,
@@ -487,17 +670,18 @@ impl<F: V01EventsFunctions> V01EventsWorkflow<F> {
     > {
         ::core::result::Result::Ok(V01EventsState::Shipped { data })
     }
-    /// Runs task `Shipped` once.
+    /// Runs one step of task `Shipped`.
     async fn run_task_shipped(
         &self,
         data: ::swf_runtime::__private::Value,
+        _io: &::swf_runtime::__private::Io,
     ) -> ::core::result::Result<
-        V01EventsState,
+        ::swf_runtime::__private::Progress<V01EventsState>,
         ::swf_runtime::__private::WorkflowError,
     > {
         let mut data = data;
         let attempt: ::core::result::Result<
-            ::core::option::Option<usize>,
+            ::swf_runtime::__private::Attempt<::core::convert::Infallible>,
             ::swf_runtime::__private::ErrorObject,
         > = async {
             ::swf_runtime::__private::merge_data(
@@ -513,27 +697,45 @@ impl<F: V01EventsFunctions> V01EventsWorkflow<F> {
                 "Shipped",
                 "inject data",
             )?;
-            ::core::result::Result::Ok(::core::option::Option::Some(0))
+            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Exit(0))
         }
             .await;
-        match attempt {
-            ::core::result::Result::Ok(_) => {
-                let output = data;
-                ::core::result::Result::Ok(V01EventsState::Completed {
-                    output,
+        let next: ::core::result::Result<
+            V01EventsState,
+            ::swf_runtime::__private::WorkflowError,
+        > = match attempt {
+            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Exit(_)) => {
+                async {
+                    let output = data;
+                    ::core::result::Result::Ok(V01EventsState::Completed {
+                        output,
+                    })
+                }
+                    .await
+            }
+            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Terminate) => {
+                ::core::result::Result::Ok(V01EventsState::Terminated {
+                    output: data,
                 })
             }
+            ::core::result::Result::Ok(
+                ::swf_runtime::__private::Attempt::Stay(never, _),
+            ) => match never {}
             ::core::result::Result::Err(error) => {
-                ::core::result::Result::Err(
-                    ::swf_runtime::__private::WorkflowError::new(
-                        "v01-events",
-                        "Shipped",
-                        error,
-                        data,
-                    ),
-                )
+                async {
+                    ::core::result::Result::Err(
+                        ::swf_runtime::__private::WorkflowError::new(
+                            "v01-events",
+                            "Shipped",
+                            error,
+                            data,
+                        ),
+                    )
+                }
+                    .await
             }
-        }
+        };
+        next.map(::swf_runtime::__private::Progress::Ran)
     }
     fn enter_task_cancelled(
         data: ::swf_runtime::__private::Value,
@@ -543,17 +745,18 @@ impl<F: V01EventsFunctions> V01EventsWorkflow<F> {
     > {
         ::core::result::Result::Ok(V01EventsState::Cancelled { data })
     }
-    /// Runs task `Cancelled` once.
+    /// Runs one step of task `Cancelled`.
     async fn run_task_cancelled(
         &self,
         data: ::swf_runtime::__private::Value,
+        _io: &::swf_runtime::__private::Io,
     ) -> ::core::result::Result<
-        V01EventsState,
+        ::swf_runtime::__private::Progress<V01EventsState>,
         ::swf_runtime::__private::WorkflowError,
     > {
         let mut data = data;
         let attempt: ::core::result::Result<
-            ::core::option::Option<usize>,
+            ::swf_runtime::__private::Attempt<::core::convert::Infallible>,
             ::swf_runtime::__private::ErrorObject,
         > = async {
             ::swf_runtime::__private::merge_data(
@@ -569,27 +772,45 @@ impl<F: V01EventsFunctions> V01EventsWorkflow<F> {
                 "Cancelled",
                 "inject data",
             )?;
-            ::core::result::Result::Ok(::core::option::Option::Some(0))
+            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Exit(0))
         }
             .await;
-        match attempt {
-            ::core::result::Result::Ok(_) => {
-                let output = data;
-                ::core::result::Result::Ok(V01EventsState::Completed {
-                    output,
+        let next: ::core::result::Result<
+            V01EventsState,
+            ::swf_runtime::__private::WorkflowError,
+        > = match attempt {
+            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Exit(_)) => {
+                async {
+                    let output = data;
+                    ::core::result::Result::Ok(V01EventsState::Completed {
+                        output,
+                    })
+                }
+                    .await
+            }
+            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Terminate) => {
+                ::core::result::Result::Ok(V01EventsState::Terminated {
+                    output: data,
                 })
             }
+            ::core::result::Result::Ok(
+                ::swf_runtime::__private::Attempt::Stay(never, _),
+            ) => match never {}
             ::core::result::Result::Err(error) => {
-                ::core::result::Result::Err(
-                    ::swf_runtime::__private::WorkflowError::new(
-                        "v01-events",
-                        "Cancelled",
-                        error,
-                        data,
-                    ),
-                )
+                async {
+                    ::core::result::Result::Err(
+                        ::swf_runtime::__private::WorkflowError::new(
+                            "v01-events",
+                            "Cancelled",
+                            error,
+                            data,
+                        ),
+                    )
+                }
+                    .await
             }
-        }
+        };
+        next.map(::swf_runtime::__private::Progress::Ran)
     }
 }
 impl<F: V01EventsFunctions + 'static> ::swf_runtime::__private::Machine
@@ -597,6 +818,12 @@ for V01EventsWorkflow<F> {
     type State = V01EventsState;
     fn workflow_id(&self) -> &'static str {
         Self::ID
+    }
+    fn version(&self) -> ::core::option::Option<&'static str> {
+        Self::VERSION
+    }
+    fn definition_hash(&self) -> &'static str {
+        Self::DEFINITION_HASH
     }
     fn events(&self) -> &'static [::swf_runtime::__private::EventSpec] {
         Self::event_specs()
@@ -618,7 +845,7 @@ for V01EventsWorkflow<F> {
         V01EventsState,
         ::swf_runtime::__private::WorkflowError,
     > {
-        self.start_with(input, io)
+        self.begin(input, io)
     }
     fn step<'a>(
         &'a self,
@@ -626,11 +853,11 @@ for V01EventsWorkflow<F> {
         io: &'a ::swf_runtime::__private::Io,
     ) -> impl ::core::future::Future<
         Output = ::core::result::Result<
-            V01EventsState,
+            ::swf_runtime::__private::Progress<V01EventsState>,
             ::swf_runtime::__private::WorkflowError,
         >,
     > + ::core::marker::Send + 'a {
-        self.step_with(state, io)
+        self.advance(state, io)
     }
     fn output(
         state: &V01EventsState,

@@ -12,7 +12,9 @@
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use swf_runtime::{FunctionError, Io, ManualClock, Timestamp, Value, WorkflowError, json};
+use swf_runtime::{
+    FunctionError, Io, ManualClock, ScopeState, Timestamp, Value, WorkflowError, json,
+};
 use tokio::time::Instant;
 
 mod branches {
@@ -899,8 +901,12 @@ async fn terminate_in_a_sub_flow_ends_the_calling_instance() {
     let state = workflow.start_with(json!({"via": "direct"}), &io).unwrap();
     let state = workflow.step_with(state, &io).await.unwrap();
     assert_eq!(state.task_name(), Some("Direct"));
+    // Each step of the calling task is one step of the called workflow, saved in the
+    // caller's state: the chore, then the terminating inject.
     let state = workflow.step_with(state, &io).await.unwrap();
+    assert_eq!(ScopeState::position(&state), "Direct/Quit");
     assert_eq!(started.elapsed(), secs(2));
+    let state = workflow.step_with(state, &io).await.unwrap();
     assert_eq!(
         state,
         QuitParentState::Terminated {

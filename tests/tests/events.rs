@@ -10,9 +10,9 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use swf_runtime::{
-    AttributesReader, CloudEvent, EventBuilder, EventBuilderV10, FunctionError, Host, HostChannels,
-    HostConfig, InstanceId, Io, Machine, ManualClock, Outcome, Unmatched, Value, context_attribute,
-    event_data, json,
+    AttributesReader, CallbackPhase, CloudEvent, EventBuilder, EventBuilderV10, FunctionError,
+    Host, HostChannels, HostConfig, InstanceId, Io, Machine, ManualClock, Outcome, Timestamp,
+    Unmatched, Value, context_attribute, event_data, json,
 };
 use tokio::sync::mpsc;
 use tokio::sync::mpsc::error::TrySendError;
@@ -213,6 +213,11 @@ impl greeting::GreetingFunctions for Greeter {
 }
 
 /// The draft's workflow data input.
+/// The instant `after` from now by `io`'s clock: a deadline as a saved state holds it.
+fn in_(io: &Io, after: Duration) -> Option<Timestamp> {
+    io.now().checked_add(after).ok()
+}
+
 fn greetings() -> Value {
     json!({
         "hello": {"english": "Hello", "spanish": "Hola", "german": "Hallo", "russian": ""},
@@ -261,7 +266,8 @@ async fn draft_greeting_example_step_by_step_waits_for_the_customer() {
     assert_eq!(
         state,
         GreetingState::WaitForCustomerToArrive {
-            data: json!({"english": "Hello", "spanish": "Hola", "german": "Hallo", "russian": ""})
+            data: json!({"english": "Hello", "spanish": "Hola", "german": "Hallo", "russian": ""}),
+            until: None,
         }
     );
     let start = Instant::now();
@@ -516,12 +522,20 @@ async fn blood_pressure_times_out_at_exactly_one_hour_without_running_its_action
         .unwrap();
     let start = Instant::now();
     let state = workflow.start_with(json!({}), &io).unwrap();
-    assert_eq!(state, PatientVitalsState::HeartRate { data: json!({}) });
+    assert_eq!(
+        state,
+        PatientVitalsState::HeartRate {
+            data: json!({}),
+            until: None
+        }
+    );
     let state = workflow.step_with(state, &io).await.unwrap();
+    // Its one-hour timeout counts from when it became active, and is saved with it.
     assert_eq!(
         state,
         PatientVitalsState::BloodPressure {
-            data: json!({"value": "80bpm"})
+            data: json!({"value": "80bpm"}),
+            until: in_(&io, HOUR),
         }
     );
     // Another patient's reading during the wait does not end it.
@@ -746,14 +760,35 @@ async fn callback_times_out_at_one_hour_then_the_switch_expires_30_minutes_later
     let input = json!({"request": "laptop"});
     let start = Instant::now();
     let state = workflow.start_with(input.clone(), &io).unwrap();
-    assert_eq!(state, ApprovalState::AskManager { data: input });
+    assert_eq!(
+        state,
+        ApprovalState::AskManager {
+            data: input,
+            phase: CallbackPhase::Call
+        }
+    );
+    // The action is one step, saved before the wait for the callback begins: a resumed
+    // instance never calls it again.
+    let state = workflow.step_with(state, &io).await.unwrap();
+    assert_eq!(start.elapsed(), Duration::ZERO);
+    assert_eq!(
+        state,
+        ApprovalState::AskManager {
+            data: json!({"request": "laptop", "asked": "manager"}),
+            phase: CallbackPhase::Wait {
+                until: in_(&io, HOUR),
+                input: None
+            }
+        }
+    );
     let state = workflow.step_with(state, &io).await.unwrap();
     assert_eq!(start.elapsed(), HOUR);
-    // The action ran (its result is merged); no callback event, so nothing else changed.
+    // No callback event, so nothing else changed.
     assert_eq!(
         state,
         ApprovalState::AwaitOutcome {
-            data: json!({"request": "laptop", "asked": "manager"})
+            data: json!({"request": "laptop", "asked": "manager"}),
+            until: in_(&io, 30 * MINUTE),
         }
     );
     assert_eq!(manager.calls.taken().len(), 1);
@@ -788,11 +823,14 @@ async fn callback_timeout_starts_after_the_action() {
     let start = Instant::now();
     let state = workflow.start_with(json!({}), &io).unwrap();
     let state = workflow.step_with(state, &io).await.unwrap();
+    assert_eq!(start.elapsed(), 10 * MINUTE);
+    let state = workflow.step_with(state, &io).await.unwrap();
     assert_eq!(start.elapsed(), 10 * MINUTE + HOUR);
     assert_eq!(
         state,
         ApprovalState::AwaitOutcome {
-            data: json!({"asked": "manager"})
+            data: json!({"asked": "manager"}),
+            until: in_(&io, 30 * MINUTE),
         }
     );
 }

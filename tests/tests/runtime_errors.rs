@@ -12,7 +12,7 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 
-use swf_runtime::{FunctionError, Value, WorkflowError, json};
+use swf_runtime::{Clock, FunctionError, SystemClock, Value, WorkflowError, json};
 use tokio::time::Instant;
 
 mod timeouts {
@@ -474,6 +474,10 @@ async fn the_retry_state_records_attempts_and_the_pending_wait() {
             .ok("charge", 0, json!({"charged": true})),
     );
     let started = Instant::now();
+    let origin = SystemClock.now();
+    let at = |seconds: u64| {
+        swf_runtime::serde_json::to_value(origin.checked_add(secs(seconds)).unwrap()).unwrap()
+    };
     let state = workflow.start(payment()).unwrap();
     let mut saved = Vec::new();
     let mut state = workflow.step(state).await.unwrap();
@@ -481,13 +485,13 @@ async fn the_retry_state_records_attempts_and_the_pending_wait() {
         saved.push(swf_runtime::serde_json::to_value(&state).unwrap());
         state = workflow.step(state).await.unwrap();
     }
-    // Each definition counts its own retries.
+    // Each definition counts its own retries; the wait is saved as the instant it ends.
     assert_eq!(
         saved,
         [
-            json!({"Charge": {"data": {"amount": 5}, "retry": {"attempts": [1], "wait_millis": 60000}}}),
-            json!({"Charge": {"data": {"amount": 5}, "retry": {"attempts": [1, 1], "wait_millis": 60000}}}),
-            json!({"Charge": {"data": {"amount": 5}, "retry": {"attempts": [2, 1], "wait_millis": 180000}}}),
+            json!({"Charge": {"data": {"amount": 5}, "retry": {"attempts": [1], "not_before": at(60)}}}),
+            json!({"Charge": {"data": {"amount": 5}, "retry": {"attempts": [1, 1], "not_before": at(120)}}}),
+            json!({"Charge": {"data": {"amount": 5}, "retry": {"attempts": [2, 1], "not_before": at(300)}}}),
         ]
     );
     assert_eq!(started.elapsed(), secs(300));

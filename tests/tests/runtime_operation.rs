@@ -9,7 +9,9 @@ use std::collections::{HashMap, VecDeque};
 use std::sync::Mutex;
 use std::time::Duration;
 
-use swf_runtime::{FunctionError, Value, WorkflowError, json, serde_json};
+use swf_runtime::{
+    Clock, FunctionError, SystemClock, Timestamp, Value, WorkflowError, json, serde_json,
+};
 use tokio::time::Instant;
 
 mod seq {
@@ -529,6 +531,11 @@ async fn run_saved(
     }
 }
 
+/// The instant `seconds` after `origin`, as a saved state writes it.
+fn saved_at(origin: Timestamp, seconds: u64) -> Value {
+    serde_json::to_value(origin.checked_add(secs(seconds)).unwrap()).unwrap()
+}
+
 #[tokio::test(start_paused = true)]
 async fn saved_states_between_steps_give_the_same_run() {
     let reference = DurableWorkflow::new(durable_script(150));
@@ -541,17 +548,19 @@ async fn saved_states_between_steps_give_the_same_run() {
     assert_eq!(output, expected);
 
     let workflow = DurableWorkflow::new(durable_script(150));
+    let origin = SystemClock.now();
     let (states, times) = run_saved(&workflow, json!({"id": 5})).await;
+    // Every wait is saved as the instant it ends, not as a length of time.
     assert_eq!(
         states,
         [
-            json!({"Fetch": {"data": {"id": 5}, "retry": {"attempts": [], "wait_millis": 0}}}),
-            json!({"Fetch": {"data": {"id": 5}, "retry": {"attempts": [1], "wait_millis": 10000}}}),
-            json!({"Fetch": {"data": {"id": 5}, "retry": {"attempts": [2], "wait_millis": 15000}}}),
-            json!({"Wait": {"data": {"id": 5, "item": {"price": 150}}}}),
+            json!({"Fetch": {"data": {"id": 5}, "retry": {}}}),
+            json!({"Fetch": {"data": {"id": 5}, "retry": {"attempts": [1], "not_before": saved_at(origin, 12)}}}),
+            json!({"Fetch": {"data": {"id": 5}, "retry": {"attempts": [2], "not_before": saved_at(origin, 29)}}}),
+            json!({"Wait": {"data": {"id": 5, "item": {"price": 150}}, "until": saved_at(origin, 91)}}),
             json!({"Route": {"data": {"id": 5, "item": {"price": 150}}}}),
             json!({"Expensive": {"data": {"id": 5, "item": {"price": 150}}}}),
-            json!({"Terminated": {"output": expected}}),
+            json!({"terminated": {"output": expected}}),
         ]
     );
     assert_eq!(
@@ -584,22 +593,33 @@ async fn saved_states_reach_the_default_end_too() {
     let (states, times) = run_saved(&workflow, json!({"id": 6})).await;
     assert_eq!(
         states.last().unwrap(),
-        &json!({"Completed": {"output": {"id": 6, "item": {"price": 40}, "approval": "auto"}}})
+        &json!({"completed": {"output": {"id": 6, "item": {"price": 40}, "approval": "auto"}}})
     );
     assert_eq!(times.last().unwrap(), &secs(91));
 }
 
-#[tokio::test(start_paused = true)]
-async fn a_saved_retry_wait_is_honoured_by_a_new_machine() {
-    // As if the process restarted while waiting before the third and last retry.
-    let saved =
-        r#"{"Fetch": {"data": {"id": 9}, "retry": {"attempts": [3], "wait_millis": 20000}}}"#;
-    let state: DurableState = serde_json::from_str(saved).unwrap();
-    let workflow = DurableWorkflow::new(
+/// The state saved while waiting before the third and last retry of `Fetch`, whose wait ends
+/// at `not_before`.
+fn waiting_for_the_last_retry(not_before: Value) -> DurableState {
+    serde_json::from_value(json!(
+        {"Fetch": {"data": {"id": 9}, "retry": {"attempts": [3], "not_before": not_before}}}
+    ))
+    .unwrap()
+}
+
+fn still_busy() -> DurableWorkflow<Script> {
+    DurableWorkflow::new(
         Script::new()
             .err("fetch", 2, FunctionError::named("Busy", "still busy"))
             .ok("approve", 1, json!({})),
-    );
+    )
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_saved_retry_wait_is_honoured_by_a_new_machine() {
+    // As if the process restarted 20 s before the wait ends.
+    let state = waiting_for_the_last_retry(saved_at(SystemClock.now(), 20));
+    let workflow = still_busy();
     let started = Instant::now();
     let err = workflow.step(state).await.unwrap_err();
     assert_eq!(started.elapsed(), secs(22));
@@ -615,6 +635,26 @@ async fn a_saved_retry_wait_is_honoured_by_a_new_machine() {
 }
 
 #[tokio::test(start_paused = true)]
+async fn a_retry_wait_that_ended_while_no_process_ran_resumes_at_once() {
+    // The wait ended a minute ago (the process was down): the retry runs now, not a full
+    // interval later.
+    let origin = SystemClock.now();
+    let ended = serde_json::to_value(origin.checked_sub(secs(60)).unwrap()).unwrap();
+    let workflow = still_busy();
+    let started = Instant::now();
+    let err = workflow
+        .step(waiting_for_the_last_retry(ended))
+        .await
+        .unwrap_err();
+    assert_eq!(
+        workflow.functions().calls(),
+        [call("fetch", json!({"id": 9}), 0)]
+    );
+    assert_eq!(started.elapsed(), secs(2));
+    assert_eq!(err.error().name, "Busy");
+}
+
+#[tokio::test(start_paused = true)]
 async fn a_saved_state_without_retry_progress_starts_afresh() {
     // `RetryProgress` fields default, so a state saved without them still loads.
     let state: DurableState =
@@ -623,10 +663,12 @@ async fn a_saved_state_without_retry_progress_starts_afresh() {
     let started = Instant::now();
     let next = workflow.step(state).await.unwrap();
     assert_eq!(started.elapsed(), secs(3));
+    // The delay's end is saved, counted from when it began (by the system clock).
     assert_eq!(
         next,
         DurableState::Wait {
-            data: json!({"id": 1, "item": {"price": 1}})
+            data: json!({"id": 1, "item": {"price": 1}}),
+            until: SystemClock.now().checked_add(secs(60)).unwrap(),
         }
     );
 }

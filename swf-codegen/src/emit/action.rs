@@ -1,6 +1,13 @@
 //! Actions: select the action's input, build the function's arguments, call the function (with
-//! its timeout), then write the result at its results path or merge it into the task data.
+//! its timeout and call context), then write the result at its results path or merge it into
+//! the task data.
+//!
+//! The earlier drafts' actions retry on their own: a sequential action whose retry matches
+//! ends the step with the task's progress (`ActionResume`: this action, its retry count and
+//! when it may run again), so that the wait is saved and the actions before it are not called
+//! again; actions run in parallel retry within the step.
 
+use super::fields::{Fields, Progress};
 use super::{Context, rt};
 use crate::emit_parts::{path::path_ref, value::json};
 use crate::ir::{Action, ActionMode, Param, Task};
@@ -8,21 +15,44 @@ use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
 
 /// Statements running `actions` inside a task attempt; `data` is the mutable task data.
+/// `first` is the position of the first of them among all the task's actions.
 pub(super) fn emit_actions(
     cx: &Context<'_>,
     task: &Task,
     actions: &[Action],
     mode: ActionMode,
+    first: usize,
 ) -> TokenStream {
+    let resumable = task_resumes(cx, task);
     match mode {
         ActionMode::Sequential => {
             let steps = actions.iter().enumerate().map(|(i, action)| {
-                let call = emit_call(cx, task, action, i);
-                let place = emit_place(task, action, i, &quote!(result));
-                quote! {{
-                    let result = #call.await?;
-                    #place
-                }}
+                let position = first + i;
+                let step = if action.retry.is_empty() {
+                    let call = emit_call(cx, task, action, i, &task_attempt(task));
+                    let place = emit_place(task, action, i, &quote!(result));
+                    quote! {{
+                        let result = #call.await?;
+                        #place
+                    }}
+                } else {
+                    resuming_call(cx, task, action, i, position)
+                };
+                if resumable {
+                    // `from <= 0` would be clippy's absurd_extreme_comparisons.
+                    let runs = if position == 0 {
+                        quote!(from == 0usize)
+                    } else {
+                        quote!(from <= #position)
+                    };
+                    quote! {
+                        if #runs {
+                            #step
+                        }
+                    }
+                } else {
+                    step
+                }
             });
             quote!(#(#steps)*)
         }
@@ -31,10 +61,13 @@ pub(super) fn emit_actions(
             let results: Vec<_> = (0..actions.len())
                 .map(|i| format_ident!("result_{}", i))
                 .collect();
-            let calls = actions
-                .iter()
-                .enumerate()
-                .map(|(i, action)| emit_call(cx, task, action, i));
+            let calls = actions.iter().enumerate().map(|(i, action)| {
+                if action.retry.is_empty() {
+                    emit_call(cx, task, action, i, &task_attempt(task))
+                } else {
+                    retrying_in_step(cx, task, action, i, first + i)
+                }
+            });
             let rt = rt();
             // Results are merged in document order, whatever order the calls finish in.
             let places = actions.iter().enumerate().map(|(i, action)| {
@@ -60,8 +93,35 @@ fn action_label(action: &Action, index: usize) -> String {
     }
 }
 
-/// An `async` block resolving to `Result<Value, ErrorObject>`: the call of the action's function.
-fn emit_call(cx: &Context<'_>, task: &Task, action: &Action, index: usize) -> TokenStream {
+/// Which attempt of the task a call belongs to: its retry count (1 without retries).
+fn task_attempt(task: &Task) -> TokenStream {
+    if task.retry.is_empty() {
+        quote!(1)
+    } else {
+        quote!(retry.attempt())
+    }
+}
+
+/// Whether the task resumes at an action after an action's own retry (see the module docs).
+fn task_resumes(cx: &Context<'_>, task: &Task) -> bool {
+    let index = cx
+        .scope
+        .tasks
+        .iter()
+        .position(|t| std::ptr::eq(t, task))
+        .unwrap_or(0);
+    matches!(Fields::of(cx, index).progress, Progress::Resume { .. })
+}
+
+/// An `async` block resolving to `Result<Value, ErrorObject>`: the call of the action's function,
+/// as attempt `attempt` (an expression).
+fn emit_call(
+    cx: &Context<'_>,
+    task: &Task,
+    action: &Action,
+    index: usize,
+    attempt: &TokenStream,
+) -> TokenStream {
     let rt = rt();
     let task_name = &task.name.value;
     let label = action_label(action, index);
@@ -94,37 +154,30 @@ fn emit_call(cx: &Context<'_>, task: &Task, action: &Action, index: usize) -> To
     };
     let timeout = super::duration_option(action.timeout.as_ref());
     let timeout_text = action.timeout.as_ref().map_or("", |t| t.text.as_str());
-    let call = quote! {
+    quote! {
         async {
             #input_binding
             let args = #args;
             #rt::call_action(
+                io,
+                #rt::ActionCall {
+                    task: #task_name,
+                    action: #label,
+                    timeout: #timeout,
+                    timeout_text: #timeout_text,
+                    attempt: #attempt,
+                },
                 #functions::#method(&self.functions, args),
-                #timeout,
-                #timeout_text,
-                #task_name,
-                #label,
             )
             .await
         }
-    };
-    if action.retry.is_empty() {
-        return call;
     }
-    retrying(task, action, call)
 }
 
-/// The call again and again under the action's own retries (the earlier drafts): the first
-/// definition whose condition matches the error decides, until it is spent. A failure that no
-/// retry takes any more is recorded as this action's (`failed_action`), for the handlers of its
-/// retries' transitions.
-fn retrying(task: &Task, action: &Action, call: TokenStream) -> TokenStream {
+/// Binds `choice` to the first retry definition of the action whose condition matches
+/// `error` (with `data`), or breaks out with the condition's own failure.
+fn retry_choice(action: &Action, on_condition_error: TokenStream) -> TokenStream {
     let rt = rt();
-    let position = task
-        .actions()
-        .iter()
-        .position(|a| std::ptr::eq(*a, action))
-        .unwrap_or(usize::MAX);
     let failed = format_ident!("failed");
     let scope = format_ident!("scope");
     let choices = action.retry.iter().enumerate().map(|(d, retry)| {
@@ -143,37 +196,104 @@ fn retrying(task: &Task, action: &Action, call: TokenStream) -> TokenStream {
     });
     let policies = super::exit::retry_policies(&action.retry);
     quote! {
+        #policies
+        let failed_data = #rt::data_with_error(&data, &error);
+        let error_scope = error.to_json();
+        let #failed: &#rt::Value = &failed_data;
+        let #scope: &#rt::Value = &error_scope;
+        // Conditions that read only bare names leave `failed` unused, and the other way round.
+        let _ = (#failed, #scope);
+        let choice: ::core::result::Result<::core::option::Option<usize>, #rt::ErrorObject> = 'choice: {
+            #(#choices)*
+            ::core::result::Result::Ok(::core::option::Option::None)
+        };
+        let choice = match choice {
+            ::core::result::Result::Ok(choice) => choice,
+            ::core::result::Result::Err(condition_error) => #on_condition_error,
+        };
+    }
+}
+
+/// A sequential action with retries of its own: one attempt per step. A failure its retry takes
+/// ends the step with the task's progress at this action; one no retry takes any more is
+/// recorded as this action's (`failed_action`), for the handlers of its retries' transitions.
+fn resuming_call(
+    cx: &Context<'_>,
+    task: &Task,
+    action: &Action,
+    index: usize,
+    position: usize,
+) -> TokenStream {
+    let rt = rt();
+    let call = emit_call(cx, task, action, index, &quote!(progress.attempt()));
+    let place = emit_place(task, action, index, &quote!(result));
+    let choose = retry_choice(
+        action,
+        quote!(return ::core::result::Result::Err(condition_error)),
+    );
+    quote! {{
+        let progress = match &resume {
+            ::core::option::Option::Some(resume) if resume.action == #position => resume.retry.clone(),
+            _ => #rt::RetryProgress::default(),
+        };
+        let result = match #call.await {
+            ::core::result::Result::Ok(result) => result,
+            ::core::result::Result::Err(error) => {
+                #choose
+                let next = choice.and_then(|definition| {
+                    POLICIES
+                        .get(definition)
+                        .and_then(|policy| progress.next(definition, policy, io.now()))
+                });
+                if let ::core::option::Option::Some(retry) = next {
+                    return ::core::result::Result::Ok(#rt::Attempt::Stay(
+                        ::core::option::Option::Some(#rt::ActionResume { action: #position, retry }),
+                        ::core::option::Option::None,
+                    ));
+                }
+                failed_action.store(#position, ::core::sync::atomic::Ordering::Relaxed);
+                return ::core::result::Result::Err(error);
+            }
+        };
+        #place
+    }}
+}
+
+/// An action with retries of its own among actions run in parallel: called again and again
+/// within the step (waiting by the `Io`'s clock), until it succeeds or no retry takes its error.
+fn retrying_in_step(
+    cx: &Context<'_>,
+    task: &Task,
+    action: &Action,
+    index: usize,
+    position: usize,
+) -> TokenStream {
+    let rt = rt();
+    let call = emit_call(cx, task, action, index, &quote!(progress.attempt()));
+    let choose = retry_choice(
+        action,
+        quote!(break ::core::result::Result::Err(condition_error)),
+    );
+    quote! {
         async {
-            #policies
             let mut progress = #rt::RetryProgress::default();
             loop {
                 let error = match #call.await {
                     ::core::result::Result::Ok(result) => break ::core::result::Result::Ok(result),
                     ::core::result::Result::Err(error) => error,
                 };
-                let failed_data = #rt::data_with_error(&data, &error);
-                let error_scope = error.to_json();
-                let #failed: &#rt::Value = &failed_data;
-                let #scope: &#rt::Value = &error_scope;
-                // Conditions that read only bare names leave `failed` unused, and the other way round.
-                let _ = (#failed, #scope);
-                let choice: ::core::result::Result<::core::option::Option<usize>, #rt::ErrorObject> = 'choice: {
-                    #(#choices)*
-                    ::core::result::Result::Ok(::core::option::Option::None)
-                };
-                let choice = match choice {
-                    ::core::result::Result::Ok(choice) => choice,
-                    ::core::result::Result::Err(condition_error) => break ::core::result::Result::Err(condition_error),
-                };
+                #choose
                 let next = choice.and_then(|definition| {
                     POLICIES
                         .get(definition)
-                        .and_then(|policy| progress.next(definition, policy))
+                        .and_then(|policy| progress.next(definition, policy, io.now()))
                 });
                 match next {
                     ::core::option::Option::Some(next) => {
                         progress = next;
-                        progress.wait().await;
+                        if let ::core::option::Option::Some(at) = progress.not_before() {
+                            io.clock().sleep_until(at).await;
+                        }
                     }
                     ::core::option::Option::None => {
                         failed_action.store(#position, ::core::sync::atomic::Ordering::Relaxed);

@@ -1,24 +1,26 @@
 //! Compensation: each scope that has something to compensate carries a `CompensationLog` in
-//! every state of its enum, so that a saved state keeps it.
+//! every normal task's state, so that a saved state keeps it.
 //!
 //! - A task with `compensatedBy` records its name in the log when it completes (after its output
 //!   filter, before it leaves).
-//! - An end or a transition with `compensate: true` (an onError transition too) first runs, for
-//!   every recorded task, most recent first, a compensation chain: the task `compensatedBy`
-//!   names, entered with the current data and stepped through its transitions (which stay among
-//!   compensation tasks) until it ends; its output is the data of the next chain, and the last
-//!   output is the data the end or transition continues with. The log is then empty.
-//! - A chain that fails fails the run with the chain's error, marked with the compensated task and,
-//!   on an onError path, the error that led there. A chain that ends with `terminate` ends the
-//!   whole instance with its output.
+//! - An end or a transition with `compensate: true` (an onError transition too) starts the
+//!   scope's compensation: for every recorded task, most recent first, the task `compensatedBy`
+//!   names is entered with the current data and steps through its transitions (which stay among
+//!   compensation tasks) until it ends; its output is the data of the next one. Each step of a
+//!   compensation task is a step of the instance like any other: the task's state carries the
+//!   compensation in progress (`Compensating`: which task it compensates, the records left, the
+//!   exit to take afterwards), so a saved instance resumes it. Once every record is compensated,
+//!   the end or transition goes on (its event, its target) with an empty log.
+//! - A compensation task that fails fails the run with its error, marked with the compensated
+//!   task and, on an onError path, the error that led there. One that ends with `terminate` ends
+//!   the whole instance with its output.
 //!
 //! The log belongs to one scope: a branch or foreach body compensates only its own tasks, and its
 //! log is dropped when it ends. A scope where no task declares `compensatedBy`, or none asks for
-//! compensation, keeps no log: every hook below is then empty, so such workflows compile to the
-//! same code as before compensation existed.
+//! compensation, keeps no log: every hook below is then empty.
 
 use super::{Context, rt};
-use crate::ir::{End, Task, Transition};
+use crate::ir::{Task, Transition};
 use proc_macro2::{Ident, TokenStream};
 use quote::{format_ident, quote};
 
@@ -37,62 +39,14 @@ fn asks_for_compensation(task: &Task) -> bool {
             || task.transitions().iter().any(|t| t.compensate))
 }
 
-/// Whether running the task calls the scope's compensation method.
+/// Whether leaving the task may start the scope's compensation.
 pub(super) fn calls_compensation(cx: &Context<'_>, task: &Task) -> bool {
     in_use(cx) && asks_for_compensation(task)
 }
 
-/// `compensations: CompensationLog,`: a field of each task variant, a parameter of `run_*`.
-pub(super) fn field(cx: &Context<'_>) -> TokenStream {
-    let rt = rt();
-    if in_use(cx) {
-        quote!(compensations: #rt::CompensationLog,)
-    } else {
-        TokenStream::new()
-    }
-}
-
-/// `, compensations: CompensationLog`: the parameter of `enter_*`.
-pub(super) fn then_param(cx: &Context<'_>) -> TokenStream {
-    let rt = rt();
-    if in_use(cx) {
-        quote!(, compensations: #rt::CompensationLog)
-    } else {
-        TokenStream::new()
-    }
-}
-
-/// `compensations,`: the argument to `run_*`, the field init in `enter_*`.
-pub(super) fn pass(cx: &Context<'_>) -> TokenStream {
-    if in_use(cx) {
-        quote!(compensations,)
-    } else {
-        TokenStream::new()
-    }
-}
-
-/// `, compensations`: in patterns, in calls of `enter_*`, in the retry state.
-pub(super) fn then_pass(cx: &Context<'_>) -> TokenStream {
-    if in_use(cx) {
-        quote!(, compensations)
-    } else {
-        TokenStream::new()
-    }
-}
-
-/// `, CompensationLog::new()`: where a scope starts, nothing has completed yet.
-pub(super) fn then_fresh(cx: &Context<'_>) -> TokenStream {
-    let rt = rt();
-    if in_use(cx) {
-        quote!(, #rt::CompensationLog::new())
-    } else {
-        TokenStream::new()
-    }
-}
-
 /// After a task completed: records it when it declares `compensatedBy`.
 pub(super) fn record(cx: &Context<'_>, task: &Task) -> TokenStream {
-    if !in_use(cx) || task.compensated_by.is_none() {
+    if !in_use(cx) || task.compensated_by.is_none() || task.used_for_compensation {
         return TokenStream::new();
     }
     let name = &task.name.value;
@@ -102,90 +56,85 @@ pub(super) fn record(cx: &Context<'_>, task: &Task) -> TokenStream {
     }
 }
 
-/// Before a transition is taken: runs the compensation when it asks for it, leaving its output in
-/// `data` and an empty log. `cause` is the error being handled on an onError path.
-pub(super) fn before_transition(
-    cx: &Context<'_>,
-    task: &Task,
-    transition: &Transition,
-    data: &Ident,
-    cause: Option<&Ident>,
-) -> Option<TokenStream> {
-    if !transition.compensate || !calls_compensation(cx, task) {
-        return None;
-    }
-    let rt = rt();
-    let run = run(cx, data, cause);
-    Some(quote! {
-        #run
-        let compensations = #rt::CompensationLog::new();
-    })
-}
-
-/// Around an end (`leave` builds the final state from `data`): runs the compensation first when
-/// the end asks for it, else drops the log, which ends with its scope. `end` is `None` for an
-/// onError handler without a transition, which ends the scope without compensation.
-pub(super) fn around_end(
-    cx: &Context<'_>,
-    task: &Task,
-    end: Option<&End>,
-    data: &Ident,
-    leave: TokenStream,
-) -> TokenStream {
-    if !in_use(cx) {
-        return leave;
-    }
-    let before = if end.is_some_and(|e| e.compensate) && calls_compensation(cx, task) {
-        run(cx, data, None)
-    } else {
-        quote!(::core::mem::drop(compensations);)
-    };
-    quote! {{
-        #before
-        #leave
-    }}
-}
-
-/// Runs the scope's compensation over `data`; a chain that terminates ends the instance here.
-fn run(cx: &Context<'_>, data: &Ident, cause: Option<&Ident>) -> TokenStream {
-    let rt = rt();
-    let state = cx.state_ident();
-    let compensate = method(cx);
-    let cause = match cause {
-        Some(error) => quote!(::core::option::Option::Some(&#error)),
-        None => quote!(::core::option::Option::None),
-    };
-    let io = cx.step_takes_io().then(|| quote!(, io));
-    quote! {
-        let #data = match self.#compensate(#data, compensations, #cause #io).await? {
-            #rt::ScopeEnd::Completed(compensated) => compensated,
-            #rt::ScopeEnd::Terminated(output) => {
-                return ::core::result::Result::Ok(#state::Terminated { output });
+/// The exits of the scope that ask for compensation, in document order (each task's end, then
+/// its transitions): their position is the number a saved compensation resumes with.
+fn compensating_exits<'a>(cx: &Context<'a>) -> Vec<(usize, Option<&'a Transition>)> {
+    let mut exits = Vec::new();
+    for (index, task) in cx.scope.tasks.iter().enumerate() {
+        if !calls_compensation(cx, task) {
+            continue;
+        }
+        if task.end.as_ref().is_some_and(|e| e.compensate) {
+            exits.push((index, None));
+        }
+        for transition in task.transitions() {
+            if transition.compensate {
+                exits.push((index, Some(transition)));
             }
-        };
+        }
     }
+    exits
 }
 
-fn method(cx: &Context<'_>) -> Ident {
+/// The number of task `index`'s end (`None`) or transition among the compensating exits.
+pub(super) fn exit_number(cx: &Context<'_>, index: usize, transition: Option<&Transition>) -> u32 {
+    let position = compensating_exits(cx).iter().position(|(task, exit)| {
+        *task == index
+            && match (exit, transition) {
+                (None, None) => true,
+                (Some(a), Some(b)) => std::ptr::eq(*a, b),
+                _ => false,
+            }
+    });
+    u32::try_from(position.unwrap_or(usize::MAX)).unwrap_or(u32::MAX)
+}
+
+fn compensate_fn(cx: &Context<'_>) -> Ident {
     format_ident!("{}compensate", cx.prefix)
 }
 
-/// The scope's compensation method, when it keeps a log. It is boxed because the chains run
-/// through the scope's `step`, which runs the task that called it.
-pub(super) fn emit_method(cx: &Context<'_>) -> Option<TokenStream> {
+fn resume_fn(cx: &Context<'_>) -> Ident {
+    format_ident!("{}after_compensation", cx.prefix)
+}
+
+/// Starts the compensation of the scope's log over `data`, to take exit `exit` afterwards;
+/// `cause` is the error an onError transition handles.
+pub(super) fn begin(
+    cx: &Context<'_>,
+    data: &Ident,
+    exit: u32,
+    cause: Option<&Ident>,
+) -> TokenStream {
+    let compensate = compensate_fn(cx);
+    let cause = match cause {
+        Some(error) => quote!(::core::option::Option::Some(::core::clone::Clone::clone(&#error))),
+        None => quote!(::core::option::Option::None),
+    };
+    quote!(self.#compensate(#data, compensations, #exit, #cause, io).await)
+}
+
+/// From the end of a compensation task: goes on with the next record, or takes the exit.
+pub(super) fn next_compensation(cx: &Context<'_>, data: &Ident) -> TokenStream {
+    let rt = rt();
+    let compensate = compensate_fn(cx);
+    quote! {{
+        let #rt::Compensating { remaining, resume, cause, .. } = compensating;
+        self.#compensate(#data, remaining, resume, cause, io).await
+    }}
+}
+
+/// The scope's `compensate` (enter the compensation of the latest record, or take the exit once
+/// none is left) and `after_compensation` (the rest of each compensating exit), when it keeps a
+/// log.
+pub(super) fn emit_methods(cx: &Context<'_>) -> Option<TokenStream> {
     if !in_use(cx) {
         return None;
     }
     let rt = rt();
     let state = cx.state_ident();
-    let compensate = method(cx);
-    let step = cx.step_fn();
+    let compensate = compensate_fn(cx);
+    let resume = resume_fn(cx);
     let id = &cx.workflow.id.value;
-    let (io_param, io_arg) = if cx.step_takes_io() {
-        (quote!(io: &'a #rt::Io,), quote!(, io))
-    } else {
-        (TokenStream::new(), TokenStream::new())
-    };
     // One arm per compensation task, naming every task it compensates, in document order.
     let mut arms: Vec<(usize, Vec<&str>)> = Vec::new();
     for task in &cx.scope.tasks {
@@ -202,12 +151,39 @@ pub(super) fn emit_method(cx: &Context<'_>) -> Option<TokenStream> {
         }
     }
     let arms = arms.iter().map(|(target, names)| {
-        let enter = cx.enter_fn(*target);
-        quote!(#(#names)|* => Self::#enter(data, #rt::CompensationLog::new()))
+        let enter = super::scope::enter_call(cx, *target, quote!(data), Some(quote!(compensating)));
+        quote!(#(#names)|* => #enter.map_err(|failure| marking.mark(failure)))
     });
+    let data = format_ident!("data");
+    let exits = compensating_exits(cx)
+        .into_iter()
+        .enumerate()
+        .map(|(number, (index, exit))| {
+            let number = u32::try_from(number).unwrap_or(u32::MAX);
+            let go = match exit {
+                None => super::exit::end_state(cx, index, &data),
+                Some(transition) => super::exit::take_transition(
+                    cx,
+                    index,
+                    transition,
+                    &data,
+                    Some(quote!(#rt::CompensationLog::new())),
+                ),
+            };
+            quote!(#number => #go,)
+        });
+    let unknown_resume = super::exit::fail(
+        cx,
+        quote!(""),
+        quote!(#rt::ErrorObject::new(
+            #rt::COMPENSATION_ERROR,
+            ::std::format!("a saved compensation resumes with exit {exit}, which this workflow does not have"),
+        )),
+        quote!(data),
+    );
     let doc = format!(
-        " Runs the compensation of every task in `compensations`, most recent first, over \
-         `data`, in {}.",
+        " Compensates the latest task recorded in `remaining` in {}, or, once none is left, \
+         takes the exit that asked for the compensation.",
         if cx.root {
             "the workflow".to_owned()
         } else {
@@ -216,47 +192,48 @@ pub(super) fn emit_method(cx: &Context<'_>) -> Option<TokenStream> {
     );
     Some(quote! {
         #[doc = #doc]
-        fn #compensate<'a>(
-            &'a self,
+        async fn #compensate(
+            &self,
             data: #rt::Value,
-            compensations: #rt::CompensationLog,
-            cause: ::core::option::Option<&'a #rt::ErrorObject>,
-            #io_param
-        ) -> ::core::pin::Pin<::std::boxed::Box<dyn ::core::future::Future<Output = ::core::result::Result<#rt::ScopeEnd, #rt::WorkflowError>> + ::core::marker::Send + 'a>> {
-            ::std::boxed::Box::pin(async move {
-                let mut data = data;
-                for task in compensations.into_latest_first() {
-                    let entered = match task.as_str() {
-                        #(#arms,)*
-                        _ => ::core::result::Result::Err(#rt::WorkflowError::new(
-                            #id,
-                            task.as_str(),
-                            #rt::ErrorObject::new(
-                                #rt::COMPENSATION_ERROR,
-                                ::std::format!(
-                                    "the compensation record names task `{}`, which has no compensation in this workflow",
-                                    task
-                                ),
-                            ),
-                            data,
-                        )),
-                    };
-                    let mut state = entered.map_err(|failure| failure.with_compensation(&task, cause))?;
-                    data = loop {
-                        state = match state {
-                            #state::Completed { output } => break output,
-                            #state::Terminated { output } => {
-                                return ::core::result::Result::Ok(#rt::ScopeEnd::Terminated(output));
-                            }
-                            other => self
-                                .#step(other #io_arg)
-                                .await
-                                .map_err(|failure| failure.with_compensation(&task, cause))?,
-                        };
-                    };
-                }
-                ::core::result::Result::Ok(#rt::ScopeEnd::Completed(data))
-            })
+            mut remaining: #rt::CompensationLog,
+            resume: u32,
+            cause: ::core::option::Option<#rt::ErrorObject>,
+            io: &#rt::Io,
+        ) -> ::core::result::Result<#state, #rt::WorkflowError> {
+            let ::core::option::Option::Some(task) = remaining.pop_latest() else {
+                return self.#resume(resume, data, io).await;
+            };
+            let compensating = #rt::Compensating { task: task.clone(), remaining, resume, cause };
+            let marking = compensating.clone();
+            match task.as_str() {
+                #(#arms,)*
+                _ => ::core::result::Result::Err(marking.mark(#rt::WorkflowError::new(
+                    #id,
+                    task.as_str(),
+                    #rt::ErrorObject::new(
+                        #rt::COMPENSATION_ERROR,
+                        ::std::format!(
+                            "the compensation record names task `{}`, which has no compensation in this workflow",
+                            task
+                        ),
+                    ),
+                    data,
+                ))),
+            }
+        }
+
+        /// The rest of the end or transition that asked for a compensation, once it is done.
+        async fn #resume(
+            &self,
+            exit: u32,
+            data: #rt::Value,
+            io: &#rt::Io,
+        ) -> ::core::result::Result<#state, #rt::WorkflowError> {
+            let _ = io;
+            match exit {
+                #(#exits)*
+                _ => ::core::result::Result::Err(#unknown_resume),
+            }
         }
     })
 }

@@ -1,6 +1,7 @@
 //! Events: the workflow's event definitions as specs and typed enums, the tasks that wait for
 //! events (event, switch on events, callback), produced events and scheduled starts.
 
+use super::fields::{Fields, Progress};
 use super::names::ident;
 use super::{Context, action, rt};
 use crate::emit_parts::boolean::{self, BoolExpr};
@@ -258,33 +259,96 @@ fn place_event_data(
     }
 }
 
-/// The waiting timeout of an event task: ignored on the start task, where the host applies the
-/// draft's starting rules (an event switch keeps its timeout everywhere).
-fn waiting_timeout(cx: &Context<'_>, task: &Task, timeout: Option<&DurationSpec>) -> TokenStream {
-    if cx.root && task.start.is_some() {
-        super::duration_option(None)
-    } else {
-        super::duration_option(timeout)
+/// The path of the workflow's event specs, from any item of the generated code.
+pub(super) fn specs_path(cx: &Context<'_>) -> TokenStream {
+    let event_enum = event_enum_ident(cx);
+    quote!(#event_enum::specs())
+}
+
+/// What an event wait that finds nothing makes of the attempt: the task stays, waiting until
+/// `until` for the definitions `wanted` (a value; `return` it where it is not the tail).
+fn wait_for(cx: &Context<'_>, index: usize, wanted: &[usize]) -> TokenStream {
+    let rt = rt();
+    let specs = specs_path(cx);
+    let payload = match Fields::of(cx, index).progress {
+        Progress::Resume { .. } => quote!(::core::option::Option::None),
+        _ => quote!(()),
+    };
+    quote! {{
+        let specs = #specs;
+        ::core::result::Result::Ok(#rt::Attempt::Stay(
+            #payload,
+            ::core::option::Option::Some(#rt::Wait::new(until, &[#(&specs[#wanted]),*])),
+        ))
+    }}
+}
+
+/// For a task that resumes at an action (the earlier drafts' action retries): `from`, the
+/// action to resume at (0 when not resuming), and `resuming`.
+fn resume_bindings(cx: &Context<'_>, index: usize) -> Option<TokenStream> {
+    matches!(Fields::of(cx, index).progress, Progress::Resume { .. }).then(|| {
+        quote! {
+            let from = resume.as_ref().map_or(0, |resume| resume.action);
+            let resuming = resume.is_some();
+        }
+    })
+}
+
+/// `match from { .. }`: the entry holding the action a resuming task resumes at.
+fn entry_of_action(entries: &[EventActions]) -> TokenStream {
+    let mut first = 0_usize;
+    let arms = entries.iter().enumerate().filter_map(|(e, entry)| {
+        let count = entry.actions.len();
+        let range = (count > 0).then(|| {
+            let last = first + count - 1;
+            quote!(#first..=#last => #e,)
+        });
+        first += count;
+        range
+    });
+    quote! {
+        match from {
+            #(#arms)*
+            _ => 0,
+        }
     }
+}
+
+/// The position of each entry's first action among all the task's actions.
+fn first_actions(entries: &[EventActions]) -> Vec<usize> {
+    entries
+        .iter()
+        .scan(0_usize, |next, entry| {
+            let first = *next;
+            *next += entry.actions.len();
+            Some(first)
+        })
+        .collect()
 }
 
 pub(super) fn emit_event_task(
     cx: &Context<'_>,
-    task: &Task,
+    index: usize,
     exclusive: bool,
     entries: &[EventActions],
-    timeout: Option<&DurationSpec>,
 ) -> TokenStream {
     if entries.iter().any(has_own_exit) {
-        return emit_event_conditions(cx, task, exclusive, entries);
+        return emit_event_conditions(cx, index, exclusive, entries);
     }
+    let rt = rt();
+    let task = cx.task(index);
     let wanted = event_indices(cx, entries);
-    let timeout = waiting_timeout(cx, task, timeout);
-    let next = quote!(::core::result::Result::Ok(::core::option::Option::Some(0)));
+    let waiting = wait_for(cx, index, &wanted);
+    let resume = resume_bindings(cx, index);
+    let not_resuming = resume.is_some().then(|| quote!(!resuming &&));
+    let firsts = first_actions(entries);
+    let next = quote!(::core::result::Result::Ok(#rt::Attempt::Exit(0)));
     if exclusive {
         // The first entry listing the event that arrived runs its actions.
         let mut claimed: Vec<usize> = Vec::new();
-        let arms = entries.iter().filter_map(|entry| {
+        let mut arms = Vec::new();
+        let mut bodies = Vec::new();
+        for (e, entry) in entries.iter().enumerate() {
             let indices: Vec<usize> = entry
                 .event_refs
                 .iter()
@@ -292,50 +356,58 @@ pub(super) fn emit_event_task(
                 .filter(|i| !claimed.contains(i))
                 .collect();
             claimed.extend(&indices);
-            if indices.is_empty() {
-                return None;
+            if !indices.is_empty() {
+                arms.push(quote!(#(#indices)|* => #e,));
             }
-            let merge = merge_event_data(task, entry.event_data_filter.as_ref(), &quote!(&event));
-            let actions = action::emit_actions(cx, task, &entry.actions, entry.action_mode);
-            Some((
-                indices,
-                quote! {
-                    #merge
-                    #actions
-                },
-            ))
-        });
-        let arms: Vec<_> = arms.collect();
-        // With one entry, whatever arrived is for it.
-        let dispatch = match &arms[..] {
-            [(_, body)] => quote! {
-                if let ::core::option::Option::Some((_, event)) = arrived {
-                    #body
-                }
-            },
-            _ => {
-                let arms = arms
-                    .iter()
-                    .map(|(indices, body)| quote!(#(#indices)|* => { #body }));
-                quote! {
-                    if let ::core::option::Option::Some((index, event)) = arrived {
-                        match index {
-                            #(#arms)*
-                            _ => {}
-                        }
+            let merge = merge_event_data(task, entry.event_data_filter.as_ref(), &quote!(event));
+            let actions =
+                action::emit_actions(cx, task, &entry.actions, entry.action_mode, firsts[e]);
+            bodies.push(quote! {
+                #e => {
+                    if let ::core::option::Option::Some(event) = &arrived {
+                        #merge
                     }
+                    #actions
+                }
+            });
+        }
+        let resumed_entry = resume.as_ref().map(|_| {
+            let entry = entry_of_action(entries);
+            quote! {
+                if resuming {
+                    ::core::option::Option::Some((#entry, ::core::option::Option::None))
+                } else
+            }
+        });
+        quote! {
+            #resume
+            let chosen: ::core::option::Option<(usize, ::core::option::Option<#rt::CloudEvent>)> =
+                #resumed_entry
+                {
+                    match io.take_any(Self::event_specs(), &[#(#wanted),*])? {
+                        ::core::option::Option::Some((index, event)) => {
+                            let entry = match index {
+                                #(#arms)*
+                                _ => 0,
+                            };
+                            ::core::option::Option::Some((entry, ::core::option::Option::Some(event)))
+                        }
+                        // Timed out: the task transitions without performing its actions.
+                        ::core::option::Option::None if #rt::passed(io, until) => ::core::option::Option::None,
+                        ::core::option::Option::None => return #waiting,
+                    }
+                };
+            if let ::core::option::Option::Some((entry, arrived)) = chosen {
+                match entry {
+                    #(#bodies)*
+                    _ => {}
                 }
             }
-        };
-        quote! {
-            let arrived = io.wait_any(Self::event_specs(), &[#(#wanted),*], #timeout).await?;
-            // Timed out: the task transitions without performing its actions.
-            #dispatch
             #next
         }
     } else {
         // Every event of every entry; then each entry merges its events and runs its actions.
-        let steps = entries.iter().map(|entry| {
+        let steps = entries.iter().enumerate().map(|(e, entry)| {
             let positions: Vec<usize> = entry
                 .event_refs
                 .iter()
@@ -349,18 +421,33 @@ pub(super) fn emit_event_task(
                     &quote!(&events[#p].1),
                 )
             });
-            let actions = action::emit_actions(cx, task, &entry.actions, entry.action_mode);
+            let actions =
+                action::emit_actions(cx, task, &entry.actions, entry.action_mode, firsts[e]);
             quote! {
-                #(#merges)*
+                if let ::core::option::Option::Some(events) = &arrived {
+                    #(#merges)*
+                }
                 #actions
             }
         });
-        quote! {
-            let arrived = io.wait_all(Self::event_specs(), &[#(#wanted),*], #timeout).await?;
-            // Timed out: the task transitions without performing its actions.
-            if let ::core::option::Option::Some(events) = arrived {
-                #(#steps)*
+        let take = quote! {
+            match io.take_all(Self::event_specs(), &[#(#wanted),*])? {
+                ::core::option::Option::Some(events) => ::core::option::Option::Some(events),
+                // Timed out: the task transitions without performing its actions.
+                ::core::option::Option::None if #rt::passed(io, until) => {
+                    return ::core::result::Result::Ok(#rt::Attempt::Exit(0));
+                }
+                ::core::option::Option::None => return #waiting,
             }
+        };
+        let arrived = match &not_resuming {
+            Some(_) => quote!(if resuming { ::core::option::Option::None } else { #take }),
+            None => take,
+        };
+        quote! {
+            #resume
+            let arrived: ::core::option::Option<::std::vec::Vec<(usize, #rt::CloudEvent)>> = #arrived;
+            #(#steps)*
             #next
         }
     }
@@ -372,19 +459,33 @@ pub(super) fn has_own_exit(entry: &EventActions) -> bool {
     entry.condition.is_some() || entry.transition.is_some() || entry.timeout.is_some()
 }
 
+/// The entry whose timeout elapses first (its timeout in ms, its position), in document order
+/// among equals; `None` when no entry has a timeout.
+pub(super) fn earliest_entry_timeout(entries: &[EventActions]) -> Option<(u64, usize)> {
+    entries
+        .iter()
+        .enumerate()
+        .filter_map(|(e, entry)| entry.timeout.as_ref().map(|t| (t.millis, e)))
+        .min()
+}
+
 /// An event task of the earlier drafts: each entry waits for its condition over event names.
 /// The task waits until one entry's condition holds (that entry merges the data of its events,
 /// runs its actions and exits through its transition: `exit` is the entry's position; the
-/// events it does not name go back to the inbox), or until the earliest entry timeout elapses
+/// events it does not name stay in the inbox), or until the earliest entry timeout elapses
 /// (that entry's exit, without actions).
 fn emit_event_conditions(
     cx: &Context<'_>,
-    task: &Task,
+    index: usize,
     exclusive: bool,
     entries: &[EventActions],
 ) -> TokenStream {
     let rt = rt();
+    let task = cx.task(index);
     let wanted = event_indices(cx, entries);
+    let waiting = wait_for(cx, index, &wanted);
+    let resume = resume_bindings(cx, index);
+    let firsts = first_actions(entries);
     let position = |name: &str| {
         cx.event_index(name)
             .and_then(|index| wanted.iter().position(|w| *w == index))
@@ -440,42 +541,43 @@ fn emit_event_conditions(
                 }
             }
         });
-        let actions = action::emit_actions(cx, task, &entry.actions, entry.action_mode);
+        let actions = action::emit_actions(cx, task, &entry.actions, entry.action_mode, firsts[e]);
         arms.push(quote! {
             #e => {
                 #(#merges)*
                 #actions
-                ::core::result::Result::Ok(::core::option::Option::Some(#e))
+                ::core::result::Result::Ok(#rt::Attempt::Exit(#e))
             }
         });
     }
-    // The entry whose timeout elapses first, in document order among equals. Without any
-    // timeout the wait ends only when a condition holds, so the first entry's exit is never
-    // taken by a timeout.
-    let earliest = entries
-        .iter()
-        .enumerate()
-        .filter_map(|(e, entry)| entry.timeout.as_ref().map(|t| (t.millis, e)))
-        .min();
-    let timeout = match earliest {
-        Some((millis, _)) => {
-            quote!(::core::option::Option::Some(#rt::Duration::from_millis(#millis)))
+    // The entry whose timeout elapses first. Without any timeout the wait ends only when a
+    // condition holds, so the first entry's exit is never taken by a timeout.
+    let timed_out_entry = earliest_entry_timeout(entries).map_or(0, |(_, e)| e);
+    let take = quote! {
+        match io.take_entries(Self::event_specs(), &[#(#wanted),*], &entries)? {
+            ::core::option::Option::Some(taken) => taken,
+            // Timed out: the entry's transition, without performing its actions.
+            ::core::option::Option::None if #rt::passed(io, until) => {
+                return ::core::result::Result::Ok(#rt::Attempt::Exit(#timed_out_entry));
+            }
+            ::core::option::Option::None => return #waiting,
         }
-        None => quote!(::core::option::Option::None),
     };
-    let timed_out_entry = earliest.map_or(0, |(_, e)| e);
-    let timed_out =
-        quote!(::core::result::Result::Ok(::core::option::Option::Some(#timed_out_entry)));
+    let taken = match &resume {
+        Some(_) => {
+            let entry = entry_of_action(entries);
+            quote!(if resuming { (#entry, ::std::vec::Vec::new()) } else { #take })
+        }
+        None => take,
+    };
     quote! {
         #(#holds_fns)*
         let entries = [#(#specs),*];
-        match io.wait_entries(Self::event_specs(), &[#(#wanted),*], &entries, #timeout).await? {
-            ::core::option::Option::Some((entry, events)) => match entry {
-                #(#arms)*
-                _ => #timed_out,
-            },
-            // Timed out: the entry's transition, without performing its actions.
-            ::core::option::Option::None => #timed_out,
+        #resume
+        let (entry, events): (usize, ::std::vec::Vec<(usize, #rt::CloudEvent)>) = #taken;
+        match entry {
+            #(#arms)*
+            _ => ::core::result::Result::Ok(#rt::Attempt::Exit(#timed_out_entry)),
         }
     }
 }
@@ -505,16 +607,20 @@ pub(super) fn emit_event_switch(
     cx: &Context<'_>,
     task: &Task,
     conditions: &[EventCondition],
-    timeout: Option<&DurationSpec>,
 ) -> TokenStream {
+    let rt = rt();
+    let index = cx
+        .scope
+        .tasks
+        .iter()
+        .position(|t| std::ptr::eq(t, task))
+        .unwrap_or(0);
     let wanted: Vec<usize> = conditions
         .iter()
         .filter_map(|c| c.event_ref.as_ref())
         .filter_map(|r| cx.event_index(&r.value))
         .collect();
-    // Unlike an event task's, a switch's timeout also holds on the start task: a switch never
-    // starts instances from events, so its default is the only way out.
-    let timeout = super::duration_option(timeout);
+    let waiting = wait_for(cx, index, &wanted);
     let mut claimed: Vec<usize> = Vec::new();
     let arms: Vec<_> = conditions
         .iter()
@@ -530,50 +636,83 @@ pub(super) fn emit_event_switch(
             Some(quote! {
                 #index => {
                     #merge
-                    ::core::result::Result::Ok(::core::option::Option::Some(#position))
+                    ::core::result::Result::Ok(#rt::Attempt::Exit(#position))
                 }
             })
         })
         .collect();
     let default = conditions.len();
     quote! {
-        // No event in time: the default transition.
-        match io.wait_any(Self::event_specs(), &[#(#wanted),*], #timeout).await? {
+        match io.take_any(Self::event_specs(), &[#(#wanted),*])? {
             ::core::option::Option::Some((index, event)) => match index {
                 #(#arms)*
-                _ => ::core::result::Result::Ok(::core::option::Option::Some(#default)),
+                _ => ::core::result::Result::Ok(#rt::Attempt::Exit(#default)),
             },
-            ::core::option::Option::None => {
-                ::core::result::Result::Ok(::core::option::Option::Some(#default))
+            // No event in time: the default transition.
+            ::core::option::Option::None if #rt::passed(io, until) => {
+                ::core::result::Result::Ok(#rt::Attempt::Exit(#default))
             }
+            ::core::option::Option::None => #waiting,
         }
     }
 }
 
+/// A callback task: its first step calls the action and starts waiting (the timeout counts from
+/// the end of the action); then each step takes the callback event if it arrived. Without it in
+/// time, the task transitions with the action's result but no event data.
 pub(super) fn emit_callback(
     cx: &Context<'_>,
-    task: &Task,
+    index: usize,
     action: Option<&Action>,
     event_ref: Option<&Spanned<String>>,
     timeout: Option<&DurationSpec>,
     filter: Option<&JsonPath>,
 ) -> TokenStream {
+    let rt = rt();
+    let task = cx.task(index);
     let run = action
-        .map(|a| action::emit_actions(cx, task, std::slice::from_ref(a), ActionMode::Sequential))
+        .map(|a| action::emit_actions(cx, task, std::slice::from_ref(a), ActionMode::Sequential, 0))
         .unwrap_or_default();
-    let index = event_ref
+    let event = event_ref
         .and_then(|r| cx.event_index(&r.value))
         .unwrap_or(0);
     let timeout = super::duration_option(timeout);
     let merge = merge_event_data(task, filter, &quote!(&event));
+    let specs = specs_path(cx);
+    // A task that may be retried keeps its input while it waits: a retry calls the action
+    // again with it.
+    let keep_input = if task.retry.is_empty() {
+        quote!(::core::option::Option::None)
+    } else {
+        quote!(::core::option::Option::Some(input.clone()))
+    };
     quote! {
-        #run
-        // The callback event completes the task; without it in time, the task transitions.
-        let arrived = io.wait_any(Self::event_specs(), &[#index], #timeout).await?;
-        if let ::core::option::Option::Some((_, event)) = arrived {
-            #merge
+        match &phase {
+            #rt::CallbackPhase::Call => {
+                #run
+                let until = #rt::deadline_of(io, #timeout);
+                ::core::result::Result::Ok(#rt::Attempt::Stay(
+                    #rt::CallbackPhase::Wait { until, input: #keep_input },
+                    ::core::option::Option::None,
+                ))
+            }
+            #rt::CallbackPhase::Wait { until, .. } => match io.take_any(Self::event_specs(), &[#event])? {
+                ::core::option::Option::Some((_, event)) => {
+                    #merge
+                    ::core::result::Result::Ok(#rt::Attempt::Exit(0))
+                }
+                ::core::option::Option::None if #rt::passed(io, *until) => {
+                    ::core::result::Result::Ok(#rt::Attempt::Exit(0))
+                }
+                ::core::option::Option::None => {
+                    let specs = #specs;
+                    ::core::result::Result::Ok(#rt::Attempt::Stay(
+                        phase.clone(),
+                        ::core::option::Option::Some(#rt::Wait::new(*until, &[&specs[#event]])),
+                    ))
+                }
+            },
         }
-        ::core::result::Result::Ok(::core::option::Option::Some(0))
     }
 }
 

@@ -1,6 +1,10 @@
 //! Leaving a task: the output filter, then a transition (with its condition) or an end; and the
 //! error path: retries first, then onError handlers, else the run fails with the task's data.
+//!
+//! Every piece here is an expression of type `Result<State, WorkflowError>` evaluated inside an
+//! `async` block of the task's `run_*` method, so a `return` in it gives the block's value.
 
+use super::fields::{Fields, Log};
 use super::{Context, compensation, rt};
 use crate::emit_parts::{expr::condition, path::path_ref};
 use crate::ir::{EndKind, EndStatus, SwitchConditions, Task, TaskKind, Transition};
@@ -53,11 +57,11 @@ pub(super) fn emit_exit_dispatch(cx: &Context<'_>, index: usize) -> TokenStream 
                     .collect(),
             };
             let arms = transitions.iter().enumerate().map(|(i, t)| {
-                let go = emit_transition(cx, task, t, &output_ident(), None);
-                quote!(::core::option::Option::Some(#i) => { #go })
+                let go = emit_transition(cx, index, t, &output_ident(), None);
+                quote!(#i => { #go })
             });
             let default = match &switch.default {
-                Some(t) => emit_transition(cx, task, t, &output_ident(), None),
+                Some(t) => emit_transition(cx, index, t, &output_ident(), None),
                 None => quote!(::core::unreachable!()),
             };
             quote! {
@@ -71,12 +75,12 @@ pub(super) fn emit_exit_dispatch(cx: &Context<'_>, index: usize) -> TokenStream 
         TaskKind::Event { events_actions, .. } if dispatches_on_exit(task) => {
             let arms = events_actions.iter().enumerate().map(|(i, entry)| {
                 let go = match &entry.transition {
-                    Some(t) => emit_transition(cx, task, t, &output_ident(), None),
-                    None => emit_leave(cx, task, &output_ident()),
+                    Some(t) => emit_transition(cx, index, t, &output_ident(), None),
+                    None => emit_leave(cx, index, &output_ident()),
                 };
-                quote!(::core::option::Option::Some(#i) => { #go })
+                quote!(#i => { #go })
             });
-            let fallback = emit_leave(cx, task, &output_ident());
+            let fallback = emit_leave(cx, index, &output_ident());
             quote! {
                 match exit {
                     #(#arms)*
@@ -84,7 +88,7 @@ pub(super) fn emit_exit_dispatch(cx: &Context<'_>, index: usize) -> TokenStream 
                 }
             }
         }
-        _ => emit_leave(cx, task, &output_ident()),
+        _ => emit_leave(cx, index, &output_ident()),
     };
     quote! {
         #output_filter
@@ -119,8 +123,8 @@ fn output_ident() -> Ident {
 }
 
 /// The task's own transition or end, taking the data in `data`.
-fn emit_leave(cx: &Context<'_>, task: &Task, data: &Ident) -> TokenStream {
-    let state = cx.state_ident();
+fn emit_leave(cx: &Context<'_>, index: usize, data: &Ident) -> TokenStream {
+    let task = cx.task(index);
     if let Some(end) = &task.end {
         if end
             .status
@@ -135,56 +139,71 @@ fn emit_leave(cx: &Context<'_>, task: &Task, data: &Ident) -> TokenStream {
             let failure = fail(cx, quote!(#name), error, quote!(#data));
             return quote!(::core::result::Result::Err(#failure));
         }
-        let leave = match &end.kind {
-            EndKind::Terminate => {
-                let fields = output_fields(data);
-                quote!(::core::result::Result::Ok(#state::Terminated { #fields }))
-            }
-            EndKind::Default | EndKind::Event { produce: None } => {
-                let fields = output_fields(data);
-                quote!(::core::result::Result::Ok(#state::Completed { #fields }))
-            }
-            EndKind::Event {
-                produce: Some(produce),
-            } => {
-                let produce = super::events::emit_produce(cx, task, produce, data);
-                let fields = output_fields(data);
-                quote! {{
-                    #produce
-                    ::core::result::Result::Ok(#state::Completed { #fields })
-                }}
-            }
+        if end.compensate && compensation::calls_compensation(cx, task) {
+            let exit = compensation::exit_number(cx, index, None);
+            return compensation::begin(cx, data, exit, None);
+        }
+        let leave = end_state(cx, index, data);
+        return match Fields::of(cx, index).log {
+            // The log ends with its scope.
+            Log::Record => quote! {{
+                ::core::mem::drop(compensations);
+                #leave
+            }},
+            Log::None | Log::Compensating => leave,
         };
-        return compensation::around_end(cx, task, Some(end), data, leave);
     }
     match &task.transition {
-        Some(transition) => emit_transition(cx, task, transition, data, None),
+        Some(transition) => emit_transition(cx, index, transition, data, None),
         // Validation guarantees a transition or an end.
-        None => {
-            let fields = output_fields(data);
-            quote!(::core::result::Result::Ok(#state::Completed { #fields }))
-        }
+        None => end_state(cx, index, data),
     }
 }
 
-/// Checks the transition's condition against `data`, runs the compensation it asks for (`cause`
-/// is the error an onError transition handles), then enters the next task.
+/// What an end of task `index` leads to, once any compensation it asked for ran: it produces
+/// its event (an end of kind `event`), then the scope completes or terminates. A compensation
+/// task's end goes on with the next compensation instead of ending the scope.
+pub(super) fn end_state(cx: &Context<'_>, index: usize, data: &Ident) -> TokenStream {
+    let state = cx.state_ident();
+    let task = cx.task(index);
+    let fields = output_fields(data);
+    let terminates = matches!(task.end.as_ref().map(|e| &e.kind), Some(EndKind::Terminate));
+    let ended = if terminates {
+        quote!(::core::result::Result::Ok(#state::Terminated { #fields }))
+    } else if Fields::of(cx, index).log == Log::Compensating {
+        compensation::next_compensation(cx, data)
+    } else {
+        quote!(::core::result::Result::Ok(#state::Completed { #fields }))
+    };
+    match task.end.as_ref().map(|e| &e.kind) {
+        Some(EndKind::Event {
+            produce: Some(produce),
+        }) => {
+            let produce = super::events::emit_produce(cx, task, produce, data);
+            quote! {{
+                #produce
+                #ended
+            }}
+        }
+        _ => ended,
+    }
+}
+
+/// Checks the transition's condition against `data`, then, when it asks for compensation,
+/// starts the scope's compensation (which takes the rest of the transition once done); else
+/// takes it. `cause` is the error an onError transition handles.
 fn emit_transition(
     cx: &Context<'_>,
-    task: &Task,
+    index: usize,
     transition: &Transition,
     data: &Ident,
     cause: Option<&Ident>,
 ) -> TokenStream {
     let rt = rt();
+    let task = cx.task(index);
     let id = &cx.workflow.id.value;
     let name = &task.name.value;
     let next = &transition.next.value;
-    let Some(target) = cx.target(next) else {
-        let message = format!("unknown transition target `{next}`");
-        return quote!(::core::compile_error!(#message));
-    };
-    let enter = cx.enter_fn(target);
     let guard = transition.condition.as_ref().map(|expression| {
         let view = Ident::new("condition_data", Span::call_site());
         let test = condition(expression, &view, &view);
@@ -206,32 +225,61 @@ fn emit_transition(
             }
         }
     });
-    let compensate = compensation::before_transition(cx, task, transition, data, cause);
-    let produce = transition
-        .produce_event
-        .as_ref()
-        .map(|p| super::events::emit_produce(cx, task, p, data));
-    let log = compensation::then_pass(cx);
+    let go = if transition.compensate && compensation::calls_compensation(cx, task) {
+        let exit = compensation::exit_number(cx, index, Some(transition));
+        compensation::begin(cx, data, exit, cause)
+    } else {
+        let log = match Fields::of(cx, index).log {
+            Log::None => None,
+            Log::Record => Some(quote!(compensations)),
+            Log::Compensating => Some(quote!(compensating)),
+        };
+        take_transition(cx, index, transition, data, log)
+    };
     // Always one expression, so callers can `return` it or use it as a match arm.
-    if guard.is_none() && compensate.is_none() && produce.is_none() {
-        return quote!(Self::#enter(#data #log));
+    match guard {
+        None => go,
+        Some(guard) => quote! {{
+            #guard
+            #go
+        }},
     }
-    quote! {{
-        #guard
-        #compensate
-        #produce
-        Self::#enter(#data #log)
-    }}
+}
+
+/// The rest of a transition: it produces its event, then enters the next task with `data` and
+/// the scope's compensation record `log`.
+pub(super) fn take_transition(
+    cx: &Context<'_>,
+    index: usize,
+    transition: &Transition,
+    data: &Ident,
+    log: Option<TokenStream>,
+) -> TokenStream {
+    let task = cx.task(index);
+    let next = &transition.next.value;
+    let Some(target) = cx.target(next) else {
+        let message = format!("unknown transition target `{next}`");
+        return quote!(::core::compile_error!(#message));
+    };
+    let enter = super::scope::enter_call(cx, target, quote!(#data), log);
+    match &transition.produce_event {
+        None => enter,
+        Some(produce) => {
+            let produce = super::events::emit_produce(cx, task, produce, data);
+            quote! {{
+                #produce
+                #enter
+            }}
+        }
+    }
 }
 
 /// The failure arm: `error` is the ErrorObject, `data` the task data when it failed; with
 /// retries, `input` is the task's input and `retry` its progress.
 pub(super) fn emit_error_path(cx: &Context<'_>, index: usize) -> TokenStream {
     let rt = rt();
-    let state = cx.state_ident();
     let task = cx.task(index);
     let name = &task.name.value;
-    let variant = cx.variant(index);
     let failed = Ident::new("failed", Span::call_site());
     let scope = Ident::new("scope", Span::call_site());
     let condition_failure = fail(cx, quote!(#name), quote!(condition_error), quote!(data));
@@ -265,9 +313,9 @@ pub(super) fn emit_error_path(cx: &Context<'_>, index: usize) -> TokenStream {
             }
         });
         let policies = retry_policies(&task.retry);
-        let log = compensation::then_pass(cx);
+        let again = super::scope::fresh_variant(cx, index, quote!(input), quote!(retry));
         // The first retry definition whose condition matches decides; once it is exhausted,
-        // onError runs.
+        // onError runs. A retry restarts the task from its input, as if entered again.
         quote! {
             #policies
             let choice: ::core::option::Option<usize> = 'choice: {
@@ -277,10 +325,10 @@ pub(super) fn emit_error_path(cx: &Context<'_>, index: usize) -> TokenStream {
             let next = choice.and_then(|definition| {
                 POLICIES
                     .get(definition)
-                    .and_then(|policy| retry.next(definition, policy))
+                    .and_then(|policy| retry.next(definition, policy, io.now()))
             });
             if let ::core::option::Option::Some(retry) = next {
-                return ::core::result::Result::Ok(#state::#variant { data: input, retry #log });
+                return ::core::result::Result::Ok(#again);
             }
         }
     });
@@ -310,12 +358,18 @@ pub(super) fn emit_error_path(cx: &Context<'_>, index: usize) -> TokenStream {
             let go = match &handler.transition {
                 Some(transition) => {
                     let error = Ident::new("error", Span::call_site());
-                    emit_transition(cx, task, transition, &target, Some(&error))
+                    emit_transition(cx, index, transition, &target, Some(&error))
                 }
+                // A handler without a transition ends the scope, without compensation.
                 None => {
+                    let state = cx.state_ident();
                     let fields = output_fields(&target);
-                    let leave = quote!(::core::result::Result::Ok(#state::Completed { #fields }));
-                    compensation::around_end(cx, task, None, &target, leave)
+                    let drop_log = (Fields::of(cx, index).log == Log::Record)
+                        .then(|| quote!(::core::mem::drop(compensations);));
+                    quote! {{
+                        #drop_log
+                        ::core::result::Result::Ok(#state::Completed { #fields })
+                    }}
                 }
             };
             // v0.1's error filter may place the error (`resultPath`) and select the output

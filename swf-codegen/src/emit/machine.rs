@@ -1,7 +1,9 @@
-//! The machine type: its constructor and public API (`run`, `start`, `step`, or their `_with`
-//! forms taking an `Io` when the workflow uses events or a scheduled start), the event
-//! definitions as specs, and the `Machine` implementation a `Host` drives.
+//! The machine type: its constructor and public API (`run`, `start`, `step` and `advance`, or
+//! `run_with`, `start_with`, `step_with` taking an `Io` when the workflow uses events or a
+//! scheduled start), the event definitions as specs, and the `Machine` implementation a host
+//! drives.
 
+use super::fields::{Fields, Log};
 use super::scope::Emitted;
 use super::{Context, events, rt};
 use crate::ir::{StartKind, TaskKind};
@@ -12,6 +14,11 @@ pub(super) fn emit(cx: &Context<'_>, scopes: &Emitted) -> TokenStream {
     let machine = cx.workflow_ident();
     let id = &cx.workflow.id.value;
     let name = &cx.workflow.name.value;
+    let version = match &cx.workflow.version {
+        Some(version) => quote!(::core::option::Option::Some(#version)),
+        None => quote!(::core::option::Option::None),
+    };
+    let hash = definition_hash(cx);
     let methods = &scopes.methods;
     let api = if cx.uses_io() {
         io_api(cx)
@@ -20,11 +27,13 @@ pub(super) fn emit(cx: &Context<'_>, scopes: &Emitted) -> TokenStream {
     };
     let specs = events::emit_specs(cx);
     let machine_impl = emit_machine_impl(cx);
-    let sub_flow = drive_subflow(cx);
+    let begin = emit_begin(cx);
+    let sub_flow = sub_flow_api(cx);
     let bounds = bounds(cx);
     let doc = format!(
         " The `{name}` workflow (id `{id}`), compiled to a state machine. `run` drives an \
-         instance to its end; `start` and `step` let the caller save the state between tasks."
+         instance to its end; `start` and `step` (or `advance`, which never waits) let the caller \
+         save the state between steps."
     );
     quote! {
         #[doc = #doc]
@@ -39,6 +48,11 @@ pub(super) fn emit(cx: &Context<'_>, scopes: &Emitted) -> TokenStream {
             pub const ID: &'static str = #id;
             /// The workflow's `name`.
             pub const NAME: &'static str = #name;
+            /// The workflow's `version`, if it has one.
+            pub const VERSION: ::core::option::Option<&'static str> = #version;
+            /// A hash of the definition this machine was compiled from: a saved instance records
+            /// it, so that a host can tell an instance saved by another definition.
+            pub const DEFINITION_HASH: &'static str = #hash;
 
             /// A machine that calls `functions` for the workflow's actions.
             pub fn new(functions: F) -> Self {
@@ -51,6 +65,7 @@ pub(super) fn emit(cx: &Context<'_>, scopes: &Emitted) -> TokenStream {
             }
 
             #api
+            #begin
             #sub_flow
             #specs
             #(#methods)*
@@ -60,73 +75,111 @@ pub(super) fn emit(cx: &Context<'_>, scopes: &Emitted) -> TokenStream {
     }
 }
 
-/// `run`, `start` (and `step`, emitted with the root scope) for a workflow without events.
+/// The event specs of the machine, for the drivers that register what an instance listens for.
+fn specs_or_none(cx: &Context<'_>) -> TokenStream {
+    if cx.workflow.events.is_empty() {
+        quote!(&[])
+    } else {
+        quote!(Self::event_specs())
+    }
+}
+
+/// `run`, `start` and `step` for a workflow without events.
 fn plain_api(cx: &Context<'_>) -> TokenStream {
     let rt = rt();
     let state = cx.state_ident();
-    let start = start_body(cx, false);
+    let specs = specs_or_none(cx);
     quote! {
         /// Runs one instance from `input` (a JSON object; `null` means `{}`) to its end.
+        ///
+        /// # Errors
+        /// The refusal of the input, or the `WorkflowError` of a task that failed with no retry
+        /// or onError left, with the data it had.
         pub async fn run(&self, input: #rt::Value) -> ::core::result::Result<#rt::Value, #rt::WorkflowError> {
-            let mut state = self.start(input)?;
-            loop {
-                match state {
-                    #state::Completed { output } | #state::Terminated { output } => {
-                        return ::core::result::Result::Ok(output);
-                    }
-                    other => state = self.step(other).await?,
-                }
-            }
+            let io = #rt::Io::standalone();
+            let state = self.begin(input, &io)?;
+            #rt::run_to_end(state, &io, #specs, |state| self.advance(state, &io))
+                .await
+                .map(#rt::ScopeEnd::into_output)
         }
 
         /// The first state of an instance: the start task with its filtered input.
+        ///
+        /// # Errors
+        /// The refusal of the input (not a JSON object), or of the start task's input filter.
         pub fn start(&self, input: #rt::Value) -> ::core::result::Result<#state, #rt::WorkflowError> {
-            #start
+            self.begin(input, &#rt::Io::standalone())
+        }
+
+        /// Runs the next step of `state`, waiting first as long as it must (a delay, a retry
+        /// wait): the state after one step that ran. A state that has ended is returned
+        /// unchanged.
+        ///
+        /// # Errors
+        /// As [`Self::run`].
+        pub async fn step(&self, state: #state) -> ::core::result::Result<#state, #rt::WorkflowError> {
+            let io = #rt::Io::standalone();
+            #rt::step_until_ran(state, &io, #specs, |state| self.advance(state, &io)).await
         }
     }
 }
 
-/// `run_with`, `start_with` (and `step_with`) for a workflow that uses events or a scheduled
+/// `run_with`, `start_with` and `step_with` for a workflow that uses events or a scheduled
 /// start: the instance's `Io` carries its events, what it produces and the clock.
 fn io_api(cx: &Context<'_>) -> TokenStream {
     let rt = rt();
     let state = cx.state_ident();
-    let start = start_body(cx, true);
+    let specs = specs_or_none(cx);
     quote! {
         /// Runs one instance from `input` (a JSON object; `null` means `{}`) to its end, with
         /// `io` as its events and clock.
+        ///
+        /// # Errors
+        /// The refusal of the input or of a scheduled start, or the `WorkflowError` of a task
+        /// that failed with no retry or onError left, with the data it had.
         pub async fn run_with(&self, input: #rt::Value, io: &#rt::Io) -> ::core::result::Result<#rt::Value, #rt::WorkflowError> {
-            let mut state = self.start_with(input, io)?;
-            loop {
-                match state {
-                    #state::Completed { output } | #state::Terminated { output } => {
-                        return ::core::result::Result::Ok(output);
-                    }
-                    other => state = self.step_with(other, io).await?,
-                }
-            }
+            let state = self.begin(input, io)?;
+            #rt::run_to_end(state, io, #specs, |state| self.advance(state, io))
+                .await
+                .map(#rt::ScopeEnd::into_output)
         }
 
         /// The first state of an instance: the start task with its filtered input. A scheduled
         /// start refuses to create the instance outside its window (by `io`'s clock).
+        ///
+        /// # Errors
+        /// The refusal of the input or of the scheduled start.
         pub fn start_with(&self, input: #rt::Value, io: &#rt::Io) -> ::core::result::Result<#state, #rt::WorkflowError> {
-            #start
+            self.begin(input, io)
+        }
+
+        /// Runs the next step of `state`, waiting first as long as it must (for its events, a
+        /// delay, a retry wait): the state after one step that ran. A state that has ended is
+        /// returned unchanged.
+        ///
+        /// # Errors
+        /// As [`Self::run_with`].
+        pub async fn step_with(&self, state: #state, io: &#rt::Io) -> ::core::result::Result<#state, #rt::WorkflowError> {
+            #rt::step_until_ran(state, io, #specs, |state| self.advance(state, io)).await
         }
     }
 }
 
-fn start_body(cx: &Context<'_>, with_io: bool) -> TokenStream {
+/// `begin`: the first state of an instance created from `input`.
+fn emit_begin(cx: &Context<'_>) -> TokenStream {
     let rt = rt();
+    let state = cx.state_ident();
     let start_index = cx.start_index();
-    let enter = cx.enter_fn(start_index);
-    let log = super::compensation::then_fresh(cx);
+    let log = (Fields::of(cx, start_index).log == Log::Record)
+        .then(|| quote!(#rt::CompensationLog::new()));
+    let enter = super::scope::enter_call(cx, start_index, quote!(input), log);
     let start_task = cx.task(start_index);
     let start_name = &start_task.name.value;
     let schedule = match start_task.start.as_ref().map(|s| &s.kind) {
         Some(StartKind::Scheduled {
             interval: Some(interval),
-        }) if with_io => {
-            let window = super::events::emit_schedule_window(interval);
+        }) => {
+            let window = events::emit_schedule_window(interval);
             let id = &cx.workflow.id.value;
             quote! {
                 if let ::core::result::Result::Err(error) = #rt::check_schedule(&#window, io) {
@@ -134,44 +187,64 @@ fn start_body(cx: &Context<'_>, with_io: bool) -> TokenStream {
                 }
             }
         }
-        _ if with_io => quote!(let _ = io;),
         _ => TokenStream::new(),
     };
     quote! {
-        #schedule
-        let input = #rt::workflow_input(Self::ID, #start_name, input)?;
-        Self::#enter(input #log)
+        fn begin(&self, input: #rt::Value, io: &#rt::Io) -> ::core::result::Result<#state, #rt::WorkflowError> {
+            let _ = io;
+            #schedule
+            let input = #rt::workflow_input(Self::ID, #start_name, input)?;
+            #enter
+        }
     }
 }
 
-/// `Machine`, so that a `Host` can own instances of this workflow.
+/// How a calling workflow runs this one: `begin_subflow` (a scheduled start outside its window
+/// completes at once with the input: the draft says the caller does not wait for the window)
+/// and `run_detached`.
+fn sub_flow_api(cx: &Context<'_>) -> TokenStream {
+    let rt = rt();
+    let state = cx.state_ident();
+    let specs = specs_or_none(cx);
+    let scheduled = super::scheduled_interval(&cx.workflow.scope).map(|interval| {
+        let window = events::emit_schedule_window(interval);
+        quote! {
+            if #rt::check_schedule(&#window, io).is_err() {
+                return ::core::result::Result::Ok(::core::result::Result::Err(input));
+            }
+        }
+    });
+    quote! {
+        #[doc(hidden)]
+        pub fn begin_subflow(
+            &self,
+            input: #rt::Value,
+            io: &#rt::Io,
+        ) -> ::core::result::Result<::core::result::Result<#state, #rt::Value>, #rt::WorkflowError> {
+            #scheduled
+            self.begin(input, io).map(::core::result::Result::Ok)
+        }
+
+        #[doc(hidden)]
+        pub async fn run_detached(&self, input: #rt::Value, io: &#rt::Io) -> ::core::result::Result<#rt::ScopeEnd, #rt::WorkflowError> {
+            let state = match self.begin_subflow(input, io)? {
+                ::core::result::Result::Ok(state) => state,
+                ::core::result::Result::Err(output) => {
+                    return ::core::result::Result::Ok(#rt::ScopeEnd::Completed(output));
+                }
+            };
+            #rt::run_to_end(state, io, #specs, |state| self.advance(state, io)).await
+        }
+    }
+}
+
+/// `Machine`, so that a host can own instances of this workflow.
 fn emit_machine_impl(cx: &Context<'_>) -> TokenStream {
     let rt = rt();
     let state = cx.state_ident();
     let machine = cx.workflow_ident();
     let bounds = bounds(cx);
-    let (start, step) = if cx.uses_io() {
-        (
-            quote!(self.start_with(input, io)),
-            quote!(self.step_with(state, io)),
-        )
-    } else {
-        (
-            quote! {
-                let _ = io;
-                #machine::start(self, input)
-            },
-            quote! {
-                let _ = io;
-                #machine::step(self, state)
-            },
-        )
-    };
-    let events = if cx.workflow.events.is_empty() {
-        quote!(&[])
-    } else {
-        quote!(Self::event_specs())
-    };
+    let events = specs_or_none(cx);
     let start_task = cx.task(cx.start_index());
     let start_on_events = match &start_task.kind {
         TaskKind::Event {
@@ -199,6 +272,14 @@ fn emit_machine_impl(cx: &Context<'_>) -> TokenStream {
                 Self::ID
             }
 
+            fn version(&self) -> ::core::option::Option<&'static str> {
+                Self::VERSION
+            }
+
+            fn definition_hash(&self) -> &'static str {
+                Self::DEFINITION_HASH
+            }
+
             fn events(&self) -> &'static [#rt::EventSpec] {
                 #events
             }
@@ -208,15 +289,15 @@ fn emit_machine_impl(cx: &Context<'_>) -> TokenStream {
             }
 
             fn start(&self, input: #rt::Value, io: &#rt::Io) -> ::core::result::Result<#state, #rt::WorkflowError> {
-                #start
+                self.begin(input, io)
             }
 
             fn step<'a>(
                 &'a self,
                 state: #state,
                 io: &'a #rt::Io,
-            ) -> impl ::core::future::Future<Output = ::core::result::Result<#state, #rt::WorkflowError>> + ::core::marker::Send + 'a {
-                #step
+            ) -> impl ::core::future::Future<Output = ::core::result::Result<#rt::Progress<#state>, #rt::WorkflowError>> + ::core::marker::Send + 'a {
+                self.advance(state, io)
             }
 
             fn output(state: &#state) -> ::core::option::Option<&#rt::Value> {
@@ -237,59 +318,23 @@ fn bounds(cx: &Context<'_>) -> TokenStream {
     }
 }
 
-/// `drive_subflow`: how a calling workflow runs this one. A scheduled start outside its window
-/// completes at once with the input (the draft: the caller does not wait for the window).
-fn drive_subflow(cx: &Context<'_>) -> TokenStream {
-    let rt = rt();
-    let state = cx.state_ident();
-    let scheduled = super::scheduled_interval(&cx.workflow.scope).is_some();
-    // Only a scheduled start needs the input again (to complete with it when refused).
-    let input = if scheduled {
-        quote!(input.clone())
-    } else {
-        quote!(input)
-    };
-    let (start, step, param) = if cx.uses_io() {
-        (
-            quote!(self.start_with(#input, io)),
-            quote!(self.step_with(other, io)),
-            quote!(io: &#rt::Io),
-        )
-    } else {
-        (
-            quote!(self.start(#input)),
-            quote!(self.step(other)),
-            quote!(_io: &#rt::Io),
-        )
-    };
-    let first = if scheduled {
-        quote! {
-            match #start {
-                ::core::result::Result::Ok(state) => state,
-                ::core::result::Result::Err(refused) if refused.error().name == #rt::SCHEDULE_ERROR => {
-                    return ::core::result::Result::Ok(#rt::ScopeEnd::Completed(input));
-                }
-                ::core::result::Result::Err(failure) => return ::core::result::Result::Err(failure),
-            }
-        }
-    } else {
-        quote!(#start?)
-    };
-    quote! {
-        #[doc(hidden)]
-        pub async fn drive_subflow(&self, input: #rt::Value, #param) -> ::core::result::Result<#rt::ScopeEnd, #rt::WorkflowError> {
-            let mut state = #first;
-            loop {
-                state = match state {
-                    #state::Completed { output } => {
-                        return ::core::result::Result::Ok(#rt::ScopeEnd::Completed(output));
-                    }
-                    #state::Terminated { output } => {
-                        return ::core::result::Result::Ok(#rt::ScopeEnd::Terminated(output));
-                    }
-                    other => #step.await?,
-                };
-            }
-        }
-    }
+/// A hash of what the workflow does (its id, version, functions, events and tasks, not the
+/// file it came from), as 16 hex digits: FNV-1a over their serialized form, stable across
+/// builds and platforms.
+fn definition_hash(cx: &Context<'_>) -> String {
+    let workflow = cx.workflow;
+    let described = serde_json::to_vec(&(
+        &workflow.id.value,
+        &workflow.version,
+        &workflow.functions,
+        &workflow.events,
+        &workflow.scope,
+    ))
+    .unwrap_or_default();
+    let hash = described
+        .iter()
+        .fold(0xcbf2_9ce4_8422_2325_u64, |hash, byte| {
+            (hash ^ u64::from(*byte)).wrapping_mul(0x0100_0000_01b3)
+        });
+    format!("{hash:016x}")
 }

@@ -1,14 +1,18 @@
 //! Code generation: pure functions from the validated IR to tokens. Nothing here reads files or
 //! iterates a hash map, so the same workflow always gives the same bytes.
 //!
-//! Every scope (the workflow, each parallel branch, each foreach body) becomes a state enum and a
-//! set of methods on the machine: `enter_*` (a transition into a task), `run_*` (one attempt of a
-//! task), `step` and, for nested scopes, `drive` (runs the scope to its end).
+//! Every scope (the workflow, each parallel branch, each foreach body) becomes a serializable
+//! state enum and a set of methods on the machine: `enter_*` (a transition into a task),
+//! `run_*` (one step of a task) and `advance` (one step of the scope). A step never blocks on
+//! an event or a deadline: it reports what it waits for (`Progress::Waiting`), and the state
+//! keeps every deadline as an instant, every running branch and iteration, and every
+//! compensation in progress, so that a saved instance resumes exactly where it was.
 
 mod action;
 mod compensation;
 mod events;
 mod exit;
+mod fields;
 mod functions;
 mod machine;
 pub mod names;
@@ -21,7 +25,7 @@ mod task;
 pub use names::{Names, PublicNames};
 pub use stub::stubs;
 
-use crate::ir::{EndKind, Operator, Scope, StartKind, SwitchConditions, Task, TaskKind, Workflow};
+use crate::ir::{Operator, Scope, StartKind, SwitchConditions, Task, TaskKind, Workflow};
 use names::ident;
 use proc_macro2::{Ident, TokenStream};
 use quote::quote;
@@ -31,20 +35,30 @@ pub(crate) fn rt() -> TokenStream {
     quote!(::swf_runtime::__private)
 }
 
-/// Everything one workflow compiles to: the functions trait, the state enum, the machine.
+/// True when `tokens` mention the identifier `name` anywhere (inside groups too): generated
+/// functions name a parameter `_name` when their body never reads it, so they compile
+/// warning-free whatever the task needs.
+pub(crate) fn mentions(tokens: &TokenStream, name: &str) -> bool {
+    tokens.clone().into_iter().any(|tree| match tree {
+        proc_macro2::TokenTree::Ident(ident) => ident == name,
+        proc_macro2::TokenTree::Group(group) => mentions(&group.stream(), name),
+        _ => false,
+    })
+}
+
+/// Everything one workflow compiles to: the functions trait, the event enum, the state types of
+/// every scope, the machine.
 pub fn workflow(workflow: &Workflow, names: &Names) -> TokenStream {
     let cx = Context::root(workflow, names);
     let functions = functions::emit(&cx);
-    let state = state::emit(&cx);
     let scopes = scope::emit_tree(&cx);
     let machine = machine::emit(&cx, &scopes);
-    let nested_enums = &scopes.enums;
+    let types = &scopes.types;
     let events = events::emit_event_enum(&cx);
     quote! {
         #functions
-        #state
         #events
-        #(#nested_enums)*
+        #(#types)*
         #machine
     }
 }
@@ -73,7 +87,23 @@ pub(crate) struct Context<'a> {
     pub state: String,
     /// Per task, in document order: (variant, snake name).
     pub tasks: Vec<(String, String)>,
+    /// Task names, then ids, to their index: what transitions name.
+    targets: std::collections::BTreeMap<&'a str, usize>,
     pub root: bool,
+}
+
+/// Task names, then task ids not already a name, to the task's index (the first of equals).
+fn targets(scope: &Scope) -> std::collections::BTreeMap<&str, usize> {
+    let mut targets = std::collections::BTreeMap::new();
+    for (index, task) in scope.tasks.iter().enumerate() {
+        targets.entry(task.name.value.as_str()).or_insert(index);
+    }
+    for (index, task) in scope.tasks.iter().enumerate() {
+        if let Some(id) = &task.id {
+            targets.entry(id.value.as_str()).or_insert(index);
+        }
+    }
+    targets
 }
 
 impl<'a> Context<'a> {
@@ -85,6 +115,7 @@ impl<'a> Context<'a> {
             prefix: String::new(),
             state: names.public.state.clone(),
             tasks: names::task_names(&workflow.scope),
+            targets: targets(&workflow.scope),
             root: true,
         }
     }
@@ -109,6 +140,7 @@ impl<'a> Context<'a> {
             prefix,
             state,
             tasks: names::task_names(scope),
+            targets: targets(scope),
             root: false,
         }
     }
@@ -150,33 +182,23 @@ impl<'a> Context<'a> {
         ))
     }
 
-    /// The method that runs one task of this scope: the public `step` (or `step_with` when the
-    /// machine takes an `Io`) at the root.
-    pub fn step_fn(&self) -> Ident {
-        match (self.root, self.uses_io()) {
-            (true, true) => ident("step_with"),
-            (true, false) => ident("step"),
-            (false, _) => ident(&format!("{}step", self.prefix)),
-        }
+    /// The method that runs one step of this scope: the public `advance` at the root.
+    pub fn advance_fn(&self) -> Ident {
+        ident(&format!("{}advance", self.prefix))
     }
 
-    /// Whether `run_*` of task `index` takes the `Io`: the task needs it, or it runs the
-    /// scope's compensation, which steps with the `Io` when this scope's `step` takes it.
-    pub fn task_takes_io(&self, index: usize) -> bool {
-        let task = self.task(index);
-        task_needs_io(task)
-            || (self.step_takes_io() && compensation::calls_compensation(self, task))
+    /// The method that enters this scope at its start task (a nested scope's start).
+    pub fn begin_fn(&self) -> Ident {
+        ident(&format!("{}begin", self.prefix))
     }
 
-    /// Whether this scope's `step` takes the `Io`: when a task needs it, and always at the root
-    /// of a machine that takes one.
-    pub fn step_takes_io(&self) -> bool {
-        scope_needs_io(self.scope) || (self.root && self.uses_io())
-    }
-
-    /// The method that runs a nested scope to its end.
-    pub fn drive_fn(&self) -> Ident {
-        ident(&format!("{}drive", self.prefix))
+    /// The type holding the branches of parallel task `index` of this scope.
+    pub fn branches_type(&self, index: usize) -> Ident {
+        ident(&format!(
+            "{}{}Branches",
+            self.scope_base(),
+            self.tasks[index].0
+        ))
     }
 
     pub fn task(&self, index: usize) -> &'a Task {
@@ -194,12 +216,7 @@ impl<'a> Context<'a> {
     /// The index of the task a transition names (by name, then by id) in this scope; validation
     /// has made sure it exists.
     pub fn target(&self, next: &str) -> Option<usize> {
-        let tasks = &self.scope.tasks;
-        tasks.iter().position(|t| t.name.value == next).or_else(|| {
-            tasks
-                .iter()
-                .position(|t| t.id.as_ref().is_some_and(|id| id.value == next))
-        })
+        self.targets.get(next).copied()
     }
 
     pub fn function_method(&self, ref_name: &str) -> Option<Ident> {
@@ -235,15 +252,15 @@ impl<'a> Context<'a> {
     }
 
     /// True when the workflow talks to the outside world (events) or needs a clock (a scheduled
-    /// start): its machine then takes an `Io`, so that nothing it produces can be lost.
+    /// start): its public API then takes an `Io` (`run_with`, `start_with`, `step_with`), so
+    /// that nothing it produces can be lost by accident.
     pub fn uses_io(&self) -> bool {
-        scope_needs_io(&self.workflow.scope)
-            || self.workflow.scope.tasks.iter().any(|t| {
-                matches!(
-                    t.start.as_ref().map(|s| &s.kind),
-                    Some(StartKind::Scheduled { .. })
-                )
-            })
+        self.workflow.scope.tasks.iter().any(|t| {
+            matches!(
+                t.start.as_ref().map(|s| &s.kind),
+                Some(StartKind::Scheduled { .. })
+            )
+        }) || any_task(&self.workflow.scope, &task_talks_to_the_world)
     }
 }
 
@@ -255,9 +272,9 @@ pub fn any_task(scope: &Scope, test: &dyn Fn(&Task) -> bool) -> bool {
         .any(|t| test(t) || t.nested_scopes().iter().any(|s| any_task(s, test)))
 }
 
-/// True when running `task` needs the instance's `Io`: it waits for or produces events, or a
-/// scope nested in it does.
-pub(crate) fn task_needs_io(task: &Task) -> bool {
+/// True when running `task` itself waits for, produces or starts what lives outside the
+/// instance: events, or a sub-flow (which may do either).
+fn task_talks_to_the_world(task: &Task) -> bool {
     let own = match &task.kind {
         TaskKind::Event { .. } | TaskKind::Callback { .. } | TaskKind::SubFlow { .. } => true,
         TaskKind::Switch(s) => matches!(s.conditions, SwitchConditions::Event(_)),
@@ -266,20 +283,16 @@ pub(crate) fn task_needs_io(task: &Task) -> bool {
     own || task.transitions().iter().any(|t| t.produce_event.is_some())
         || matches!(
             task.end.as_ref().map(|e| &e.kind),
-            Some(EndKind::Event { .. })
+            Some(crate::ir::EndKind::Event { .. })
         )
-        || task.nested_scopes().iter().any(|s| drive_needs_io(s))
+        || scheduled_interval_of_nested(task)
 }
 
-/// True when a task of the scope needs the `Io`.
-pub(crate) fn scope_needs_io(scope: &Scope) -> bool {
-    scope.tasks.iter().any(task_needs_io)
-}
-
-/// True when running a nested scope needs the `Io`: a task of it does, or its start is
-/// scheduled (checked against the `Io`'s clock).
-pub(crate) fn drive_needs_io(scope: &Scope) -> bool {
-    scope_needs_io(scope) || scheduled_interval(scope).is_some()
+/// True when a scope nested in `task` starts on a schedule (checked against the `Io`'s clock).
+fn scheduled_interval_of_nested(task: &Task) -> bool {
+    task.nested_scopes()
+        .iter()
+        .any(|scope| scheduled_interval(scope).is_some())
 }
 
 /// The interval of the scope's start task, when that start is scheduled.

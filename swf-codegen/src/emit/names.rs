@@ -199,6 +199,24 @@ fn is_reserved(word: &str) -> bool {
     )
 }
 
+/// The names under which a saved state stores its position (tasks and branches by their names
+/// in the definition, never by generated identifiers), and the ends it can reach. The mapping is
+/// one-to-one: a name that is one of the reserved words, or starts with `~`, gets a `~` in
+/// front, so no task can be mistaken for an end.
+pub fn serde_name(name: &str) -> String {
+    if SERDE_RESERVED.contains(&name) || name.starts_with('~') {
+        format!("~{name}")
+    } else {
+        name.to_owned()
+    }
+}
+
+/// The saved names of a scope's ends.
+pub const SERDE_COMPLETED: &str = "completed";
+/// See [`SERDE_COMPLETED`].
+pub const SERDE_TERMINATED: &str = "terminated";
+const SERDE_RESERVED: &[&str] = &[SERDE_COMPLETED, SERDE_TERMINATED];
+
 pub fn ident(name: &str) -> Ident {
     Ident::new(name, Span::call_site())
 }
@@ -224,5 +242,14 @@ mod tests {
             "GreetingWorkflow"
         );
         assert_eq!(PublicNames::from_id("***").state, "UnnamedState");
+    }
+
+    #[test]
+    fn saved_names_never_collide_with_the_ends() {
+        assert_eq!(serde_name("Charge card"), "Charge card");
+        assert_eq!(serde_name("completed"), "~completed");
+        assert_eq!(serde_name("~completed"), "~~completed");
+        assert_eq!(serde_name("Completed"), "Completed");
+        assert_ne!(serde_name("terminated"), SERDE_TERMINATED);
     }
 }

@@ -1,16 +1,37 @@
-//! Tasks that run nested scopes: parallel branches and foreach iterations. Each nested scope is
-//! driven by its own generated `drive` method; the runtime joins them and cancels the losers.
+//! Tasks that run nested scopes: parallel branches, foreach iterations and sub-flows. Their
+//! states live in the task's state (`branches`, `each`, `child`), and each step of the task runs
+//! one round: one step of each branch or iteration that can run, concurrently (the runtime's
+//! `round`), so that a saved instance keeps the branches and iterations that finished.
 
-use super::{Context, drive_needs_io, rt};
+use super::state::{branch_labels, slot_field};
+use super::{Context, rt};
 use crate::emit_parts::path::path_ref;
-use crate::ir::{Completion, ParallelOutput, TaskKind};
+use crate::ir::{Completion, ParallelOutput, Task, TaskKind};
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
 
-/// The attempt of a parallel task: every branch gets a copy of the task data; the outputs of
-/// the branches that completed are merged into it in branch order (or, in the kebab-case
-/// drafts, make an array in branch order). A branch the task does not wait for is started on
-/// its own tokio task first and has no part in the output.
+/// How many of a foreach task's iterations may run at once (0: no limit); a loop with a
+/// completion condition runs them one at a time, so the condition is checked on each in turn.
+pub(super) fn concurrency(task: &Task, max: Option<&crate::source::Spanned<u64>>) -> usize {
+    let checked = matches!(
+        &task.kind,
+        TaskKind::ForEach {
+            completion_condition: Some(_),
+            ..
+        }
+    );
+    if checked {
+        1
+    } else {
+        max.map_or(0, |m| usize::try_from(m.value).unwrap_or(usize::MAX))
+    }
+}
+
+/// The attempt of a parallel task. Its first step starts the branches (each with a copy of the
+/// task data; a branch the task does not wait for on its own tokio task); every step runs a
+/// round; once enough branches completed, the rest are cancelled and the outputs of those that
+/// completed are merged into the task data in branch order (or, in the kebab-case drafts, make
+/// an array in branch order).
 pub(super) fn emit_parallel(cx: &Context<'_>, index: usize) -> TokenStream {
     let rt = rt();
     let task = cx.task(index);
@@ -26,37 +47,42 @@ pub(super) fn emit_parallel(cx: &Context<'_>, index: usize) -> TokenStream {
         return quote!(::core::compile_error!("not a parallel task"));
     };
     let name = &task.name.value;
-    let drive = |b: usize, branch: &crate::ir::Branch| {
-        let nested = cx.nested(index, b, &branch.scope);
-        (nested.drive_fn(), drive_needs_io(&branch.scope))
-    };
-    let waited: Vec<usize> = (0..branches.len())
-        .filter(|b| branches[*b].wait_for_completion)
-        .collect();
-    let detached = branches
+    let ty = cx.branches_type(index);
+    let labels = branch_labels(branches);
+    let slots: Vec<_> = (0..branches.len()).map(slot_field).collect();
+    let branch_deadline = super::duration_option(branch_timeout.as_ref());
+    let starts = branches.iter().enumerate().map(|(b, branch)| {
+        let slot = &slots[b];
+        if !branch.wait_for_completion {
+            return quote!(#slot: #rt::Slot::Stopped,);
+        }
+        let begin = cx.nested(index, b, &branch.scope).begin_fn();
+        quote! {
+            #slot: match Self::#begin(data.clone(), io).map_err(|failure| failure.error().clone())? {
+                ::core::result::Result::Ok(state) => #rt::Slot::start(state, #rt::deadline_of(io, #branch_deadline)),
+                // A branch whose scheduled start is not active completes at once with its input.
+                ::core::result::Result::Err(output) => #rt::Slot::Done { output },
+            },
+        }
+    });
+    let detached: Vec<TokenStream> = branches
         .iter()
         .enumerate()
         .filter(|(_, branch)| !branch.wait_for_completion)
         .map(|(b, branch)| {
-            let (drive, needs_io) = drive(b, branch);
-            let (io_setup, io_arg) = if needs_io {
-                (quote!(let branch_io = io.detached();), quote!(, &branch_io))
-            } else {
-                (TokenStream::new(), TokenStream::new())
-            };
+            let nested = cx.nested(index, b, &branch.scope);
+            let drive = format_ident!("{}drive_detached", nested.prefix);
             quote! {{
                 let machine = Self::new(::core::clone::Clone::clone(&self.functions));
                 let input = data.clone();
-                #io_setup
+                let branch_io = io.detached();
                 ::core::mem::drop(runtime.spawn(async move {
-                    machine.#drive(input #io_arg).await
+                    machine.#drive(input, &branch_io).await
                 }));
             }}
         })
-        .collect::<Vec<_>>();
-    let detach = if detached.is_empty() {
-        TokenStream::new()
-    } else {
+        .collect();
+    let detach = (!detached.is_empty()).then(|| {
         quote! {
             // Branches the task does not wait for run on their own; their outcome is their own.
             let ::core::result::Result::Ok(runtime) = #rt::tokio::runtime::Handle::try_current() else {
@@ -67,81 +93,99 @@ pub(super) fn emit_parallel(cx: &Context<'_>, index: usize) -> TokenStream {
             };
             #(#detached)*
         }
-    };
-    let futures = waited.iter().map(|b| {
-        let (drive, needs_io) = drive(*b, &branches[*b]);
-        let io = needs_io.then(|| quote!(io));
-        quote!(::std::boxed::Box::pin(self.#drive(data.clone(), #io)))
     });
+    let waited: Vec<usize> = (0..branches.len())
+        .filter(|b| branches[*b].wait_for_completion)
+        .collect();
     let needed = match completion {
         Completion::And | Completion::AllOf => waited.len(),
-        Completion::Xor => 1,
-        Completion::NOfM | Completion::AtLeast => {
-            n.as_ref().map_or(waited.len(), |n| n.value as usize)
+        Completion::Xor => 1.min(waited.len()),
+        Completion::NOfM | Completion::AtLeast => n
+            .as_ref()
+            .map_or(waited.len(), |n| {
+                usize::try_from(n.value).unwrap_or(usize::MAX)
+            })
+            .min(waited.len()),
+    };
+    let branch_text = branch_timeout.as_ref().map_or("", |t| t.text.as_str());
+    let steps = waited.iter().map(|&b| {
+        let slot = &slots[b];
+        let advance = cx.nested(index, b, &branches[b].scope).advance_fn();
+        let label = format!("branch {} of task `{name}`", b + 1);
+        let scope = format!("{}/{}", super::names::serde_name(name), labels[b]);
+        quote! {
+            #rt::step_slot(&mut branches.#slot, io, #label, #branch_text, move |state| {
+                #rt::in_scope(#scope, self.#advance(state, io))
+            })
         }
-    };
-    let waited_flags = branches.iter().map(|b| b.wait_for_completion);
-    let branch_timeout = super::duration_option(branch_timeout.as_ref());
-    let join = quote! {
-        #rt::join_branches(::std::vec![#(#futures),*], #needed, #branch_timeout, #name)
-    };
-    let joined = match state_timeout {
-        Some(timeout) => {
-            let millis = timeout.millis;
-            let text = &timeout.text;
-            quote! {
-                match #rt::tokio::time::timeout(#rt::Duration::from_millis(#millis), #join).await {
-                    ::core::result::Result::Ok(joined) => joined,
-                    ::core::result::Result::Err(_) => {
-                        return ::core::result::Result::Err(#rt::ErrorObject::new(
-                            #rt::ErrorObject::TIMEOUT,
-                            ::std::format!("parallel task `{}` did not complete within {}", #name, #text),
-                        ));
-                    }
-                }
-            }
-        }
-        None => quote!(#join.await),
-    };
+    });
+    let waited_slots: Vec<_> = waited.iter().map(|b| &slots[*b]).collect();
+    let timeout_message = state_timeout.as_ref().map_or_else(String::new, |timeout| {
+        format!(
+            "parallel task `{name}` did not complete within {}",
+            timeout.text
+        )
+    });
+    let state_deadline = super::duration_option(state_timeout.as_ref());
     let combine = match output {
         ParallelOutput::Merge => quote! {
-            for output in joined.outputs.into_iter().flatten() {
+            for output in [#(branches.#waited_slots.take_output()),*].into_iter().flatten() {
                 #rt::merge_data(&mut data, output, #name, "branch output")?;
             }
         },
-        ParallelOutput::Array => {
-            // One element per branch, in branch order: `null` for a branch not waited for or
-            // cancelled before it completed.
-            let count = branches.len();
-            quote! {
-                let mut outputs = joined.outputs.into_iter();
-                let waited: [bool; #count] = [#(#waited_flags),*];
-                data = #rt::Value::Array(
-                    waited
-                        .iter()
-                        .map(|waited| if *waited { outputs.next().flatten() } else { ::core::option::Option::None })
-                        .map(|output| output.unwrap_or(#rt::Value::Null))
-                        .collect(),
-                );
-            }
-        }
+        // One element per branch, in branch order: `null` for a branch not waited for or
+        // cancelled before it completed.
+        ParallelOutput::Array => quote! {
+            data = #rt::Value::Array(::std::vec![
+                #(branches.#slots.take_output().unwrap_or(#rt::Value::Null)),*
+            ]);
+        },
     };
     quote! {
-        #detach
-        // A failing branch fails this task: its retry and onError decide.
-        let joined = #joined.map_err(|failure| failure.error().clone())?;
-        if let ::core::option::Option::Some(output) = joined.terminated {
-            data = output;
-            return ::core::result::Result::Ok(::core::option::Option::None);
+        let fresh = branches.is_none();
+        let mut branches = match branches {
+            ::core::option::Option::Some(branches) => branches,
+            ::core::option::Option::None => {
+                #detach
+                #ty {
+                    #(#starts)*
+                    until: #rt::deadline_of(io, #state_deadline),
+                }
+            }
+        };
+        let completed = [#(branches.#waited_slots.is_done()),*].into_iter().filter(|done| *done).count();
+        let until = branches.until;
+        let end = #rt::round(
+            ::std::vec![#(#steps),*],
+            completed,
+            #needed,
+            io,
+            until,
+            #timeout_message,
+        )
+        .await?;
+        match end {
+            #rt::RoundEnd::Terminated(output) => {
+                data = output;
+                return ::core::result::Result::Ok(#rt::Attempt::Terminate);
+            }
+            #rt::RoundEnd::Waiting(wait) if !fresh => {
+                return ::core::result::Result::Ok(#rt::Attempt::Stay(branches, ::core::option::Option::Some(wait)));
+            }
+            #rt::RoundEnd::Ran | #rt::RoundEnd::Waiting(_) => {
+                return ::core::result::Result::Ok(#rt::Attempt::Stay(branches, ::core::option::Option::None));
+            }
+            #rt::RoundEnd::Enough => {}
         }
         #combine
-        ::core::result::Result::Ok(::core::option::Option::Some(0))
+        ::core::result::Result::Ok(#rt::Attempt::Exit(0))
     }
 }
 
 /// The attempt of a foreach task: one iteration of the body per element of the input
 /// collection, each with the element at `inputParameter` in a copy of the task data (or, for a
-/// v0.1 loop, the element itself); their outputs, in element order, go to `outputCollection`.
+/// v0.1 loop, the element itself), started in element order as room and `timeDelay` allow;
+/// their outputs, in element order, go to `outputCollection`.
 pub(super) fn emit_for_each(cx: &Context<'_>, index: usize) -> TokenStream {
     let rt = rt();
     let task = cx.task(index);
@@ -161,150 +205,82 @@ pub(super) fn emit_for_each(cx: &Context<'_>, index: usize) -> TokenStream {
     let Some(collection) = input_collection else {
         return quote!(::core::compile_error!("foreach without inputCollection"));
     };
-    if input_parameter.is_none() && !element_as_input {
-        return quote!(::core::compile_error!("foreach without inputParameter"));
-    }
     let name = &task.name.value;
     let collection_text = &collection.text;
     let collection = path_ref(collection);
-    let max = max.as_ref().map_or(0, |m| m.value as usize);
-    let delay_between = super::duration_option(time_delay.as_ref());
-    let iteration = iteration_fn(cx, index);
-    let io = drive_needs_io(scope).then(|| quote!(io));
-    let store = output_collection.as_ref().map(|path| {
-        let path = path_ref(path);
-        quote!(#path.write(&mut data, #rt::Value::Array(iterated.outputs))?;)
-    });
-    if let Some(condition) = completion_condition {
-        let output = format_ident!("checked");
-        let test = crate::emit_parts::expr::condition(condition, &output, &output);
-        let store = output_collection.as_ref().map(|path| {
-            let path = path_ref(path);
-            quote!(#path.write(&mut data, #rt::Value::Array(outputs))?;)
-        });
-        let (each, delay) = match time_delay {
-            Some(delay) => {
-                let millis = delay.millis;
-                (
-                    quote!((position, item) in items.into_iter().enumerate()),
-                    quote! {
-                        if position > 0 {
-                            #rt::tokio::time::sleep(#rt::Duration::from_millis(#millis)).await;
-                        }
-                    },
-                )
-            }
-            None => (quote!(item in items), TokenStream::new()),
-        };
-        // The condition is checked on each iteration's output, so iterations run in order, one
-        // at a time.
-        return quote! {
-            let items = #rt::collection_items(#collection, &data, #name, #collection_text)?;
-            let mut outputs = ::std::vec::Vec::new();
-            for #each {
-                #delay
-                let ended = self.#iteration(&data, item, #io)
-                    .await
-                    .map_err(|failure| failure.error().clone())?;
-                match ended {
-                    #rt::ScopeEnd::Completed(output) => {
-                        let checked = &output;
-                        let done = #test?;
-                        outputs.push(output);
-                        if done {
-                            break;
-                        }
-                    }
-                    #rt::ScopeEnd::Terminated(output) => {
-                        data = output;
-                        return ::core::result::Result::Ok(::core::option::Option::None);
-                    }
-                }
-            }
-            #store
-            ::core::result::Result::Ok(::core::option::Option::Some(0))
-        };
-    }
-    quote! {
-        let items = #rt::collection_items(#collection, &data, #name, #collection_text)?;
-        let base = &data;
-        let iterated = #rt::for_each(items, #max, #delay_between, |_, item| {
-            self.#iteration(base, item, #io)
-        })
-        .await
-        .map_err(|failure| failure.error().clone())?;
-        if let ::core::option::Option::Some(output) = iterated.terminated {
-            data = output;
-            return ::core::result::Result::Ok(::core::option::Option::None);
-        }
-        #store
-        ::core::result::Result::Ok(::core::option::Option::Some(0))
-    }
-}
-
-fn iteration_fn(cx: &Context<'_>, index: usize) -> proc_macro2::Ident {
-    format_ident!("{}{}_iteration", cx.prefix, cx.tasks[index].1)
-}
-
-/// `*_iteration`: one iteration's future, with its input built from the task data.
-pub(super) fn emit_iteration_method(cx: &Context<'_>, index: usize) -> TokenStream {
-    let rt = rt();
-    let task = cx.task(index);
-    let TaskKind::ForEach {
-        input_parameter,
-        element_as_input,
-        scope,
-        ..
-    } = &task.kind
-    else {
-        return TokenStream::new();
-    };
-    let name = &task.name.value;
-    let id = &cx.workflow.id.value;
-    let iteration = iteration_fn(cx, index);
+    let max = concurrency(task, max.as_ref());
+    let delay = super::duration_option(time_delay.as_ref());
     let body = cx.nested(index, 0, scope);
-    let drive = body.drive_fn();
+    let begin = body.begin_fn();
+    let advance = body.advance_fn();
+    let keep = output_collection.is_some();
     let input = match (input_parameter, element_as_input) {
-        (_, true) => quote! {
-            let _ = base;
-            let input = item;
-        },
+        (_, true) => quote!(let input = element;),
         (Some(parameter), false) => {
             let parameter = path_ref(parameter);
             quote! {
-                let mut input = base.clone();
-                if let ::core::result::Result::Err(error) = #parameter.write(&mut input, item) {
-                    return ::core::result::Result::Err(#rt::WorkflowError::new(#id, #name, error, input));
-                }
+                let mut input = data.clone();
+                #parameter.write(&mut input, element)?;
             }
         }
-        (None, false) => return TokenStream::new(),
+        (None, false) => return quote!(::core::compile_error!("foreach without inputParameter")),
     };
-    let (param, arg) = if drive_needs_io(scope) {
-        (quote!(io: &'a #rt::Io,), quote!(, io))
-    } else {
-        (TokenStream::new(), TokenStream::new())
-    };
-    quote! {
-        fn #iteration<'a>(
-            &'a self,
-            base: &'a #rt::Value,
-            item: #rt::Value,
-            #param
-        ) -> ::core::pin::Pin<::std::boxed::Box<dyn ::core::future::Future<Output = ::core::result::Result<#rt::ScopeEnd, #rt::WorkflowError>> + ::core::marker::Send + 'a>> {
-            // The copy is made when the iteration first runs, not when it is queued, so that
-            // iterations waiting for a slot (or already finished) hold no copy.
-            ::std::boxed::Box::pin(async move {
-                #input
-                self.#drive(input #arg).await
-            })
+    let done = match completion_condition {
+        Some(condition) => {
+            let output = format_ident!("checked");
+            let test = crate::emit_parts::expr::condition(condition, &output, &output);
+            quote!(&|checked: &#rt::Value| #test)
         }
+        None => quote!(&|_: &#rt::Value| ::core::result::Result::Ok(false)),
+    };
+    let store = output_collection.as_ref().map(|path| {
+        let path = path_ref(path);
+        quote!(#path.write(&mut data, #rt::Value::Array(each.into_outputs()))?;)
+    });
+    let scope_name = super::names::serde_name(name);
+    quote! {
+        let fresh = each.is_none();
+        let items = #rt::collection_refs(#collection, &data, #name, #collection_text)?;
+        let mut each = each.unwrap_or_else(|| #rt::Iterations::new(items.len(), #keep));
+        let begin = |item: usize| -> ::core::result::Result<_, #rt::ErrorObject> {
+            let element = items.get(item).map_or(#rt::Value::Null, |element| (*element).clone());
+            #input
+            // `Err(output)`: a body whose scheduled start is not active completes at once.
+            Self::#begin(input, io).map_err(|failure| failure.error().clone())
+        };
+        let end = each
+            .round(
+                io,
+                #max,
+                #delay,
+                begin,
+                |item, state| #rt::in_scope(&::std::format!("{}[{}]", #scope_name, item), self.#advance(state, io)),
+                #done,
+            )
+            .await?;
+        match end {
+            #rt::RoundEnd::Terminated(output) => {
+                data = output;
+                return ::core::result::Result::Ok(#rt::Attempt::Terminate);
+            }
+            // A task that just began saves its iterations even when they all wait.
+            #rt::RoundEnd::Waiting(wait) if !fresh => {
+                return ::core::result::Result::Ok(#rt::Attempt::Stay(each, ::core::option::Option::Some(wait)));
+            }
+            _ => {}
+        }
+        if !each.finished() {
+            return ::core::result::Result::Ok(#rt::Attempt::Stay(each, ::core::option::Option::None));
+        }
+        #store
+        ::core::result::Result::Ok(#rt::Attempt::Exit(0))
     }
 }
 
 /// The attempt of a subflow task: the called workflow runs with this instance's functions and
-/// `Io`. Waiting for it, its output becomes the task data; detached, it runs on its own tokio
-/// task and this one continues with its input.
+/// `Io`. Waiting for it, its state lives in this task's (one step of the task is one step of
+/// it) and its output becomes the task data; detached, it runs on its own tokio task and this
+/// task continues with its input.
 pub(super) fn emit_sub_flow(cx: &Context<'_>, index: usize) -> TokenStream {
     let rt = rt();
     let task = cx.task(index);
@@ -316,7 +292,7 @@ pub(super) fn emit_sub_flow(cx: &Context<'_>, index: usize) -> TokenStream {
         return quote!(::core::compile_error!("subflow without workflowId"));
     };
     let child = super::names::ident(&super::PublicNames::from_id(&id.value).workflow);
-    let next = quote!(::core::result::Result::Ok(::core::option::Option::Some(0)));
+    let next = quote!(::core::result::Result::Ok(#rt::Attempt::Exit(0)));
     if *wait_for_completion {
         // A callee that starts detached sub-flows needs functions it can own.
         let functions = if cx.names.owning.contains(&id.value) {
@@ -324,19 +300,46 @@ pub(super) fn emit_sub_flow(cx: &Context<'_>, index: usize) -> TokenStream {
         } else {
             quote!(&self.functions)
         };
+        let scope = super::names::serde_name(&task.name.value);
         quote! {
-            let ended = #child::new(#functions)
-                .drive_subflow(data.clone(), io)
+            let machine = #child::new(#functions);
+            let fresh = child.is_none();
+            let child = match child {
+                ::core::option::Option::Some(child) => child,
+                ::core::option::Option::None => {
+                    match machine.begin_subflow(data.clone(), io).map_err(|failure| failure.error().clone())? {
+                        ::core::result::Result::Ok(child) => child,
+                        // A called workflow whose scheduled start is not active completes at
+                        // once with its input.
+                        ::core::result::Result::Err(output) => {
+                            data = output;
+                            return #next;
+                        }
+                    }
+                }
+            };
+            let stepped = #rt::in_scope(#scope, machine.advance(child, io))
                 .await
                 .map_err(|failure| failure.error().clone())?;
-            match ended {
-                #rt::ScopeEnd::Completed(output) => data = output,
-                #rt::ScopeEnd::Terminated(output) => {
-                    data = output;
-                    return ::core::result::Result::Ok(::core::option::Option::None);
-                }
+            match stepped {
+                #rt::Progress::Waiting(child, wait) => ::core::result::Result::Ok(#rt::Attempt::Stay(
+                    child,
+                    (!fresh).then_some(wait),
+                )),
+                #rt::Progress::Ran(child) => match #rt::ScopeState::end(child) {
+                    ::core::result::Result::Ok(#rt::ScopeEnd::Completed(output)) => {
+                        data = output;
+                        #next
+                    }
+                    ::core::result::Result::Ok(#rt::ScopeEnd::Terminated(output)) => {
+                        data = output;
+                        ::core::result::Result::Ok(#rt::Attempt::Terminate)
+                    }
+                    ::core::result::Result::Err(child) => {
+                        ::core::result::Result::Ok(#rt::Attempt::Stay(child, ::core::option::Option::None))
+                    }
+                },
             }
-            #next
         }
     } else {
         quote! {
@@ -344,14 +347,14 @@ pub(super) fn emit_sub_flow(cx: &Context<'_>, index: usize) -> TokenStream {
             let child_io = io.detached();
             let input = data.clone();
             // Detached: the called workflow's outcome is its own; this task goes on at once.
-            let Ok(runtime) = #rt::tokio::runtime::Handle::try_current() else {
+            let ::core::result::Result::Ok(runtime) = #rt::tokio::runtime::Handle::try_current() else {
                 return ::core::result::Result::Err(#rt::ErrorObject::new(
                     "RuntimeError",
                     "a detached sub-flow runs on its own tokio task, but the workflow is not running on a tokio runtime",
                 ));
             };
             ::core::mem::drop(runtime.spawn(async move {
-                child.drive_subflow(input, &child_io).await
+                child.run_detached(input, &child_io).await
             }));
             #next
         }

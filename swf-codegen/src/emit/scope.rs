@@ -1,140 +1,83 @@
-//! One scope's methods: `enter_*` and `run_*` per task, `step`, and for nested scopes the enum
-//! and `drive`. Nested scopes are emitted recursively, each under its own method prefix.
+//! One scope's items: its state enum, and its methods: `enter_*` and `run_*` per task,
+//! `advance` (one step of the scope), for nested scopes `begin`, and the compensation methods.
+//! Nested scopes are emitted recursively, each under its own method prefix.
 
+use super::fields::{Fields, Log, Progress};
 use super::task::emit_run;
-use super::{Context, compensation, drive_needs_io, rt, scheduled_interval, scope_needs_io};
+use super::{Context, compensation, events, rt, scheduled_interval};
 use crate::emit_parts::path::path_ref;
+use crate::ir::{SwitchConditions, TaskKind};
 use proc_macro2::TokenStream;
 use quote::quote;
 
-/// The methods of every scope, and the state enums of the nested ones.
+/// The methods of every scope (in the machine's `impl`), and the types of every scope.
 pub(super) struct Emitted {
     pub methods: Vec<TokenStream>,
-    pub enums: Vec<TokenStream>,
+    pub types: Vec<TokenStream>,
 }
 
 pub(super) fn emit_tree(root: &Context<'_>) -> Emitted {
     let mut emitted = Emitted {
         methods: Vec::new(),
-        enums: Vec::new(),
+        types: Vec::new(),
     };
     emit_scope(root, &mut emitted);
     emitted
 }
 
 fn emit_scope(cx: &Context<'_>, out: &mut Emitted) {
+    out.types.push(super::state::emit(cx));
     if !cx.root {
-        out.enums.push(emit_nested_enum(cx));
-        out.methods.push(emit_drive(cx));
+        out.methods.push(emit_begin(cx));
     }
-    out.methods.push(emit_step(cx));
-    out.methods.extend(compensation::emit_method(cx));
+    out.methods.push(emit_advance(cx));
+    out.methods.extend(compensation::emit_methods(cx));
     for index in 0..cx.scope.tasks.len() {
         out.methods.push(emit_enter(cx, index));
         out.methods.push(emit_run(cx, index));
-        if matches!(cx.task(index).kind, crate::ir::TaskKind::ForEach { .. }) {
-            out.methods
-                .push(super::nested::emit_iteration_method(cx, index));
-        }
-        for (branch, scope) in cx.task(index).nested_scopes().into_iter().enumerate() {
-            emit_scope(&cx.nested(index, branch, scope), out);
-        }
-    }
-}
-
-/// The state enum of a branch or foreach body: like the workflow's, but private and never
-/// saved (a nested scope reruns from its start when its task is retried or resumed).
-fn emit_nested_enum(cx: &Context<'_>) -> TokenStream {
-    let rt = rt();
-    let state = cx.state_ident();
-    let variants = cx.scope.tasks.iter().enumerate().map(|(i, task)| {
-        let variant = cx.variant(i);
-        let doc = format!(" Task `{}` (line {}).", task.name.value, task.span.line);
-        let retry = (!task.retry.is_empty()).then(|| quote!(retry: #rt::RetryProgress,));
-        let log = compensation::field(cx);
-        quote! {
-            #[doc = #doc]
-            #variant { data: #rt::Value, #retry #log }
-        }
-    });
-    quote! {
-        // A scope that never terminates (or never completes) leaves that variant unbuilt.
-        #[allow(dead_code)]
-        enum #state {
-            #(#variants,)*
-            Completed { output: #rt::Value },
-            Terminated { output: #rt::Value },
-        }
-    }
-}
-
-/// `drive`: runs a nested scope from its start task to its end.
-fn emit_drive(cx: &Context<'_>) -> TokenStream {
-    let rt = rt();
-    let state = cx.state_ident();
-    let drive = cx.drive_fn();
-    let step = cx.step_fn();
-    let enter = cx.enter_fn(cx.start_index());
-    let log = compensation::then_fresh(cx);
-    let param = drive_needs_io(cx.scope).then(|| quote!(io: &#rt::Io,));
-    let arg = scope_needs_io(cx.scope).then(|| quote!(, io));
-    // The draft: a branch (or body) whose scheduled start is not active completes at once.
-    let schedule = scheduled_interval(cx.scope).map(|interval| {
-        let window = super::events::emit_schedule_window(interval);
-        quote! {
-            if #rt::check_schedule(&#window, io).is_err() {
-                return ::core::result::Result::Ok(#rt::ScopeEnd::Completed(input));
+        let task = cx.task(index);
+        if let TaskKind::Parallel { branches, .. } = &task.kind {
+            for (b, branch) in branches.iter().enumerate() {
+                let nested = cx.nested(index, b, &branch.scope);
+                emit_scope(&nested, out);
+                if !branch.wait_for_completion {
+                    out.methods.push(emit_drive_detached(&nested));
+                }
             }
         }
-    });
-    quote! {
-        async fn #drive(&self, input: #rt::Value, #param) -> ::core::result::Result<#rt::ScopeEnd, #rt::WorkflowError> {
-            #schedule
-            let mut state = Self::#enter(input #log)?;
-            loop {
-                state = match state {
-                    #state::Completed { output } => {
-                        return ::core::result::Result::Ok(#rt::ScopeEnd::Completed(output));
-                    }
-                    #state::Terminated { output } => {
-                        return ::core::result::Result::Ok(#rt::ScopeEnd::Terminated(output));
-                    }
-                    other => self.#step(other #arg).await?,
-                };
-            }
+        if let TaskKind::ForEach { scope, .. } = &task.kind {
+            emit_scope(&cx.nested(index, 0, scope), out);
         }
     }
 }
 
-/// `step`: runs the task a state names. At the root this is the public `step`.
-fn emit_step(cx: &Context<'_>) -> TokenStream {
+/// `advance`: one step of the scope, running the task its state is at.
+fn emit_advance(cx: &Context<'_>) -> TokenStream {
     let rt = rt();
     let state = cx.state_ident();
-    let step = cx.step_fn();
-    let (bind, pass) = (compensation::then_pass(cx), compensation::pass(cx));
+    let advance = cx.advance_fn();
     let dispatch = (0..cx.scope.tasks.len()).map(|i| {
         let variant = cx.variant(i);
         let run = cx.run_fn(i);
-        let io = cx.task_takes_io(i).then(|| quote!(io));
-        if cx.task(i).retry.is_empty() {
-            quote!(#state::#variant { data #bind } => self.#run(data, #pass #io).await)
-        } else {
-            quote!(#state::#variant { data, retry #bind } => self.#run(data, retry, #pass #io).await)
-        }
+        let names = Fields::of(cx, i).names();
+        quote!(#state::#variant { #(#names),* } => self.#run(#(#names,)* io).await)
     });
-    let io_param = if !cx.step_takes_io() {
-        TokenStream::new()
-    } else if (0..cx.scope.tasks.len()).any(|i| cx.task_takes_io(i)) {
-        quote!(io: &#rt::Io)
-    } else {
-        quote!(_io: &#rt::Io)
-    };
     let (visibility, doc) = if cx.root {
         (
             quote!(pub),
             quote! {
-                /// Runs the task `state` names and returns the next state. A state that has ended
-                /// is returned unchanged.
+                /// Runs one step of an instance: the task `state` is at, if it can run now.
+                ///
+                /// A step never waits for an event or a deadline: when the task cannot run yet
+                /// (its event has not arrived, its delay or retry wait has not passed) it
+                /// returns `Progress::Waiting` with the state unchanged and what it waits for,
+                /// having done nothing. Save the state after every `Progress::Ran` to resume
+                /// the instance later, in this process or another. A state that has ended is
+                /// returned unchanged.
+                ///
+                /// # Errors
+                /// The `WorkflowError` of a task that failed with no retry or onError left,
+                /// with the data it had.
             },
         )
     } else {
@@ -142,15 +85,91 @@ fn emit_step(cx: &Context<'_>) -> TokenStream {
     };
     quote! {
         #doc
-        #visibility async fn #step(&self, state: #state, #io_param) -> ::core::result::Result<#state, #rt::WorkflowError> {
+        #visibility async fn #advance(
+            &self,
+            state: #state,
+            io: &#rt::Io,
+        ) -> ::core::result::Result<#rt::Progress<#state>, #rt::WorkflowError> {
             match state {
                 #(#dispatch,)*
                 ended @ (#state::Completed { .. } | #state::Terminated { .. }) => {
-                    ::core::result::Result::Ok(ended)
+                    ::core::result::Result::Ok(#rt::Progress::Ran(ended))
                 }
             }
         }
     }
+}
+
+/// `begin` of a nested scope: its start task entered with `input`, or `Err(input)` when its start
+/// is scheduled and not active now (the draft: the scope then completes at once with its input).
+fn emit_begin(cx: &Context<'_>) -> TokenStream {
+    let rt = rt();
+    let state = cx.state_ident();
+    let begin = cx.begin_fn();
+    let start = cx.start_index();
+    let log =
+        (Fields::of(cx, start).log == Log::Record).then(|| quote!(#rt::CompensationLog::new()));
+    let enter = enter_call(cx, start, quote!(input), log);
+    let schedule = scheduled_interval(cx.scope).map(|interval| {
+        let window = events::emit_schedule_window(interval);
+        quote! {
+            if #rt::check_schedule(&#window, io).is_err() {
+                return ::core::result::Result::Ok(::core::result::Result::Err(input));
+            }
+        }
+    });
+    quote! {
+        fn #begin(
+            input: #rt::Value,
+            io: &#rt::Io,
+        ) -> ::core::result::Result<::core::result::Result<#state, #rt::Value>, #rt::WorkflowError> {
+            let _ = io;
+            #schedule
+            #enter.map(::core::result::Result::Ok)
+        }
+    }
+}
+
+/// The driver of a branch the parallel task does not wait for: it runs on its own tokio task,
+/// to its end.
+fn emit_drive_detached(cx: &Context<'_>) -> TokenStream {
+    let rt = rt();
+    let drive = quote::format_ident!("{}drive_detached", cx.prefix);
+    let begin = cx.begin_fn();
+    let advance = cx.advance_fn();
+    quote! {
+        async fn #drive(&self, input: #rt::Value, io: &#rt::Io) -> ::core::result::Result<#rt::ScopeEnd, #rt::WorkflowError> {
+            let state = match Self::#begin(input, io)? {
+                ::core::result::Result::Ok(state) => state,
+                ::core::result::Result::Err(output) => {
+                    return ::core::result::Result::Ok(#rt::ScopeEnd::Completed(output));
+                }
+            };
+            #rt::run_to_end(state, io, &[], |state| self.#advance(state, io)).await
+        }
+    }
+}
+
+/// Whether entering task `index` reads the clock: a delay, or a wait for events whose deadline
+/// starts then.
+pub(super) fn enter_takes_io(cx: &Context<'_>, index: usize) -> bool {
+    matches!(
+        Fields::of(cx, index).progress,
+        Progress::DelayEnd | Progress::WaitEnd | Progress::Resume { wait_end: true }
+    )
+}
+
+/// A call of `enter_*` of task `index` with `data` and the scope's compensation record `log`.
+pub(super) fn enter_call(
+    cx: &Context<'_>,
+    index: usize,
+    data: TokenStream,
+    log: Option<TokenStream>,
+) -> TokenStream {
+    let enter = cx.enter_fn(index);
+    let log = log.map(|log| quote!(, #log));
+    let io = enter_takes_io(cx, index).then(|| quote!(, io));
+    quote!(Self::#enter(#data #log #io))
 }
 
 /// `enter_*`: the transition into a task applies its input filter.
@@ -159,7 +178,6 @@ fn emit_enter(cx: &Context<'_>, index: usize) -> TokenStream {
     let state = cx.state_ident();
     let task = cx.task(index);
     let enter = cx.enter_fn(index);
-    let variant = cx.variant(index);
     let name = &task.name.value;
     let filter = task.data_filter.input.as_ref().map(|path| {
         let path = path_ref(path);
@@ -171,13 +189,114 @@ fn emit_enter(cx: &Context<'_>, index: usize) -> TokenStream {
             }
         }
     });
-    let retry =
-        (!task.retry.is_empty()).then(|| quote!(retry: ::core::default::Default::default(),));
-    let (param, log) = (compensation::then_param(cx), compensation::pass(cx));
+    let log = match Fields::of(cx, index).log {
+        Log::None => None,
+        Log::Record => Some(quote!(, compensations: #rt::CompensationLog)),
+        Log::Compensating => Some(quote!(, compensating: #rt::Compensating)),
+    };
+    let io = enter_takes_io(cx, index).then(|| quote!(, io: &#rt::Io));
+    let variant = fresh_variant(
+        cx,
+        index,
+        quote!(data),
+        quote!(::core::default::Default::default()),
+    );
     quote! {
-        fn #enter(data: #rt::Value #param) -> ::core::result::Result<#state, #rt::WorkflowError> {
+        fn #enter(data: #rt::Value #log #io) -> ::core::result::Result<#state, #rt::WorkflowError> {
             #filter
-            ::core::result::Result::Ok(#state::#variant { data, #retry #log })
+            ::core::result::Result::Ok(#variant)
         }
+    }
+}
+
+/// Task `index`'s variant as it is when the task becomes active, with `data` and `retry` (when
+/// it retries): its deadline counted from now, nothing started yet. The compensation record is
+/// the local of the same name.
+pub(super) fn fresh_variant(
+    cx: &Context<'_>,
+    index: usize,
+    data: TokenStream,
+    retry: TokenStream,
+) -> TokenStream {
+    let rt = rt();
+    let state = cx.state_ident();
+    let variant = cx.variant(index);
+    let fields = Fields::of(cx, index);
+    // Shorthand when the value is the local `retry`, as clippy wants in the user's crate.
+    let retry = fields.retry.then(|| {
+        if retry.to_string() == "retry" {
+            quote!(retry,)
+        } else {
+            quote!(retry: #retry,)
+        }
+    });
+    let log = match fields.log {
+        Log::None => TokenStream::new(),
+        Log::Record => quote!(compensations,),
+        Log::Compensating => quote!(compensating,),
+    };
+    let progress = match &fields.progress {
+        Progress::None => TokenStream::new(),
+        Progress::DelayEnd => {
+            let millis = match &cx.task(index).kind {
+                TaskKind::Delay { time_delay } => time_delay.as_ref().map_or(0, |d| d.millis),
+                _ => 0,
+            };
+            quote!(until: #rt::deadline(io, #rt::Duration::from_millis(#millis)),)
+        }
+        Progress::WaitEnd => {
+            let timeout = wait_timeout(cx, index);
+            quote!(until: #rt::deadline_of(io, #timeout),)
+        }
+        Progress::Resume { wait_end } => {
+            let until = wait_end.then(|| {
+                let timeout = wait_timeout(cx, index);
+                quote!(until: #rt::deadline_of(io, #timeout),)
+            });
+            quote!(#until resume: ::core::option::Option::None,)
+        }
+        Progress::Callback => quote!(phase: #rt::CallbackPhase::Call,),
+        Progress::Branches(_) => quote!(branches: ::core::option::Option::None,),
+        Progress::Iterations(_) => quote!(each: ::core::option::Option::None,),
+        Progress::Child(_) => quote!(child: ::core::option::Option::None,),
+    };
+    // Shorthand when the value is the local `data`, as clippy wants in the user's crate.
+    let data = if data.to_string() == "data" {
+        data
+    } else {
+        quote!(data: #data)
+    };
+    quote!(#state::#variant { #data, #retry #log #progress })
+}
+
+/// The timeout of a task's wait for events, from when it becomes active: an event task's
+/// `timeout` (ignored on the workflow's start task, where the host applies the draft's starting
+/// rules; for the earlier drafts' entries, the earliest entry timeout), a switch's
+/// `eventTimeout`.
+fn wait_timeout(cx: &Context<'_>, index: usize) -> TokenStream {
+    let task = cx.task(index);
+    let duration = match &task.kind {
+        TaskKind::Event {
+            timeout,
+            events_actions,
+            ..
+        } => {
+            if events_actions.iter().any(events::has_own_exit) {
+                events::earliest_entry_timeout(events_actions).map(|(millis, _)| millis)
+            } else if cx.root && task.start.is_some() {
+                None
+            } else {
+                timeout.as_ref().map(|t| t.millis)
+            }
+        }
+        TaskKind::Switch(switch) if matches!(switch.conditions, SwitchConditions::Event(_)) => {
+            switch.event_timeout.as_ref().map(|t| t.millis)
+        }
+        _ => None,
+    };
+    let rt = rt();
+    match duration {
+        Some(millis) => quote!(::core::option::Option::Some(#rt::Duration::from_millis(#millis))),
+        None => quote!(::core::option::Option::None),
     }
 }

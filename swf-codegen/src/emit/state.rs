@@ -1,39 +1,61 @@
-//! The state enum: one variant per task holding what that task needs to run (its input data and,
-//! when it retries, its retry progress), plus the terminal variants. It is serializable so that
-//! an instance can be saved after any step and resumed.
+//! The state enum of a scope (the workflow, a branch, a foreach body): one variant per task
+//! holding what that task needs to run or to resume (see `fields`), plus the two ends. It is
+//! serializable, naming each task by its name in the definition, so that an instance can be
+//! saved after any step and resumed by another process or another build of the same workflow.
 
-use super::{Context, compensation, rt};
+use super::fields::{Fields, Progress};
+use super::names::{SERDE_COMPLETED, SERDE_TERMINATED, serde_name};
+use super::{Context, events, rt};
+use crate::ir::{SwitchConditions, TaskKind};
 use proc_macro2::TokenStream;
 use quote::quote;
 
+const SERDE_CRATE: &str = "::swf_runtime::__private::serde";
+
+/// The scope's state enum, its methods, and the types holding its parallel tasks' branches.
 pub(super) fn emit(cx: &Context<'_>) -> TokenStream {
     let rt = rt();
     let state = cx.state_ident();
-    let variants = cx.workflow.scope.tasks.iter().enumerate().map(|(i, task)| {
+    let variants = (0..cx.scope.tasks.len()).map(|i| {
+        let task = cx.task(i);
         let variant = cx.variant(i);
+        let saved = serde_name(&task.name.value);
         let doc = format!(
-            " Task `{}` ({}, line {}), about to run with `data` as its input.",
+            " Task `{}` ({}, line {}), about to run (or running) with `data` as its input.",
             task.name.value,
             task.type_name(),
             task.span.line
         );
-        let retry = (!task.retry.is_empty()).then(|| quote!(retry: #rt::RetryProgress,));
-        let log = compensation::field(cx);
+        let fields = Fields::of(cx, i).declarations();
         quote! {
             #[doc = #doc]
-            #variant { data: #rt::Value, #retry #log }
+            #[serde(rename = #saved)]
+            #variant {
+                /// The task's data.
+                data: #rt::Value,
+                #fields
+            }
         }
     });
-    let names = cx.workflow.scope.tasks.iter().enumerate().map(|(i, task)| {
+    let names = (0..cx.scope.tasks.len()).map(|i| {
         let variant = cx.variant(i);
-        let name = &task.name.value;
+        let name = &cx.task(i).name.value;
         quote!(#state::#variant { .. } => ::core::option::Option::Some(#name))
     });
-    let serde_crate = "::swf_runtime::__private::serde";
-    let doc = format!(
-        " Where an instance of the `{}` workflow is: the next task to run, or how it ended.",
-        cx.workflow.name.value
-    );
+    let doc = if cx.root {
+        format!(
+            " Where an instance of the `{}` workflow is: the task it is at (and, inside it, its \
+             branches, iterations or called workflow), or how it ended.",
+            cx.workflow.name.value
+        )
+    } else {
+        format!(
+            " Where {} is: the task it is at, or how it ended.",
+            describe(cx)
+        )
+    };
+    let branches = (0..cx.scope.tasks.len()).filter_map(|i| emit_branches(cx, i));
+    let scope_state = emit_scope_state(cx);
     quote! {
         #[doc = #doc]
         #[derive(
@@ -43,22 +65,30 @@ pub(super) fn emit(cx: &Context<'_>) -> TokenStream {
             #rt::serde::Serialize,
             #rt::serde::Deserialize,
         )]
-        #[serde(crate = #serde_crate)]
-        // A workflow that never terminates leaves `Terminated` unbuilt, and a binary may never
+        #[serde(crate = #SERDE_CRATE)]
+        // A scope that never terminates leaves `Terminated` unbuilt, and a binary may never
         // build some states itself.
         #[allow(dead_code)]
         pub enum #state {
             #(#variants,)*
-            /// The workflow ended; `output` is its data output.
-            Completed { output: #rt::Value },
+            /// The scope ended; `output` is its data output.
+            #[serde(rename = #SERDE_COMPLETED)]
+            Completed {
+                /// The output.
+                output: #rt::Value,
+            },
             /// An `end: {kind: terminate}` ended the whole instance.
-            Terminated { output: #rt::Value },
+            #[serde(rename = #SERDE_TERMINATED)]
+            Terminated {
+                /// The output.
+                output: #rt::Value,
+            },
         }
 
         // The generated API is a library surface: a binary that uses part of it must not warn.
         #[allow(dead_code)]
         impl #state {
-            /// The name of the task this state is about to run, `None` once the workflow ended.
+            /// The name of the task this state is at, `None` once the scope ended.
             pub fn task_name(&self) -> ::core::option::Option<&'static str> {
                 match self {
                     #(#names,)*
@@ -66,7 +96,7 @@ pub(super) fn emit(cx: &Context<'_>) -> TokenStream {
                 }
             }
 
-            /// The workflow output, once the instance has ended.
+            /// The output, once the scope has ended.
             pub fn output(&self) -> ::core::option::Option<&#rt::Value> {
                 match self {
                     #state::Completed { output } | #state::Terminated { output } => {
@@ -76,5 +106,293 @@ pub(super) fn emit(cx: &Context<'_>) -> TokenStream {
                 }
             }
         }
+
+        #scope_state
+        #(#branches)*
     }
+}
+
+/// How a nested scope is named in docs.
+fn describe(cx: &Context<'_>) -> String {
+    let prefix = cx.prefix.trim_end_matches('_');
+    format!(
+        "the nested scope `{prefix}` of the `{}` workflow",
+        cx.workflow.name.value
+    )
+}
+
+/// `ScopeState`: how the scope ended, what it listens for, where it is.
+fn emit_scope_state(cx: &Context<'_>) -> TokenStream {
+    let rt = rt();
+    let state = cx.state_ident();
+    let listening = (0..cx.scope.tasks.len()).filter_map(|i| {
+        let variant = cx.variant(i);
+        let fields = Fields::of(cx, i);
+        let names: Vec<_> = fields
+            .names()
+            .into_iter()
+            .filter(|name| {
+                !matches!(
+                    name.to_string().as_str(),
+                    "data" | "compensations" | "compensating"
+                )
+            })
+            .collect();
+        if names.is_empty() {
+            return None;
+        }
+        let body = listening(cx, i, &fields);
+        Some(quote! {
+            #state::#variant { #(#names,)* .. } => {
+                #body
+            }
+        })
+    });
+    let positions = (0..cx.scope.tasks.len()).map(|i| {
+        let variant = cx.variant(i);
+        let name = serde_name(&cx.task(i).name.value);
+        let nested = match Fields::of(cx, i).progress {
+            Progress::Branches(_) => Some(quote! {
+                #state::#variant { branches: ::core::option::Option::Some(branches), .. } => {
+                    #rt::nested_position(#name, branches.positions())
+                }
+            }),
+            Progress::Iterations(_) => Some(quote! {
+                #state::#variant { each: ::core::option::Option::Some(each), .. } => {
+                    #rt::nested_position(#name, each.positions())
+                }
+            }),
+            Progress::Child(_) => Some(quote! {
+                #state::#variant { child: ::core::option::Option::Some(child), .. } => {
+                    #rt::nested_position(#name, ::core::iter::once(#rt::ScopeState::position(child)))
+                }
+            }),
+            _ => None,
+        };
+        quote! {
+            #nested
+            #state::#variant { .. } => ::std::string::String::from(#name),
+        }
+    });
+    let listening: Vec<TokenStream> = listening.collect();
+    // A scope whose tasks never wait has nothing to match on (clippy's match_single_binding).
+    let listening_body = if listening.is_empty() {
+        quote!(#rt::Wait::default())
+    } else {
+        quote! {
+            match self {
+                #(#listening)*
+                _ => #rt::Wait::default(),
+            }
+        }
+    };
+    quote! {
+        impl #rt::ScopeState for #state {
+            fn end(self) -> ::core::result::Result<#rt::ScopeEnd, Self> {
+                match self {
+                    #state::Completed { output } => ::core::result::Result::Ok(#rt::ScopeEnd::Completed(output)),
+                    #state::Terminated { output } => ::core::result::Result::Ok(#rt::ScopeEnd::Terminated(output)),
+                    other => ::core::result::Result::Err(other),
+                }
+            }
+
+            fn listening(&self) -> #rt::Wait {
+                #listening_body
+            }
+
+            fn position(&self) -> ::std::string::String {
+                match self {
+                    #(#positions)*
+                    #state::Completed { .. } => ::std::string::String::from(#SERDE_COMPLETED),
+                    #state::Terminated { .. } => ::std::string::String::from(#SERDE_TERMINATED),
+                }
+            }
+        }
+    }
+}
+
+/// What a task's variant listens for (its fields bound by reference).
+fn listening(cx: &Context<'_>, index: usize, fields: &Fields) -> TokenStream {
+    let rt = rt();
+    let task = cx.task(index);
+    let retry = fields
+        .retry
+        .then(|| quote!(wait.merge(&#rt::Wait::new(retry.not_before(), &[]));));
+    let own = match &fields.progress {
+        Progress::None => TokenStream::new(),
+        Progress::DelayEnd => quote!(wait.merge(&#rt::Wait::until(*until));),
+        Progress::WaitEnd => {
+            let specs = waited_specs(cx, index);
+            quote!(wait.merge(&#rt::Wait::new(*until, &[#(#specs),*]));)
+        }
+        Progress::Resume { wait_end } => {
+            let events = wait_end.then(|| {
+                let specs = waited_specs(cx, index);
+                quote! {
+                    if resume.is_none() {
+                        wait.merge(&#rt::Wait::new(*until, &[#(#specs),*]));
+                    }
+                }
+            });
+            quote! {
+                #events
+                if let ::core::option::Option::Some(resume) = resume {
+                    wait.merge(&#rt::Wait::new(resume.retry.not_before(), &[]));
+                }
+            }
+        }
+        Progress::Callback => {
+            let specs = waited_specs(cx, index);
+            quote! {
+                if let #rt::CallbackPhase::Wait { until, .. } = phase {
+                    wait.merge(&#rt::Wait::new(*until, &[#(#specs),*]));
+                }
+            }
+        }
+        Progress::Branches(_) => quote! {
+            if let ::core::option::Option::Some(branches) = branches {
+                wait.merge(&branches.listening());
+            }
+        },
+        Progress::Iterations(_) => {
+            let max = match &task.kind {
+                TaskKind::ForEach { max, .. } => super::nested::concurrency(task, max.as_ref()),
+                _ => 0,
+            };
+            quote! {
+                if let ::core::option::Option::Some(each) = each {
+                    wait.merge(&each.listening(#max));
+                }
+            }
+        }
+        Progress::Child(_) => quote! {
+            if let ::core::option::Option::Some(child) = child {
+                wait.merge(&#rt::ScopeState::listening(child));
+            }
+        },
+    };
+    quote! {
+        let mut wait = #rt::Wait::default();
+        #retry
+        #own
+        wait
+    }
+}
+
+/// `&specs[i]` for each event definition the task waits for, in order (`specs` bound to the
+/// workflow's event specs).
+fn waited_specs(cx: &Context<'_>, index: usize) -> Vec<TokenStream> {
+    let task = cx.task(index);
+    let indices: Vec<usize> = match &task.kind {
+        TaskKind::Event { events_actions, .. } => events::event_indices(cx, events_actions),
+        TaskKind::Switch(switch) => match &switch.conditions {
+            SwitchConditions::Event(conditions) => conditions
+                .iter()
+                .filter_map(|c| c.event_ref.as_ref())
+                .filter_map(|r| cx.event_index(&r.value))
+                .collect(),
+            SwitchConditions::Data(_) => Vec::new(),
+        },
+        TaskKind::Callback { event_ref, .. } => event_ref
+            .iter()
+            .filter_map(|r| cx.event_index(&r.value))
+            .collect(),
+        _ => Vec::new(),
+    };
+    let specs = events::specs_path(cx);
+    indices
+        .into_iter()
+        .map(|index| quote!(&#specs[#index]))
+        .collect()
+}
+
+/// The type holding the branches of parallel task `index`: one slot per branch, saved under the
+/// branch's name, and the task's deadline.
+fn emit_branches(cx: &Context<'_>, index: usize) -> Option<TokenStream> {
+    let rt = rt();
+    let task = cx.task(index);
+    let TaskKind::Parallel { branches, .. } = &task.kind else {
+        return None;
+    };
+    let ty = cx.branches_type(index);
+    let labels = branch_labels(branches);
+    let slots: Vec<_> = (0..branches.len()).map(slot_field).collect();
+    let fields = branches.iter().enumerate().map(|(b, branch)| {
+        let field = &slots[b];
+        let nested = cx.nested(index, b, &branch.scope).state_ident();
+        let saved = &labels[b];
+        let doc = format!(
+            " Branch `{}` (line {}).",
+            branch.name.value, branch.span.line
+        );
+        quote! {
+            #[doc = #doc]
+            #[serde(rename = #saved)]
+            pub #field: #rt::Slot<#nested>,
+        }
+    });
+    let doc = format!(
+        " The branches of parallel task `{}`, each where it is.",
+        task.name.value
+    );
+    let positions = slots
+        .iter()
+        .zip(&labels)
+        .map(|(field, label)| quote!(self.#field.position(#label)));
+    Some(quote! {
+        #[doc = #doc]
+        #[derive(
+            ::core::fmt::Debug,
+            ::core::clone::Clone,
+            ::core::cmp::PartialEq,
+            #rt::serde::Serialize,
+            #rt::serde::Deserialize,
+        )]
+        #[serde(crate = #SERDE_CRATE, deny_unknown_fields)]
+        pub struct #ty {
+            #(#fields)*
+            /// When the task must have completed (`stateExecTimeout`).
+            #[serde(default, rename = "~until", skip_serializing_if = "::core::option::Option::is_none")]
+            pub until: ::core::option::Option<#rt::Timestamp>,
+        }
+
+        #[allow(dead_code)]
+        impl #ty {
+            /// What the running branches listen for, and the task's deadline.
+            pub fn listening(&self) -> #rt::Wait {
+                let mut wait = #rt::Wait::new(self.until, &[]);
+                #(wait.merge(&self.#slots.listening());)*
+                wait
+            }
+
+            /// Where the running branches are (`branch/position`).
+            pub fn positions(&self) -> impl ::core::iter::Iterator<Item = ::std::string::String> {
+                [#(#positions),*].into_iter().flatten()
+            }
+        }
+    })
+}
+
+/// The field of branch `b` in a branches type.
+pub(super) fn slot_field(b: usize) -> proc_macro2::Ident {
+    quote::format_ident!("b{}", b + 1)
+}
+
+/// How each branch is named in a saved state and in positions: its name when the task's branch
+/// names are all different, else `#1`, `#2`...
+pub(super) fn branch_labels(branches: &[crate::ir::Branch]) -> Vec<String> {
+    let mut names: Vec<&str> = branches.iter().map(|b| b.name.value.as_str()).collect();
+    names.sort_unstable();
+    let distinct = names.windows(2).all(|w| w[0] != w[1]) && !names.contains(&"");
+    branches
+        .iter()
+        .enumerate()
+        .map(|(b, branch)| {
+            if distinct {
+                serde_name(&branch.name.value)
+            } else {
+                format!("#{}", b + 1)
+            }
+        })
+        .collect()
 }

@@ -1,12 +1,12 @@
-//! One `run_*` method per task. Each task body runs as one attempt whose error goes through the
+//! One `run_*` method per task: one step of it. The task's attempt evaluates to
+//! `Attempt::Exit(n)` (the exit to take: a switch's choice, else 0), `Attempt::Terminate` (a
+//! nested scope ended the whole instance, its output in `data`) or `Attempt::Stay` (the task is
+//! not done: it carries its progress to the next step, or waits); its error goes through the
 //! task's retry and onError definitions.
-//!
-//! The attempt evaluates to `Ok(Some(exit))`, the index of the transition to take (a switch's
-//! condition, else 0), or `Ok(None)` when a nested scope ended the whole instance (`terminate`),
-//! leaving its output in `data`.
 
 use super::exit::{dispatches_on_exit, emit_error_path, emit_exit_dispatch};
-use super::{Context, action, compensation, events, nested, rt};
+use super::fields::{Fields, Log, Progress, Stay};
+use super::{Context, action, events, nested, rt};
 use crate::emit_parts::boolean::{self, BoolExpr};
 use crate::emit_parts::{path::path_ref, value::json};
 use crate::ir::{Comparison, DataCondition, DataTest, Operator, SwitchConditions, Task, TaskKind};
@@ -18,48 +18,111 @@ pub(super) fn emit_run(cx: &Context<'_>, index: usize) -> TokenStream {
     let state = cx.state_ident();
     let task = cx.task(index);
     let run = cx.run_fn(index);
-    let has_retry = !task.retry.is_empty();
-    let retry_param = has_retry.then(|| quote!(retry: #rt::RetryProgress,));
-    let log_param = compensation::field(cx);
-    let io_param = cx.task_takes_io(index).then(|| quote!(io: &#rt::Io,));
-    let wait = has_retry.then(|| quote!(retry.wait().await; let input = data.clone();));
-    let body = emit_body(cx, index);
-    let data_binding = mutates(task).then(|| quote!(let mut data = data;));
-    let success = emit_exit_dispatch(cx, index);
-    let failure = emit_error_path(cx, index);
-    let terminates = can_terminate(task).then(|| {
+    let fields = Fields::of(cx, index);
+    let params = fields.parameters();
+    let variant_path = {
+        let variant = cx.variant(index);
+        quote!(#state::#variant)
+    };
+    let unchanged = fields.rebuild(variant_path.clone(), None);
+    let retry_wait = fields.retry.then(|| {
         quote! {
-            ::core::result::Result::Ok(::core::option::Option::None) => {
-                ::core::result::Result::Ok(#state::Terminated { output: data })
+            if let ::core::option::Option::Some(wait) = retry.pending(io) {
+                return ::core::result::Result::Ok(#rt::Progress::Waiting(#unchanged, wait));
             }
         }
     });
-    let exit_binding = if dispatches_on_exit(task) {
-        quote!(exit)
-    } else if can_terminate(task) {
-        quote!(::core::option::Option::Some(_))
-    } else {
-        quote!(_)
-    };
+    let resume_wait = matches!(fields.progress, Progress::Resume { .. }).then(|| {
+        quote! {
+            if let ::core::option::Option::Some(wait) =
+                resume.as_ref().and_then(|resume| resume.retry.pending(io))
+            {
+                return ::core::result::Result::Ok(#rt::Progress::Waiting(#unchanged, wait));
+            }
+        }
+    });
+    // A retry restarts the task from its input (a callback's, kept while it waits).
+    let input = fields.retry.then(|| match fields.progress {
+        Progress::Callback => quote! {
+            let input = match &phase {
+                #rt::CallbackPhase::Wait { input: ::core::option::Option::Some(input), .. } => input.clone(),
+                _ => data.clone(),
+            };
+        },
+        _ => quote!(let input = data.clone();),
+    });
+    let compensating = fields.log == Log::Compensating;
+    let marking = compensating.then(|| quote!(let marking = compensating.clone();));
+    let mark = compensating.then(|| quote!(.map_err(|failure| marking.mark(failure))));
+    let body = emit_body(cx, index);
+    let data_binding = mutates(task).then(|| quote!(let mut data = data;));
     // Which action failed once its own retries were spent (the earlier drafts' action retries).
     let failed_action = task.actions().iter().any(|a| !a.retry.is_empty()).then(|| {
         quote! {
             let failed_action = ::core::sync::atomic::AtomicUsize::new(usize::MAX);
         }
     });
-    let doc = format!(" Runs task `{}` once.", task.name.value);
+    let stay = fields.stay();
+    let payload = stay
+        .as_ref()
+        .map_or(quote!(::core::convert::Infallible), |s| s.payload.clone());
+    let stay_arm = match &stay {
+        Some(Stay {
+            field: Some(field), ..
+        }) => {
+            let rebuilt = fields.rebuild(variant_path.clone(), Some(field));
+            quote! {
+                ::core::result::Result::Ok(#rt::Attempt::Stay(stay, wait)) => {
+                    return ::core::result::Result::Ok(#rt::progress(#rebuilt, wait));
+                }
+            }
+        }
+        Some(Stay { field: None, .. }) => quote! {
+            ::core::result::Result::Ok(#rt::Attempt::Stay((), wait)) => {
+                return ::core::result::Result::Ok(#rt::progress(#unchanged, wait));
+            }
+        },
+        None => quote! {
+            ::core::result::Result::Ok(#rt::Attempt::Stay(never, _)) => match never {},
+        },
+    };
+    let exit_binding = if dispatches_on_exit(task) {
+        quote!(exit)
+    } else {
+        quote!(_)
+    };
+    let success = emit_exit_dispatch(cx, index);
+    let failure = emit_error_path(cx, index);
+    let doc = format!(" Runs one step of task `{}`.", task.name.value);
+    let reads_io = [&retry_wait, &resume_wait, &input, &marking]
+        .into_iter()
+        .any(|part| {
+            part.as_ref()
+                .is_some_and(|part| super::mentions(part, "io"))
+        })
+        || [&body, &stay_arm, &success, &failure]
+            .into_iter()
+            .any(|part| super::mentions(part, "io"));
+    let io = if reads_io { quote!(io) } else { quote!(_io) };
     quote! {
         #[doc = #doc]
-        async fn #run(&self, data: #rt::Value, #retry_param #log_param #io_param) -> ::core::result::Result<#state, #rt::WorkflowError> {
-            #wait
+        async fn #run(&self, #params #io: &#rt::Io) -> ::core::result::Result<#rt::Progress<#state>, #rt::WorkflowError> {
+            #retry_wait
+            #resume_wait
+            #input
+            #marking
             #data_binding
             #failed_action
-            let attempt: ::core::result::Result<::core::option::Option<usize>, #rt::ErrorObject> = async { #body }.await;
-            match attempt {
-                #terminates
-                ::core::result::Result::Ok(#exit_binding) => { #success }
-                ::core::result::Result::Err(error) => { #failure }
-            }
+            let attempt: ::core::result::Result<#rt::Attempt<#payload>, #rt::ErrorObject> = async { #body }.await;
+            let next: ::core::result::Result<#state, #rt::WorkflowError> = match attempt {
+                ::core::result::Result::Ok(#rt::Attempt::Exit(#exit_binding)) => async { #success }.await,
+                ::core::result::Result::Ok(#rt::Attempt::Terminate) => {
+                    ::core::result::Result::Ok(#state::Terminated { output: data })
+                }
+                #stay_arm
+                ::core::result::Result::Err(error) => async { #failure }.await,
+            };
+            next #mark .map(#rt::Progress::Ran)
         }
     }
 }
@@ -82,32 +145,22 @@ fn mutates(task: &Task) -> bool {
     }
 }
 
-/// Whether a nested scope of the task can end the whole instance.
-pub(super) fn can_terminate(task: &Task) -> bool {
-    matches!(
-        task.kind,
-        TaskKind::Parallel { .. }
-            | TaskKind::ForEach { .. }
-            | TaskKind::SubFlow {
-                wait_for_completion: true,
-                ..
-            }
-    )
-}
-
 /// The attempt itself.
 fn emit_body(cx: &Context<'_>, index: usize) -> TokenStream {
     let rt = rt();
     let task = cx.task(index);
     let name = &task.name.value;
-    let next = quote!(::core::result::Result::Ok(::core::option::Option::Some(0)));
+    let next = quote!(::core::result::Result::Ok(#rt::Attempt::Exit(0)));
     match &task.kind {
         TaskKind::Operation {
             action_mode,
             actions,
         } => {
-            let run = action::emit_actions(cx, task, actions, *action_mode);
-            quote! { #run #next }
+            let run = action::emit_actions(cx, task, actions, *action_mode, 0);
+            // After an action's own retry wait, the step resumes at that action.
+            let from = matches!(Fields::of(cx, index).progress, Progress::Resume { .. })
+                .then(|| quote!(let from = resume.as_ref().map_or(0, |resume| resume.action);));
+            quote! { #from #run #next }
         }
         // Injecting nothing leaves the data as it is, whatever its kind (a filter may have made
         // it an array).
@@ -119,13 +172,12 @@ fn emit_body(cx: &Context<'_>, index: usize) -> TokenStream {
                 #next
             }
         }
-        TaskKind::Delay { time_delay } => {
-            let millis = time_delay.as_ref().map_or(0, |d| d.millis);
-            quote! {
-                #rt::tokio::time::sleep(#rt::Duration::from_millis(#millis)).await;
-                #next
+        TaskKind::Delay { .. } => quote! {
+            if io.now() < until {
+                return ::core::result::Result::Ok(#rt::Attempt::Stay((), ::core::option::Option::Some(#rt::Wait::until(until))));
             }
-        }
+            #next
+        },
         TaskKind::Switch(switch) => match &switch.conditions {
             SwitchConditions::Data(conditions) => {
                 let tests = conditions.iter().enumerate().map(|(i, condition)| {
@@ -133,25 +185,23 @@ fn emit_body(cx: &Context<'_>, index: usize) -> TokenStream {
                     quote! {
                         let matched = #test;
                         if matched {
-                            return ::core::result::Result::Ok(::core::option::Option::Some(#i));
+                            return ::core::result::Result::Ok(#rt::Attempt::Exit(#i));
                         }
                     }
                 });
                 let default = conditions.len();
                 quote! {
                     #(#tests)*
-                    ::core::result::Result::Ok(::core::option::Option::Some(#default))
+                    ::core::result::Result::Ok(#rt::Attempt::Exit(#default))
                 }
             }
-            SwitchConditions::Event(conditions) => {
-                events::emit_event_switch(cx, task, conditions, switch.event_timeout.as_ref())
-            }
+            SwitchConditions::Event(conditions) => events::emit_event_switch(cx, task, conditions),
         },
         TaskKind::Event {
             exclusive,
             events_actions,
-            timeout,
-        } => events::emit_event_task(cx, task, *exclusive, events_actions, timeout.as_ref()),
+            ..
+        } => events::emit_event_task(cx, index, *exclusive, events_actions),
         TaskKind::Callback {
             action,
             event_ref,
@@ -159,7 +209,7 @@ fn emit_body(cx: &Context<'_>, index: usize) -> TokenStream {
             event_data_filter,
         } => events::emit_callback(
             cx,
-            task,
+            index,
             action.as_ref(),
             event_ref.as_ref(),
             timeout.as_ref(),

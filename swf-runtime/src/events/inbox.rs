@@ -10,8 +10,9 @@ use std::sync::{Mutex, MutexGuard, PoisonError};
 use cloudevents::Event;
 use tokio::sync::Notify;
 
-/// An event in an inbox, with its arrival number so that events taken and put back regain their
-/// place.
+/// An event in an inbox, with its sequence number: its arrival number in memory, its stored
+/// sequence number under a durable host (which removes it from the store once a committed step
+/// consumed it).
 #[derive(Debug)]
 pub(crate) struct Queued {
     pub(crate) seq: u64,
@@ -28,6 +29,13 @@ pub(crate) struct InboxState {
     /// Set when the instance ended: deliveries are refused from then on.
     closed: bool,
     next_seq: u64,
+    /// Counts arrivals (deliveries and events put back), so that a driver can tell whether
+    /// anything arrived since it last looked.
+    pub(crate) arrivals: u64,
+    /// The sequence numbers of the events taken since the last [`InboxState::drain_taken`].
+    pub(crate) taken: Vec<u64>,
+    /// The correlation values bound since the last [`InboxState::drain_taken`].
+    pub(crate) bound: Vec<(String, String)>,
 }
 
 impl InboxState {
@@ -38,6 +46,7 @@ impl InboxState {
         }
         self.correlation
             .insert(attribute.to_owned(), value.to_owned());
+        self.bound.push((attribute.to_owned(), value.to_owned()));
         true
     }
 
@@ -45,6 +54,22 @@ impl InboxState {
         let seq = self.next_seq;
         self.next_seq += 1;
         self.events.push_back(Queued { seq, event });
+        self.arrivals += 1;
+    }
+
+    /// Removes the event at `position`, recording that it was taken.
+    pub(crate) fn take(&mut self, position: usize) -> Option<Queued> {
+        let queued = self.events.remove(position)?;
+        self.taken.push(queued.seq);
+        Some(queued)
+    }
+
+    /// The events taken and the values bound since the last call.
+    pub(crate) fn drain_taken(&mut self) -> (Vec<u64>, Vec<(String, String)>) {
+        (
+            std::mem::take(&mut self.taken),
+            std::mem::take(&mut self.bound),
+        )
     }
 }
 
@@ -73,6 +98,30 @@ impl Inbox {
         for event in initial {
             state.push(event);
         }
+        Self::holding(state, capacity)
+    }
+
+    /// An inbox holding events that a store keeps, with their stored sequence numbers (in
+    /// arrival order), bound to `correlation`.
+    pub(crate) fn stored(
+        capacity: usize,
+        correlation: BTreeMap<String, String>,
+        events: Vec<(u64, Event)>,
+    ) -> Self {
+        let next_seq = events.last().map_or(0, |(seq, _)| seq + 1);
+        let state = InboxState {
+            correlation,
+            events: events
+                .into_iter()
+                .map(|(seq, event)| Queued { seq, event })
+                .collect(),
+            next_seq,
+            ..InboxState::default()
+        };
+        Self::holding(state, capacity)
+    }
+
+    fn holding(state: InboxState, capacity: usize) -> Self {
         Self {
             state: Mutex::new(state),
             arrived: Notify::new(),
@@ -110,22 +159,6 @@ impl Inbox {
             }
             freed.await;
         }
-    }
-
-    /// Puts back events taken by a wait that did not complete, each at its arrival place.
-    pub(crate) fn put_back(&self, taken: Vec<Queued>) {
-        if taken.is_empty() {
-            return;
-        }
-        {
-            let mut state = self.lock();
-            for queued in taken {
-                let place = state.events.partition_point(|other| other.seq < queued.seq);
-                state.events.insert(place, queued);
-            }
-        }
-        // Another wait of the same instance (a parallel branch) may want them.
-        self.arrived.notify_waiters();
     }
 
     /// Refuses further deliveries and returns the events nobody took, in arrival order.
@@ -209,19 +242,6 @@ mod tests {
             Err(String::from("2"))
         );
         assert!(inbox.deliver(event("3")).await.is_err());
-    }
-
-    #[test]
-    fn put_back_restores_arrival_order() {
-        let inbox = Inbox::new(8, BTreeMap::new(), vec![event("a"), event("b"), event("c")]);
-        let taken: Vec<Queued> = {
-            let mut state = inbox.lock();
-            let c = state.events.pop_back();
-            let a = state.events.pop_front();
-            c.into_iter().chain(a).collect()
-        };
-        inbox.put_back(taken);
-        assert_eq!(ids(&inbox), ["a", "b", "c"]);
     }
 
     #[test]

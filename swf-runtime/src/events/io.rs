@@ -35,10 +35,16 @@ pub(super) struct IoInner {
     clock: Arc<dyn Clock>,
     deployed_at: Timestamp,
     pub(super) link: Option<HostLink>,
-    /// Produced events so far, for their ids.
+    /// Events produced in the current step, for their ids.
     pub(super) produced: AtomicU64,
-    /// `<deployment instant in ns>-<instance>`: makes produced ids unique across hosts and
-    /// restarts without any process-wide counter.
+    /// The current step's number: the instance's revision under a durable host, else a count
+    /// of the steps run through this `Io`.
+    pub(super) step: AtomicU64,
+    /// Detached sub-flows started so far, for their ids.
+    pub(super) detached: AtomicU64,
+    /// `<deployment instant in ns>-<instance>` (a durable host: `<workflow>-<instance>`): with
+    /// the step number, it makes produced event ids and idempotency keys unique across hosts
+    /// and restarts without any process-wide counter.
     pub(super) id_prefix: String,
 }
 
@@ -91,6 +97,36 @@ impl Io {
         )
     }
 
+    /// The `Io` of one step of instance `instance` under a durable host: its stored inbox
+    /// events (with their sequence numbers) and correlation, produced events collected for the
+    /// commit, and the instance's revision as the step number, so that what the step names
+    /// (produced event ids, idempotency keys) is the same when the step runs again after a
+    /// crash.
+    #[allow(dead_code, reason = "the durable host is not written yet")]
+    pub(crate) fn durable(
+        prefix: String,
+        revision: u64,
+        inbox: Vec<(u64, Event)>,
+        correlation: BTreeMap<String, String>,
+        clock: Arc<dyn Clock>,
+        deployed_at: Timestamp,
+    ) -> Io {
+        let inbox = Arc::new(Inbox::stored(DEFAULT_INBOX_CAPACITY, correlation, inbox));
+        Io {
+            inner: Arc::new(IoInner {
+                inbox,
+                outbox: Outbox::Collect(Arc::new(Mutex::new(Vec::new()))),
+                clock,
+                deployed_at,
+                link: None,
+                produced: AtomicU64::new(0),
+                step: AtomicU64::new(revision),
+                detached: AtomicU64::new(0),
+                id_prefix: prefix,
+            }),
+        }
+    }
+
     fn assemble(
         inbox: Arc<Inbox>,
         outbox: Outbox,
@@ -108,6 +144,8 @@ impl Io {
                 deployed_at,
                 link,
                 produced: AtomicU64::new(0),
+                step: AtomicU64::new(0),
+                detached: AtomicU64::new(0),
                 id_prefix,
             }),
         }
@@ -119,7 +157,7 @@ impl Io {
     /// events but not wait for any (a wait ends at its timeout), and they never hold events the
     /// host routed to this instance.
     pub fn detached(&self) -> Io {
-        let number = self.inner.produced.fetch_add(1, Ordering::Relaxed) + 1;
+        let number = self.inner.detached.fetch_add(1, Ordering::Relaxed) + 1;
         let correlation = self.correlation();
         let inbox = Arc::new(Inbox::new(DEFAULT_INBOX_CAPACITY, correlation, Vec::new()));
         let outbox = match &self.inner.outbox {
@@ -134,6 +172,8 @@ impl Io {
                 deployed_at: self.inner.deployed_at,
                 link: None,
                 produced: AtomicU64::new(0),
+                step: AtomicU64::new(0),
+                detached: AtomicU64::new(0),
                 id_prefix: format!("{}-sub{number}", self.inner.id_prefix),
             }),
         }
@@ -159,9 +199,38 @@ impl Io {
         }
     }
 
-    /// The wall clock scheduled starts are checked against.
+    /// The wall clock every deadline of the instance is read from.
     pub fn clock(&self) -> &dyn Clock {
         &*self.inner.clock
+    }
+
+    /// The clock's current time.
+    pub fn now(&self) -> Timestamp {
+        self.inner.clock.now()
+    }
+
+    /// Starts the next step through this `Io` (a driver calls it before each step): numbers
+    /// it, and restarts the count of the events it produces.
+    pub fn begin_step(&self) {
+        self.inner.step.fetch_add(1, Ordering::Relaxed);
+        self.inner.produced.store(0, Ordering::Relaxed);
+    }
+
+    /// The current step's number (see [`Io::begin_step`]).
+    pub fn step_number(&self) -> u64 {
+        self.inner.step.load(Ordering::Relaxed)
+    }
+
+    /// What names this instance in produced event ids and idempotency keys.
+    pub(crate) fn id_prefix(&self) -> &str {
+        &self.inner.id_prefix
+    }
+
+    /// The sequence numbers of the inbox events taken, and the correlation values bound, since
+    /// the last call: what a durable host commits with the step.
+    #[allow(dead_code, reason = "the durable host is not written yet")]
+    pub(crate) fn drain_taken(&self) -> (Vec<u64>, Vec<(String, String)>) {
+        self.inner.inbox.lock().drain_taken()
     }
 
     /// When the workflow was deployed: where duration-only schedules start counting.

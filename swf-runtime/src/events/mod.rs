@@ -1,5 +1,5 @@
 //! Events: the definitions generated code declares, the inbox and correlation of each instance,
-//! waiting for events and producing them.
+//! taking events, waiting for them and producing them.
 
 mod data;
 mod inbox;
@@ -7,7 +7,8 @@ mod io;
 mod produce;
 mod registry;
 mod spec;
-mod wait;
+mod take;
+mod waiting;
 
 #[cfg(test)]
 mod tests;
@@ -15,7 +16,8 @@ mod tests;
 pub use data::event_data;
 pub use io::{DEFAULT_INBOX_CAPACITY, Io, IoBuilder};
 pub use spec::{EventSpec, context_attribute};
-pub use wait::EventEntry;
+pub use take::EventEntry;
+pub use waiting::Listening;
 
 pub(crate) use inbox::Inbox;
 pub(crate) use io::HostLink;

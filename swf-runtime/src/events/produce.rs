@@ -27,8 +27,10 @@ impl Io {
     /// instance's produced events go, waiting while that channel is full (never dropping it).
     ///
     /// The event is a CloudEvent 1.0 with the definition's `source` and `type`, the clock's time,
-    /// an `id` unique to this instance (`<deployment ns>-<instance>-<n>`, so ids differ between
-    /// instances, hosts and restarts without any process-wide state), and `data` as
+    /// an `id` unique to this instance (`<deployment ns>-<instance>-<step>-<n>`, so ids differ
+    /// between instances, hosts and restarts without any process-wide state; under a durable
+    /// host `<workflow>-<instance>-<revision>-<n>`, the same when a step runs again after a
+    /// crash, so that consumers can drop the duplicate), and `data` as
     /// `application/json` (no data at all when `data` is `null`). When the definition has a
     /// correlation token and the instance is bound to a value for it, the event carries that
     /// value: as its `subject` if the token is `subject`, else as an extension attribute of
@@ -42,7 +44,11 @@ impl Io {
     pub async fn produce(&self, spec: &EventSpec, data: Value) -> Result<(), ErrorObject> {
         let number = self.inner.produced.fetch_add(1, Ordering::Relaxed) + 1;
         let mut builder = EventBuilderV10::new()
-            .id(format!("{}-{number}", self.inner.id_prefix))
+            .id(format!(
+                "{}-{}-{number}",
+                self.inner.id_prefix,
+                self.inner.step.load(Ordering::Relaxed)
+            ))
             .source(spec.source)
             .ty(spec.event_type)
             .time(self.clock().now().to_string());

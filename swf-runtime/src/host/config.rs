@@ -26,7 +26,8 @@ pub struct HostConfig {
     pub outcomes_capacity: usize,
     /// How many events each instance's inbox holds before routing waits for it. An instance
     /// that is sent more correlated events than this without consuming them holds up routing
-    /// until it consumes one or ends.
+    /// until it consumes one or ends. A state takes the events it awaits together once they are
+    /// all in the inbox, so keep this above the most events one state awaits at once.
     pub inbox_capacity: usize,
     /// The wall clock scheduled starts are checked against; the host's deployment instant is
     /// its time when the host is created.

@@ -120,23 +120,18 @@ impl<M: Machine> Shared<M> {
             .await;
     }
 
-    async fn drive(self: Arc<Self>, io: Io, mut state: M::State) -> Result<Value, WorkflowError> {
-        loop {
-            if let Some(output) = M::output(&state) {
-                return Ok(output.clone());
-            }
-            state = self.machine.step(state, &io).await?;
-        }
+    async fn drive(self: Arc<Self>, io: Io, state: M::State) -> Result<Value, WorkflowError> {
+        crate::drive::run_to_end(state, &io, self.events, |state| {
+            self.machine.step(state, &io)
+        })
+        .await
+        .map(crate::concurrent::ScopeEnd::into_output)
     }
 
     fn crashed(&self, failure: JoinError) -> WorkflowError {
         let message = if failure.is_panic() {
             let payload = failure.into_panic();
-            let text = payload
-                .downcast_ref::<&str>()
-                .map(|text| (*text).to_owned())
-                .or_else(|| payload.downcast_ref::<String>().cloned())
-                .unwrap_or_default();
+            let text = crate::action::panic_message(payload.as_ref());
             format!("the instance panicked: {text}")
         } else {
             String::from("the instance was cancelled")

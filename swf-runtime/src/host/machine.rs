@@ -7,17 +7,26 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
+use crate::concurrent::ScopeState;
 use crate::error::WorkflowError;
 use crate::events::{EventSpec, Io};
+use crate::progress::Progress;
 
 /// A compiled workflow, as a host drives it: generated code implements it for each workflow's
 /// machine type.
 pub trait Machine: Send + Sync + 'static {
-    /// Where an instance is: the next task to run, or how it ended.
-    type State: Serialize + DeserializeOwned + Send + Sync + 'static;
+    /// Where an instance is: the task it is at (with its branches, iterations, waits), or how
+    /// it ended.
+    type State: Serialize + DeserializeOwned + ScopeState + Send + Sync + 'static;
 
     /// The workflow's `id`.
     fn workflow_id(&self) -> &'static str;
+
+    /// The workflow's `version`, if it has one.
+    fn version(&self) -> Option<&'static str>;
+
+    /// A hash of the definition the machine was compiled from.
+    fn definition_hash(&self) -> &'static str;
 
     /// Every event definition of the workflow, in document order; waits and produced events
     /// refer to them by index.
@@ -33,12 +42,13 @@ pub trait Machine: Send + Sync + 'static {
     /// The refusal, which the host returns to the caller or reports with the starting events.
     fn start(&self, input: Value, io: &Io) -> Result<Self::State, WorkflowError>;
 
-    /// Runs the task `state` names and returns the next state.
+    /// Runs one step of `state`: `Progress::Ran` with the state to save, or `Progress::Waiting`
+    /// (nothing done) with what it waits for. See the generated `advance`.
     fn step<'a>(
         &'a self,
         state: Self::State,
         io: &'a Io,
-    ) -> impl Future<Output = Result<Self::State, WorkflowError>> + Send + 'a;
+    ) -> impl Future<Output = Result<Progress<Self::State>, WorkflowError>> + Send + 'a;
 
     /// The workflow output once `state` is an end (completed or terminated), else `None`.
     fn output(state: &Self::State) -> Option<&Value>;

@@ -13,8 +13,10 @@ use tokio::time::{Instant, sleep, sleep_until};
 
 use super::*;
 use crate::clock::ManualClock;
+use crate::concurrent::{ScopeEnd, ScopeState};
 use crate::error::ErrorObject;
 use crate::events::{Io, event_data};
+use crate::progress::{Progress, Wait, deadline_of, passed};
 use crate::schedule::{ScheduleWindow, check_schedule};
 
 const ORDER: usize = 0;
@@ -74,6 +76,40 @@ enum Step {
 struct State {
     data: Value,
     plan: Vec<Step>,
+    /// The deadline of the wait in progress, set by its first step.
+    until: Option<Timestamp>,
+}
+
+impl State {
+    /// What the next step of the plan waits for.
+    fn wait(&self) -> Wait {
+        let specs = |wanted: &[usize]| -> Vec<&'static EventSpec> {
+            wanted.iter().filter_map(|i| EVENTS.get(*i)).collect()
+        };
+        match self.plan.last() {
+            Some(Step::Any(wanted, _)) => Wait::new(self.until, &specs(wanted)),
+            Some(Step::All(wanted)) => Wait::new(None, &specs(wanted)),
+            _ => Wait::default(),
+        }
+    }
+}
+
+impl ScopeState for State {
+    fn end(self) -> Result<ScopeEnd, Self> {
+        if self.plan.is_empty() {
+            Ok(ScopeEnd::Completed(self.data))
+        } else {
+            Err(self)
+        }
+    }
+
+    fn listening(&self) -> Wait {
+        self.wait()
+    }
+
+    fn position(&self) -> String {
+        format!("{} steps left", self.plan.len())
+    }
 }
 
 /// A workflow that runs `plan`, then outputs its data with the instance's correlation.
@@ -115,6 +151,14 @@ impl Machine for Plan {
         "orders"
     }
 
+    fn version(&self) -> Option<&'static str> {
+        None
+    }
+
+    fn definition_hash(&self) -> &'static str {
+        "plan"
+    }
+
     fn events(&self) -> &'static [EventSpec] {
         EVENTS
     }
@@ -130,29 +174,42 @@ impl Machine for Plan {
         let data = crate::input::workflow_input("orders", "Start", input)?;
         let mut plan = self.plan.clone();
         plan.reverse();
-        Ok(State { data, plan })
+        Ok(State {
+            data,
+            plan,
+            until: None,
+        })
     }
 
-    async fn step(&self, mut state: State, io: &Io) -> Result<State, WorkflowError> {
-        let Some(step) = state.plan.pop() else {
-            return Ok(state);
+    async fn step(&self, mut state: State, io: &Io) -> Result<Progress<State>, WorkflowError> {
+        let Some(step) = state.plan.last().cloned() else {
+            return Ok(Progress::Ran(state));
         };
         match step {
-            Step::Any(wanted, timeout) => {
-                let timeout = timeout.map(Duration::from_secs);
-                match io.wait_any(EVENTS, &wanted, timeout).await {
-                    Ok(Some((index, event))) => store(&mut state.data, index, &event),
-                    Ok(None) => store_flag(&mut state.data),
-                    Err(e) => return Err(failure("Any", e, state.data)),
+            Step::Any(wanted, timeout) => match io.take_any(EVENTS, &wanted) {
+                Ok(Some((index, event))) => store(&mut state.data, index, &event),
+                Ok(None) => {
+                    if state.until.is_none() {
+                        state.until = deadline_of(io, timeout.map(Duration::from_secs));
+                    }
+                    if !passed(io, state.until) {
+                        let wait = state.wait();
+                        return Ok(Progress::Waiting(state, wait));
+                    }
+                    store_flag(&mut state.data);
                 }
-            }
-            Step::All(wanted) => match io.wait_all(EVENTS, &wanted, None).await {
+                Err(e) => return Err(failure("Any", e, state.data)),
+            },
+            Step::All(wanted) => match io.take_all(EVENTS, &wanted) {
                 Ok(Some(found)) => {
                     for (index, event) in found {
                         store(&mut state.data, index, &event);
                     }
                 }
-                Ok(None) => store_flag(&mut state.data),
+                Ok(None) => {
+                    let wait = state.wait();
+                    return Ok(Progress::Waiting(state, wait));
+                }
                 Err(e) => return Err(failure("All", e, state.data)),
             },
             Step::Produce(index) => {
@@ -163,12 +220,14 @@ impl Machine for Plan {
             }
             Step::Panic => panic!("the plan says so"),
         }
+        state.plan.pop();
+        state.until = None;
         if state.plan.is_empty()
             && let Value::Object(members) = &mut state.data
         {
             members.insert(String::from("correlation"), json!(io.correlation()));
         }
-        Ok(state)
+        Ok(Progress::Ran(state))
     }
 
     fn output(state: &State) -> Option<&Value> {
@@ -681,7 +740,9 @@ async fn a_full_inbox_holds_up_routing_until_the_instance_consumes() {
     // does the ping behind it, which arrives after the instance stopped waiting for pings.
     let plan = vec![
         Step::Any(vec![PING], Some(30)),
-        Step::All(vec![ORDER, ORDER, ORDER]),
+        Step::All(vec![ORDER]),
+        Step::All(vec![ORDER]),
+        Step::All(vec![ORDER]),
     ];
     let (host, channels) = Host::new(Plan::new(plan), small_config());
     let bound = BTreeMap::from([(String::from("orderid"), String::from("1"))]);

@@ -62,7 +62,9 @@ impl Status {
 
     /// The status named `name` (as [`Status::as_str`] writes it).
     pub fn parse(name: &str) -> Option<Status> {
-        Status::ALL.into_iter().find(|status| status.as_str() == name)
+        Status::ALL
+            .into_iter()
+            .find(|status| status.as_str() == name)
     }
 
     /// Whether the instance has ended: completed, failed or cancelled.

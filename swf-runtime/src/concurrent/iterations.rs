@@ -1,0 +1,237 @@
+//! The iterations of a foreach task.
+
+use std::future::Future;
+use std::time::Duration;
+
+use futures_util::stream::{FuturesUnordered, StreamExt};
+use jiff::Timestamp;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::round::{Control, MemberEnd, RoundEnd, run_member};
+use super::{ScopeEnd, ScopeState};
+use crate::clock::after;
+use crate::error::{ErrorObject, WorkflowError};
+use crate::events::Io;
+use crate::progress::{Progress, Wait};
+
+/// The iterations of a foreach task, as the task's state keeps them: how many items there are,
+/// which started, the ones running, and the outputs kept so far.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Iterations<S> {
+    /// How many items the input collection has.
+    total: usize,
+    /// How many iterations started (items `0..started`).
+    started: usize,
+    /// The iterations running, in item order.
+    running: Vec<Iteration<S>>,
+    /// Per item, the output of its iteration once completed, when the task keeps them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    outputs: Vec<Option<Value>>,
+    /// When the next iteration may start (`timeDelay` after the last one started).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    next_start: Option<Timestamp>,
+    /// Set once a completion condition held: no further iteration starts.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    stopped: bool,
+}
+
+/// One running iteration.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Iteration<S> {
+    /// The position of its item in the input collection.
+    pub item: usize,
+    /// Where its body is.
+    pub state: S,
+}
+
+impl<S: ScopeState> Iterations<S> {
+    /// No iteration started yet over `total` items; `keep_outputs` when the task writes them
+    /// (`outputCollection`, or a loop's completion condition).
+    pub fn new(total: usize, keep_outputs: bool) -> Self {
+        Self {
+            total,
+            started: 0,
+            running: Vec::new(),
+            outputs: if keep_outputs {
+                vec![None; total]
+            } else {
+                Vec::new()
+            },
+            next_start: None,
+            stopped: false,
+        }
+    }
+
+    /// The item whose iteration may start now, with `occupied` iterations running: at most `max`
+    /// run at once (0: no limit), after the time delay, while items remain and no completion
+    /// condition held.
+    fn next_to_start(&self, occupied: usize, max: usize, io: &Io) -> Option<usize> {
+        let due = self.next_start.is_none_or(|at| io.now() >= at);
+        (self.has_room(occupied, max) && due).then_some(self.started)
+    }
+
+    /// Whether another iteration could start (now or after the time delay).
+    fn has_room(&self, occupied: usize, max: usize) -> bool {
+        (max == 0 || occupied < max) && !self.stopped && self.started < self.total
+    }
+
+    /// Starts the next item's iteration at `state`; the one after it may start `delay` later.
+    fn start(&mut self, io: &Io, delay: Option<Duration>) -> usize {
+        let item = self.started;
+        self.started += 1;
+        self.next_start = delay.map(|delay| after(io.now(), delay));
+        item
+    }
+
+    /// An item whose iteration completed at once (its body's start is not active).
+    fn skip(&mut self, output: Value, io: &Io, delay: Option<Duration>) {
+        let item = self.start(io, delay);
+        self.keep(item, output);
+    }
+
+    fn keep(&mut self, item: usize, output: Value) {
+        if let Some(slot) = self.outputs.get_mut(item) {
+            *slot = Some(output);
+        }
+    }
+
+    /// Whether every iteration that will run has completed.
+    pub fn finished(&self) -> bool {
+        self.running.is_empty() && (self.stopped || self.started >= self.total)
+    }
+
+    /// The outputs kept, in item order.
+    pub fn into_outputs(self) -> Vec<Value> {
+        self.outputs.into_iter().flatten().collect()
+    }
+
+    /// Where the running iterations are (`[item]/position`).
+    pub fn positions(&self) -> impl Iterator<Item = String> + '_ {
+        self.running
+            .iter()
+            .map(|iteration| format!("[{}]/{}", iteration.item, iteration.state.position()))
+    }
+
+    /// What the running iterations listen for, and when the next one may start.
+    pub fn listening(&self, max: usize) -> Wait {
+        let mut wait = Wait::default();
+        for iteration in &self.running {
+            wait.merge(&iteration.state.listening());
+        }
+        let room = max == 0 || self.running.len() < max;
+        if room && !self.stopped && self.started < self.total {
+            wait.merge(&Wait {
+                until: self.next_start,
+                events: Vec::new(),
+            });
+        }
+        wait
+    }
+
+    /// Runs a round of the iterations (see [`round`](super::round)): every running iteration
+    /// steps until it waits or ends, concurrently, and iterations start as room and the time
+    /// delay allow (`begin(item)` is an item's first state, or its output when its body's start
+    /// is not active) while the round runs. `step(item, state)` runs one step of the body. A
+    /// completed iteration leaves the running ones (its output kept); `done` tells whether a
+    /// completion condition holds for its output (then no further iteration starts). It ends
+    /// early, dropping the rest, when one terminates or fails.
+    ///
+    /// # Errors
+    /// The first failure of an iteration, of starting one, or of the completion condition.
+    #[allow(
+        clippy::too_many_arguments,
+        reason = "the foreach task's settings, as generated"
+    )]
+    pub async fn round<B, F, Fut>(
+        &mut self,
+        io: &Io,
+        max: usize,
+        delay: Option<Duration>,
+        begin: B,
+        step: F,
+        done: &(dyn Fn(&Value) -> Result<bool, ErrorObject> + Sync),
+    ) -> Result<RoundEnd, ErrorObject>
+    where
+        B: Fn(usize) -> Result<Result<S, Value>, ErrorObject>,
+        F: Fn(usize, S) -> Fut,
+        Fut: Future<Output = Result<Progress<S>, WorkflowError>>,
+    {
+        let control = Control::new();
+        let member = |item: usize, state: S| {
+            let (control, step) = (&control, &step);
+            async move {
+                let end = run_member(state, io, control, |state| step(item, state)).await;
+                (item, end)
+            }
+        };
+        let mut members = FuturesUnordered::new();
+        for iteration in std::mem::take(&mut self.running) {
+            control.join();
+            members.push(member(iteration.item, iteration.state));
+        }
+        let mut ran = false;
+        loop {
+            while let Some(item) = self.next_to_start(members.len() + self.running.len(), max, io) {
+                ran = true;
+                match begin(item)? {
+                    Err(output) => self.skip(output, io, delay),
+                    Ok(state) => {
+                        self.start(io, delay);
+                        if control.join() {
+                            members.push(member(item, state));
+                        } else {
+                            // Everyone waits already: it runs in the next round.
+                            self.running.push(Iteration { item, state });
+                        }
+                    }
+                }
+            }
+            if members.is_empty() {
+                break;
+            }
+            let next_start = self
+                .next_start
+                .filter(|_| self.has_room(members.len() + self.running.len(), max));
+            let ended = tokio::select! {
+                ended = members.next() => ended,
+                () = sleep_until(io, next_start), if next_start.is_some() && !control.is_over() => None,
+            };
+            let Some((item, end)) = ended else {
+                continue;
+            };
+            match end {
+                MemberEnd::Failed(failure) => return Err(failure.error().clone()),
+                MemberEnd::Waiting(state, _, stepped) => {
+                    ran |= stepped;
+                    self.running.push(Iteration { item, state });
+                }
+                MemberEnd::Ended(ScopeEnd::Terminated(output)) => {
+                    return Ok(RoundEnd::Terminated(output));
+                }
+                MemberEnd::Ended(ScopeEnd::Completed(output)) => {
+                    ran = true;
+                    if done(&output)? {
+                        self.stopped = true;
+                    }
+                    self.keep(item, output);
+                }
+            }
+        }
+        self.running
+            .sort_unstable_by_key(|iteration| iteration.item);
+        Ok(if ran {
+            RoundEnd::Ran
+        } else {
+            RoundEnd::Waiting(self.listening(max))
+        })
+    }
+}
+
+/// Sleeps until `at` by `io`'s clock (forever without it).
+async fn sleep_until(io: &Io, at: Option<Timestamp>) {
+    match at {
+        Some(at) => io.clock().sleep_until(at).await,
+        None => std::future::pending().await,
+    }
+}

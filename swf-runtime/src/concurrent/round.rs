@@ -1,0 +1,258 @@
+//! One round of a parallel or foreach task: every branch or iteration runs, concurrently, step
+//! after step, until each one waits or ends. A member that waits stays in the round and goes on
+//! when what it waits for comes while the others still run; the round is over when every
+//! member waits at the same time (or has ended), so a slow member never holds up a fast one and
+//! the task's state is saved whenever the whole task waits.
+
+use std::future::Future;
+use std::pin::{Pin, pin};
+use std::sync::{Arc, Mutex, PoisonError};
+
+use futures_util::stream::{FuturesUnordered, StreamExt};
+use jiff::Timestamp;
+use serde_json::Value;
+use tokio::sync::Notify;
+
+use super::{ScopeEnd, ScopeState};
+use crate::error::{ErrorObject, WorkflowError};
+use crate::events::Io;
+use crate::progress::{Progress, Wait};
+
+/// One branch's part in a round, as [`round`] runs it: given the round's [`Control`], the
+/// future that runs the branch.
+pub type StepFuture<'a> =
+    Box<dyn FnOnce(Arc<Control>) -> Pin<Box<dyn Future<Output = Stepped> + Send + 'a>> + Send + 'a>;
+
+/// What one branch or iteration did in a round (its state is already written back).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Stepped {
+    /// It had nothing to run (it had completed, or was stopped).
+    Idle,
+    /// It ran steps and now waits.
+    Ran,
+    /// It could not run at all: it waits for this.
+    Blocked(Wait),
+    /// It completed (its output is kept where its state was).
+    Completed,
+    /// It reached a `terminate` end with this output: the whole instance ends.
+    Terminated(Value),
+    /// It failed with this error (the task's retry and onError decide), or ran out of time.
+    Failed(ErrorObject),
+}
+
+/// How a round ended.
+#[derive(Debug, Clone, PartialEq)]
+pub enum RoundEnd {
+    /// Some step ran: save the state and go on.
+    Ran,
+    /// Nothing could run: the task waits for this.
+    Waiting(Wait),
+    /// As many completed as the task needs: the steps still running were dropped.
+    Enough,
+    /// A `terminate` end was reached, with this output: the rest were dropped.
+    Terminated(Value),
+}
+
+/// Who in a round still runs. The round is over once no member runs: from then on a member
+/// that waits stays waiting (the round's futures complete and the task's state is saved).
+pub struct Control {
+    state: Mutex<Members>,
+    over: Notify,
+}
+
+struct Members {
+    running: usize,
+    over: bool,
+}
+
+impl Control {
+    pub(crate) fn new() -> Self {
+        Self {
+            state: Mutex::new(Members {
+                running: 0,
+                over: false,
+            }),
+            over: Notify::new(),
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Members> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Counts a member that starts running; false when the round is already over.
+    pub(crate) fn join(&self) -> bool {
+        let mut members = self.lock();
+        if members.over {
+            return false;
+        }
+        members.running += 1;
+        true
+    }
+
+    /// Whether the round is over.
+    pub(crate) fn is_over(&self) -> bool {
+        self.lock().over
+    }
+
+    /// A member stops running (it ended, or it waits); the last one ends the round.
+    pub(crate) fn leave(&self) {
+        let mut members = self.lock();
+        members.running = members.running.saturating_sub(1);
+        if members.running == 0 && !members.over {
+            members.over = true;
+            drop(members);
+            self.over.notify_waiters();
+        }
+    }
+
+    /// A member waits for `wait` (having read `seen` arrivals before its step). True when it
+    /// came while the round still ran: the member runs again. False when the round is over.
+    async fn wait(&self, io: &Io, wait: &Wait, seen: u64) -> bool {
+        let mut over = pin!(self.over.notified());
+        over.as_mut().enable();
+        self.leave();
+        if self.is_over() {
+            return false;
+        }
+        tokio::select! {
+            () = io.wait_for(wait, seen) => {}
+            () = over => return false,
+        }
+        self.join()
+    }
+}
+
+/// How one member's run in a round ended.
+pub(crate) enum MemberEnd<S> {
+    /// It waits for `Wait`; `bool`: whether it ran any step first.
+    Waiting(S, Wait, bool),
+    /// It ended.
+    Ended(ScopeEnd),
+    /// It failed.
+    Failed(WorkflowError),
+}
+
+/// Runs one member (already counted by [`Control::join`]) step after step until it ends, or
+/// waits when the round is over.
+pub(crate) async fn run_member<S, Fut>(
+    mut state: S,
+    io: &Io,
+    control: &Control,
+    mut step: impl FnMut(S) -> Fut,
+) -> MemberEnd<S>
+where
+    S: ScopeState,
+    Fut: Future<Output = Result<Progress<S>, WorkflowError>>,
+{
+    let mut ran = false;
+    loop {
+        let seen = io.arrivals();
+        match step(state).await {
+            Err(failure) => {
+                control.leave();
+                return MemberEnd::Failed(failure);
+            }
+            Ok(Progress::Ran(next)) => {
+                ran = true;
+                match next.end() {
+                    Ok(end) => {
+                        control.leave();
+                        return MemberEnd::Ended(end);
+                    }
+                    Err(next) => state = next,
+                }
+                // A member that never waits must not starve the others of the thread.
+                tokio::task::consume_budget().await;
+            }
+            Ok(Progress::Waiting(same, wait)) => {
+                if !control.wait(io, &wait, seen).await {
+                    return MemberEnd::Waiting(same, wait, ran);
+                }
+                state = same;
+            }
+        }
+    }
+}
+
+/// Runs `steps` concurrently. It ends early, dropping the steps still running, when one
+/// terminates or fails, or when `completed + ` the number completing in this round reaches
+/// `needed`; and, with a deadline `until` (a parallel task's `stateExecTimeout`), when it comes
+/// first, with a `TimeoutError` saying `timeout_message`.
+///
+/// # Errors
+/// The first failure of a step, or the timeout.
+pub async fn round(
+    steps: Vec<StepFuture<'_>>,
+    completed: usize,
+    needed: usize,
+    io: &Io,
+    until: Option<Timestamp>,
+    timeout_message: &str,
+) -> Result<RoundEnd, ErrorObject> {
+    let timed_out = || ErrorObject::new(ErrorObject::TIMEOUT, timeout_message);
+    if until.is_some_and(|until| io.now() >= until) {
+        return Err(timed_out());
+    }
+    let run = run_round(steps, completed, needed);
+    match until {
+        None => run.await,
+        Some(until) => tokio::select! {
+            end = run => end,
+            () = io.clock().sleep_until(until) => Err(timed_out()),
+        },
+    }
+    .map(|end| match end {
+        RoundEnd::Waiting(mut wait) => {
+            wait.merge(&Wait {
+                until,
+                events: Vec::new(),
+            });
+            RoundEnd::Waiting(wait)
+        }
+        other => other,
+    })
+}
+
+async fn run_round(
+    steps: Vec<StepFuture<'_>>,
+    mut completed: usize,
+    needed: usize,
+) -> Result<RoundEnd, ErrorObject> {
+    if completed >= needed {
+        return Ok(RoundEnd::Enough);
+    }
+    let control = Arc::new(Control::new());
+    // Every member counts as running before any runs, so that the first to wait does not find
+    // itself alone.
+    for _ in &steps {
+        control.join();
+    }
+    let mut running: FuturesUnordered<_> = steps
+        .into_iter()
+        .map(|member| member(Arc::clone(&control)))
+        .collect();
+    let mut ran = false;
+    let mut wait = Wait::default();
+    while let Some(stepped) = running.next().await {
+        match stepped {
+            Stepped::Idle => {}
+            Stepped::Ran => ran = true,
+            Stepped::Blocked(blocked) => wait.merge(&blocked),
+            Stepped::Completed => {
+                ran = true;
+                completed += 1;
+                if completed >= needed {
+                    return Ok(RoundEnd::Enough);
+                }
+            }
+            Stepped::Terminated(output) => return Ok(RoundEnd::Terminated(output)),
+            Stepped::Failed(error) => return Err(error),
+        }
+    }
+    Ok(if ran {
+        RoundEnd::Ran
+    } else {
+        RoundEnd::Waiting(wait)
+    })
+}

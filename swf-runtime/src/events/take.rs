@@ -1,0 +1,311 @@
+//! Taking events from an instance's inbox: [`Io::take_any`], [`Io::take_all`],
+//! [`Io::take_until`] and [`Io::take_entries`]. None of them waits: a step that finds nothing
+//! to take reports what it waits for, and its driver waits (see [`Io::wait_for`]).
+
+use std::collections::BTreeMap;
+
+use cloudevents::Event;
+
+use super::inbox::InboxState;
+use super::{EVENT_ERROR, EventSpec, Io};
+use crate::error::ErrorObject;
+
+/// One entry of an earlier draft's event state, for [`Io::take_entries`].
+pub struct EventEntry<'a> {
+    /// Its condition over which of the wanted definitions have an event (`arrived[k]` for
+    /// `wanted[k]`).
+    pub holds: &'a (dyn Fn(&[bool]) -> bool + Sync),
+    /// The positions in `wanted` of the definitions it names: the events it takes.
+    pub uses: &'a [usize],
+}
+
+impl Io {
+    /// Takes the oldest event in the inbox of one of the definitions `events[i]` for `i` in
+    /// `wanted` that agrees with this instance's correlation; `None` when there is none.
+    ///
+    /// An event agrees when, for a definition with a correlation token, it carries that
+    /// attribute and the instance is bound to the same value or to none (then it binds the
+    /// instance). If it suits several wanted definitions, the first in `wanted` order is
+    /// reported. Returns the index of the definition in `events` and the event.
+    ///
+    /// # Errors
+    /// An `EventError` when `wanted` is empty or names no definition of `events`: a bug of the
+    /// code generator, reported rather than waited on forever.
+    pub fn take_any(
+        &self,
+        events: &'static [EventSpec],
+        wanted: &[usize],
+    ) -> Result<Option<(usize, Event)>, ErrorObject> {
+        let specs = resolve(events, wanted)?;
+        if specs.is_empty() {
+            return Err(ErrorObject::new(
+                EVENT_ERROR,
+                "a wait for any of no events can never end",
+            ));
+        }
+        let taken = {
+            let mut guard = self.inner.inbox.lock();
+            let state = &mut *guard;
+            let found = state
+                .events
+                .iter()
+                .enumerate()
+                .find_map(|(position, queued)| {
+                    specs.iter().find_map(|&(index, spec)| {
+                        fit(spec, &queued.event, &state.correlation)
+                            .map(|fit| (position, index, fit))
+                    })
+                });
+            found.and_then(|(position, index, fit)| {
+                let queued = state.take(position)?;
+                let bound = fit.filter(|(attribute, value)| state.bind(attribute, value));
+                Some((index, queued.event, bound))
+            })
+        };
+        let Some((index, event, bound)) = taken else {
+            return Ok(None);
+        };
+        self.inner.inbox.notify_freed();
+        if let Some((attribute, value)) = bound {
+            self.index(attribute, &value);
+        }
+        Ok(Some((index, event)))
+    }
+
+    /// Takes one event of each definition `events[i]` for `i` in `wanted`, all agreeing with
+    /// this instance's correlation (each event taken binds the values it carries, so the others
+    /// must agree with it), or nothing when the inbox does not hold them all.
+    ///
+    /// Returns the definition indexes and events in `wanted` order.
+    ///
+    /// # Errors
+    /// An `EventError` when `wanted` names no definition of `events`.
+    pub fn take_all(
+        &self,
+        events: &'static [EventSpec],
+        wanted: &[usize],
+    ) -> Result<Option<Vec<(usize, Event)>>, ErrorObject> {
+        self.take_until(events, wanted, &|arrived| arrived.iter().all(|a| *a))
+    }
+
+    /// Takes events of the definitions `events[i]` for `i` in `wanted` (the oldest suitable
+    /// ones, with the correlation rules of [`Io::take_all`]) once `holds` is true of which
+    /// definitions have one (`arrived[k]` for `wanted[k]`); nothing while it is not. This is the
+    /// earlier drafts' condition over event names: `(a or b) and c`.
+    ///
+    /// # Errors
+    /// An `EventError` when `wanted` names no definition of `events`, or when `holds` cannot
+    /// become true even with every event (the wait could never end).
+    pub fn take_until(
+        &self,
+        events: &'static [EventSpec],
+        wanted: &[usize],
+        holds: &(dyn Fn(&[bool]) -> bool + Sync),
+    ) -> Result<Option<Vec<(usize, Event)>>, ErrorObject> {
+        let specs = resolve(events, wanted)?;
+        satisfiable(&specs, holds)?;
+        let all: Vec<usize> = (0..specs.len()).collect();
+        Ok(self
+            .take_slots(&specs, &|present| holds(present).then(|| (0, all.clone())))
+            .map(|(_, taken)| taken))
+    }
+
+    /// Takes, as [`Io::take_until`] does, the events of the first of `entries` (in order) whose
+    /// condition holds: the earlier drafts' event state, each entry with its condition over
+    /// event names. Events the entry does not name stay in the inbox, for a later wait.
+    ///
+    /// Returns that entry's index and the events it names (`uses`: positions in `wanted`), in
+    /// `wanted` order; `None` while no entry's condition holds.
+    ///
+    /// # Errors
+    /// As [`Io::take_until`].
+    pub fn take_entries(
+        &self,
+        events: &'static [EventSpec],
+        wanted: &[usize],
+        entries: &[EventEntry<'_>],
+    ) -> Result<Option<(usize, Taken)>, ErrorObject> {
+        let specs = resolve(events, wanted)?;
+        satisfiable(&specs, &|present| {
+            entries.iter().any(|e| (e.holds)(present))
+        })?;
+        let decide = |present: &[bool]| {
+            let entry = entries.iter().position(|e| (e.holds)(present))?;
+            entries.get(entry).map(|e| (entry, e.uses.to_vec()))
+        };
+        Ok(self.take_slots(&specs, &decide))
+    }
+
+    /// Fills one slot per entry of `specs` with the oldest suitable events, in arrival order,
+    /// binding tentatively as it goes, until `decide` says which slots to take (and a tag for
+    /// the caller); then takes those events (binding what they carry) and leaves the others.
+    /// Nothing changes when `decide` never says.
+    fn take_slots(
+        &self,
+        specs: &[(usize, &'static EventSpec)],
+        decide: &Decide<'_>,
+    ) -> Option<(usize, Taken)> {
+        let (taken, bound) = {
+            let mut guard = self.inner.inbox.lock();
+            let state = &mut *guard;
+            let (positions, (tag, keep)) = choose(state, specs, decide)?;
+            let (events, bound) = take_chosen(state, specs, &positions, &keep);
+            ((tag, events), bound)
+        };
+        self.inner.inbox.notify_freed();
+        for (attribute, value) in bound {
+            self.index(attribute, &value);
+        }
+        Some(taken)
+    }
+}
+
+/// Which slots to take, given which are filled: a tag for the caller and the slots.
+type Decide<'a> = dyn Fn(&[bool]) -> Option<Decision> + 'a;
+
+/// A tag for the caller (the entry taken) and the slots to take.
+type Decision = (usize, Vec<usize>);
+
+/// Events taken, each with the index of its definition.
+type Taken = Vec<(usize, Event)>;
+
+/// Correlation values bound (attribute, value).
+type Bound = Vec<(&'static str, String)>;
+
+/// The inbox positions filling each slot (`None`: empty) when `decide` first says which slots
+/// to take, and what it said.
+fn choose(
+    state: &InboxState,
+    specs: &[(usize, &EventSpec)],
+    decide: &Decide<'_>,
+) -> Option<(Vec<Option<usize>>, Decision)> {
+    let mut correlation: BTreeMap<String, String> = state.correlation.clone();
+    let mut positions: Vec<Option<usize>> = vec![None; specs.len()];
+    // A condition that holds with no event at all (a wait for nothing) is met at once.
+    if let Some(keep) = decide(&vec![false; specs.len()]) {
+        return Some((positions, keep));
+    }
+    for (position, queued) in state.events.iter().enumerate() {
+        let hit = specs
+            .iter()
+            .zip(&positions)
+            .enumerate()
+            .filter(|(_, (_, slot))| slot.is_none())
+            .find_map(|(slot, (&(_, spec), _))| {
+                fit(spec, &queued.event, &correlation).map(|fit| (slot, fit))
+            });
+        let Some((slot, fit)) = hit else {
+            continue;
+        };
+        if let Some((attribute, value)) = fit {
+            correlation.entry(attribute.to_owned()).or_insert(value);
+        }
+        if let Some(place) = positions.get_mut(slot) {
+            *place = Some(position);
+        }
+        let present: Vec<bool> = positions.iter().map(Option::is_some).collect();
+        if let Some(keep) = decide(&present) {
+            return Some((positions, keep));
+        }
+        if positions.iter().all(Option::is_some) {
+            return None;
+        }
+    }
+    None
+}
+
+/// Takes the events of the slots `keep` (positions into `positions`), binding what they carry;
+/// returns the events (definition index and event, in slot order) and the values bound.
+fn take_chosen(
+    state: &mut InboxState,
+    specs: &[(usize, &'static EventSpec)],
+    positions: &[Option<usize>],
+    keep: &[usize],
+) -> (Taken, Bound) {
+    let mut chosen: Vec<(usize, usize)> = keep
+        .iter()
+        .filter_map(|&slot| positions.get(slot).copied().flatten().map(|p| (slot, p)))
+        .collect();
+    // Remove from the back so that earlier positions stay valid.
+    chosen.sort_unstable_by_key(|&(_, position)| std::cmp::Reverse(position));
+    let mut taken: Vec<(usize, usize, Event)> = Vec::new();
+    for (slot, position) in chosen {
+        if let Some(queued) = state.take(position) {
+            taken.push((slot, specs.get(slot).map_or(0, |s| s.0), queued.event));
+        }
+    }
+    taken.sort_unstable_by_key(|(slot, _, _)| *slot);
+    let mut bound = Vec::new();
+    for (slot, _, event) in &taken {
+        let Some(&(_, spec)) = specs.get(*slot) else {
+            continue;
+        };
+        if let Some(attribute) = spec.correlation
+            && let Some(value) = spec.correlation_value(event)
+            && state.bind(attribute, &value)
+        {
+            bound.push((attribute, value));
+        }
+    }
+    let events = taken
+        .into_iter()
+        .map(|(_, index, event)| (index, event))
+        .collect();
+    (events, bound)
+}
+
+/// An error when `holds` is false even with an event of every definition.
+fn satisfiable(
+    specs: &[(usize, &'static EventSpec)],
+    holds: &dyn Fn(&[bool]) -> bool,
+) -> Result<(), ErrorObject> {
+    if holds(&vec![true; specs.len()]) {
+        Ok(())
+    } else {
+        Err(ErrorObject::new(
+            EVENT_ERROR,
+            "the events awaited can never satisfy the condition",
+        ))
+    }
+}
+
+/// Whether `spec` accepts `event` for an instance bound to `correlation`: `None` if not, else
+/// the correlation value the event would bind (attribute, value), if the definition has a token.
+pub(super) fn fit(
+    spec: &EventSpec,
+    event: &Event,
+    correlation: &BTreeMap<String, String>,
+) -> Option<Option<(&'static str, String)>> {
+    if !spec.matches(event) {
+        return None;
+    }
+    let Some(attribute) = spec.correlation else {
+        return Some(None);
+    };
+    let value = spec.correlation_value(event)?;
+    match correlation.get(attribute) {
+        Some(bound) if *bound != value => None,
+        _ => Some(Some((attribute, value))),
+    }
+}
+
+/// The definitions `wanted` names, with their indexes.
+pub(super) fn resolve(
+    events: &'static [EventSpec],
+    wanted: &[usize],
+) -> Result<Vec<(usize, &'static EventSpec)>, ErrorObject> {
+    wanted
+        .iter()
+        .map(|&index| {
+            events.get(index).map(|spec| (index, spec)).ok_or_else(|| {
+                ErrorObject::new(
+                    EVENT_ERROR,
+                    format!(
+                        "a wait names event definition #{index}, but the workflow has {}",
+                        events.len()
+                    ),
+                )
+            })
+        })
+        .collect()
+}

@@ -1,0 +1,108 @@
+//! Waiting, outside a step, for what a waiting instance waits for: [`Io::listen`] tells a
+//! host's router which events the instance takes, [`Io::wait_for`] sleeps until an event
+//! arrives or the deadline comes.
+
+use std::pin::pin;
+
+use super::io::HostLink;
+use super::registry;
+use super::{EventSpec, Io};
+use crate::progress::Wait;
+
+impl Io {
+    /// How many events have arrived in the inbox so far. Read it before a step; pass it to
+    /// [`Io::wait_for`] so that an event arriving during the step ends the wait at once.
+    pub fn arrivals(&self) -> u64 {
+        self.inner.inbox.lock().arrivals
+    }
+
+    /// Registers with a host's router that this instance listens for the events of `wait`
+    /// (nothing for a standalone `Io`), until the returned guard is dropped or changed. A
+    /// definition with a correlation token is registered only while the instance is not bound
+    /// for its attribute: once bound, its events reach it by value.
+    pub fn listen<'a>(&'a self, events: &'static [EventSpec], wait: &Wait) -> Listening<'a> {
+        let mut listening = Listening {
+            link: self.inner.link.as_ref(),
+            io: self,
+            events,
+            ticket: None,
+            specs: Vec::new(),
+        };
+        listening.update(wait);
+        listening
+    }
+
+    /// Waits until an event arrives after the reading `seen` of [`Io::arrivals`], or until
+    /// `wait.until` comes (by this `Io`'s clock). Returns at once when one already arrived.
+    pub async fn wait_for(&self, wait: &Wait, seen: u64) {
+        let mut arrived = pin!(self.inner.inbox.arrived());
+        arrived.as_mut().enable();
+        if self.arrivals() != seen {
+            return;
+        }
+        match wait.until {
+            None => arrived.await,
+            Some(deadline) => {
+                let sleep = self.clock().sleep_until(deadline);
+                tokio::select! {
+                    () = arrived => {}
+                    () = sleep => {}
+                }
+            }
+        }
+    }
+}
+
+/// A registration of what an instance listens for; dropping it ends the registration.
+pub struct Listening<'a> {
+    link: Option<&'a HostLink>,
+    io: &'a Io,
+    events: &'static [EventSpec],
+    /// The registration's ticket: its age, which decides who waited longest.
+    ticket: Option<u64>,
+    specs: Vec<usize>,
+}
+
+impl Listening<'_> {
+    /// Listens for the events of `wait` instead, keeping the registration's age when they are
+    /// the same.
+    pub fn update(&mut self, wait: &Wait) {
+        let Some(link) = self.link else {
+            return;
+        };
+        let correlation = self.io.correlation();
+        // The host routes by its workflow's definitions; a sub-flow's own definitions count
+        // where they are the same.
+        let mut tokens: Vec<(usize, Option<&'static str>)> = wait
+            .events
+            .iter()
+            .filter_map(|spec| {
+                let index = self.events.iter().position(|own| own == *spec)?;
+                Some((index, spec.correlation))
+            })
+            .filter(|(_, token)| token.is_none_or(|attribute| !correlation.contains_key(attribute)))
+            .collect();
+        tokens.sort_unstable();
+        tokens.dedup();
+        let specs: Vec<usize> = tokens.iter().map(|(index, _)| *index).collect();
+        if self.ticket.is_some() && specs == self.specs {
+            return;
+        }
+        let mut registry = registry::lock(&link.registry);
+        if let Some(ticket) = self.ticket.take() {
+            registry.end_wait(ticket, &self.specs);
+        }
+        self.specs = specs;
+        if !self.specs.is_empty() {
+            self.ticket = Some(registry.begin_wait(link.instance, &tokens));
+        }
+    }
+}
+
+impl Drop for Listening<'_> {
+    fn drop(&mut self) {
+        if let (Some(link), Some(ticket)) = (self.link, self.ticket) {
+            registry::lock(&link.registry).end_wait(ticket, &self.specs);
+        }
+    }
+}

@@ -1,0 +1,197 @@
+//! What one step of an instance did: it ran (the next state is to be saved), or it could not
+//! run yet and says what it waits for. A step never blocks on an event or a deadline: the
+//! caller (a driver loop in memory, or a durable host that drops the instance until then)
+//! decides how to wait.
+
+use std::time::Duration;
+
+use jiff::Timestamp;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::clock::after;
+use crate::events::{EventSpec, Io};
+use crate::retry::RetryProgress;
+
+/// The result of one step of a compiled state machine.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Progress<S> {
+    /// The step ran: `S` is the state to save (possibly an end).
+    Ran(S),
+    /// Nothing could run yet: `S` is the state as it was, waiting for what [`Wait`] says. The
+    /// step had no effect (it called no function, consumed and produced no event).
+    Waiting(S, Wait),
+}
+
+impl<S> Progress<S> {
+    /// The state, whether the step ran or waits.
+    pub fn into_state(self) -> S {
+        match self {
+            Progress::Ran(state) | Progress::Waiting(state, _) => state,
+        }
+    }
+
+    /// What the state waits for, when the step could not run.
+    pub fn wait(&self) -> Option<&Wait> {
+        match self {
+            Progress::Ran(_) => None,
+            Progress::Waiting(_, wait) => Some(wait),
+        }
+    }
+}
+
+/// What a waiting instance waits for: any event of some definitions, and a deadline at which
+/// it must be stepped even if none comes.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
+pub struct Wait {
+    /// The earliest deadline (a timeout, the end of a delay or of a retry wait).
+    pub until: Option<Timestamp>,
+    /// The event definitions any of whose events may let it go on, each once, in the order
+    /// first named. (A sub-flow's definitions are its own workflow's.)
+    pub events: Vec<&'static EventSpec>,
+}
+
+impl Wait {
+    /// A wait for `events` until `until`.
+    pub fn new(until: Option<Timestamp>, events: &[&'static EventSpec]) -> Self {
+        let mut wait = Self {
+            until,
+            events: Vec::with_capacity(events.len()),
+        };
+        wait.add_events(events);
+        wait
+    }
+
+    /// A wait for a deadline only.
+    pub fn until(until: Timestamp) -> Self {
+        Self {
+            until: Some(until),
+            events: Vec::new(),
+        }
+    }
+
+    /// Waits for what either waits for: the union of the events, the earlier deadline.
+    pub fn merge(&mut self, other: &Wait) {
+        self.until = match (self.until, other.until) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+        self.add_events(&other.events);
+    }
+
+    fn add_events(&mut self, events: &[&'static EventSpec]) {
+        for event in events {
+            if !self.events.contains(event) {
+                self.events.push(event);
+            }
+        }
+    }
+
+    /// Whether it can never end: no event and no deadline.
+    pub fn is_forever(&self) -> bool {
+        self.until.is_none() && self.events.is_empty()
+    }
+}
+
+/// How a task attempt ended, inside the generated `run_*` method of a task.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Attempt<P> {
+    /// The task is done: take exit `n` (a switch's choice, an event entry, else 0).
+    Exit(usize),
+    /// A nested scope ended the whole instance (`terminate`), its output in the task data.
+    Terminate,
+    /// The task is not done: it keeps running with `P` (its branches, iterations, callback
+    /// phase...). `Some(wait)`: nothing could run, it waits for that; `None`: it made progress.
+    Stay(P, Option<Wait>),
+}
+
+/// `now + duration`, stopping at the largest representable instant.
+pub fn deadline(io: &Io, duration: Duration) -> Timestamp {
+    after(io.now(), duration)
+}
+
+/// `Some(now + duration)` for a duration, `None` without one.
+pub fn deadline_of(io: &Io, duration: Option<Duration>) -> Option<Timestamp> {
+    duration.map(|duration| deadline(io, duration))
+}
+
+/// Whether `deadline` (if any) has come.
+pub fn passed(io: &Io, deadline: Option<Timestamp>) -> bool {
+    deadline.is_some_and(|deadline| io.now() >= deadline)
+}
+
+/// The state's progress: `Waiting` when `wait` is set, else `Ran`.
+pub fn progress<S>(state: S, wait: Option<Wait>) -> Progress<S> {
+    match wait {
+        Some(wait) => Progress::Waiting(state, wait),
+        None => Progress::Ran(state),
+    }
+}
+
+/// Where a callback task is: calling its action, or waiting for the callback event.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CallbackPhase {
+    /// About to call its action.
+    #[default]
+    Call,
+    /// The action ran: waiting for the event until `until` (then the task goes on without it).
+    Wait {
+        /// When the wait ends without the event.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        until: Option<Timestamp>,
+        /// The task's input, kept when the task may be retried (a retry calls the action again
+        /// with it).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        input: Option<Value>,
+    },
+}
+
+/// Where a task of the earlier drafts resumes after one of its actions failed and its own retry
+/// definition asked to call it again: the action (by position in the task), and the action's
+/// retry progress (its count and when it may run again). The task's data at that point is the
+/// state's data; the actions before it are not called again.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ActionResume {
+    /// The position of the action in the task (every entry's actions, in document order).
+    pub action: usize,
+    /// The action's retries so far.
+    #[serde(default)]
+    pub retry: RetryProgress,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn at(second: i64) -> Timestamp {
+        Timestamp::from_second(second).unwrap_or(Timestamp::UNIX_EPOCH)
+    }
+
+    const fn spec(name: &'static str) -> EventSpec {
+        EventSpec {
+            name,
+            source: "s",
+            event_type: name,
+            correlation: None,
+        }
+    }
+
+    static A: EventSpec = spec("a");
+    static B: EventSpec = spec("b");
+    static C: EventSpec = spec("c");
+
+    #[test]
+    fn merging_takes_the_union_and_the_earlier_deadline() {
+        let mut wait = Wait::new(Some(at(20)), &[&C, &A, &C]);
+        assert_eq!(wait.events, [&C, &A]);
+        wait.merge(&Wait::new(Some(at(10)), &[&B]));
+        wait.merge(&Wait::new(None, &[&A]));
+        assert_eq!(wait, Wait::new(Some(at(10)), &[&C, &A, &B]));
+        let mut deadline_only = Wait::default();
+        assert!(deadline_only.is_forever());
+        deadline_only.merge(&Wait::until(at(5)));
+        assert_eq!(deadline_only.until, Some(at(5)));
+        assert!(!deadline_only.is_forever());
+    }
+}
