@@ -15,6 +15,12 @@
 //! and [`PostgresStore`](postgres::PostgresStore) (feature `postgres`, shared by many worker
 //! processes). Both pass the same conformance suite (`store::conformance`).
 
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+mod codec;
+#[cfg(test)]
+mod conformance;
+#[cfg(feature = "sqlite")]
+pub mod sqlite;
 mod types;
 
 pub use types::*;
