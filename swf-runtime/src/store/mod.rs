@@ -17,8 +17,10 @@
 
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 mod codec;
-#[cfg(test)]
+#[cfg(all(test, any(feature = "sqlite", feature = "postgres")))]
 mod conformance;
+#[cfg(feature = "postgres")]
+pub mod postgres;
 #[cfg(feature = "sqlite")]
 pub mod sqlite;
 mod types;
