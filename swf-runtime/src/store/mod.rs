@@ -13,8 +13,10 @@
 //!
 //! Implementations: [`SqliteStore`](sqlite::SqliteStore) (feature `sqlite`, an embedded file)
 //! and [`PostgresStore`](postgres::PostgresStore) (feature `postgres`, shared by many worker
-//! processes). Both pass the same conformance suite (`store::conformance`).
+//! processes). Both pass the same conformance suite (`store::conformance`). [`AnyStore`] opens
+//! whichever of them a URL names (`sqlite:PATH`, `postgres://...`).
 
+mod any;
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 mod codec;
 #[cfg(all(test, any(feature = "sqlite", feature = "postgres")))]
@@ -25,6 +27,7 @@ pub mod postgres;
 pub mod sqlite;
 mod types;
 
+pub use any::AnyStore;
 pub use types::*;
 
 use std::future::Future;
