@@ -40,6 +40,8 @@ macro_rules! conformance_tests {
             cancel_ends_and_fences,
             redrive_resumes_failed,
             events_arriving_during_a_step_are_not_lost,
+            a_batch_may_step_one_instance_twice,
+            one_callers_failure_is_not_anothers,
         );
     };
     (@each $fixture:path; $($check:ident),* $(,)?) => {
@@ -1268,6 +1270,84 @@ pub(crate) async fn events_arriving_during_a_step_are_not_lost<S: Store>(store: 
     commit.waits = vec!["Paid".to_string()];
     committed(&store.commit(vec![commit], at(14)).await.unwrap()[0]);
     assert_eq!(record(store, id).await.record.status, Status::Waiting);
+}
+
+pub(crate) async fn a_batch_may_step_one_instance_twice<S: Store>(store: &S) {
+    let id = create_one(store, new_instance("wf", Status::Runnable, &[]), at(0)).await;
+    let claimed = claim_one(store, id, WORKER, at(1)).await;
+    let mut first = step(&claimed, WORKER, Status::Runnable);
+    first.lease_until = Some(at(60));
+    first.produced = vec![event("out-1")];
+    let mut second = step(&claimed, WORKER, Status::Waiting);
+    second.revision = 1;
+    second.waits = vec!["A".to_string()];
+    second.produced = vec![event("out-2")];
+    let stale = step(&claimed, WORKER, Status::Completed);
+    let results = store
+        .commit(vec![first, second, stale], at(2))
+        .await
+        .unwrap();
+    assert_eq!(committed(&results[0]).0, 1);
+    assert_eq!(
+        committed(&results[1]).0,
+        2,
+        "the second builds on the first"
+    );
+    assert!(matches!(results[2], CommitResult::Conflict { .. }));
+    let after = record(store, id).await.record;
+    assert_eq!((after.revision, after.status), (2, Status::Waiting));
+    assert_eq!(after.waits, vec!["A".to_string()]);
+    let outbox = store.claim_outbox(WORKER, at(3), LEASE, 10).await.unwrap();
+    let produced: Vec<_> = outbox.into_iter().map(|entry| entry.event).collect();
+    assert_eq!(produced, vec![event("out-1"), event("out-2")]);
+    let revisions: Vec<_> = store
+        .history(id)
+        .await
+        .unwrap()
+        .iter()
+        .map(|entry| entry.revision)
+        .collect();
+    assert_eq!(revisions, vec![0, 1, 2]);
+}
+
+pub(crate) async fn one_callers_failure_is_not_anothers<S: Store>(store: &S) {
+    let instances = (0..40)
+        .map(|_| new_instance("wf", Status::Runnable, &[]))
+        .collect();
+    let ids = store.create(instances, at(0)).await.unwrap();
+    let claimed = store.claim("wf", WORKER, at(1), LEASE, 100).await.unwrap();
+    assert_eq!(claimed.len(), ids.len());
+    let broken = claimed[7].record.id;
+    let mut tasks = Vec::new();
+    for claimed in claimed {
+        let store = store.clone();
+        tasks.push(tokio::spawn(async move {
+            let mut commit = step(&claimed, WORKER, Status::Waiting);
+            commit.produced = vec![event(&format!("out-{}", claimed.record.id))];
+            if claimed.record.id == broken {
+                commit.children = vec![new_instance("wf", Status::Completed, &[])];
+            }
+            (claimed.record.id, store.commit(vec![commit], at(2)).await)
+        }));
+    }
+    for task in tasks {
+        let (id, outcome) = task.await.unwrap();
+        if id == broken {
+            let error = outcome.unwrap_err();
+            assert_eq!(error.kind, StoreErrorKind::Invalid, "{error}");
+            assert_eq!(
+                record(store, id).await.record.revision,
+                0,
+                "nothing of it was written"
+            );
+        } else {
+            let results = outcome.unwrap();
+            assert_eq!(committed(&results[0]).0, 1, "instance {id}");
+        }
+    }
+    let outbox = store.claim_outbox(WORKER, at(3), LEASE, 100).await.unwrap();
+    assert_eq!(outbox.len(), ids.len() - 1);
+    assert!(outbox.iter().all(|entry| entry.instance != broken));
 }
 
 /// Checks the refusal to open a database with a newer schema.

@@ -11,6 +11,7 @@
 //! each in its own short transaction, and cached: they are only ever added.
 
 mod commits;
+mod group;
 mod instances;
 mod names;
 mod operations;
@@ -34,7 +35,9 @@ use super::{
     NewInstance, OutboxEntry, Routed, Store, StoreError, StoredEvent,
 };
 use crate::host::InstanceId;
+use group::CommitQueue;
 use names::NameCache;
+use std::sync::Arc;
 
 /// Most connections a store opens.
 const POOL_SIZE: usize = 16;
@@ -67,8 +70,22 @@ impl From<deadpool_postgres::PoolError> for StoreError {
 /// A [`Store`] in a PostgreSQL database. Cloning is cheap and shares the pool.
 #[derive(Clone)]
 pub struct PostgresStore {
+    core: Core,
+    commits: Arc<CommitQueue>,
+}
+
+/// The pool and the names cache, which the commit task shares with the store.
+#[derive(Clone)]
+struct Core {
     pool: Pool,
     names: NameCache,
+}
+
+impl Core {
+    /// A connection from the pool.
+    async fn client(&self) -> Result<Object, StoreError> {
+        Ok(self.pool.get().await?)
+    }
 }
 
 impl PostgresStore {
@@ -128,11 +145,11 @@ impl PostgresStore {
             .max_size(POOL_SIZE)
             .build()
             .map_err(|error| unavailable(format!("PostgreSQL: cannot build the pool: {error}")))?;
-        let store = Self {
+        let core = Core {
             pool,
             names: NameCache::default(),
         };
-        let mut client = store.client().await?;
+        let mut client = core.client().await?;
         if let Some(schema) = schema {
             client
                 .batch_execute(&format!("CREATE SCHEMA IF NOT EXISTS {schema}"))
@@ -140,12 +157,10 @@ impl PostgresStore {
         }
         schema::migrate(&mut client).await?;
         drop(client);
-        Ok(store)
-    }
-
-    /// A connection from the pool.
-    async fn client(&self) -> Result<Object, StoreError> {
-        Ok(self.pool.get().await?)
+        Ok(Self {
+            commits: Arc::new(CommitQueue::start(core.clone())),
+            core,
+        })
     }
 }
 
@@ -161,8 +176,8 @@ impl Store for PostgresStore {
         definition: &Definition,
         now: Timestamp,
     ) -> Result<Timestamp, StoreError> {
-        let client = self.client().await?;
-        let (_, _, deployed_at) = self.names.definition(&client, definition, now).await?;
+        let client = self.core.client().await?;
+        let (_, _, deployed_at) = self.core.names.definition(&client, definition, now).await?;
         timestamp(deployed_at)
     }
 
@@ -171,10 +186,10 @@ impl Store for PostgresStore {
         instances: Vec<NewInstance>,
         now: Timestamp,
     ) -> Result<Vec<InstanceId>, StoreError> {
-        let mut client = self.client().await?;
+        let mut client = self.core.client().await?;
         let mut resolved = Vec::with_capacity(instances.len());
         for instance in &instances {
-            resolved.push(instances::resolve(&self.names, &client, instance, now).await?);
+            resolved.push(instances::resolve(&self.core.names, &client, instance, now).await?);
         }
         let transaction = client.transaction().await?;
         let mut ids = Vec::with_capacity(instances.len());
@@ -193,8 +208,8 @@ impl Store for PostgresStore {
         lease: Duration,
         limit: usize,
     ) -> Result<Vec<Claimed>, StoreError> {
-        let mut client = self.client().await?;
-        let Some(workflow) = self.names.find_workflow(&client, workflow).await? else {
+        let mut client = self.core.client().await?;
+        let Some(workflow) = self.core.names.find_workflow(&client, workflow).await? else {
             return Ok(Vec::new());
         };
         let transaction = client.transaction().await?;
@@ -210,7 +225,7 @@ impl Store for PostgresStore {
         now: Timestamp,
         lease: Duration,
     ) -> Result<Vec<Claimed>, StoreError> {
-        let mut client = self.client().await?;
+        let mut client = self.core.client().await?;
         let transaction = client.transaction().await?;
         let claimed = instances::claim_ids(&transaction, ids, worker, now, lease).await?;
         transaction.commit().await?;
@@ -223,7 +238,7 @@ impl Store for PostgresStore {
         worker: &str,
         until: Timestamp,
     ) -> Result<Vec<InstanceId>, StoreError> {
-        let client = self.client().await?;
+        let client = self.core.client().await?;
         instances::renew(&client, ids, worker, until).await
     }
 
@@ -232,7 +247,7 @@ impl Store for PostgresStore {
         commits: Vec<Commit>,
         now: Timestamp,
     ) -> Result<Vec<CommitResult>, StoreError> {
-        self.commit_all(commits, now).await
+        self.commits.commit(commits, now).await
     }
 
     async fn deliver(
@@ -240,7 +255,7 @@ impl Store for PostgresStore {
         deliveries: Vec<Delivery>,
         now: Timestamp,
     ) -> Result<Vec<Routed>, StoreError> {
-        self.deliver_all(deliveries, now).await
+        self.core.deliver_all(deliveries, now).await
     }
 
     async fn expire_start_groups(
@@ -248,8 +263,8 @@ impl Store for PostgresStore {
         workflow: &str,
         now: Timestamp,
     ) -> Result<Vec<StoredEvent>, StoreError> {
-        let client = self.client().await?;
-        let Some(workflow) = self.names.find_workflow(&client, workflow).await? else {
+        let client = self.core.client().await?;
+        let Some(workflow) = self.core.names.find_workflow(&client, workflow).await? else {
             return Ok(Vec::new());
         };
         routing::expire_start_groups(&client, workflow, now).await
@@ -260,8 +275,8 @@ impl Store for PostgresStore {
         workflow: &str,
         _now: Timestamp,
     ) -> Result<Option<Timestamp>, StoreError> {
-        let client = self.client().await?;
-        let Some(workflow) = self.names.find_workflow(&client, workflow).await? else {
+        let client = self.core.client().await?;
+        let Some(workflow) = self.core.names.find_workflow(&client, workflow).await? else {
             return Ok(None);
         };
         instances::next_wake(&client, workflow).await
@@ -274,28 +289,28 @@ impl Store for PostgresStore {
         lease: Duration,
         limit: usize,
     ) -> Result<Vec<OutboxEntry>, StoreError> {
-        let client = self.client().await?;
+        let client = self.core.client().await?;
         operations::claim_outbox(&client, worker, now, lease, limit).await
     }
 
     async fn mark_delivered(&self, seqs: &[u64], now: Timestamp) -> Result<(), StoreError> {
-        let client = self.client().await?;
+        let client = self.core.client().await?;
         operations::mark_delivered(&client, seqs, now).await
     }
 
     async fn list(&self, filter: &ListFilter) -> Result<Vec<InstanceSummary>, StoreError> {
-        let client = self.client().await?;
+        let client = self.core.client().await?;
         operations::list(&client, filter).await
     }
 
     async fn instance(&self, id: InstanceId) -> Result<Option<Claimed>, StoreError> {
-        let client = self.client().await?;
+        let client = self.core.client().await?;
         let id = id_column(id)?;
         Ok(instances::load(&client, &[id]).await?.pop())
     }
 
     async fn history(&self, id: InstanceId) -> Result<Vec<HistoryEntry>, StoreError> {
-        let client = self.client().await?;
+        let client = self.core.client().await?;
         operations::history(&client, id).await
     }
 
@@ -305,7 +320,7 @@ impl Store for PostgresStore {
         reason: &str,
         now: Timestamp,
     ) -> Result<Vec<StoredEvent>, StoreError> {
-        let mut client = self.client().await?;
+        let mut client = self.core.client().await?;
         let transaction = client.transaction().await?;
         let leftovers = operations::cancel(&transaction, id, reason, now).await?;
         transaction.commit().await?;
@@ -313,7 +328,7 @@ impl Store for PostgresStore {
     }
 
     async fn redrive(&self, id: InstanceId, now: Timestamp) -> Result<(), StoreError> {
-        let mut client = self.client().await?;
+        let mut client = self.core.client().await?;
         let transaction = client.transaction().await?;
         operations::redrive(&transaction, id, now).await?;
         transaction.commit().await?;

@@ -9,7 +9,7 @@ use std::collections::BTreeSet;
 use deadpool_postgres::{GenericClient, Transaction};
 use jiff::Timestamp;
 
-use super::PostgresStore;
+use super::Core;
 use super::instances::{Resolved, insert_instance, pipeline, resolve, stored_event};
 use super::sql::{execute, get, query};
 use crate::store::codec::{
@@ -38,7 +38,7 @@ struct ResolvedStart {
     needed: Vec<i64>,
 }
 
-impl PostgresStore {
+impl Core {
     /// Stores and routes each delivery, in order, in one transaction.
     pub(super) async fn deliver_all(
         &self,

@@ -100,7 +100,7 @@ async fn reopening_keeps_the_data_and_applies_nothing() {
         .await
         .unwrap();
     assert_eq!(store.register(&definition, at(9)).await.unwrap(), at(1));
-    let client = store.client().await.unwrap();
+    let client = store.core.client().await.unwrap();
     let versions: Vec<i64> = client
         .query(
             "SELECT version FROM swf_schema_version ORDER BY version",
@@ -144,7 +144,7 @@ async fn concurrent_opens_migrate_once() {
     let store = PostgresStore::open_in_schema(URL, &schema.name)
         .await
         .unwrap();
-    let client = store.client().await.unwrap();
+    let client = store.core.client().await.unwrap();
     let count: i64 = client
         .query_one("SELECT count(*) FROM swf_schema_version", &[])
         .await
@@ -162,6 +162,7 @@ async fn a_newer_schema_is_refused() {
         return;
     };
     store
+        .core
         .client()
         .await
         .unwrap()
