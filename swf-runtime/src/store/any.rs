@@ -80,7 +80,7 @@ impl AnyStore {
     /// - `sqlite:PATH`, `sqlite://PATH`, or a plain path ending in `.db`, `.sqlite` or `.sqlite3`:
     ///   a SQLite file (created when missing), with feature `sqlite`;
     /// - `postgres://...` or `postgresql://...`: a PostgreSQL database, with feature `postgres`
-    ///   (see [`PostgresStore::open`](super::postgres::PostgresStore::open) for schemas).
+    ///   (see `PostgresStore::open` for schemas).
     ///
     /// # Errors
     /// [`StoreErrorKind::Invalid`] for anything else, or for a store whose feature this build

@@ -11,8 +11,8 @@
 //! serializes, positions are display strings, and routing works on definition names and
 //! correlation values that the host computes from the workflow's event definitions.
 //!
-//! Implementations: [`SqliteStore`](sqlite::SqliteStore) (feature `sqlite`, an embedded file)
-//! and [`PostgresStore`](postgres::PostgresStore) (feature `postgres`, shared by many worker
+//! Implementations: `sqlite::SqliteStore` (feature `sqlite`, an embedded file)
+//! and `postgres::PostgresStore` (feature `postgres`, shared by many worker
 //! processes). Both pass the same conformance suite (`store::conformance`). [`AnyStore`] opens
 //! whichever of them a URL names (`sqlite:PATH`, `postgres://...`).
 
