@@ -151,9 +151,7 @@ impl PostgresStore {
         };
         let mut client = core.client().await?;
         if let Some(schema) = schema {
-            client
-                .batch_execute(&format!("CREATE SCHEMA IF NOT EXISTS {schema}"))
-                .await?;
+            schema::create_schema(&mut client, schema).await?;
         }
         schema::migrate(&mut client).await?;
         drop(client);

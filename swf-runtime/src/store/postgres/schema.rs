@@ -133,6 +133,23 @@ fn supported_version() -> i64 {
     MIGRATIONS.last().map_or(0, |(version, _)| *version)
 }
 
+/// Creates the schema `name` (a checked identifier) when missing, under the migration lock: two
+/// workers creating it at once would otherwise collide on PostgreSQL's catalog.
+pub(super) async fn create_schema(client: &mut Client, name: &str) -> Result<(), StoreError> {
+    let transaction = client.transaction().await?;
+    execute(
+        &transaction,
+        "SELECT pg_advisory_xact_lock($1, hashtext($2))",
+        &[&MIGRATION_LOCK, &name],
+    )
+    .await?;
+    transaction
+        .batch_execute(&format!("CREATE SCHEMA IF NOT EXISTS {name}"))
+        .await?;
+    transaction.commit().await?;
+    Ok(())
+}
+
 /// Applies the migrations the database lacks, in one transaction under an advisory lock;
 /// refuses a newer database.
 pub(super) async fn migrate(client: &mut Client) -> Result<(), StoreError> {
