@@ -4,8 +4,9 @@
 //! never get the same instance unless its lease expired; a commit is fenced by the revision and
 //! the lease (`UPDATE ... WHERE id AND revision AND lease_worker`), so a worker whose lease was
 //! taken over cannot overwrite the new holder's work. Statements go through a pool of
-//! connections (`deadpool-postgres`), each with its prepared-statement cache; a batch is one
-//! transaction whose statements are pipelined where they do not depend on each other.
+//! connections (`deadpool-postgres`), each with its prepared-statement cache. Commits from many
+//! callers are grouped into one transaction written with a fixed number of bulk statements
+//! (`group`), so that many instances' transitions share one WAL flush.
 //!
 //! Names (workflows, definitions, event definitions, correlation attributes) are interned once,
 //! each in its own short transaction, and cached: they are only ever added.
@@ -68,6 +69,9 @@ impl From<deadpool_postgres::PoolError> for StoreError {
 }
 
 /// A [`Store`] in a PostgreSQL database. Cloning is cheap and shares the pool.
+///
+/// Open it inside the tokio runtime that uses it: the connections' tasks and the task that
+/// writes grouped commits run there (the latter ends once the last clone is dropped).
 #[derive(Clone)]
 pub struct PostgresStore {
     core: Core,
