@@ -11,12 +11,23 @@
 //! serializes, positions are display strings, and routing works on definition names and
 //! correlation values that the host computes from the workflow's event definitions.
 //!
-//! Implementations: [`SqliteStore`](sqlite::SqliteStore) (feature `sqlite`, an embedded file)
-//! and [`PostgresStore`](postgres::PostgresStore) (feature `postgres`, shared by many worker
-//! processes). Both pass the same conformance suite (`store::conformance`).
+//! Implementations: `sqlite::SqliteStore` (feature `sqlite`, an embedded file)
+//! and `postgres::PostgresStore` (feature `postgres`, shared by many worker
+//! processes). Both pass the same conformance suite (`store::conformance`). [`AnyStore`] opens
+//! whichever of them a URL names (`sqlite:PATH`, `postgres://...`).
 
+mod any;
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+mod codec;
+#[cfg(all(test, any(feature = "sqlite", feature = "postgres")))]
+mod conformance;
+#[cfg(feature = "postgres")]
+pub mod postgres;
+#[cfg(feature = "sqlite")]
+pub mod sqlite;
 mod types;
 
+pub use any::AnyStore;
 pub use types::*;
 
 use std::future::Future;

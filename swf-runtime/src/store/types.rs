@@ -49,7 +49,7 @@ impl Status {
         Status::Cancelled,
     ];
 
-    /// Its name as stored and shown: `runnable`, `waiting`, `completed`, `failed`, `cancelled`.
+    /// Its name as shown: `runnable`, `waiting`, `completed`, `failed`, `cancelled`.
     pub const fn as_str(self) -> &'static str {
         match self {
             Status::Runnable => "runnable",
@@ -184,7 +184,9 @@ pub struct Commit {
     /// The new position, for people.
     pub position: String,
     /// The new status. An ended status removes the instance's waits, correlation bindings
-    /// (so that its values route to no ended instance) and inbox.
+    /// (so that its values route to no ended instance) and inbox. `Waiting` is stored as
+    /// `Runnable` when an event the instance waited for reached its inbox after it was last
+    /// claimed: the step could not see that event, so the instance must run again to take it.
     pub status: Status,
     /// When to step it even without an event.
     pub wake_at: Option<Timestamp>,
@@ -413,7 +415,7 @@ pub enum HistoryKind {
 }
 
 impl HistoryKind {
-    /// Its name as stored and shown.
+    /// Its name as shown.
     pub const fn as_str(self) -> &'static str {
         match self {
             HistoryKind::Started => "started",

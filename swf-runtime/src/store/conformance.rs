@@ -1,0 +1,1361 @@
+//! The conformance suite every [`Store`] passes: small scenarios, each on a fresh store.
+//!
+//! A store's tests run every check with [`conformance_tests!`], given a fixture that opens a
+//! fresh store (or returns `None` to skip, for a server that is not there).
+
+use std::collections::BTreeSet;
+use std::time::Duration;
+
+use cloudevents::{Event, EventBuilder, EventBuilderV10};
+use jiff::Timestamp;
+use serde_json::json;
+
+use super::*;
+
+/// Generates one `#[tokio::test]` per conformance check, each on a store from `$fixture`
+/// (an async fn returning `Option<(store, guard)>`; the guard cleans up when dropped).
+macro_rules! conformance_tests {
+    ($fixture:path) => {
+        conformance_tests!(@each $fixture;
+            register_keeps_first_deployment,
+            create_claim_lease_and_renew,
+            concurrent_claims_are_disjoint,
+            commit_conflicts_write_nothing,
+            commit_writes_everything,
+            commit_is_all_or_nothing,
+            ending_removes_waits_bindings_and_inbox,
+            duplicates_are_detected_per_workflow,
+            correlated_events_reach_bound_instances,
+            correlated_events_bind_the_longest_waiter,
+            uncorrelated_events_reach_every_waiter,
+            only_waiting_instances_that_wait_are_woken,
+            events_start_instances_now,
+            start_groups_complete_oldest_first,
+            start_groups_expire,
+            unmatched_events_keep_their_reason,
+            next_wake_follows_work_and_leases,
+            outbox_is_leased_and_marked,
+            list_pages_newest_first,
+            instance_and_history,
+            cancel_ends_and_fences,
+            redrive_resumes_failed,
+            events_arriving_during_a_step_are_not_lost,
+            a_batch_may_step_one_instance_twice,
+            one_callers_failure_is_not_anothers,
+        );
+    };
+    (@each $fixture:path; $($check:ident),* $(,)?) => {
+        $(
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn $check() {
+                if let Some((store, guard)) = $fixture().await {
+                    crate::store::conformance::$check(&store).await;
+                    drop(store);
+                    drop(guard);
+                }
+            }
+        )*
+    };
+}
+pub(crate) use conformance_tests;
+
+/// An instant `seconds` after the suite's epoch.
+pub(crate) fn at(seconds: i64) -> Timestamp {
+    Timestamp::from_second(1_700_000_000 + seconds).unwrap()
+}
+
+const WORKER: &str = "worker-a";
+const OTHER: &str = "worker-b";
+const LEASE: Duration = Duration::from_secs(30);
+
+fn definition(workflow: &str) -> Definition {
+    Definition {
+        workflow: workflow.to_string(),
+        version: Some("1.0".to_string()),
+        hash: format!("{workflow}-hash"),
+    }
+}
+
+fn new_instance(workflow: &str, status: Status, waits: &[&str]) -> NewInstance {
+    NewInstance {
+        definition: definition(workflow),
+        state: r#"{"at":"start"}"#.to_string(),
+        position: "Start".to_string(),
+        status,
+        wake_at: None,
+        waits: waits.iter().map(|wait| wait.to_string()).collect(),
+        correlation: Vec::new(),
+        inbox: Vec::new(),
+        parent: None,
+        lease: None,
+        detail: json!({"input": {}}),
+    }
+}
+
+fn bound(mut instance: NewInstance, attribute: &str, value: &str) -> NewInstance {
+    instance
+        .correlation
+        .push((attribute.to_string(), value.to_string()));
+    instance
+}
+
+fn event(id: &str) -> Event {
+    EventBuilderV10::new()
+        .id(id)
+        .source("urn:test")
+        .ty("test.event")
+        .build()
+        .unwrap()
+}
+
+fn delivery(workflow: &str, id: &str, targets: Vec<Target>) -> Delivery {
+    Delivery {
+        workflow: workflow.to_string(),
+        event: event(id),
+        targets,
+        start: None,
+        unmatched: "nobody waits".to_string(),
+    }
+}
+
+fn target(definition: &str) -> Target {
+    Target {
+        definition: definition.to_string(),
+        correlation: None,
+    }
+}
+
+fn correlated(definition: &str, attribute: &str, value: Option<&str>) -> Target {
+    Target {
+        definition: definition.to_string(),
+        correlation: Some((attribute.to_string(), value.map(str::to_string))),
+    }
+}
+
+/// A commit of `claimed` by `worker` to `status`, changing nothing else.
+fn step(claimed: &Claimed, worker: &str, status: Status) -> Commit {
+    Commit {
+        instance: claimed.record.id,
+        worker: worker.to_string(),
+        revision: claimed.record.revision,
+        state: r#"{"at":"next"}"#.to_string(),
+        position: "Next".to_string(),
+        status,
+        wake_at: None,
+        waits: Vec::new(),
+        bind: Vec::new(),
+        consumed: Vec::new(),
+        produced: Vec::new(),
+        children: Vec::new(),
+        outcome: None,
+        lease_until: None,
+        history: HistoryEntry {
+            revision: 999,
+            at: at(0),
+            kind: HistoryKind::Stepped,
+            from: claimed.record.position.clone(),
+            to: "Next".to_string(),
+            consumed: Vec::new(),
+            produced: Vec::new(),
+            detail: json!({"worker": worker}),
+        },
+    }
+}
+
+async fn create_one<S: Store>(store: &S, instance: NewInstance, now: Timestamp) -> InstanceId {
+    let ids = store.create(vec![instance], now).await.unwrap();
+    assert_eq!(ids.len(), 1);
+    ids[0]
+}
+
+async fn claim_one<S: Store>(store: &S, id: InstanceId, worker: &str, now: Timestamp) -> Claimed {
+    let mut claimed = store.claim_ids(&[id], worker, now, LEASE).await.unwrap();
+    assert_eq!(claimed.len(), 1, "instance {id} should be claimable");
+    claimed.remove(0)
+}
+
+async fn record<S: Store>(store: &S, id: InstanceId) -> Claimed {
+    store.instance(id).await.unwrap().unwrap()
+}
+
+fn seqs(inbox: &[StoredEvent]) -> Vec<u64> {
+    inbox.iter().map(|stored| stored.seq).collect()
+}
+
+fn committed(result: &CommitResult) -> (u64, Vec<InstanceId>, Vec<StoredEvent>) {
+    match result {
+        CommitResult::Committed {
+            revision,
+            children,
+            leftovers,
+        } => (*revision, children.clone(), leftovers.clone()),
+        CommitResult::Conflict { found } => panic!("unexpected conflict: {found}"),
+    }
+}
+
+fn delivered(routed: &Routed) -> (Vec<InstanceId>, Vec<InstanceId>) {
+    match routed {
+        Routed::Delivered {
+            instances, woken, ..
+        } => (instances.clone(), woken.clone()),
+        other => panic!("expected a delivery, got {other:?}"),
+    }
+}
+
+pub(crate) async fn register_keeps_first_deployment<S: Store>(store: &S) {
+    let first = store.register(&definition("wf"), at(10)).await.unwrap();
+    assert_eq!(first, at(10));
+    let again = store.register(&definition("wf"), at(50)).await.unwrap();
+    assert_eq!(
+        again,
+        at(10),
+        "a later registration keeps the first deployment"
+    );
+    let mut changed = definition("wf");
+    changed.hash = "another-hash".to_string();
+    assert_eq!(store.register(&changed, at(60)).await.unwrap(), at(60));
+}
+
+pub(crate) async fn create_claim_lease_and_renew<S: Store>(store: &S) {
+    let ids = store
+        .create(
+            vec![
+                new_instance("wf", Status::Runnable, &[]),
+                new_instance("wf", Status::Waiting, &["Paid"]),
+            ],
+            at(0),
+        )
+        .await
+        .unwrap();
+    assert!(ids[0] < ids[1], "ids increase");
+    let created = record(store, ids[0]).await.record;
+    assert_eq!(created.revision, 0);
+    assert_eq!(created.status, Status::Runnable);
+    assert_eq!(created.definition, definition("wf"));
+    assert_eq!(created.created_at, at(0));
+    assert_eq!(created.lease, None);
+    assert_eq!(
+        record(store, ids[1]).await.record.waits,
+        vec!["Paid".to_string()]
+    );
+
+    let claimed = store.claim("wf", WORKER, at(1), LEASE, 10).await.unwrap();
+    let claimed_ids: Vec<_> = claimed.iter().map(|claimed| claimed.record.id).collect();
+    assert_eq!(claimed_ids, vec![ids[0]], "only the runnable one has work");
+    let lease = claimed[0].record.lease.clone().unwrap();
+    assert_eq!(lease.worker, WORKER);
+    assert_eq!(lease.until, at(31));
+    assert!(
+        store
+            .claim("wf", OTHER, at(20), LEASE, 10)
+            .await
+            .unwrap()
+            .is_empty()
+    );
+    assert!(
+        store
+            .claim("wf", OTHER, at(31), LEASE, 10)
+            .await
+            .unwrap()
+            .is_empty(),
+        "until is inclusive"
+    );
+    assert!(
+        store
+            .claim("other-wf", OTHER, at(40), LEASE, 10)
+            .await
+            .unwrap()
+            .is_empty()
+    );
+
+    assert_eq!(
+        store.renew(&[ids[0]], OTHER, at(100)).await.unwrap(),
+        vec![]
+    );
+    assert_eq!(
+        store.renew(&[ids[0]], WORKER, at(100)).await.unwrap(),
+        vec![ids[0]]
+    );
+    assert!(
+        store
+            .claim("wf", OTHER, at(60), LEASE, 10)
+            .await
+            .unwrap()
+            .is_empty(),
+        "renewed"
+    );
+    let taken = store.claim("wf", OTHER, at(101), LEASE, 10).await.unwrap();
+    assert_eq!(taken.len(), 1, "an expired lease makes it claimable");
+    assert_eq!(taken[0].record.lease.as_ref().unwrap().worker, OTHER);
+    assert_eq!(
+        store.renew(&[ids[0]], WORKER, at(200)).await.unwrap(),
+        vec![],
+        "taken over"
+    );
+
+    // A waiting instance with a deadline has work once it is due.
+    let mut timed = new_instance("wf", Status::Waiting, &[]);
+    timed.wake_at = Some(at(500));
+    let timed = create_one(store, timed, at(0)).await;
+    assert!(
+        store
+            .claim_ids(&[timed], WORKER, at(499), LEASE)
+            .await
+            .unwrap()
+            .is_empty()
+    );
+    assert_eq!(
+        store
+            .claim_ids(&[timed], WORKER, at(500), LEASE)
+            .await
+            .unwrap()
+            .len(),
+        1
+    );
+}
+
+pub(crate) async fn concurrent_claims_are_disjoint<S: Store>(store: &S) {
+    let instances = (0..120)
+        .map(|_| new_instance("wf", Status::Runnable, &[]))
+        .collect();
+    let ids = store.create(instances, at(0)).await.unwrap();
+    let mut tasks = Vec::new();
+    for worker in 0..12 {
+        let store = store.clone();
+        tasks.push(tokio::spawn(async move {
+            let worker = format!("worker-{worker}");
+            let mut mine = Vec::new();
+            for _ in 0..3 {
+                let claimed = store.claim("wf", &worker, at(1), LEASE, 7).await.unwrap();
+                mine.extend(claimed.into_iter().map(|claimed| claimed.record.id));
+            }
+            mine
+        }));
+    }
+    let mut seen = BTreeSet::new();
+    for task in tasks {
+        for id in task.await.unwrap() {
+            assert!(seen.insert(id), "instance {id} was claimed twice");
+        }
+    }
+    let rest = store.claim("wf", "last", at(1), LEASE, 1000).await.unwrap();
+    for claimed in rest {
+        assert!(
+            seen.insert(claimed.record.id),
+            "instance {} was claimed twice",
+            claimed.record.id
+        );
+    }
+    assert_eq!(seen, ids.into_iter().collect::<BTreeSet<_>>());
+}
+
+pub(crate) async fn commit_conflicts_write_nothing<S: Store>(store: &S) {
+    let id = create_one(store, new_instance("wf", Status::Runnable, &[]), at(0)).await;
+    let claimed = claim_one(store, id, WORKER, at(1)).await;
+    let before = record(store, id).await;
+
+    let mut stale = step(&claimed, WORKER, Status::Completed);
+    stale.revision = 5;
+    stale.produced = vec![event("out-1")];
+    let mut foreign = step(&claimed, OTHER, Status::Completed);
+    foreign.produced = vec![event("out-2")];
+    let results = store.commit(vec![stale, foreign], at(2)).await.unwrap();
+    for result in &results {
+        match result {
+            CommitResult::Conflict { found } => assert!(found.contains("revision 0"), "{found}"),
+            other => panic!("expected a conflict, got {other:?}"),
+        }
+    }
+    assert_eq!(record(store, id).await, before, "a conflict writes nothing");
+    assert_eq!(store.history(id).await.unwrap().len(), 1);
+    assert!(
+        store
+            .claim_outbox(WORKER, at(3), LEASE, 10)
+            .await
+            .unwrap()
+            .is_empty()
+    );
+
+    // One conflict does not undo another element's commit.
+    let good = step(&claimed, WORKER, Status::Runnable);
+    let mut bad = step(&claimed, WORKER, Status::Runnable);
+    bad.revision = 9;
+    let results = store.commit(vec![bad, good], at(4)).await.unwrap();
+    assert!(matches!(results[0], CommitResult::Conflict { .. }));
+    assert_eq!(committed(&results[1]).0, 1);
+}
+
+pub(crate) async fn commit_writes_everything<S: Store>(store: &S) {
+    let id = create_one(
+        store,
+        new_instance("wf", Status::Waiting, &["A", "B"]),
+        at(0),
+    )
+    .await;
+    let other = create_one(store, new_instance("wf", Status::Waiting, &["A"]), at(5)).await;
+    let routed = store
+        .deliver(
+            vec![
+                delivery("wf", "in-1", vec![target("A")]),
+                delivery("wf", "in-2", vec![target("B")]),
+            ],
+            at(10),
+        )
+        .await
+        .unwrap();
+    let first_seq = routed[0].seq();
+    let claimed = claim_one(store, id, WORKER, at(11)).await;
+    assert_eq!(seqs(&claimed.inbox), vec![first_seq, routed[1].seq()]);
+
+    let mut commit = step(&claimed, WORKER, Status::Waiting);
+    commit.consumed = vec![first_seq];
+    commit.produced = vec![event("out-1"), event("out-2")];
+    commit.bind = vec![("orderId".to_string(), "o-1".to_string())];
+    commit.waits = vec!["A".to_string(), "C".to_string()];
+    commit.wake_at = Some(at(1000));
+    commit.children = vec![new_instance("child-wf", Status::Runnable, &[])];
+    commit.lease_until = Some(at(60));
+    commit.history.consumed = vec!["urn:test in-1".to_string()];
+    let results = store.commit(vec![commit], at(12)).await.unwrap();
+    let (revision, children, leftovers) = committed(&results[0]);
+    assert_eq!(revision, 1);
+    assert!(leftovers.is_empty());
+    assert_eq!(children.len(), 1);
+
+    let after = record(store, id).await;
+    assert_eq!(after.record.revision, 1);
+    assert_eq!(after.record.state, r#"{"at":"next"}"#);
+    assert_eq!(after.record.position, "Next");
+    assert_eq!(after.record.status, Status::Waiting);
+    assert_eq!(after.record.wake_at, Some(at(1000)));
+    assert_eq!(after.record.waits, vec!["A".to_string(), "C".to_string()]);
+    assert_eq!(
+        after.record.correlation,
+        vec![("orderId".to_string(), "o-1".to_string())]
+    );
+    assert_eq!(
+        after
+            .record
+            .lease
+            .as_ref()
+            .map(|lease| (lease.worker.as_str(), lease.until)),
+        Some((WORKER, at(60)))
+    );
+    assert_eq!(after.record.updated_at, at(12));
+    assert_eq!(
+        seqs(&after.inbox),
+        vec![routed[1].seq()],
+        "the consumed event left the inbox"
+    );
+
+    let child = record(store, children[0]).await.record;
+    assert_eq!(child.parent, Some(id));
+    assert_eq!(child.definition.workflow, "child-wf");
+
+    let outbox = store.claim_outbox(WORKER, at(13), LEASE, 10).await.unwrap();
+    let produced: Vec<_> = outbox.iter().map(|entry| entry.event.clone()).collect();
+    assert_eq!(produced, vec![event("out-1"), event("out-2")]);
+    assert!(outbox.iter().all(|entry| entry.instance == id));
+
+    let history = store.history(id).await.unwrap();
+    assert_eq!(history.len(), 2);
+    assert_eq!(history[1].revision, 1, "the store writes the new revision");
+    assert_eq!(history[1].kind, HistoryKind::Stepped);
+    assert_eq!(history[1].consumed, vec!["urn:test in-1".to_string()]);
+    assert_eq!(history[1].at, at(12));
+
+    // `A` kept its age (since 0), so `id` still waited longer for it than `other` (since 5);
+    // a binding already made keeps its value.
+    let mut again = step(&after, WORKER, Status::Waiting);
+    again.waits = vec!["A".to_string()];
+    again.bind = vec![("orderId".to_string(), "o-2".to_string())];
+    committed(&store.commit(vec![again], at(20)).await.unwrap()[0]);
+    assert_eq!(
+        record(store, id).await.record.correlation,
+        vec![("orderId".to_string(), "o-1".to_string())]
+    );
+    let routed = store
+        .deliver(
+            vec![delivery(
+                "wf",
+                "in-3",
+                vec![correlated("A", "customer", Some("c-1"))],
+            )],
+            at(30),
+        )
+        .await
+        .unwrap();
+    assert_eq!(delivered(&routed[0]).0, vec![id]);
+    assert_ne!(id, other);
+}
+
+pub(crate) async fn commit_is_all_or_nothing<S: Store>(store: &S) {
+    let id = create_one(store, new_instance("wf", Status::Runnable, &[]), at(0)).await;
+    let claimed = claim_one(store, id, WORKER, at(1)).await;
+    let before = record(store, id).await;
+    let mut commit = step(&claimed, WORKER, Status::Waiting);
+    commit.produced = vec![event("out-1")];
+    commit.bind = vec![("orderId".to_string(), "o-1".to_string())];
+    // A child that cannot be created makes the whole call fail.
+    commit.children = vec![
+        new_instance("wf", Status::Runnable, &[]),
+        new_instance("wf", Status::Completed, &[]),
+    ];
+    let error = store.commit(vec![commit], at(2)).await.unwrap_err();
+    assert_eq!(error.kind, StoreErrorKind::Invalid, "{error}");
+    assert_eq!(record(store, id).await, before);
+    assert_eq!(store.history(id).await.unwrap().len(), 1);
+    assert!(
+        store
+            .claim_outbox(WORKER, at(3), LEASE, 10)
+            .await
+            .unwrap()
+            .is_empty()
+    );
+    let listed = store
+        .list(&ListFilter {
+            limit: 10,
+            ..ListFilter::default()
+        })
+        .await
+        .unwrap();
+    assert_eq!(listed.len(), 1, "no child was created");
+}
+
+pub(crate) async fn ending_removes_waits_bindings_and_inbox<S: Store>(store: &S) {
+    let id = create_one(
+        store,
+        bound(
+            new_instance("wf", Status::Runnable, &["A"]),
+            "orderId",
+            "o-1",
+        ),
+        at(0),
+    )
+    .await;
+    let routed = store
+        .deliver(
+            vec![
+                delivery("wf", "e-1", vec![correlated("A", "orderId", Some("o-1"))]),
+                delivery("wf", "e-2", vec![correlated("B", "orderId", Some("o-1"))]),
+            ],
+            at(1),
+        )
+        .await
+        .unwrap();
+    let claimed = claim_one(store, id, WORKER, at(2)).await;
+    assert_eq!(claimed.inbox.len(), 2);
+    let mut commit = step(&claimed, WORKER, Status::Completed);
+    commit.consumed = vec![routed[0].seq()];
+    commit.outcome = Some(json!({"total": 3}));
+    commit.waits = vec!["A".to_string()];
+    commit.history.kind = HistoryKind::Completed;
+    let (_, _, leftovers) = committed(&store.commit(vec![commit], at(3)).await.unwrap()[0]);
+    assert_eq!(
+        seqs(&leftovers),
+        vec![routed[1].seq()],
+        "what it never took comes back"
+    );
+    let ended = record(store, id).await;
+    assert_eq!(ended.record.status, Status::Completed);
+    assert_eq!(ended.record.outcome, Some(json!({"total": 3})));
+    assert!(ended.record.waits.is_empty());
+    assert!(ended.record.correlation.is_empty());
+    assert!(ended.inbox.is_empty());
+    assert_eq!(ended.record.lease, None);
+    assert_eq!(store.next_wake("wf", at(4)).await.unwrap(), None);
+    let routed = store
+        .deliver(
+            vec![delivery(
+                "wf",
+                "e-3",
+                vec![correlated("A", "orderId", Some("o-1"))],
+            )],
+            at(5),
+        )
+        .await
+        .unwrap();
+    assert!(
+        matches!(routed[0], Routed::Unmatched { .. }),
+        "an ended instance receives nothing: {routed:?}"
+    );
+}
+
+pub(crate) async fn duplicates_are_detected_per_workflow<S: Store>(store: &S) {
+    let first = store
+        .deliver(vec![delivery("wf", "e-1", vec![])], at(0))
+        .await
+        .unwrap();
+    let seq = first[0].seq();
+    let again = store
+        .deliver(
+            vec![delivery("wf", "e-1", vec![]), delivery("wf", "e-1", vec![])],
+            at(1),
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        again,
+        vec![Routed::Duplicate { seq }, Routed::Duplicate { seq }]
+    );
+    let elsewhere = store
+        .deliver(vec![delivery("other-wf", "e-1", vec![])], at(2))
+        .await
+        .unwrap();
+    assert!(matches!(elsewhere[0], Routed::Unmatched { .. }));
+    assert!(elsewhere[0].seq() > seq, "seqs increase");
+    let mut other_source = delivery("wf", "e-1", vec![]);
+    other_source.event = EventBuilderV10::new()
+        .id("e-1")
+        .source("urn:another")
+        .ty("test.event")
+        .build()
+        .unwrap();
+    let routed = store.deliver(vec![other_source], at(3)).await.unwrap();
+    assert!(
+        !matches!(routed[0], Routed::Duplicate { .. }),
+        "the key is source and id"
+    );
+}
+
+pub(crate) async fn correlated_events_reach_bound_instances<S: Store>(store: &S) {
+    let one = create_one(
+        store,
+        bound(
+            new_instance("wf", Status::Waiting, &["Paid"]),
+            "orderId",
+            "o-1",
+        ),
+        at(0),
+    )
+    .await;
+    let also = create_one(
+        store,
+        bound(new_instance("wf", Status::Waiting, &[]), "orderId", "o-1"),
+        at(1),
+    )
+    .await;
+    let other = create_one(
+        store,
+        bound(
+            new_instance("wf", Status::Waiting, &["Paid"]),
+            "orderId",
+            "o-2",
+        ),
+        at(2),
+    )
+    .await;
+    let elsewhere = create_one(
+        store,
+        bound(
+            new_instance("other-wf", Status::Waiting, &["Paid"]),
+            "orderId",
+            "o-1",
+        ),
+        at(3),
+    )
+    .await;
+    let routed = store
+        .deliver(
+            vec![delivery(
+                "wf",
+                "e-1",
+                vec![correlated("Paid", "orderId", Some("o-1"))],
+            )],
+            at(10),
+        )
+        .await
+        .unwrap();
+    let (instances, woken) = delivered(&routed[0]);
+    assert_eq!(instances, vec![one, also]);
+    assert_eq!(woken, vec![one]);
+    assert_eq!(record(store, one).await.record.status, Status::Runnable);
+    assert_eq!(record(store, also).await.record.status, Status::Waiting);
+    assert_eq!(
+        seqs(&record(store, also).await.inbox),
+        vec![routed[0].seq()]
+    );
+    assert!(record(store, other).await.inbox.is_empty());
+    assert!(record(store, elsewhere).await.inbox.is_empty());
+    let missing = store
+        .deliver(
+            vec![delivery(
+                "wf",
+                "e-2",
+                vec![correlated("Paid", "orderId", None)],
+            )],
+            at(11),
+        )
+        .await
+        .unwrap();
+    assert!(
+        matches!(missing[0], Routed::Unmatched { .. }),
+        "a missing value reaches nobody"
+    );
+}
+
+pub(crate) async fn correlated_events_bind_the_longest_waiter<S: Store>(store: &S) {
+    let oldest = create_one(store, new_instance("wf", Status::Waiting, &["Paid"]), at(0)).await;
+    let middle = create_one(store, new_instance("wf", Status::Waiting, &["Paid"]), at(1)).await;
+    let newest = create_one(store, new_instance("wf", Status::Waiting, &["Paid"]), at(2)).await;
+    let _already = create_one(
+        store,
+        bound(
+            new_instance("wf", Status::Waiting, &["Paid"]),
+            "orderId",
+            "o-0",
+        ),
+        at(-5),
+    )
+    .await;
+    let paid = |id: &str, value: &str| {
+        delivery("wf", id, vec![correlated("Paid", "orderId", Some(value))])
+    };
+    let routed = store
+        .deliver(
+            vec![paid("e-1", "o-1"), paid("e-2", "o-2"), paid("e-3", "o-1")],
+            at(10),
+        )
+        .await
+        .unwrap();
+    assert_eq!(delivered(&routed[0]).0, vec![oldest]);
+    assert_eq!(delivered(&routed[1]).0, vec![middle]);
+    assert_eq!(delivered(&routed[2]).0, vec![oldest], "now bound to o-1");
+    assert_eq!(
+        record(store, oldest).await.record.correlation,
+        vec![("orderId".to_string(), "o-1".to_string())]
+    );
+    assert_eq!(
+        record(store, middle).await.record.correlation,
+        vec![("orderId".to_string(), "o-2".to_string())]
+    );
+    assert!(record(store, newest).await.record.correlation.is_empty());
+}
+
+pub(crate) async fn uncorrelated_events_reach_every_waiter<S: Store>(store: &S) {
+    let first = create_one(store, new_instance("wf", Status::Waiting, &["Tick"]), at(0)).await;
+    let second = create_one(
+        store,
+        bound(
+            new_instance("wf", Status::Waiting, &["Tick", "Other"]),
+            "k",
+            "v",
+        ),
+        at(1),
+    )
+    .await;
+    let not_waiting = create_one(
+        store,
+        new_instance("wf", Status::Waiting, &["Other"]),
+        at(2),
+    )
+    .await;
+    let routed = store
+        .deliver(vec![delivery("wf", "e-1", vec![target("Tick")])], at(10))
+        .await
+        .unwrap();
+    let (instances, woken) = delivered(&routed[0]);
+    assert_eq!(instances, vec![first, second]);
+    assert_eq!(woken, vec![first, second]);
+    assert!(record(store, not_waiting).await.inbox.is_empty());
+}
+
+pub(crate) async fn only_waiting_instances_that_wait_are_woken<S: Store>(store: &S) {
+    let waiting = create_one(
+        store,
+        bound(
+            new_instance("wf", Status::Waiting, &["Paid"]),
+            "orderId",
+            "o-1",
+        ),
+        at(0),
+    )
+    .await;
+    let elsewhere = create_one(
+        store,
+        bound(
+            new_instance("wf", Status::Waiting, &["Shipped"]),
+            "orderId",
+            "o-1",
+        ),
+        at(1),
+    )
+    .await;
+    let runnable = create_one(
+        store,
+        bound(
+            new_instance("wf", Status::Runnable, &["Paid"]),
+            "orderId",
+            "o-1",
+        ),
+        at(2),
+    )
+    .await;
+    let routed = store
+        .deliver(
+            vec![delivery(
+                "wf",
+                "e-1",
+                vec![correlated("Paid", "orderId", Some("o-1"))],
+            )],
+            at(10),
+        )
+        .await
+        .unwrap();
+    let (instances, woken) = delivered(&routed[0]);
+    assert_eq!(instances, vec![waiting, elsewhere, runnable]);
+    assert_eq!(woken, vec![waiting]);
+    assert_eq!(
+        record(store, elsewhere).await.record.status,
+        Status::Waiting,
+        "kept until it waits for it"
+    );
+}
+
+pub(crate) async fn events_start_instances_now<S: Store>(store: &S) {
+    let mut start = delivery(
+        "wf",
+        "e-1",
+        vec![correlated("Order", "orderId", Some("o-1"))],
+    );
+    start.start = Some(StartPlan::Now(bound(
+        new_instance("wf", Status::Runnable, &[]),
+        "orderId",
+        "o-1",
+    )));
+    let routed = store.deliver(vec![start.clone()], at(0)).await.unwrap();
+    let Routed::Started { seq, instance } = routed[0] else {
+        panic!("expected a start, got {routed:?}");
+    };
+    let started = record(store, instance).await;
+    assert_eq!(seqs(&started.inbox), vec![seq]);
+    assert_eq!(started.inbox[0].event, event("e-1"));
+    assert_eq!(started.inbox[0].received_at, at(0));
+    assert_eq!(
+        started.record.correlation,
+        vec![("orderId".to_string(), "o-1".to_string())]
+    );
+    let history = store.history(instance).await.unwrap();
+    assert_eq!(history[0].kind, HistoryKind::Started);
+    assert_eq!(history[0].revision, 0);
+    assert_eq!(history[0].detail, json!({"input": {}}));
+    // The next event with that value reaches the instance instead of starting another.
+    start.event = event("e-2");
+    let routed = store.deliver(vec![start], at(1)).await.unwrap();
+    assert_eq!(delivered(&routed[0]).0, vec![instance]);
+}
+
+fn grouped(id: &str, this: &str, timeout: Option<Duration>) -> Delivery {
+    let mut grouped = delivery("wf", id, vec![target(this)]);
+    grouped.start = Some(StartPlan::Group {
+        key: "o-1".to_string(),
+        this: this.to_string(),
+        needed: vec!["A".to_string(), "B".to_string()],
+        timeout,
+        instance: new_instance("wf", Status::Runnable, &[]),
+    });
+    grouped
+}
+
+pub(crate) async fn start_groups_complete_oldest_first<S: Store>(store: &S) {
+    let routed = store
+        .deliver(
+            vec![
+                grouped("a-1", "A", None),
+                grouped("a-2", "A", None),
+                grouped("b-1", "B", None),
+                grouped("b-2", "B", None),
+            ],
+            at(0),
+        )
+        .await
+        .unwrap();
+    assert!(matches!(routed[0], Routed::Grouped { .. }));
+    assert!(
+        matches!(routed[1], Routed::Grouped { .. }),
+        "the oldest group has an A: a new group"
+    );
+    let Routed::Started {
+        instance: first, ..
+    } = routed[2]
+    else {
+        panic!("b-1 completes the oldest group: {routed:?}");
+    };
+    let Routed::Started {
+        instance: second, ..
+    } = routed[3]
+    else {
+        panic!("b-2 completes the second group: {routed:?}");
+    };
+    assert_eq!(
+        seqs(&record(store, first).await.inbox),
+        vec![routed[0].seq(), routed[2].seq()]
+    );
+    assert_eq!(
+        seqs(&record(store, second).await.inbox),
+        vec![routed[1].seq(), routed[3].seq()]
+    );
+}
+
+pub(crate) async fn start_groups_expire<S: Store>(store: &S) {
+    let timeout = Some(Duration::from_secs(10));
+    let routed = store
+        .deliver(vec![grouped("a-1", "A", timeout)], at(0))
+        .await
+        .unwrap();
+    assert!(
+        store
+            .expire_start_groups("wf", at(10))
+            .await
+            .unwrap()
+            .is_empty(),
+        "not older than 10 s yet"
+    );
+    // Expired but not yet removed: it does not complete.
+    let late = store
+        .deliver(vec![grouped("b-1", "B", timeout)], at(11))
+        .await
+        .unwrap();
+    assert!(matches!(late[0], Routed::Grouped { .. }), "{late:?}");
+    let expired = store.expire_start_groups("wf", at(12)).await.unwrap();
+    assert_eq!(seqs(&expired), vec![routed[0].seq()]);
+    assert_eq!(expired[0].event, event("a-1"));
+    assert!(
+        store
+            .expire_start_groups("wf", at(13))
+            .await
+            .unwrap()
+            .is_empty()
+    );
+    // The group of b-1 is alive until 21.
+    let done = store
+        .deliver(vec![grouped("a-2", "A", timeout)], at(20))
+        .await
+        .unwrap();
+    let Routed::Started { instance, .. } = done[0] else {
+        panic!("a-2 completes b-1's group: {done:?}");
+    };
+    assert_eq!(
+        seqs(&record(store, instance).await.inbox),
+        vec![late[0].seq(), done[0].seq()]
+    );
+}
+
+pub(crate) async fn unmatched_events_keep_their_reason<S: Store>(store: &S) {
+    create_one(
+        store,
+        new_instance("wf", Status::Waiting, &["Other"]),
+        at(0),
+    )
+    .await;
+    let routed = store
+        .deliver(vec![delivery("wf", "e-1", vec![target("Paid")])], at(1))
+        .await
+        .unwrap();
+    assert_eq!(
+        routed,
+        vec![Routed::Unmatched {
+            seq: routed[0].seq(),
+            reason: "nobody waits".to_string()
+        }]
+    );
+    let again = store
+        .deliver(vec![delivery("wf", "e-1", vec![target("Paid")])], at(2))
+        .await
+        .unwrap();
+    assert_eq!(
+        again,
+        vec![Routed::Duplicate {
+            seq: routed[0].seq()
+        }],
+        "an unmatched event is stored"
+    );
+}
+
+pub(crate) async fn next_wake_follows_work_and_leases<S: Store>(store: &S) {
+    assert_eq!(store.next_wake("wf", at(0)).await.unwrap(), None);
+    create_one(store, new_instance("wf", Status::Waiting, &["A"]), at(0)).await;
+    assert_eq!(
+        store.next_wake("wf", at(0)).await.unwrap(),
+        None,
+        "only an event wakes it"
+    );
+    let mut timed = new_instance("wf", Status::Waiting, &[]);
+    timed.wake_at = Some(at(100));
+    create_one(store, timed, at(0)).await;
+    assert_eq!(store.next_wake("wf", at(1)).await.unwrap(), Some(at(100)));
+    let runnable = create_one(store, new_instance("wf", Status::Runnable, &[]), at(5)).await;
+    let wake = store.next_wake("wf", at(6)).await.unwrap().unwrap();
+    assert!(wake <= at(6), "a runnable instance is due now: {wake}");
+    claim_one(store, runnable, WORKER, at(7)).await;
+    assert_eq!(
+        store.next_wake("wf", at(8)).await.unwrap(),
+        Some(at(37)),
+        "its lease expires at 37"
+    );
+    assert_eq!(store.next_wake("other-wf", at(8)).await.unwrap(), None);
+}
+
+pub(crate) async fn outbox_is_leased_and_marked<S: Store>(store: &S) {
+    let id = create_one(store, new_instance("wf", Status::Runnable, &[]), at(0)).await;
+    let claimed = claim_one(store, id, WORKER, at(1)).await;
+    let mut commit = step(&claimed, WORKER, Status::Runnable);
+    commit.produced = vec![event("out-1"), event("out-2"), event("out-3")];
+    committed(&store.commit(vec![commit], at(2)).await.unwrap()[0]);
+    let first = store
+        .claim_outbox(WORKER, at(3), Duration::from_secs(10), 2)
+        .await
+        .unwrap();
+    assert_eq!(
+        first
+            .iter()
+            .map(|entry| entry.event.clone())
+            .collect::<Vec<_>>(),
+        vec![event("out-1"), event("out-2")]
+    );
+    assert!(first[0].seq < first[1].seq);
+    let rest = store
+        .claim_outbox(OTHER, at(4), Duration::from_secs(10), 10)
+        .await
+        .unwrap();
+    assert_eq!(rest.len(), 1, "leased entries are not claimed again");
+    assert_eq!(rest[0].event, event("out-3"));
+    store.mark_delivered(&[first[0].seq], at(5)).await.unwrap();
+    let expired = store
+        .claim_outbox(OTHER, at(15), Duration::from_secs(10), 10)
+        .await
+        .unwrap();
+    assert_eq!(
+        expired.len(),
+        2,
+        "expired leases make them claimable, delivered ones are gone"
+    );
+    assert_eq!(expired[0].seq, first[1].seq);
+    let all: Vec<u64> = expired.iter().map(|entry| entry.seq).collect();
+    store.mark_delivered(&all, at(16)).await.unwrap();
+    assert!(
+        store
+            .claim_outbox(WORKER, at(100), LEASE, 10)
+            .await
+            .unwrap()
+            .is_empty()
+    );
+}
+
+pub(crate) async fn list_pages_newest_first<S: Store>(store: &S) {
+    let mut ids = Vec::new();
+    for index in 0..5 {
+        let status = if index % 2 == 0 {
+            Status::Runnable
+        } else {
+            Status::Waiting
+        };
+        ids.push(create_one(store, new_instance("wf", status, &[]), at(index)).await);
+        create_one(
+            store,
+            new_instance("other-wf", Status::Runnable, &[]),
+            at(index),
+        )
+        .await;
+    }
+    let page = |before: Option<InstanceId>, statuses: Vec<Status>| ListFilter {
+        workflow: Some("wf".to_string()),
+        statuses,
+        before,
+        limit: 2,
+    };
+    let first = store.list(&page(None, vec![])).await.unwrap();
+    assert_eq!(
+        first.iter().map(|summary| summary.id).collect::<Vec<_>>(),
+        vec![ids[4], ids[3]]
+    );
+    assert_eq!(first[0].workflow, "wf");
+    assert_eq!(first[0].version.as_deref(), Some("1.0"));
+    assert_eq!(first[0].status, Status::Runnable);
+    assert_eq!(first[0].position, "Start");
+    assert_eq!(first[0].created_at, at(4));
+    let second = store.list(&page(Some(ids[3]), vec![])).await.unwrap();
+    assert_eq!(
+        second.iter().map(|summary| summary.id).collect::<Vec<_>>(),
+        vec![ids[2], ids[1]]
+    );
+    let waiting = store
+        .list(&page(None, vec![Status::Waiting, Status::Completed]))
+        .await
+        .unwrap();
+    assert_eq!(
+        waiting.iter().map(|summary| summary.id).collect::<Vec<_>>(),
+        vec![ids[3], ids[1]]
+    );
+    let everything = store
+        .list(&ListFilter {
+            limit: 100,
+            ..ListFilter::default()
+        })
+        .await
+        .unwrap();
+    assert_eq!(everything.len(), 10);
+    assert!(everything.windows(2).all(|pair| pair[0].id > pair[1].id));
+}
+
+pub(crate) async fn instance_and_history<S: Store>(store: &S) {
+    assert_eq!(store.instance(InstanceId::new(4242)).await.unwrap(), None);
+    assert!(
+        store
+            .history(InstanceId::new(4242))
+            .await
+            .unwrap()
+            .is_empty()
+    );
+    let id = create_one(store, new_instance("wf", Status::Runnable, &[]), at(0)).await;
+    let claimed = claim_one(store, id, WORKER, at(1)).await;
+    let mut first = step(&claimed, WORKER, Status::Runnable);
+    first.lease_until = Some(at(40));
+    first.produced = vec![event("out-1")];
+    first.history.produced = vec!["urn:test out-1".to_string()];
+    committed(&store.commit(vec![first], at(2)).await.unwrap()[0]);
+    let mut second = step(&record(store, id).await, WORKER, Status::Failed);
+    second.outcome = Some(json!({"error": "boom"}));
+    second.history.kind = HistoryKind::Failed;
+    second.history.from = "Next".to_string();
+    second.history.to = "Next".to_string();
+    committed(&store.commit(vec![second], at(3)).await.unwrap()[0]);
+    let history = store.history(id).await.unwrap();
+    let kinds: Vec<_> = history
+        .iter()
+        .map(|entry| (entry.revision, entry.kind))
+        .collect();
+    assert_eq!(
+        kinds,
+        vec![
+            (0, HistoryKind::Started),
+            (1, HistoryKind::Stepped),
+            (2, HistoryKind::Failed)
+        ]
+    );
+    assert_eq!(history[0].from, "");
+    assert_eq!(history[0].to, "Start");
+    assert_eq!(history[1].produced, vec!["urn:test out-1".to_string()]);
+    assert_eq!(history[1].detail, json!({"worker": WORKER}));
+    let failed = record(store, id).await.record;
+    assert_eq!(failed.status, Status::Failed);
+    assert_eq!(failed.outcome, Some(json!({"error": "boom"})));
+}
+
+pub(crate) async fn cancel_ends_and_fences<S: Store>(store: &S) {
+    let error = store
+        .cancel(InstanceId::new(4242), "why", at(0))
+        .await
+        .unwrap_err();
+    assert_eq!(error.kind, StoreErrorKind::NotFound);
+    let id = create_one(
+        store,
+        bound(
+            new_instance("wf", Status::Waiting, &["A"]),
+            "orderId",
+            "o-1",
+        ),
+        at(0),
+    )
+    .await;
+    let routed = store
+        .deliver(
+            vec![delivery(
+                "wf",
+                "e-1",
+                vec![correlated("A", "orderId", Some("o-1"))],
+            )],
+            at(1),
+        )
+        .await
+        .unwrap();
+    let claimed = claim_one(store, id, WORKER, at(2)).await;
+    let leftovers = store.cancel(id, "operator said so", at(3)).await.unwrap();
+    assert_eq!(seqs(&leftovers), vec![routed[0].seq()]);
+    let cancelled = record(store, id).await;
+    assert_eq!(cancelled.record.status, Status::Cancelled);
+    assert_eq!(cancelled.record.revision, 1);
+    assert_eq!(cancelled.record.lease, None);
+    assert!(cancelled.record.waits.is_empty());
+    assert!(cancelled.record.correlation.is_empty());
+    assert!(cancelled.inbox.is_empty());
+    let results = store
+        .commit(vec![step(&claimed, WORKER, Status::Completed)], at(4))
+        .await
+        .unwrap();
+    assert!(
+        matches!(results[0], CommitResult::Conflict { .. }),
+        "the step in flight is fenced off"
+    );
+    let history = store.history(id).await.unwrap();
+    assert_eq!(
+        history.last().map(|entry| (entry.revision, entry.kind)),
+        Some((1, HistoryKind::Cancelled))
+    );
+    assert!(history[1].detail.to_string().contains("operator said so"));
+    let error = store.cancel(id, "again", at(5)).await.unwrap_err();
+    assert_eq!(error.kind, StoreErrorKind::Ended);
+}
+
+pub(crate) async fn redrive_resumes_failed<S: Store>(store: &S) {
+    let error = store
+        .redrive(InstanceId::new(4242), at(0))
+        .await
+        .unwrap_err();
+    assert_eq!(error.kind, StoreErrorKind::NotFound);
+    let id = create_one(store, new_instance("wf", Status::Runnable, &[]), at(0)).await;
+    let error = store.redrive(id, at(1)).await.unwrap_err();
+    assert_eq!(error.kind, StoreErrorKind::NotFailed);
+    let claimed = claim_one(store, id, WORKER, at(2)).await;
+    let mut fail = step(&claimed, WORKER, Status::Failed);
+    fail.outcome = Some(json!({"error": "boom"}));
+    fail.history.kind = HistoryKind::Failed;
+    committed(&store.commit(vec![fail], at(3)).await.unwrap()[0]);
+    assert!(
+        store
+            .claim("wf", WORKER, at(4), LEASE, 10)
+            .await
+            .unwrap()
+            .is_empty()
+    );
+    store.redrive(id, at(5)).await.unwrap();
+    let redriven = record(store, id).await.record;
+    assert_eq!(redriven.status, Status::Runnable);
+    assert_eq!(redriven.revision, 2);
+    assert_eq!(redriven.outcome, None);
+    assert_eq!(
+        redriven.state, r#"{"at":"next"}"#,
+        "it resumes from its last committed state"
+    );
+    let history = store.history(id).await.unwrap();
+    assert_eq!(
+        history.last().map(|entry| (entry.revision, entry.kind)),
+        Some((2, HistoryKind::Redriven))
+    );
+    assert_eq!(
+        store
+            .claim("wf", WORKER, at(6), LEASE, 10)
+            .await
+            .unwrap()
+            .len(),
+        1
+    );
+}
+
+pub(crate) async fn events_arriving_during_a_step_are_not_lost<S: Store>(store: &S) {
+    let mut timed = new_instance("wf", Status::Waiting, &["Paid"]);
+    timed.wake_at = Some(at(10));
+    let id = create_one(store, timed, at(0)).await;
+    // Its deadline wakes it; while a worker steps it, the event it waits for arrives.
+    let claimed = claim_one(store, id, WORKER, at(10)).await;
+    assert!(claimed.inbox.is_empty());
+    let routed = store
+        .deliver(vec![delivery("wf", "e-1", vec![target("Paid")])], at(11))
+        .await
+        .unwrap();
+    assert_eq!(delivered(&routed[0]).0, vec![id]);
+    let mut commit = step(&claimed, WORKER, Status::Waiting);
+    commit.waits = vec!["Paid".to_string()];
+    committed(&store.commit(vec![commit], at(12)).await.unwrap()[0]);
+    let after = record(store, id).await;
+    assert_eq!(
+        after.record.status,
+        Status::Runnable,
+        "the worker never saw the event"
+    );
+    let again = claim_one(store, id, WORKER, at(13)).await;
+    assert_eq!(seqs(&again.inbox), vec![routed[0].seq()]);
+    // Once a worker has seen it, waiting is honoured.
+    let mut commit = step(&again, WORKER, Status::Waiting);
+    commit.waits = vec!["Paid".to_string()];
+    committed(&store.commit(vec![commit], at(14)).await.unwrap()[0]);
+    assert_eq!(record(store, id).await.record.status, Status::Waiting);
+}
+
+pub(crate) async fn a_batch_may_step_one_instance_twice<S: Store>(store: &S) {
+    let id = create_one(store, new_instance("wf", Status::Runnable, &[]), at(0)).await;
+    let claimed = claim_one(store, id, WORKER, at(1)).await;
+    let mut first = step(&claimed, WORKER, Status::Runnable);
+    first.lease_until = Some(at(60));
+    first.produced = vec![event("out-1")];
+    let mut second = step(&claimed, WORKER, Status::Waiting);
+    second.revision = 1;
+    second.waits = vec!["A".to_string()];
+    second.produced = vec![event("out-2")];
+    let stale = step(&claimed, WORKER, Status::Completed);
+    let results = store
+        .commit(vec![first, second, stale], at(2))
+        .await
+        .unwrap();
+    assert_eq!(committed(&results[0]).0, 1);
+    assert_eq!(
+        committed(&results[1]).0,
+        2,
+        "the second builds on the first"
+    );
+    assert!(matches!(results[2], CommitResult::Conflict { .. }));
+    let after = record(store, id).await.record;
+    assert_eq!((after.revision, after.status), (2, Status::Waiting));
+    assert_eq!(after.waits, vec!["A".to_string()]);
+    let outbox = store.claim_outbox(WORKER, at(3), LEASE, 10).await.unwrap();
+    let produced: Vec<_> = outbox.into_iter().map(|entry| entry.event).collect();
+    assert_eq!(produced, vec![event("out-1"), event("out-2")]);
+    let revisions: Vec<_> = store
+        .history(id)
+        .await
+        .unwrap()
+        .iter()
+        .map(|entry| entry.revision)
+        .collect();
+    assert_eq!(revisions, vec![0, 1, 2]);
+}
+
+pub(crate) async fn one_callers_failure_is_not_anothers<S: Store>(store: &S) {
+    let instances = (0..40)
+        .map(|_| new_instance("wf", Status::Runnable, &[]))
+        .collect();
+    let ids = store.create(instances, at(0)).await.unwrap();
+    let claimed = store.claim("wf", WORKER, at(1), LEASE, 100).await.unwrap();
+    assert_eq!(claimed.len(), ids.len());
+    let broken = claimed[7].record.id;
+    let mut tasks = Vec::new();
+    for claimed in claimed {
+        let store = store.clone();
+        tasks.push(tokio::spawn(async move {
+            let mut commit = step(&claimed, WORKER, Status::Waiting);
+            commit.produced = vec![event(&format!("out-{}", claimed.record.id))];
+            if claimed.record.id == broken {
+                commit.children = vec![new_instance("wf", Status::Completed, &[])];
+            }
+            (claimed.record.id, store.commit(vec![commit], at(2)).await)
+        }));
+    }
+    for task in tasks {
+        let (id, outcome) = task.await.unwrap();
+        if id == broken {
+            let error = outcome.unwrap_err();
+            assert_eq!(error.kind, StoreErrorKind::Invalid, "{error}");
+            assert_eq!(
+                record(store, id).await.record.revision,
+                0,
+                "nothing of it was written"
+            );
+        } else {
+            let results = outcome.unwrap();
+            assert_eq!(committed(&results[0]).0, 1, "instance {id}");
+        }
+    }
+    let outbox = store.claim_outbox(WORKER, at(3), LEASE, 100).await.unwrap();
+    assert_eq!(outbox.len(), ids.len() - 1);
+    assert!(outbox.iter().all(|entry| entry.instance != broken));
+}
+
+/// Checks the refusal to open a database with a newer schema.
+pub(crate) fn assert_newer_schema_refused<S>(opened: Result<S, StoreError>) {
+    let Err(error) = opened else {
+        panic!("a newer schema must be refused");
+    };
+    assert_eq!(error.kind, StoreErrorKind::Incompatible, "{error}");
+    assert!(error.message.contains("schema version 999"), "{error}");
+    assert!(error.message.contains("supports versions up to"), "{error}");
+}

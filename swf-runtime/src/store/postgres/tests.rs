@@ -1,0 +1,179 @@
+//! The conformance suite on PostgreSQL, each test in a fresh schema of the server at
+//! `127.0.0.1:5432` (database `test`, user `postgres`).
+
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use super::PostgresStore;
+use crate::store::conformance::{assert_newer_schema_refused, at, conformance_tests};
+use crate::store::{Definition, Store};
+
+/// The test server.
+const URL: &str = "postgres://postgres@127.0.0.1:5432/test";
+
+static SCHEMAS: AtomicU64 = AtomicU64::new(0);
+
+/// Drops its schema when dropped (also when a check panicked).
+struct Schema {
+    name: String,
+}
+
+impl Drop for Schema {
+    fn drop(&mut self) {
+        let name = self.name.clone();
+        // Drop runs inside the test's runtime, which cannot block on itself: use a thread. (The
+        // tests run on a multi-threaded runtime, so that the store's connections can still close
+        // while this waits.)
+        let dropping = std::thread::spawn(move || {
+            let runtime = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .unwrap();
+            runtime.block_on(async {
+                if let Ok((client, connection)) =
+                    tokio_postgres::connect(URL, tokio_postgres::NoTls).await
+                {
+                    tokio::spawn(connection);
+                    let _ = client
+                        .batch_execute(&format!("DROP SCHEMA IF EXISTS {name} CASCADE"))
+                        .await;
+                }
+            });
+        });
+        let _ = dropping.join();
+    }
+}
+
+/// Whether the test server answers. When it does not: with `CI=true` the test fails (CI must
+/// test PostgreSQL), elsewhere it is skipped with a note on stderr.
+async fn server_available() -> bool {
+    match tokio_postgres::connect(URL, tokio_postgres::NoTls).await {
+        Ok(_) => true,
+        Err(error) => {
+            let why = format!("PostgreSQL at {URL} cannot be reached: {error}");
+            if std::env::var("CI").is_ok_and(|ci| ci == "true") {
+                panic!("{why} (CI=true: the PostgreSQL tests must run)");
+            }
+            eprintln!("skipping a PostgreSQL test: {why}");
+            false
+        }
+    }
+}
+
+/// A fresh schema's name.
+fn schema_name() -> String {
+    format!(
+        "swf_t_{}_{}",
+        std::process::id(),
+        SCHEMAS.fetch_add(1, Ordering::Relaxed)
+    )
+}
+
+/// A store in a fresh schema, or `None` when the server is away (outside CI).
+async fn fresh() -> Option<(PostgresStore, Schema)> {
+    if !server_available().await {
+        return None;
+    }
+    let schema = Schema {
+        name: schema_name(),
+    };
+    let store = PostgresStore::open_in_schema(URL, &schema.name)
+        .await
+        .unwrap();
+    Some((store, schema))
+}
+
+conformance_tests!(fresh);
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn reopening_keeps_the_data_and_applies_nothing() {
+    let Some((store, schema)) = fresh().await else {
+        return;
+    };
+    let definition = Definition {
+        workflow: "wf".to_string(),
+        version: None,
+        hash: "h".to_string(),
+    };
+    store.register(&definition, at(1)).await.unwrap();
+    drop(store);
+    let store = PostgresStore::open_in_schema(URL, &schema.name)
+        .await
+        .unwrap();
+    assert_eq!(store.register(&definition, at(9)).await.unwrap(), at(1));
+    let client = store.core.client().await.unwrap();
+    let versions: Vec<i64> = client
+        .query(
+            "SELECT version FROM swf_schema_version ORDER BY version",
+            &[],
+        )
+        .await
+        .unwrap()
+        .iter()
+        .map(|row| row.get(0))
+        .collect();
+    let expected: Vec<i64> = super::schema::MIGRATIONS
+        .iter()
+        .map(|(version, _)| *version)
+        .collect();
+    assert_eq!(versions, expected, "each migration is applied once");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn concurrent_opens_migrate_once() {
+    if !server_available().await {
+        return;
+    }
+    let schema = Schema {
+        name: schema_name(),
+    };
+    let opens: Vec<_> = (0..4)
+        .map(|_| {
+            let name = schema.name.clone();
+            tokio::spawn(async move { PostgresStore::open_in_schema(URL, &name).await.map(|_| ()) })
+        })
+        .collect();
+    for open in opens {
+        open.await.unwrap().unwrap();
+    }
+    let store = PostgresStore::open_in_schema(URL, &schema.name)
+        .await
+        .unwrap();
+    let client = store.core.client().await.unwrap();
+    let count: i64 = client
+        .query_one("SELECT count(*) FROM swf_schema_version", &[])
+        .await
+        .unwrap()
+        .get(0);
+    assert_eq!(
+        count,
+        i64::try_from(super::schema::MIGRATIONS.len()).unwrap()
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_newer_schema_is_refused() {
+    let Some((store, schema)) = fresh().await else {
+        return;
+    };
+    store
+        .core
+        .client()
+        .await
+        .unwrap()
+        .batch_execute("INSERT INTO swf_schema_version (version, applied_at) VALUES (999, 0)")
+        .await
+        .unwrap();
+    drop(store);
+    assert_newer_schema_refused(PostgresStore::open_in_schema(URL, &schema.name).await);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn urls_and_schema_names_are_checked() {
+    let error = PostgresStore::open("postgres://[bad").await.err().unwrap();
+    assert_eq!(error.kind, crate::store::StoreErrorKind::Invalid, "{error}");
+    let error = PostgresStore::open_in_schema(URL, "x; DROP TABLE y")
+        .await
+        .err()
+        .unwrap();
+    assert_eq!(error.kind, crate::store::StoreErrorKind::Invalid, "{error}");
+}

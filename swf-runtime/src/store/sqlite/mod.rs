@@ -1,0 +1,254 @@
+//! [`SqliteStore`]: a store in one SQLite file, for one host process.
+//!
+//! One OS thread owns the connection and takes requests from a channel. It commits every request
+//! queued in one transaction (group commit: one disk sync for many instances' transitions), each
+//! request in its own savepoint, and answers each once the transaction is durable.
+//!
+//! The file is in WAL mode with `synchronous = FULL`: a call that returned `Ok` survives a power
+//! loss, which the contract needs (the host acknowledges events once `deliver` returns).
+
+mod commits;
+mod instances;
+mod names;
+mod operations;
+mod routing;
+mod schema;
+mod worker;
+
+#[cfg(test)]
+mod tests;
+
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+use jiff::Timestamp;
+use rusqlite::Connection;
+use tokio::sync::oneshot;
+
+use super::codec::{incompatible, unavailable};
+use super::{
+    Claimed, Commit, CommitResult, Definition, Delivery, HistoryEntry, InstanceSummary, ListFilter,
+    NewInstance, OutboxEntry, Routed, Store, StoreError, StoredEvent,
+};
+use crate::host::InstanceId;
+use worker::{Request, Worker};
+
+impl From<rusqlite::Error> for StoreError {
+    fn from(error: rusqlite::Error) -> Self {
+        use rusqlite::Error;
+        match error {
+            Error::FromSqlConversionFailure(..)
+            | Error::IntegralValueOutOfRange(..)
+            | Error::InvalidColumnType(..) => {
+                incompatible(format!("SQLite: a stored row cannot be read: {error}"))
+            }
+            other => unavailable(format!("SQLite: {other}")),
+        }
+    }
+}
+
+/// A [`Store`] in one SQLite file. Cloning is cheap and shares the store; dropping the last
+/// clone finishes the queued requests, stops the thread and closes the file.
+#[derive(Clone)]
+pub struct SqliteStore {
+    worker: Arc<Worker>,
+}
+
+impl SqliteStore {
+    /// Opens the store in the file at `path` (created when missing) and brings its schema up to
+    /// date.
+    ///
+    /// # Errors
+    /// [`StoreErrorKind::Unavailable`](super::StoreErrorKind::Unavailable) when the file cannot
+    /// be opened or written; [`StoreErrorKind::Incompatible`](super::StoreErrorKind::Incompatible)
+    /// when it holds a newer schema than this build knows.
+    pub async fn open(path: impl AsRef<Path>) -> Result<Self, StoreError> {
+        let path = path.as_ref().to_path_buf();
+        // Opening and migrating touch the disk: keep them off the async threads.
+        let connection = tokio::task::spawn_blocking(move || -> Result<Connection, StoreError> {
+            let mut connection = Connection::open(&path).map_err(|error| {
+                unavailable(format!("SQLite: cannot open {}: {error}", path.display()))
+            })?;
+            schema::configure(&connection)?;
+            schema::migrate(&mut connection)?;
+            Ok(connection)
+        })
+        .await
+        .map_err(|error| unavailable(format!("SQLite: opening failed: {error}")))??;
+        let worker = Worker::start(connection, "swf-sqlite".to_string())?;
+        Ok(Self {
+            worker: Arc::new(worker),
+        })
+    }
+
+    /// Runs `work` on the store's thread, in the next group's transaction.
+    async fn call<T, F>(&self, work: F) -> Result<T, StoreError>
+    where
+        T: Send + 'static,
+        F: FnOnce(&Connection) -> Result<T, StoreError> + Send + 'static,
+    {
+        let (reply, answer) = oneshot::channel();
+        self.worker.send(Box::new(Request::new(work, reply)))?;
+        answer
+            .await
+            .map_err(|_| unavailable("the SQLite store's thread stopped before answering"))?
+    }
+}
+
+impl Store for SqliteStore {
+    async fn register(
+        &self,
+        definition: &Definition,
+        now: Timestamp,
+    ) -> Result<Timestamp, StoreError> {
+        let definition = definition.clone();
+        let deployed_at = self
+            .call(move |connection| names::definition_id(connection, &definition, now))
+            .await?
+            .1;
+        super::codec::timestamp(deployed_at)
+    }
+
+    async fn create(
+        &self,
+        instances: Vec<NewInstance>,
+        now: Timestamp,
+    ) -> Result<Vec<InstanceId>, StoreError> {
+        self.call(move |connection| {
+            instances
+                .iter()
+                .map(|instance| instances::insert_instance(connection, instance, &[], now))
+                .collect()
+        })
+        .await
+    }
+
+    async fn claim(
+        &self,
+        workflow: &str,
+        worker: &str,
+        now: Timestamp,
+        lease: Duration,
+        limit: usize,
+    ) -> Result<Vec<Claimed>, StoreError> {
+        let (workflow, worker) = (workflow.to_string(), worker.to_string());
+        self.call(move |connection| {
+            instances::claim(connection, &workflow, &worker, now, lease, limit)
+        })
+        .await
+    }
+
+    async fn claim_ids(
+        &self,
+        ids: &[InstanceId],
+        worker: &str,
+        now: Timestamp,
+        lease: Duration,
+    ) -> Result<Vec<Claimed>, StoreError> {
+        let (ids, worker) = (ids.to_vec(), worker.to_string());
+        self.call(move |connection| instances::claim_ids(connection, &ids, &worker, now, lease))
+            .await
+    }
+
+    async fn renew(
+        &self,
+        ids: &[InstanceId],
+        worker: &str,
+        until: Timestamp,
+    ) -> Result<Vec<InstanceId>, StoreError> {
+        let (ids, worker) = (ids.to_vec(), worker.to_string());
+        self.call(move |connection| instances::renew(connection, &ids, &worker, until))
+            .await
+    }
+
+    async fn commit(
+        &self,
+        commits: Vec<Commit>,
+        now: Timestamp,
+    ) -> Result<Vec<CommitResult>, StoreError> {
+        self.call(move |connection| commits::commit_all(connection, &commits, now))
+            .await
+    }
+
+    async fn deliver(
+        &self,
+        deliveries: Vec<Delivery>,
+        now: Timestamp,
+    ) -> Result<Vec<Routed>, StoreError> {
+        self.call(move |connection| routing::deliver_all(connection, &deliveries, now))
+            .await
+    }
+
+    async fn expire_start_groups(
+        &self,
+        workflow: &str,
+        now: Timestamp,
+    ) -> Result<Vec<StoredEvent>, StoreError> {
+        let workflow = workflow.to_string();
+        self.call(move |connection| routing::expire_start_groups(connection, &workflow, now))
+            .await
+    }
+
+    async fn next_wake(
+        &self,
+        workflow: &str,
+        _now: Timestamp,
+    ) -> Result<Option<Timestamp>, StoreError> {
+        let workflow = workflow.to_string();
+        self.call(move |connection| instances::next_wake(connection, &workflow))
+            .await
+    }
+
+    async fn claim_outbox(
+        &self,
+        worker: &str,
+        now: Timestamp,
+        lease: Duration,
+        limit: usize,
+    ) -> Result<Vec<OutboxEntry>, StoreError> {
+        let worker = worker.to_string();
+        self.call(move |connection| {
+            operations::claim_outbox(connection, &worker, now, lease, limit)
+        })
+        .await
+    }
+
+    async fn mark_delivered(&self, seqs: &[u64], now: Timestamp) -> Result<(), StoreError> {
+        let seqs = seqs.to_vec();
+        self.call(move |connection| operations::mark_delivered(connection, &seqs, now))
+            .await
+    }
+
+    async fn list(&self, filter: &ListFilter) -> Result<Vec<InstanceSummary>, StoreError> {
+        let filter = filter.clone();
+        self.call(move |connection| operations::list(connection, &filter))
+            .await
+    }
+
+    async fn instance(&self, id: InstanceId) -> Result<Option<Claimed>, StoreError> {
+        self.call(move |connection| instances::load(connection, super::codec::id_column(id)?))
+            .await
+    }
+
+    async fn history(&self, id: InstanceId) -> Result<Vec<HistoryEntry>, StoreError> {
+        self.call(move |connection| operations::history(connection, id))
+            .await
+    }
+
+    async fn cancel(
+        &self,
+        id: InstanceId,
+        reason: &str,
+        now: Timestamp,
+    ) -> Result<Vec<StoredEvent>, StoreError> {
+        let reason = reason.to_string();
+        self.call(move |connection| operations::cancel(connection, id, &reason, now))
+            .await
+    }
+
+    async fn redrive(&self, id: InstanceId, now: Timestamp) -> Result<(), StoreError> {
+        self.call(move |connection| operations::redrive(connection, id, now))
+            .await
+    }
+}

@@ -1,0 +1,320 @@
+//! Incoming events: deduplication, routing to instances, start plans and start groups.
+
+use std::collections::BTreeSet;
+
+use jiff::Timestamp;
+use rusqlite::{Connection, OptionalExtension};
+
+use super::instances::{insert_instance, stored_event};
+use super::names::{find_workflow, name_id, workflow_id};
+use crate::store::codec::{
+    CORRELATION_ATTRIBUTE, EVENT_DEFINITION, deadline, encode_event, instance_id, micros, number,
+    status_code,
+};
+use crate::store::{Delivery, Routed, StartPlan, Status, StoreError, StoredEvent, Target};
+
+/// Stores and routes each delivery, in order.
+pub(super) fn deliver_all(
+    connection: &Connection,
+    deliveries: &[Delivery],
+    now: Timestamp,
+) -> Result<Vec<Routed>, StoreError> {
+    deliveries
+        .iter()
+        .map(|delivery| deliver_one(connection, delivery, now))
+        .collect()
+}
+
+fn deliver_one(
+    connection: &Connection,
+    delivery: &Delivery,
+    now: Timestamp,
+) -> Result<Routed, StoreError> {
+    let workflow = workflow_id(connection, &delivery.workflow)?;
+    let encoded = encode_event(&delivery.event)?;
+    let duplicate: Option<i64> = connection
+        .prepare_cached(
+            "SELECT seq FROM swf_event WHERE workflow = ?1 AND source = ?2 AND event_id = ?3",
+        )?
+        .query_row((workflow, &encoded.source, &encoded.id), |row| row.get(0))
+        .optional()?;
+    if let Some(seq) = duplicate {
+        return Ok(Routed::Duplicate { seq: number(seq)? });
+    }
+    let at = micros(now);
+    let seq: i64 = connection
+        .prepare_cached(
+            "INSERT INTO swf_event (workflow, source, event_id, received_at, body)
+             VALUES (?1, ?2, ?3, ?4, ?5) RETURNING seq",
+        )?
+        .query_row(
+            (workflow, &encoded.source, &encoded.id, at, &encoded.body),
+            |row| row.get(0),
+        )?;
+    let mut definitions = Vec::with_capacity(delivery.targets.len());
+    let mut receivers = BTreeSet::new();
+    for target in &delivery.targets {
+        let definition = name_id(connection, workflow, EVENT_DEFINITION, &target.definition)?;
+        definitions.push(definition);
+        receivers.extend(receivers_of(connection, workflow, definition, target)?);
+    }
+    if !receivers.is_empty() {
+        return receive(connection, seq, &receivers, &definitions, at);
+    }
+    let unsigned = number(seq)?;
+    match &delivery.start {
+        Some(StartPlan::Now(instance)) => Ok(Routed::Started {
+            seq: unsigned,
+            instance: insert_instance(connection, instance, &[unsigned], now)?,
+        }),
+        Some(StartPlan::Group {
+            key,
+            this,
+            needed,
+            timeout,
+            instance,
+        }) => {
+            let expires_at = timeout.map(|timeout| deadline(now, timeout)).transpose()?;
+            let group = join_group(connection, workflow, key, this, seq, at, expires_at)?;
+            match complete_group(connection, workflow, group, needed)? {
+                Some(seqs) => Ok(Routed::Started {
+                    seq: unsigned,
+                    instance: insert_instance(connection, instance, &seqs, now)?,
+                }),
+                None => Ok(Routed::Grouped { seq: unsigned }),
+            }
+        }
+        None => Ok(Routed::Unmatched {
+            seq: unsigned,
+            reason: delivery.unmatched.clone(),
+        }),
+    }
+}
+
+/// The instances that one target reaches (see [`Delivery`] for the rules).
+fn receivers_of(
+    connection: &Connection,
+    workflow: i64,
+    definition: i64,
+    target: &Target,
+) -> Result<Vec<i64>, StoreError> {
+    match &target.correlation {
+        None => Ok(connection
+            .prepare_cached("SELECT instance FROM swf_wait WHERE name = ?1")?
+            .query_map([definition], |row| row.get(0))?
+            .collect::<Result<_, _>>()?),
+        Some((_, None)) => Ok(Vec::new()),
+        Some((attribute, Some(value))) => {
+            let attribute = name_id(connection, workflow, CORRELATION_ATTRIBUTE, attribute)?;
+            let bound: Vec<i64> = connection
+                .prepare_cached(
+                    "SELECT instance FROM swf_binding WHERE attribute = ?1 AND value = ?2",
+                )?
+                .query_map((attribute, value), |row| row.get(0))?
+                .collect::<Result<_, _>>()?;
+            if !bound.is_empty() {
+                return Ok(bound);
+            }
+            let longest: Option<i64> = connection
+                .prepare_cached(
+                    "SELECT w.instance FROM swf_wait w
+                     WHERE w.name = ?1 AND NOT EXISTS (
+                         SELECT 1 FROM swf_binding b WHERE b.instance = w.instance AND b.attribute = ?2)
+                     ORDER BY w.since, w.instance LIMIT 1",
+                )?
+                .query_row((definition, attribute), |row| row.get(0))
+                .optional()?;
+            if let Some(instance) = longest {
+                connection
+                    .prepare_cached(
+                        "INSERT INTO swf_binding (instance, attribute, value) VALUES (?1, ?2, ?3)",
+                    )?
+                    .execute((instance, attribute, value))?;
+            }
+            Ok(longest.into_iter().collect())
+        }
+    }
+}
+
+/// Puts the event in the receivers' inboxes and wakes those waiting for one of its definitions.
+fn receive(
+    connection: &Connection,
+    seq: i64,
+    receivers: &BTreeSet<i64>,
+    definitions: &[i64],
+    at: i64,
+) -> Result<Routed, StoreError> {
+    let mut instances = Vec::with_capacity(receivers.len());
+    let mut woken = Vec::new();
+    for &receiver in receivers {
+        connection
+            .prepare_cached("INSERT OR IGNORE INTO swf_inbox (instance, seq) VALUES (?1, ?2)")?
+            .execute((receiver, seq))?;
+        instances.push(instance_id(receiver)?);
+        if !waits_for_any(connection, receiver, definitions)? {
+            continue;
+        }
+        // `nudged` tells a commit in flight that the worker did not see this event.
+        let changed = connection
+            .prepare_cached(
+                "UPDATE swf_instance SET status = ?2, updated_at = ?3, nudged = 1
+                 WHERE id = ?1 AND status = ?4",
+            )?
+            .execute((
+                receiver,
+                status_code(Status::Runnable),
+                at,
+                status_code(Status::Waiting),
+            ))?;
+        if changed > 0 {
+            woken.push(instance_id(receiver)?);
+        } else {
+            connection
+                .prepare_cached("UPDATE swf_instance SET nudged = 1 WHERE id = ?1")?
+                .execute([receiver])?;
+        }
+    }
+    Ok(Routed::Delivered {
+        seq: number(seq)?,
+        instances,
+        woken,
+    })
+}
+
+/// Whether an instance waits for one of `definitions`.
+fn waits_for_any(
+    connection: &Connection,
+    instance: i64,
+    definitions: &[i64],
+) -> Result<bool, StoreError> {
+    for definition in definitions {
+        let found = connection
+            .prepare_cached("SELECT 1 FROM swf_wait WHERE instance = ?1 AND name = ?2")?
+            .query_row((instance, definition), |_| Ok(()))
+            .optional()?;
+        if found.is_some() {
+            return Ok(true);
+        }
+    }
+    Ok(false)
+}
+
+/// Adds the event to the oldest live group of `key` that lacks `this` (a new one when none does);
+/// returns the group.
+fn join_group(
+    connection: &Connection,
+    workflow: i64,
+    key: &str,
+    this: &str,
+    seq: i64,
+    at: i64,
+    expires_at: Option<i64>,
+) -> Result<i64, StoreError> {
+    let this = name_id(connection, workflow, EVENT_DEFINITION, this)?;
+    let open: Option<i64> = connection
+        .prepare_cached(
+            "SELECT g.id FROM swf_start_group g
+             WHERE g.workflow = ?1 AND g.key = ?2 AND (g.expires_at IS NULL OR g.expires_at >= ?3)
+               AND NOT EXISTS (SELECT 1 FROM swf_start_member m WHERE m.start_group = g.id AND m.name = ?4)
+             ORDER BY g.id LIMIT 1",
+        )?
+        .query_row((workflow, key, at, this), |row| row.get(0))
+        .optional()?;
+    let group = match open {
+        Some(group) => {
+            connection
+                .prepare_cached("UPDATE swf_start_group SET expires_at = ?2 WHERE id = ?1")?
+                .execute((group, expires_at))?;
+            group
+        }
+        None => connection
+            .prepare_cached(
+                "INSERT INTO swf_start_group (workflow, key, expires_at) VALUES (?1, ?2, ?3) RETURNING id",
+            )?
+            .query_row((workflow, key, expires_at), |row| row.get(0))?,
+    };
+    connection
+        .prepare_cached(
+            "INSERT INTO swf_start_member (start_group, name, seq) VALUES (?1, ?2, ?3)",
+        )?
+        .execute((group, this, seq))?;
+    Ok(group)
+}
+
+/// When the group holds an event of every `needed` definition: removes it and returns its
+/// events' seqs in arrival order.
+fn complete_group(
+    connection: &Connection,
+    workflow: i64,
+    group: i64,
+    needed: &[String],
+) -> Result<Option<Vec<u64>>, StoreError> {
+    let members: Vec<(i64, i64)> = connection
+        .prepare_cached(
+            "SELECT name, seq FROM swf_start_member WHERE start_group = ?1 ORDER BY seq",
+        )?
+        .query_map([group], |row| Ok((row.get(0)?, row.get(1)?)))?
+        .collect::<Result<_, _>>()?;
+    for definition in needed {
+        let definition = name_id(connection, workflow, EVENT_DEFINITION, definition)?;
+        if !members.iter().any(|(name, _)| *name == definition) {
+            return Ok(None);
+        }
+    }
+    remove_group(connection, group)?;
+    members
+        .into_iter()
+        .map(|(_, seq)| number(seq))
+        .collect::<Result<_, _>>()
+        .map(Some)
+}
+
+fn remove_group(connection: &Connection, group: i64) -> Result<(), StoreError> {
+    connection
+        .prepare_cached("DELETE FROM swf_start_member WHERE start_group = ?1")?
+        .execute([group])?;
+    connection
+        .prepare_cached("DELETE FROM swf_start_group WHERE id = ?1")?
+        .execute([group])?;
+    Ok(())
+}
+
+/// Removes the groups of `workflow` whose last event is older than their timeout; returns their
+/// events, oldest first.
+pub(super) fn expire_start_groups(
+    connection: &Connection,
+    workflow: &str,
+    now: Timestamp,
+) -> Result<Vec<StoredEvent>, StoreError> {
+    let Some(workflow) = find_workflow(connection, workflow)? else {
+        return Ok(Vec::new());
+    };
+    let groups: Vec<i64> = connection
+        .prepare_cached(
+            "SELECT id FROM swf_start_group
+             WHERE workflow = ?1 AND expires_at IS NOT NULL AND expires_at < ?2 ORDER BY id",
+        )?
+        .query_map((workflow, micros(now)), |row| row.get(0))?
+        .collect::<Result<_, _>>()?;
+    let mut events = Vec::new();
+    for group in groups {
+        let mut statement = connection.prepare_cached(
+            "SELECT e.seq, e.body, e.received_at FROM swf_start_member m
+             JOIN swf_event e ON e.seq = m.seq WHERE m.start_group = ?1 ORDER BY m.seq",
+        )?;
+        let rows = statement.query_map([group], |row| {
+            Ok((
+                row.get::<_, i64>(0)?,
+                row.get::<_, String>(1)?,
+                row.get::<_, i64>(2)?,
+            ))
+        })?;
+        for row in rows {
+            let (seq, body, received_at) = row?;
+            events.push(stored_event(seq, &body, received_at)?);
+        }
+        remove_group(connection, group)?;
+    }
+    events.sort_by_key(|event| event.seq);
+    Ok(events)
+}
