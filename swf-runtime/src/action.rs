@@ -20,6 +20,12 @@ tokio::task_local! {
     static SCOPE: String;
     /// The call a function runs for.
     static CALL: CallContext;
+    /// Which step of its branch or iteration a nested scope's step is (0 for the first, counted
+    /// in the saved state): a branch that comes back to a task calls it under another key.
+    static MEMBER_STEP: u32;
+    /// The step of the instance in which the outermost running parallel or foreach task
+    /// started its branches or iterations: the step their calls' keys count from.
+    static STEP_ORIGIN: u64;
 }
 
 /// What a function is being called for: readable from inside the function with
@@ -34,9 +40,11 @@ tokio::task_local! {
 pub struct CallContext {
     /// The instance, as its host names it (`<workflow>-<id>` under a durable host).
     pub instance: String,
-    /// The step of the instance the call belongs to (its revision under a durable host).
+    /// The step of the instance the call belongs to (its revision under a durable host); in a
+    /// branch or iteration, the step in which its parallel or foreach task started them.
     pub step: u64,
-    /// The nested scope the task runs in (`Fork/Branch A`, `Each[3]`), empty at the top.
+    /// The nested scope the task runs in, each branch or iteration with its count of steps
+    /// so far (`Fork/Branch A@2`, `Each[3]`), empty at the top.
     pub scope: String,
     /// The task's name.
     pub task: String,
@@ -71,12 +79,38 @@ impl fmt::Display for CallContext {
     }
 }
 
-/// Runs `future` inside the nested scope `segment` of the current one.
+/// Runs `future` inside the nested scope `segment` of the current one (`segment@n` for the
+/// `n`th step of a branch or iteration in one round, see [`member_step`]).
 pub fn in_scope<F: Future>(segment: &str, future: F) -> impl Future<Output = F::Output> + use<F> {
+    let segment = match MEMBER_STEP.try_with(|step| *step) {
+        Ok(step) if step > 0 => format!("{segment}@{step}"),
+        _ => segment.to_owned(),
+    };
     let path = SCOPE
         .try_with(|outer| format!("{outer}/{segment}"))
-        .unwrap_or_else(|_| segment.to_owned());
+        .unwrap_or(segment);
     SCOPE.scope(path, future)
+}
+
+/// The step of one branch or iteration: `start` makes its future (entering its scope with
+/// [`in_scope`], which reads `step`, the member's count of steps so far), and the future runs
+/// with `origin`, the instance's step in which the task started its members. So each call's key
+/// depends only on saved counts, never on how the steps of concurrent members fell into the
+/// instance's steps: a step that runs again after a crash calls under the same keys.
+pub(crate) fn member_step<F: Future>(
+    origin: u64,
+    step: u32,
+    start: impl FnOnce() -> F,
+) -> impl Future<Output = F::Output> {
+    STEP_ORIGIN.scope(origin, MEMBER_STEP.sync_scope(step, start))
+}
+
+/// The step a parallel or foreach task starting its members now counts their calls' keys
+/// from: the instance's current step, or, inside another such task, that task's origin.
+pub fn step_origin(io: &Io) -> u64 {
+    STEP_ORIGIN
+        .try_with(|origin| *origin)
+        .unwrap_or_else(|_| io.step_number())
 }
 
 /// One action's call, as generated code describes it.
@@ -111,7 +145,7 @@ where
 {
     let context = CallContext {
         instance: io.id_prefix().to_owned(),
-        step: io.step_number(),
+        step: step_origin(io),
         scope: SCOPE.try_with(Clone::clone).unwrap_or_default(),
         task: how.task.to_owned(),
         action: how.action.to_owned(),

@@ -124,7 +124,7 @@ pub mod __private {
     };
     pub use crate::schedule::{SCHEDULE_ERROR, ScheduleWindow, check_schedule};
 
-    pub use crate::action::{ActionCall, call_action, in_scope};
+    pub use crate::action::{ActionCall, call_action, in_scope, step_origin};
     pub use crate::collection::collection_refs;
     pub use crate::compensation::{COMPENSATION_ERROR, Compensating, CompensationLog};
     pub use crate::data::{

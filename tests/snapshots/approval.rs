@@ -140,7 +140,7 @@ impl ApprovalEvent {
     ::swf_runtime::__private::serde::Serialize,
     ::swf_runtime::__private::serde::Deserialize,
 )]
-#[serde(crate = "::swf_runtime::__private::serde")]
+#[serde(crate = "::swf_runtime::__private::serde", deny_unknown_fields)]
 #[allow(dead_code)]
 pub enum ApprovalState {
     /// Task `AskManager` (callback, line 13), about to run (or running) with `data` as its input.

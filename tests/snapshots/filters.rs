@@ -55,7 +55,7 @@ impl<T: FiltersFunctions + ?Sized> FiltersFunctions for &T {
     ::swf_runtime::__private::serde::Serialize,
     ::swf_runtime::__private::serde::Deserialize,
 )]
-#[serde(crate = "::swf_runtime::__private::serde")]
+#[serde(crate = "::swf_runtime::__private::serde", deny_unknown_fields)]
 #[allow(dead_code)]
 pub enum FiltersState {
     /// Task `Seed` (inject, line 11), about to run (or running) with `data` as its input.

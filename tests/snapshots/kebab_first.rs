@@ -214,7 +214,7 @@ impl CarAuctionEvent {
     ::swf_runtime::__private::serde::Serialize,
     ::swf_runtime::__private::serde::Deserialize,
 )]
-#[serde(crate = "::swf_runtime::__private::serde")]
+#[serde(crate = "::swf_runtime::__private::serde", deny_unknown_fields)]
 #[allow(dead_code)]
 pub enum CarAuctionState {
     /// Task `Bidding` (event, line 13), about to run (or running) with `data` as its input.
@@ -426,6 +426,10 @@ pub struct CarAuctionDeliverBranches {
         skip_serializing_if = "::core::option::Option::is_none"
     )]
     pub until: ::core::option::Option<::swf_runtime::__private::Timestamp>,
+    /// The instance's step in which the task started its branches: their calls' keys
+    /// count from it.
+    #[serde(default, rename = "~origin")]
+    pub origin: u64,
 }
 #[allow(dead_code)]
 impl CarAuctionDeliverBranches {
@@ -453,7 +457,7 @@ impl CarAuctionDeliverBranches {
     ::swf_runtime::__private::serde::Serialize,
     ::swf_runtime::__private::serde::Deserialize,
 )]
-#[serde(crate = "::swf_runtime::__private::serde")]
+#[serde(crate = "::swf_runtime::__private::serde", deny_unknown_fields)]
 #[allow(dead_code)]
 pub enum CarAuctionDeliverBranch1 {
     /// Task `Register` (operation, line 62), about to run (or running) with `data` as its input.
@@ -551,7 +555,7 @@ impl ::swf_runtime::__private::ScopeState for CarAuctionDeliverBranch1 {
     ::swf_runtime::__private::serde::Serialize,
     ::swf_runtime::__private::serde::Deserialize,
 )]
-#[serde(crate = "::swf_runtime::__private::serde")]
+#[serde(crate = "::swf_runtime::__private::serde", deny_unknown_fields)]
 #[allow(dead_code)]
 pub enum CarAuctionDeliverBranch2 {
     /// Task `Ship` (operation, line 72), about to run (or running) with `data` as its input.
@@ -1657,9 +1661,11 @@ impl<F: CarAuctionFunctions> CarAuctionWorkflow<F> {
                             io,
                             ::core::option::Option::None,
                         ),
+                        origin: ::swf_runtime::__private::step_origin(io),
                     }
                 }
             };
+            let origin = branches.origin;
             let completed = [branches.b1.is_done(), branches.b2.is_done()]
                 .into_iter()
                 .filter(|done| *done)
@@ -1667,12 +1673,12 @@ impl<F: CarAuctionFunctions> CarAuctionWorkflow<F> {
             let until = branches.until;
             let end = ::swf_runtime::__private::round(
                     ::std::vec![
-                        ::swf_runtime::__private::step_slot(& mut branches.b1, io,
-                        "branch 1 of task `Deliver`", "", move | state | {
+                        ::swf_runtime::__private::step_slot(& mut branches.b1, origin,
+                        io, "branch 1 of task `Deliver`", "", move | state | {
                         ::swf_runtime::__private::in_scope("Deliver/paperwork", self
                         .deliver_b1_advance(state, io)) }),
-                        ::swf_runtime::__private::step_slot(& mut branches.b2, io,
-                        "branch 2 of task `Deliver`", "", move | state | {
+                        ::swf_runtime::__private::step_slot(& mut branches.b2, origin,
+                        io, "branch 2 of task `Deliver`", "", move | state | {
                         ::swf_runtime::__private::in_scope("Deliver/transport", self
                         .deliver_b2_advance(state, io)) })
                     ],

@@ -34,7 +34,7 @@ impl<T: NestedFunctions + ?Sized> NestedFunctions for &T {
     ::swf_runtime::__private::serde::Serialize,
     ::swf_runtime::__private::serde::Deserialize,
 )]
-#[serde(crate = "::swf_runtime::__private::serde")]
+#[serde(crate = "::swf_runtime::__private::serde", deny_unknown_fields)]
 #[allow(dead_code)]
 pub enum NestedState {
     /// Task `With` (parallel, line 10), about to run (or running) with `data` as its input.
@@ -164,6 +164,10 @@ pub struct NestedWithBranches {
         skip_serializing_if = "::core::option::Option::is_none"
     )]
     pub until: ::core::option::Option<::swf_runtime::__private::Timestamp>,
+    /// The instance's step in which the task started its branches: their calls' keys
+    /// count from it.
+    #[serde(default, rename = "~origin")]
+    pub origin: u64,
 }
 #[allow(dead_code)]
 impl NestedWithBranches {
@@ -189,7 +193,7 @@ impl NestedWithBranches {
     ::swf_runtime::__private::serde::Serialize,
     ::swf_runtime::__private::serde::Deserialize,
 )]
-#[serde(crate = "::swf_runtime::__private::serde")]
+#[serde(crate = "::swf_runtime::__private::serde", deny_unknown_fields)]
 #[allow(dead_code)]
 pub enum NestedWithBranch1 {
     /// Task `Self` (inject, line 18), about to run (or running) with `data` as its input.
@@ -271,7 +275,7 @@ impl ::swf_runtime::__private::ScopeState for NestedWithBranch1 {
     ::swf_runtime::__private::serde::Serialize,
     ::swf_runtime::__private::serde::Deserialize,
 )]
-#[serde(crate = "::swf_runtime::__private::serde")]
+#[serde(crate = "::swf_runtime::__private::serde", deny_unknown_fields)]
 #[allow(dead_code)]
 pub enum NestedWithBranch2 {
     /// Task `Log` (operation, line 21), about to run (or running) with `data` as its input.
@@ -353,7 +357,7 @@ impl ::swf_runtime::__private::ScopeState for NestedWithBranch2 {
     ::swf_runtime::__private::serde::Serialize,
     ::swf_runtime::__private::serde::Deserialize,
 )]
-#[serde(crate = "::swf_runtime::__private::serde")]
+#[serde(crate = "::swf_runtime::__private::serde", deny_unknown_fields)]
 #[allow(dead_code)]
 pub enum NestedRunBody {
     /// Task `Iteration` (subflow, line 31), about to run (or running) with `data` as its input.
@@ -672,9 +676,11 @@ impl<F: NestedFunctions> NestedWorkflow<F> {
                             io,
                             ::core::option::Option::None,
                         ),
+                        origin: ::swf_runtime::__private::step_origin(io),
                     }
                 }
             };
+            let origin = branches.origin;
             let completed = [branches.b1.is_done(), branches.b2.is_done()]
                 .into_iter()
                 .filter(|done| *done)
@@ -682,12 +688,12 @@ impl<F: NestedFunctions> NestedWorkflow<F> {
             let until = branches.until;
             let end = ::swf_runtime::__private::round(
                     ::std::vec![
-                        ::swf_runtime::__private::step_slot(& mut branches.b1, io,
-                        "branch 1 of task `With`", "", move | state | {
+                        ::swf_runtime::__private::step_slot(& mut branches.b1, origin,
+                        io, "branch 1 of task `With`", "", move | state | {
                         ::swf_runtime::__private::in_scope("With/first", self
                         .with_b1_advance(state, io)) }),
-                        ::swf_runtime::__private::step_slot(& mut branches.b2, io,
-                        "branch 2 of task `With`", "", move | state | {
+                        ::swf_runtime::__private::step_slot(& mut branches.b2, origin,
+                        io, "branch 2 of task `With`", "", move | state | {
                         ::swf_runtime::__private::in_scope("With/second", self
                         .with_b2_advance(state, io)) })
                     ],
@@ -1055,6 +1061,7 @@ impl<F: NestedFunctions> NestedWorkflow<F> {
                 .unwrap_or_else(|| ::swf_runtime::__private::Iterations::new(
                     items.len(),
                     true,
+                    ::swf_runtime::__private::step_origin(io),
                 ));
             let begin = |
                 item: usize,

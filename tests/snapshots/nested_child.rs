@@ -34,7 +34,7 @@ impl<T: NestedChildFunctions + ?Sized> NestedChildFunctions for &T {
     ::swf_runtime::__private::serde::Serialize,
     ::swf_runtime::__private::serde::Deserialize,
 )]
-#[serde(crate = "::swf_runtime::__private::serde")]
+#[serde(crate = "::swf_runtime::__private::serde", deny_unknown_fields)]
 #[allow(dead_code)]
 pub enum NestedChildState {
     /// Task `Log` (operation, line 7), about to run (or running) with `data` as its input.

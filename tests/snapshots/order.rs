@@ -76,7 +76,7 @@ impl<T: OrderFunctions + ?Sized> OrderFunctions for &T {
     ::swf_runtime::__private::serde::Serialize,
     ::swf_runtime::__private::serde::Deserialize,
 )]
-#[serde(crate = "::swf_runtime::__private::serde")]
+#[serde(crate = "::swf_runtime::__private::serde", deny_unknown_fields)]
 #[allow(dead_code)]
 pub enum OrderState {
     /// Task `CheckInventory` (operation, line 14), about to run (or running) with `data` as its input.

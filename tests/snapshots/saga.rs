@@ -76,7 +76,7 @@ impl<T: SagaFunctions + ?Sized> SagaFunctions for &T {
     ::swf_runtime::__private::serde::Serialize,
     ::swf_runtime::__private::serde::Deserialize,
 )]
-#[serde(crate = "::swf_runtime::__private::serde")]
+#[serde(crate = "::swf_runtime::__private::serde", deny_unknown_fields)]
 #[allow(dead_code)]
 pub enum SagaState {
     /// Task `BookFlight` (operation, line 12), about to run (or running) with `data` as its input.

@@ -24,7 +24,7 @@ impl<T: SwitchesFunctions + ?Sized> SwitchesFunctions for &T {
     ::swf_runtime::__private::serde::Serialize,
     ::swf_runtime::__private::serde::Deserialize,
 )]
-#[serde(crate = "::swf_runtime::__private::serde")]
+#[serde(crate = "::swf_runtime::__private::serde", deny_unknown_fields)]
 #[allow(dead_code)]
 pub enum SwitchesState {
     /// Task `Classify` (switch, line 6), about to run (or running) with `data` as its input.

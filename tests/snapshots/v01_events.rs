@@ -130,7 +130,7 @@ impl V01EventsEvent {
     ::swf_runtime::__private::serde::Serialize,
     ::swf_runtime::__private::serde::Deserialize,
 )]
-#[serde(crate = "::swf_runtime::__private::serde")]
+#[serde(crate = "::swf_runtime::__private::serde", deny_unknown_fields)]
 #[allow(dead_code)]
 pub enum V01EventsState {
     /// Task `WaitForOrder` (event, line 18), about to run (or running) with `data` as its input.

@@ -114,7 +114,7 @@ pub(super) fn emit_parallel(cx: &Context<'_>, index: usize) -> TokenStream {
         let label = format!("branch {} of task `{name}`", b + 1);
         let scope = format!("{}/{}", super::names::serde_name(name), labels[b]);
         quote! {
-            #rt::step_slot(&mut branches.#slot, io, #label, #branch_text, move |state| {
+            #rt::step_slot(&mut branches.#slot, origin, io, #label, #branch_text, move |state| {
                 #rt::in_scope(#scope, self.#advance(state, io))
             })
         }
@@ -150,9 +150,11 @@ pub(super) fn emit_parallel(cx: &Context<'_>, index: usize) -> TokenStream {
                 #ty {
                     #(#starts)*
                     until: #rt::deadline_of(io, #state_deadline),
+                    origin: #rt::step_origin(io),
                 }
             }
         };
+        let origin = branches.origin;
         let completed = [#(branches.#waited_slots.is_done()),*].into_iter().filter(|done| *done).count();
         let until = branches.until;
         let end = #rt::round(
@@ -241,7 +243,7 @@ pub(super) fn emit_for_each(cx: &Context<'_>, index: usize) -> TokenStream {
     quote! {
         let fresh = each.is_none();
         let items = #rt::collection_refs(#collection, &data, #name, #collection_text)?;
-        let mut each = each.unwrap_or_else(|| #rt::Iterations::new(items.len(), #keep));
+        let mut each = each.unwrap_or_else(|| #rt::Iterations::new(items.len(), #keep, #rt::step_origin(io)));
         let begin = |item: usize| -> ::core::result::Result<_, #rt::ErrorObject> {
             let element = items.get(item).map_or(#rt::Value::Null, |element| (*element).clone());
             #input

@@ -65,7 +65,9 @@ pub(super) fn emit(cx: &Context<'_>) -> TokenStream {
             #rt::serde::Serialize,
             #rt::serde::Deserialize,
         )]
-        #[serde(crate = #SERDE_CRATE)]
+        // A saved state with a field its task does not have was saved at a task of another
+        // kind (the definition changed): it is refused, not reinterpreted.
+        #[serde(crate = #SERDE_CRATE, deny_unknown_fields)]
         // A scope that never terminates leaves `Terminated` unbuilt, and a binary may never
         // build some states itself.
         #[allow(dead_code)]
@@ -354,6 +356,10 @@ fn emit_branches(cx: &Context<'_>, index: usize) -> Option<TokenStream> {
             /// When the task must have completed (`stateExecTimeout`).
             #[serde(default, rename = "~until", skip_serializing_if = "::core::option::Option::is_none")]
             pub until: ::core::option::Option<#rt::Timestamp>,
+            /// The instance's step in which the task started its branches: their calls' keys
+            /// count from it.
+            #[serde(default, rename = "~origin")]
+            pub origin: u64,
         }
 
         #[allow(dead_code)]

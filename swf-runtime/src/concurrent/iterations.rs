@@ -8,7 +8,7 @@ use jiff::Timestamp;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::round::{Control, MemberEnd, RoundEnd, run_member};
+use super::round::{Control, Counted, MemberEnd, RoundEnd, run_member};
 use super::{ScopeEnd, ScopeState};
 use crate::clock::after;
 use crate::error::{ErrorObject, WorkflowError};
@@ -34,6 +34,10 @@ pub struct Iterations<S> {
     /// Set once a completion condition held: no further iteration starts.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     stopped: bool,
+    /// The instance's step in which the task started its iterations: their calls' keys count
+    /// from it.
+    #[serde(default)]
+    origin: u64,
 }
 
 /// One running iteration.
@@ -43,12 +47,20 @@ pub struct Iteration<S> {
     pub item: usize,
     /// Where its body is.
     pub state: S,
+    /// How many of its steps ran: its calls' keys count from it.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub steps: u32,
+}
+
+fn is_zero(count: &u32) -> bool {
+    *count == 0
 }
 
 impl<S: ScopeState> Iterations<S> {
     /// No iteration started yet over `total` items; `keep_outputs` when the task writes them
-    /// (`outputCollection`, or a loop's completion condition).
-    pub fn new(total: usize, keep_outputs: bool) -> Self {
+    /// (`outputCollection`, or a loop's completion condition). `origin` is the instance's step
+    /// in which the task starts them (see [`step_origin`](crate::action::step_origin)).
+    pub fn new(total: usize, keep_outputs: bool, origin: u64) -> Self {
         Self {
             total,
             started: 0,
@@ -60,6 +72,7 @@ impl<S: ScopeState> Iterations<S> {
             },
             next_start: None,
             stopped: false,
+            origin,
         }
     }
 
@@ -158,17 +171,22 @@ impl<S: ScopeState> Iterations<S> {
         Fut: Future<Output = Result<Progress<S>, WorkflowError>>,
     {
         let control = Control::new();
-        let member = |item: usize, state: S| {
+        let origin = self.origin;
+        let member = |item: usize, state: S, mut steps: u32| {
             let (control, step) = (&control, &step);
             async move {
-                let end = run_member(state, io, control, |state| step(item, state)).await;
-                (item, end)
+                let counted = Counted {
+                    origin,
+                    steps: &mut steps,
+                };
+                let end = run_member(state, io, control, counted, |state| step(item, state)).await;
+                (item, end, steps)
             }
         };
         let mut members = FuturesUnordered::new();
         for iteration in std::mem::take(&mut self.running) {
             control.join();
-            members.push(member(iteration.item, iteration.state));
+            members.push(member(iteration.item, iteration.state, iteration.steps));
         }
         let mut ran = false;
         loop {
@@ -179,10 +197,14 @@ impl<S: ScopeState> Iterations<S> {
                     Ok(state) => {
                         self.start(io, delay);
                         if control.join() {
-                            members.push(member(item, state));
+                            members.push(member(item, state, 0));
                         } else {
                             // Everyone waits already: it runs in the next round.
-                            self.running.push(Iteration { item, state });
+                            self.running.push(Iteration {
+                                item,
+                                state,
+                                steps: 0,
+                            });
                         }
                     }
                 }
@@ -197,14 +219,14 @@ impl<S: ScopeState> Iterations<S> {
                 ended = members.next() => ended,
                 () = sleep_until(io, next_start), if next_start.is_some() && !control.is_over() => None,
             };
-            let Some((item, end)) = ended else {
+            let Some((item, end, steps)) = ended else {
                 continue;
             };
             match end {
                 MemberEnd::Failed(failure) => return Err(failure.error().clone()),
                 MemberEnd::Waiting(state, _, stepped) => {
                     ran |= stepped;
-                    self.running.push(Iteration { item, state });
+                    self.running.push(Iteration { item, state, steps });
                 }
                 MemberEnd::Ended(ScopeEnd::Terminated(output)) => {
                     return Ok(RoundEnd::Terminated(output));

@@ -125,12 +125,20 @@ impl Control {
 
 /// How one member's run in a round ended.
 pub(crate) enum MemberEnd<S> {
-    /// It waits for `Wait`; `bool`: whether it ran any step first.
+    /// It waits for `Wait`; `bool`: whether it ran any step first. Its count of steps is
+    /// updated.
     Waiting(S, Wait, bool),
     /// It ended.
     Ended(ScopeEnd),
     /// It failed.
     Failed(WorkflowError),
+}
+
+/// Where a member's steps count from: the step its task started its members in, and its own
+/// count of steps that ran (saved with its state).
+pub(crate) struct Counted<'a> {
+    pub(crate) origin: u64,
+    pub(crate) steps: &'a mut u32,
 }
 
 /// Runs one member (already counted by [`Control::join`]) step after step until it ends, or
@@ -139,6 +147,7 @@ pub(crate) async fn run_member<S, Fut>(
     mut state: S,
     io: &Io,
     control: &Control,
+    counted: Counted<'_>,
     mut step: impl FnMut(S) -> Fut,
 ) -> MemberEnd<S>
 where
@@ -146,15 +155,20 @@ where
     Fut: Future<Output = Result<Progress<S>, WorkflowError>>,
 {
     let mut ran = false;
+    let Counted { origin, steps } = counted;
     loop {
         let seen = io.arrivals();
-        match step(state).await {
+        // Only steps that ran count: a step that found nothing to do has no calls, and may or
+        // may not happen when the round runs again.
+        let stepping = crate::action::member_step(origin, *steps, || step(state));
+        match stepping.await {
             Err(failure) => {
                 control.leave();
                 return MemberEnd::Failed(failure);
             }
             Ok(Progress::Ran(next)) => {
                 ran = true;
+                *steps = steps.saturating_add(1);
                 match next.end() {
                     Ok(end) => {
                         control.leave();

@@ -8,7 +8,7 @@ use serde_json::Value;
 
 use std::sync::Arc;
 
-use super::round::{Control, MemberEnd, StepFuture, Stepped, run_member};
+use super::round::{Control, Counted, MemberEnd, StepFuture, Stepped, run_member};
 use super::{ScopeEnd, ScopeState};
 use crate::error::{ErrorObject, WorkflowError};
 use crate::events::Io;
@@ -25,6 +25,9 @@ pub enum Slot<S> {
         /// When it must have completed.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         until: Option<Timestamp>,
+        /// How many of its steps ran: its calls' keys count from it.
+        #[serde(default, skip_serializing_if = "is_zero")]
+        steps: u32,
     },
     /// It completed with this output.
     Done {
@@ -39,7 +42,11 @@ pub enum Slot<S> {
 impl<S: ScopeState> Slot<S> {
     /// A running branch starting at `state`, with its deadline.
     pub fn start(state: S, until: Option<Timestamp>) -> Self {
-        Slot::Running { state, until }
+        Slot::Running {
+            state,
+            until,
+            steps: 0,
+        }
     }
 
     /// The branch's output, if it completed.
@@ -74,7 +81,7 @@ impl<S: ScopeState> Slot<S> {
     /// What a running branch listens for (its deadline included).
     pub fn listening(&self) -> Wait {
         match self {
-            Slot::Running { state, until } => {
+            Slot::Running { state, until, .. } => {
                 let mut wait = state.listening();
                 wait.merge(&Wait {
                     until: *until,
@@ -91,8 +98,15 @@ impl<S: ScopeState> Slot<S> {
 /// scope, as often as the round lets it. The slot holds the branch's new state when it returns;
 /// a branch dropped before it returns (the round ended without it) leaves the slot stopped. A
 /// branch past its deadline fails with a `TimeoutError` naming it (`label`, `timeout_text`).
+/// `origin` is the instance's step in which the task started its branches (see
+/// [`step_origin`](crate::action::step_origin)).
+#[allow(
+    clippy::too_many_arguments,
+    reason = "the branch's settings, as generated"
+)]
 pub fn step_slot<'a, S, F, Fut>(
     slot: &'a mut Slot<S>,
+    origin: u64,
     io: &'a Io,
     label: &'a str,
     timeout_text: &'a str,
@@ -105,8 +119,12 @@ where
 {
     Box::new(move |control: Arc<Control>| {
         Box::pin(async move {
-            let (state, until) = match std::mem::replace(slot, Slot::Stopped) {
-                Slot::Running { state, until } => (state, until),
+            let (state, until, mut steps) = match std::mem::replace(slot, Slot::Stopped) {
+                Slot::Running {
+                    state,
+                    until,
+                    steps,
+                } => (state, until, steps),
                 // A branch that completed or stopped keeps its slot as it was.
                 settled => {
                     *slot = settled;
@@ -120,7 +138,11 @@ where
                     format!("{label} did not complete within {timeout_text}"),
                 ))
             };
-            let run = run_member(state, io, &control, step);
+            let counted = Counted {
+                origin,
+                steps: &mut steps,
+            };
+            let run = run_member(state, io, &control, counted, step);
             let end = match until {
                 None => run.await,
                 Some(deadline) if io.now() >= deadline => {
@@ -138,7 +160,11 @@ where
             match end {
                 MemberEnd::Failed(failure) => Stepped::Failed(failure.error().clone()),
                 MemberEnd::Waiting(state, mut wait, ran) => {
-                    *slot = Slot::Running { state, until };
+                    *slot = Slot::Running {
+                        state,
+                        until,
+                        steps,
+                    };
                     if ran {
                         return Stepped::Ran;
                     }
@@ -156,4 +182,8 @@ where
             }
         })
     })
+}
+
+fn is_zero(count: &u32) -> bool {
+    *count == 0
 }
