@@ -1270,6 +1270,32 @@ pub(crate) async fn events_arriving_during_a_step_are_not_lost<S: Store>(store: 
     commit.waits = vec!["Paid".to_string()];
     committed(&store.commit(vec![commit], at(14)).await.unwrap()[0]);
     assert_eq!(record(store, id).await.record.status, Status::Waiting);
+
+    // A correlated event for what the step will wait for, though the instance waited for
+    // nothing when it was claimed: still not lost.
+    let busy = bound(new_instance("wf", Status::Runnable, &[]), "orderId", "7");
+    let busy = create_one(store, busy, at(20)).await;
+    let claimed = claim_one(store, busy, WORKER, at(21)).await;
+    let routed = store
+        .deliver(
+            vec![delivery(
+                "wf",
+                "e-2",
+                vec![correlated("Shipped", "orderId", Some("7"))],
+            )],
+            at(22),
+        )
+        .await
+        .unwrap();
+    assert_eq!(delivered(&routed[0]).0, vec![busy]);
+    let mut commit = step(&claimed, WORKER, Status::Waiting);
+    commit.waits = vec!["Shipped".to_string()];
+    committed(&store.commit(vec![commit], at(23)).await.unwrap()[0]);
+    assert_eq!(
+        record(store, busy).await.record.status,
+        Status::Runnable,
+        "the step never saw the event it ended waiting for"
+    );
 }
 
 pub(crate) async fn a_batch_may_step_one_instance_twice<S: Store>(store: &S) {

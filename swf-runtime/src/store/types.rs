@@ -185,8 +185,9 @@ pub struct Commit {
     pub position: String,
     /// The new status. An ended status removes the instance's waits, correlation bindings
     /// (so that its values route to no ended instance) and inbox. `Waiting` is stored as
-    /// `Runnable` when an event the instance waited for reached its inbox after it was last
-    /// claimed: the step could not see that event, so the instance must run again to take it.
+    /// `Runnable` when any event reached its inbox after it was last claimed: the step could
+    /// not see that event (whatever the instance waited for when the step began, the step may
+    /// end waiting for it), so the instance must run again to look.
     pub status: Status,
     /// When to step it even without an event.
     pub wake_at: Option<Timestamp>,

@@ -301,7 +301,8 @@ async fn receive(
         )
         .await
     };
-    // `nudged` tells a commit in flight that its worker did not see this event.
+    // `nudged` tells a commit in flight that its worker did not see this event: whatever the
+    // instance waited for when the step began, the step may end waiting for this one.
     let others = pipeline(vec![
         Box::pin(async {
             execute(
@@ -313,10 +314,8 @@ async fn receive(
         Box::pin(async {
             execute(
                 transaction,
-                "UPDATE swf_instance i SET nudged = true
-             WHERE i.id = ANY($1) AND NOT i.nudged
-               AND EXISTS (SELECT 1 FROM swf_wait w WHERE w.instance = i.id AND w.name = ANY($2))",
-                &[&receivers, &definitions],
+                "UPDATE swf_instance i SET nudged = true WHERE i.id = ANY($1) AND NOT i.nudged",
+                &[&receivers],
             )
             .await
         }),

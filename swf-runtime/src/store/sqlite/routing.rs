@@ -151,13 +151,17 @@ fn receive(
             .prepare_cached("INSERT OR IGNORE INTO swf_inbox (instance, seq) VALUES (?1, ?2)")?
             .execute((receiver, seq))?;
         instances.push(instance_id(receiver)?);
+        // `nudged` tells a commit in flight that its worker did not see this event: whatever
+        // the instance waited for when the step began, the step may end waiting for this one.
+        connection
+            .prepare_cached("UPDATE swf_instance SET nudged = 1 WHERE id = ?1")?
+            .execute([receiver])?;
         if !waits_for_any(connection, receiver, definitions)? {
             continue;
         }
-        // `nudged` tells a commit in flight that the worker did not see this event.
         let changed = connection
             .prepare_cached(
-                "UPDATE swf_instance SET status = ?2, updated_at = ?3, nudged = 1
+                "UPDATE swf_instance SET status = ?2, updated_at = ?3
                  WHERE id = ?1 AND status = ?4",
             )?
             .execute((
@@ -168,10 +172,6 @@ fn receive(
             ))?;
         if changed > 0 {
             woken.push(instance_id(receiver)?);
-        } else {
-            connection
-                .prepare_cached("UPDATE swf_instance SET nudged = 1 WHERE id = ?1")?
-                .execute([receiver])?;
         }
     }
     Ok(Routed::Delivered {
