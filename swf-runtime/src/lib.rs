@@ -45,6 +45,7 @@ mod compensation;
 mod concurrent;
 mod data;
 mod drive;
+mod durable;
 mod error;
 mod event_build;
 mod events;
@@ -70,6 +71,10 @@ pub use action::{CallContext, FUNCTION_PANIC};
 pub use clock::{Clock, ManualClock, SystemClock};
 pub use compensation::{COMPENSATION_ERROR, Compensating, CompensationLog};
 pub use concurrent::{Iteration, Iterations, ScopeEnd, ScopeState, Slot};
+pub use durable::{
+    DURABLE_ERROR, Discard, DurableConfig, DurableHost, Ended, EventSink, ProbePoint, Report,
+    StartError,
+};
 pub use error::{ErrorObject, ExecStatus, FunctionError, WorkflowError};
 pub use events::{
     DEFAULT_INBOX_CAPACITY, EVENT_ERROR, EventEntry, EventSpec, Io, IoBuilder, Listening,

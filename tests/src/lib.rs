@@ -3,6 +3,8 @@
 //! `workflows/built.sw.yaml` through `swf_codegen::Builder`.
 
 pub mod scripted;
+pub mod shop;
+pub mod stores;
 
 /// The workflow compiled by `build.rs`.
 pub mod built {

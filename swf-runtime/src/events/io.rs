@@ -102,7 +102,6 @@ impl Io {
     /// commit, and the instance's revision as the step number, so that what the step names
     /// (produced event ids, idempotency keys) is the same when the step runs again after a
     /// crash.
-    #[allow(dead_code, reason = "the durable host is not written yet")]
     pub(crate) fn durable(
         prefix: String,
         revision: u64,
@@ -228,7 +227,6 @@ impl Io {
 
     /// The sequence numbers of the inbox events taken, and the correlation values bound, since
     /// the last call: what a durable host commits with the step.
-    #[allow(dead_code, reason = "the durable host is not written yet")]
     pub(crate) fn drain_taken(&self) -> (Vec<u64>, Vec<(String, String)>) {
         self.inner.inbox.lock().drain_taken()
     }

@@ -42,6 +42,7 @@ macro_rules! conformance_tests {
             events_arriving_during_a_step_are_not_lost,
             a_batch_may_step_one_instance_twice,
             one_callers_failure_is_not_anothers,
+            a_commit_may_move_an_instance_to_another_release,
         );
     };
     (@each $fixture:path; $($check:ident),* $(,)?) => {
@@ -139,6 +140,7 @@ fn step(claimed: &Claimed, worker: &str, status: Status) -> Commit {
         worker: worker.to_string(),
         revision: claimed.record.revision,
         state: r#"{"at":"next"}"#.to_string(),
+        definition: None,
         position: "Next".to_string(),
         status,
         wake_at: None,
@@ -1384,4 +1386,28 @@ pub(crate) fn assert_newer_schema_refused<S>(opened: Result<S, StoreError>) {
     assert_eq!(error.kind, StoreErrorKind::Incompatible, "{error}");
     assert!(error.message.contains("schema version 999"), "{error}");
     assert!(error.message.contains("supports versions up to"), "{error}");
+}
+
+pub(crate) async fn a_commit_may_move_an_instance_to_another_release<S: Store>(store: &S) {
+    let id = create_one(store, new_instance("wf", Status::Runnable, &[]), at(0)).await;
+    let claimed = claim_one(store, id, WORKER, at(1)).await;
+    let release = Definition {
+        workflow: "wf".to_string(),
+        version: Some("2".to_string()),
+        hash: "h2".to_string(),
+    };
+    let mut commit = step(&claimed, WORKER, Status::Runnable);
+    commit.definition = Some(release.clone());
+    commit.lease_until = Some(at(60));
+    committed(&store.commit(vec![commit], at(2)).await.unwrap()[0]);
+    assert_eq!(record(store, id).await.record.definition, release);
+    // Without one, the instance keeps what it runs.
+    let claimed = record(store, id).await;
+    committed(
+        &store
+            .commit(vec![step(&claimed, WORKER, Status::Waiting)], at(3))
+            .await
+            .unwrap()[0],
+    );
+    assert_eq!(record(store, id).await.record.definition, release);
 }

@@ -181,6 +181,9 @@ pub struct Commit {
     pub revision: u64,
     /// The new state (JSON text).
     pub state: String,
+    /// `Some`: the instance runs this definition from now on (a worker of another release of
+    /// the workflow resumed it); `None`: it keeps its definition.
+    pub definition: Option<Definition>,
     /// The new position, for people.
     pub position: String,
     /// The new status. An ended status removes the instance's waits, correlation bindings

@@ -30,6 +30,8 @@ pub(super) struct Prepared<'a> {
 }
 
 struct Names {
+    /// The definition the instance runs from now on, when it changes.
+    definition: Option<i64>,
     waits: Vec<i64>,
     attributes: Vec<i64>,
     children: Vec<Resolved>,
@@ -98,7 +100,12 @@ impl Core {
         for child in &commit.children {
             children.push(resolve(&self.names, client, child, now).await?);
         }
+        let definition = match &commit.definition {
+            Some(definition) => Some(self.names.definition(client, definition, now).await?.0),
+            None => None,
+        };
         Ok(Names {
+            definition,
             waits,
             attributes,
             children,
@@ -166,6 +173,14 @@ async fn commit_round(
             results.push((index, CommitResult::Conflict { found }));
             continue;
         };
+        if let Some(definition) = entry.names.as_ref().and_then(|names| names.definition) {
+            execute(
+                transaction,
+                "UPDATE swf_instance SET definition = $2 WHERE id = $1",
+                &[&entry.id, &definition],
+            )
+            .await?;
+        }
         let mut children = Vec::with_capacity(entry.commit.children.len());
         if let Some(names) = &entry.names {
             for (child, resolved) in entry.commit.children.iter().zip(&names.children) {

@@ -4,7 +4,7 @@ use jiff::Timestamp;
 use rusqlite::{Connection, OptionalExtension};
 
 use super::instances::{bind, inbox, insert_instance};
-use super::names::name_id;
+use super::names::{definition_id, name_id};
 use crate::store::codec::{
     EVENT_DEFINITION, conflict_found, encode_event, history_kind_code, id_column, json_text,
     micros, number, number_column, status, status_code, strings_text,
@@ -105,6 +105,12 @@ fn commit_one(
             commit.state,
             commit.outcome.as_ref().map(json_text),
         ])?;
+    if let Some(definition) = &commit.definition {
+        let (definition, _) = definition_id(connection, definition, now)?;
+        connection
+            .prepare_cached("UPDATE swf_instance SET definition = ?2 WHERE id = ?1")?
+            .execute((id, definition))?;
+    }
     for seq in &commit.consumed {
         connection
             .prepare_cached("DELETE FROM swf_inbox WHERE instance = ?1 AND seq = ?2")?

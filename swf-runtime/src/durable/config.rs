@@ -1,0 +1,137 @@
+//! A durable host's settings, and the probe a test uses to stop a worker at a chosen point.
+
+use std::fmt;
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::clock::{Clock, SystemClock};
+use crate::host::InstanceId;
+
+/// The settings of a [`DurableHost`](super::DurableHost).
+#[derive(Clone)]
+pub struct DurableConfig {
+    /// This worker's name, unique among the workers sharing a store: leases name it.
+    pub worker: String,
+    /// How long a claim lasts without renewal. A worker renews its leases every third of it;
+    /// when a worker dies, its instances are taken over once their leases expire.
+    pub lease: Duration,
+    /// How often an idle worker looks for work that other processes made (events they stored,
+    /// instances whose lease expired). Work this process makes wakes it at once.
+    pub poll: Duration,
+    /// How many instances one worker steps at once.
+    pub max_in_flight: usize,
+    /// How many requests of one kind (commits, deliveries, creations) go to the store together,
+    /// at most: the store writes each such batch with one disk sync.
+    pub batch: usize,
+    /// The wall clock every deadline is read from.
+    pub clock: Arc<dyn Clock>,
+    /// Called at each [`ProbePoint`], for tests that stop a worker at a chosen point (and for
+    /// counting); nothing by default.
+    pub probe: Option<Arc<dyn Fn(ProbePoint) + Send + Sync>>,
+}
+
+impl Default for DurableConfig {
+    fn default() -> Self {
+        Self {
+            worker: default_worker_name(),
+            lease: Duration::from_secs(30),
+            poll: Duration::from_millis(500),
+            max_in_flight: 512,
+            batch: 512,
+            clock: Arc::new(SystemClock),
+            probe: None,
+        }
+    }
+}
+
+impl DurableConfig {
+    /// Names this worker.
+    #[must_use]
+    pub fn worker(mut self, name: impl Into<String>) -> Self {
+        self.worker = name.into();
+        self
+    }
+
+    /// Sets the lease length.
+    #[must_use]
+    pub fn lease(mut self, lease: Duration) -> Self {
+        self.lease = lease;
+        self
+    }
+
+    /// Sets how often an idle worker polls the store.
+    #[must_use]
+    pub fn poll(mut self, poll: Duration) -> Self {
+        self.poll = poll;
+        self
+    }
+
+    /// Sets how many instances this worker steps at once (at least 1).
+    #[must_use]
+    pub fn max_in_flight(mut self, max: usize) -> Self {
+        self.max_in_flight = max.max(1);
+        self
+    }
+
+    /// Sets the largest batch sent to the store (at least 1).
+    #[must_use]
+    pub fn batch(mut self, batch: usize) -> Self {
+        self.batch = batch.max(1);
+        self
+    }
+
+    /// Sets the wall clock.
+    #[must_use]
+    pub fn clock(mut self, clock: Arc<dyn Clock>) -> Self {
+        self.clock = clock;
+        self
+    }
+
+    /// Calls `probe` at every [`ProbePoint`].
+    #[must_use]
+    pub fn probe(mut self, probe: impl Fn(ProbePoint) + Send + Sync + 'static) -> Self {
+        self.probe = Some(Arc::new(probe));
+        self
+    }
+
+    pub(super) fn at(&self, point: ProbePoint) {
+        if let Some(probe) = &self.probe {
+            probe(point);
+        }
+    }
+}
+
+impl fmt::Debug for DurableConfig {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("DurableConfig")
+            .field("worker", &self.worker)
+            .field("lease", &self.lease)
+            .field("poll", &self.poll)
+            .field("max_in_flight", &self.max_in_flight)
+            .field("batch", &self.batch)
+            .finish_non_exhaustive()
+    }
+}
+
+/// `worker-<pid>-<start instant>`: unique among the processes of one machine and, with its
+/// start instant, across restarts.
+fn default_worker_name() -> String {
+    let started = jiff::Timestamp::now().as_microsecond();
+    format!("worker-{}-{started:x}", std::process::id())
+}
+
+/// A point in a durable host's work, as [`DurableConfig::probe`] sees it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ProbePoint {
+    /// About to step an instance at this revision.
+    Step(InstanceId, u64),
+    /// A step ran; its transition is about to be committed.
+    Commit(InstanceId, u64),
+    /// The transition to this revision was committed.
+    Committed(InstanceId, u64),
+    /// Incoming events are stored; the host is about to acknowledge them to their sender.
+    Stored,
+    /// A produced event (outbox sequence number) was handed to the sink; it is about to be
+    /// marked delivered.
+    Sent(u64),
+}

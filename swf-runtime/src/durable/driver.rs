@@ -1,0 +1,296 @@
+//! Stepping one claimed instance: step, commit, and go on while it has work and this worker
+//! holds it.
+
+use cloudevents::{AttributesReader, Event};
+use jiff::Timestamp;
+use serde_json::{Value, json};
+
+use super::codec;
+use super::{DurableHost, Ended, ProbePoint, Report};
+use crate::clock::after;
+use crate::concurrent::{ScopeEnd, ScopeState};
+use crate::error::{ErrorObject, WorkflowError};
+use crate::host::Machine;
+use crate::progress::Progress;
+use crate::store::{
+    Claimed, Commit, CommitResult, HistoryEntry, HistoryKind, InstanceRecord, Status, Store,
+    StoredEvent,
+};
+
+/// What a step left to do with the instance after its commit.
+enum Then<T> {
+    /// Step it again at once, from this state.
+    Continue(T),
+    /// It waits, or this worker lets it go: drop it.
+    Release,
+    /// It ended.
+    Ended(Ended),
+}
+
+/// What one step of an instance makes of the store's record.
+struct Transition<T> {
+    commit: Commit,
+    then: Then<T>,
+}
+
+impl<M: Machine, S: Store> DurableHost<M, S> {
+    /// Steps the claimed instance until it waits, ends, or this worker loses it.
+    pub(super) async fn drive(&self, claimed: Claimed) {
+        let Claimed {
+            mut record,
+            mut inbox,
+        } = claimed;
+        let mut state: M::State = match codec::decode(&record, &self.inner.definition) {
+            Ok(state) => state,
+            Err(reason) => {
+                self.report(Report::Refused {
+                    instance: record.id,
+                    reason,
+                });
+                return;
+            }
+        };
+        loop {
+            self.take_mailbox(&record, &mut inbox);
+            self.inner
+                .config
+                .at(ProbePoint::Step(record.id, record.revision));
+            let io = self.io_for(
+                record.revision,
+                &record.id.to_string(),
+                inbox.iter().map(|e| (e.seq, e.event.clone())).collect(),
+                &record.correlation,
+            );
+            let stepped = self.inner.machine.step(state, &io).await;
+            let (consumed, bound) = io.drain_taken();
+            let produced = io.take_produced();
+            let now = self.now();
+            let transition =
+                self.transition(&record, stepped, &inbox, consumed, bound, produced, now);
+            let Transition { commit, then } = transition;
+            self.inner
+                .config
+                .at(ProbePoint::Commit(record.id, record.revision));
+            let produced_any = !commit.produced.is_empty();
+            let result = self.inner.commits.ask(commit.clone()).await;
+            match result {
+                Err(error) => {
+                    // Not committed: the lease expires and a worker runs the step again.
+                    self.report(Report::StoreFailed {
+                        during: "commit",
+                        error,
+                    });
+                    return;
+                }
+                Ok(CommitResult::Conflict { found }) => {
+                    self.report(Report::Conflict {
+                        instance: record.id,
+                        found,
+                    });
+                    return;
+                }
+                Ok(CommitResult::Committed {
+                    revision,
+                    leftovers,
+                    ..
+                }) => {
+                    self.inner
+                        .config
+                        .at(ProbePoint::Committed(record.id, revision));
+                    if produced_any {
+                        self.inner.produced.notify_one();
+                    }
+                    for left in leftovers {
+                        self.report(Report::Unmatched {
+                            event: Box::new(left.event),
+                            reason: format!(
+                                "instance {} of `{}` ended without taking it",
+                                record.id, self.inner.definition.workflow
+                            ),
+                        });
+                    }
+                    inbox.retain(|event| !commit.consumed.contains(&event.seq));
+                    for (attribute, value) in &commit.bind {
+                        if !record.correlation.iter().any(|(a, _)| a == attribute) {
+                            record.correlation.push((attribute.clone(), value.clone()));
+                        }
+                    }
+                    record.revision = revision;
+                    if let Some(definition) = commit.definition {
+                        record.definition = definition;
+                    }
+                    record.state = commit.state;
+                    record.position = commit.position;
+                    record.status = commit.status;
+                    match then {
+                        Then::Continue(next) if commit.lease_until.is_some() => state = next,
+                        Then::Continue(_) | Then::Release => return,
+                        Then::Ended(ended) => {
+                            self.report(Report::Ended {
+                                instance: record.id,
+                                ended,
+                            });
+                            return;
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// Moves the events delivered in this process to the instance while it was stepped into
+    /// its inbox, in arrival order.
+    fn take_mailbox(&self, record: &InstanceRecord, inbox: &mut Vec<StoredEvent>) {
+        let arrived = self
+            .local()
+            .in_flight
+            .get_mut(&record.id)
+            .map(std::mem::take)
+            .unwrap_or_default();
+        for event in arrived {
+            if !inbox.iter().any(|known| known.seq == event.seq) {
+                inbox.push(event);
+            }
+        }
+        inbox.sort_by_key(|event| event.seq);
+    }
+
+    /// The commit of one step's outcome, and what follows it.
+    #[allow(clippy::too_many_arguments, reason = "one step's whole outcome")]
+    fn transition(
+        &self,
+        record: &InstanceRecord,
+        stepped: Result<Progress<M::State>, WorkflowError>,
+        inbox: &[StoredEvent],
+        consumed: Vec<u64>,
+        bound: Vec<(String, String)>,
+        produced: Vec<Event>,
+        now: Timestamp,
+    ) -> Transition<M::State> {
+        let names = |seqs: &[u64]| -> Vec<String> {
+            inbox
+                .iter()
+                .filter(|event| seqs.contains(&event.seq))
+                .map(|event| describe(&event.event))
+                .collect()
+        };
+        let mut commit = Commit {
+            instance: record.id,
+            worker: self.inner.config.worker.clone(),
+            revision: record.revision,
+            state: record.state.clone(),
+            // A worker of another release that resumed the instance runs it from now on.
+            definition: (record.definition != self.inner.definition)
+                .then(|| self.inner.definition.clone()),
+            position: record.position.clone(),
+            status: Status::Runnable,
+            wake_at: None,
+            waits: Vec::new(),
+            bind: Vec::new(),
+            consumed: Vec::new(),
+            produced: Vec::new(),
+            children: Vec::new(),
+            outcome: None,
+            lease_until: None,
+            history: HistoryEntry {
+                revision: 0,
+                at: now,
+                kind: HistoryKind::Stepped,
+                from: record.position.clone(),
+                to: record.position.clone(),
+                consumed: names(&consumed),
+                produced: produced.iter().map(describe).collect(),
+                detail: Value::Null,
+            },
+        };
+        let stepped = stepped.and_then(|progress| {
+            let state = match &progress {
+                Progress::Ran(state) | Progress::Waiting(state, _) => state,
+            };
+            match codec::encode(state) {
+                Ok(text) => Ok((progress, text)),
+                Err(message) => Err(self.host_failure(record, message)),
+            }
+        });
+        let then = match stepped {
+            Ok((progress, text)) => {
+                commit.consumed = consumed;
+                commit.bind = bound;
+                commit.produced = produced;
+                match progress {
+                    Progress::Ran(next) => {
+                        commit.position = next.position();
+                        commit.history.to = commit.position.clone();
+                        commit.state = text;
+                        match next.end() {
+                            Ok(end) => {
+                                let terminated = matches!(end, ScopeEnd::Terminated(_));
+                                let output = end.into_output();
+                                commit.status = Status::Completed;
+                                commit.outcome = Some(output.clone());
+                                commit.history.kind = HistoryKind::Completed;
+                                commit.history.detail = json!({ "terminated": terminated });
+                                Then::Ended(Ended::Completed(output))
+                            }
+                            Err(next) => {
+                                if !self.stopping() {
+                                    commit.lease_until = Some(after(now, self.inner.config.lease));
+                                }
+                                Then::Continue(next)
+                            }
+                        }
+                    }
+                    Progress::Waiting(same, wait) => {
+                        commit.position = same.position();
+                        commit.history.to = commit.position.clone();
+                        commit.state = text;
+                        commit.status = Status::Waiting;
+                        commit.wake_at = wait.until;
+                        commit.waits = self.wait_names(&wait);
+                        commit.history.kind = HistoryKind::Waiting;
+                        commit.history.detail = json!({
+                            "until": wait.until.map(|until| until.to_string()),
+                            "events": commit.waits,
+                        });
+                        Then::Release
+                    }
+                }
+            }
+            Err(error) => {
+                // The failed step is not committed: the instance keeps its last committed state
+                // (and inbox), from which a redrive runs the step again.
+                commit.history.consumed = Vec::new();
+                commit.history.produced = Vec::new();
+                commit.status = Status::Failed;
+                commit.outcome = Some(serde_json::to_value(&error).unwrap_or(Value::Null));
+                commit.history.kind = HistoryKind::Failed;
+                commit.history.detail = json!({
+                    "task": error.task(),
+                    "error": error.error().to_json(),
+                });
+                Then::Ended(Ended::Failed(error))
+            }
+        };
+        Transition { commit, then }
+    }
+
+    fn stopping(&self) -> bool {
+        self.inner
+            .stopping
+            .load(std::sync::atomic::Ordering::Acquire)
+    }
+
+    fn host_failure(&self, record: &InstanceRecord, message: String) -> WorkflowError {
+        WorkflowError::new(
+            self.inner.definition.workflow.clone(),
+            record.position.clone(),
+            ErrorObject::new(super::DURABLE_ERROR, message),
+            Value::Null,
+        )
+    }
+}
+
+/// `source id`, as the history names an event.
+fn describe(event: &Event) -> String {
+    format!("{} {}", event.source(), event.id())
+}

@@ -1,0 +1,409 @@
+//! [`DurableHost`]: instances that outlive the process. Every transition is committed to a
+//! [`Store`] with what it consumed and produced; a waiting instance is a row, not a future; any
+//! number of workers (processes, machines) share the instances of a store.
+//!
+//! The host runs the same compiled state machine as `run` does, one step at a time: it claims
+//! an instance that has work (a lease names the worker), loads its state, steps it with an
+//! [`Io`](crate::Io) holding its stored inbox, and commits the new state together with the
+//! events the step took, the events it produced (into the outbox) and its new waits, in one
+//! transaction that checks the instance's revision. A crash loses at most the step in
+//! progress, which runs again (its function calls are at least once, with the same
+//! idempotency keys). An instance that waits is committed as waiting, with its deadline and
+//! the definitions it waits for, and dropped from memory; an incoming event (stored before it
+//! is acknowledged) or its deadline makes it runnable again.
+
+mod batch;
+mod codec;
+mod config;
+mod driver;
+mod report;
+mod routing;
+mod worker;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+
+use cloudevents::Event;
+use jiff::Timestamp;
+use serde_json::Value;
+use tokio::sync::{Notify, broadcast};
+
+pub use config::{DurableConfig, ProbePoint};
+pub use report::{Discard, Ended, EventSink, Report};
+
+use crate::clock::after;
+use crate::error::WorkflowError;
+use crate::events::Io;
+use crate::host::{InstanceId, Machine};
+use crate::store::{
+    Claimed, Commit, CommitResult, Definition, Delivery, InstanceRecord, Lease, NewInstance,
+    Routed, Status, Store, StoreError, StoredEvent,
+};
+use batch::Batcher;
+
+/// The error name of a failure of the durable host itself (a state it cannot save).
+pub const DURABLE_ERROR: &str = "DurableHostError";
+
+/// Runs the instances of one compiled workflow on a [`Store`], durably: see the
+/// [module documentation](self). Cloning is cheap and shares the host.
+///
+/// ```ignore
+/// let store = SqliteStore::open("orders.db").await?;
+/// let host = DurableHost::open(OrderWorkflow::new(Shop), store, DurableConfig::default()).await?;
+/// let id = host.start(json!({"orderId": 7})).await?;
+/// tokio::spawn({ let host = host.clone(); async move { host.run(Discard, std::future::pending()).await } });
+/// let ended = host.wait(id).await?;
+/// ```
+pub struct DurableHost<M: Machine, S: Store> {
+    inner: Arc<Inner<M, S>>,
+}
+
+impl<M: Machine, S: Store> Clone for DurableHost<M, S> {
+    fn clone(&self) -> Self {
+        Self {
+            inner: Arc::clone(&self.inner),
+        }
+    }
+}
+
+struct Inner<M, S> {
+    machine: M,
+    store: S,
+    config: DurableConfig,
+    definition: Definition,
+    /// When the workflow's definition was first registered in the store: where duration-only
+    /// schedules count from, for every worker.
+    deployed_at: Timestamp,
+    commits: Batcher<Commit, CommitResult>,
+    deliveries: Batcher<Delivery, Routed>,
+    creations: Batcher<NewInstance, InstanceId>,
+    reports: broadcast::Sender<Report>,
+    /// New local work for the worker loop: instances handed over, instances woken.
+    work: Notify,
+    /// New events in the outbox.
+    produced: Notify,
+    local: Mutex<Local>,
+    /// A worker loop runs in this process: instances created here are stepped here at once.
+    running: AtomicBool,
+    /// The worker loop is stopping: steps in progress commit and release their instances.
+    stopping: AtomicBool,
+}
+
+/// What the worker loop of this process learns without asking the store.
+#[derive(Default)]
+struct Local {
+    /// Instances created here, leased to this worker, to step at once.
+    handoff: Vec<Claimed>,
+    /// Instances an event delivered here made runnable.
+    woken: BTreeSet<InstanceId>,
+    /// The instances being stepped here, with the events delivered here to them meanwhile.
+    in_flight: BTreeMap<InstanceId, Vec<StoredEvent>>,
+}
+
+/// Why an instance could not be started.
+#[derive(Debug, Clone, PartialEq)]
+pub enum StartError {
+    /// The workflow refused the input (not an object, a scheduled start outside its window).
+    Refused(WorkflowError),
+    /// The store failed; nothing was created.
+    Store(StoreError),
+}
+
+impl std::fmt::Display for StartError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            StartError::Refused(error) => write!(f, "the workflow refused to start: {error}"),
+            StartError::Store(error) => write!(f, "the store failed: {error}"),
+        }
+    }
+}
+
+impl std::error::Error for StartError {}
+
+impl<M: Machine, S: Store> DurableHost<M, S> {
+    /// A host of `machine`'s instances in `store`. Registers the definition (its id, version and
+    /// hash) and learns when the workflow was first deployed. Must be called on a tokio
+    /// runtime: the host's batching tasks run on it.
+    ///
+    /// # Errors
+    /// The store's error.
+    pub async fn open(machine: M, store: S, config: DurableConfig) -> Result<Self, StoreError> {
+        let definition = Definition {
+            workflow: machine.workflow_id().to_owned(),
+            version: machine.version().map(str::to_owned),
+            hash: machine.definition_hash().to_owned(),
+        };
+        let deployed_at = store.register(&definition, config.clock.now()).await?;
+        let batch = config.batch;
+        let clock = Arc::clone(&config.clock);
+        let commits = {
+            let (store, clock) = (store.clone(), Arc::clone(&clock));
+            Batcher::spawn(batch, move |commits| {
+                let (store, now) = (store.clone(), clock.now());
+                async move { store.commit(commits, now).await }
+            })
+        };
+        let deliveries = {
+            let (store, clock) = (store.clone(), Arc::clone(&clock));
+            Batcher::spawn(batch, move |deliveries| {
+                let (store, now) = (store.clone(), clock.now());
+                async move { store.deliver(deliveries, now).await }
+            })
+        };
+        let creations = {
+            let (store, clock) = (store.clone(), Arc::clone(&clock));
+            Batcher::spawn(batch, move |instances| {
+                let (store, now) = (store.clone(), clock.now());
+                async move { store.create(instances, now).await }
+            })
+        };
+        let (reports, _) = broadcast::channel(1024);
+        Ok(Self {
+            inner: Arc::new(Inner {
+                machine,
+                store,
+                config,
+                definition,
+                deployed_at,
+                commits,
+                deliveries,
+                creations,
+                reports,
+                work: Notify::new(),
+                produced: Notify::new(),
+                local: Mutex::default(),
+                running: AtomicBool::new(false),
+                stopping: AtomicBool::new(false),
+            }),
+        })
+    }
+
+    /// Creates an instance from `input`. Once this returns, the instance is in the store: a
+    /// worker steps it (this process's at once, when it runs [`DurableHost::run`]).
+    ///
+    /// # Errors
+    /// The workflow's refusal of the input, or the store's error.
+    pub async fn start(&self, input: Value) -> Result<InstanceId, StartError> {
+        self.start_correlated(input, BTreeMap::new()).await
+    }
+
+    /// Like [`DurableHost::start`], with the instance bound to `correlation` (attribute →
+    /// value) from the start, so that correlated events reach it before it waits for them.
+    ///
+    /// # Errors
+    /// As [`DurableHost::start`].
+    pub async fn start_correlated(
+        &self,
+        input: Value,
+        correlation: BTreeMap<String, String>,
+    ) -> Result<InstanceId, StartError> {
+        let mut instance = self
+            .new_instance(input, correlation.into_iter().collect())
+            .map_err(StartError::Refused)?;
+        instance.lease = self.local_lease();
+        let id = self
+            .inner
+            .creations
+            .ask(instance.clone())
+            .await
+            .map_err(StartError::Store)?;
+        match instance.lease.clone() {
+            Some(lease) => {
+                let now = self.now();
+                let record = InstanceRecord {
+                    id,
+                    definition: instance.definition,
+                    status: Status::Runnable,
+                    state: instance.state,
+                    position: instance.position,
+                    revision: 0,
+                    wake_at: None,
+                    waits: Vec::new(),
+                    correlation: instance.correlation,
+                    parent: None,
+                    lease: Some(lease),
+                    outcome: None,
+                    created_at: now,
+                    updated_at: now,
+                };
+                self.local().handoff.push(Claimed {
+                    record,
+                    inbox: Vec::new(),
+                });
+            }
+            None => {
+                self.local().woken.insert(id);
+            }
+        }
+        self.inner.work.notify_one();
+        Ok(id)
+    }
+
+    /// Stores `event` and routes it (see [`Delivery`]): to the instances correlated with it,
+    /// else to the one that waited longest for its definition, else it starts an instance when
+    /// it is a starting event. When this returns `Ok`, the event is durable and may be
+    /// acknowledged to its sender; an event whose `source` and `id` this workflow already
+    /// received is reported as a duplicate and changes nothing.
+    ///
+    /// # Errors
+    /// The store's error: the event was not stored, do not acknowledge it.
+    pub async fn deliver(&self, event: Event) -> Result<Routed, StoreError> {
+        let delivery = self.delivery(event.clone());
+        let routed = self.inner.deliveries.ask(delivery).await?;
+        self.inner.config.at(ProbePoint::Stored);
+        self.routed(event, &routed);
+        Ok(routed)
+    }
+
+    /// What became of an instance: `None` while it runs or waits.
+    ///
+    /// # Errors
+    /// The store's error, or `NotFound`.
+    pub async fn outcome(&self, id: InstanceId) -> Result<Option<Ended>, StoreError> {
+        let claimed = self.inner.store.instance(id).await?.ok_or_else(|| {
+            StoreError::new(
+                crate::store::StoreErrorKind::NotFound,
+                format!("there is no instance {id}"),
+            )
+        })?;
+        Ok(Ended::of(
+            claimed.record.status,
+            claimed.record.outcome.as_ref(),
+        ))
+    }
+
+    /// Waits until instance `id` has ended (stepped by any worker), and says how.
+    ///
+    /// # Errors
+    /// As [`DurableHost::outcome`].
+    pub async fn wait(&self, id: InstanceId) -> Result<Ended, StoreError> {
+        let mut reports = self.inner.reports.subscribe();
+        loop {
+            if let Some(ended) = self.outcome(id).await? {
+                return Ok(ended);
+            }
+            // This worker reports its own instances' ends; another worker's are polled for.
+            let poll = self.inner.config.poll;
+            let _ = tokio::time::timeout(poll, async {
+                loop {
+                    match reports.recv().await {
+                        Ok(Report::Ended { instance, .. }) if instance == id => return,
+                        Err(broadcast::error::RecvError::Closed) => {
+                            std::future::pending::<()>().await;
+                        }
+                        _ => {}
+                    }
+                }
+            })
+            .await;
+        }
+    }
+
+    /// What this host reports from now on (ends, unmatched events, refusals, store errors).
+    /// A receiver that falls behind loses the oldest reports, never any instance's data.
+    pub fn reports(&self) -> broadcast::Receiver<Report> {
+        self.inner.reports.subscribe()
+    }
+
+    /// The compiled workflow.
+    pub fn machine(&self) -> &M {
+        &self.inner.machine
+    }
+
+    /// The store.
+    pub fn store(&self) -> &S {
+        &self.inner.store
+    }
+
+    /// The definition this host runs, as instances record it.
+    pub fn definition(&self) -> &Definition {
+        &self.inner.definition
+    }
+
+    /// When the workflow was first deployed on this store.
+    pub fn deployed_at(&self) -> Timestamp {
+        self.inner.deployed_at
+    }
+
+    fn now(&self) -> Timestamp {
+        self.inner.config.clock.now()
+    }
+
+    fn local(&self) -> MutexGuard<'_, Local> {
+        // Every critical section leaves `Local` consistent before anything that could panic.
+        self.inner
+            .local
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn report(&self, report: Report) {
+        // Nobody listening is fine: the store keeps what matters.
+        let _ = self.inner.reports.send(report);
+    }
+
+    /// A lease for an instance created here, when this process steps instances.
+    fn local_lease(&self) -> Option<Lease> {
+        self.inner.running.load(Ordering::Acquire).then(|| Lease {
+            worker: self.inner.config.worker.clone(),
+            until: after(self.now(), self.inner.config.lease),
+        })
+    }
+
+    /// The `Io` of one step of instance `name` at `revision`, holding `inbox` and bound to
+    /// `correlation`.
+    fn io_for(
+        &self,
+        revision: u64,
+        name: &str,
+        inbox: Vec<(u64, Event)>,
+        correlation: &[(String, String)],
+    ) -> Io {
+        Io::durable(
+            format!("{}-{name}", self.inner.definition.workflow),
+            revision,
+            inbox,
+            correlation.iter().cloned().collect(),
+            Arc::clone(&self.inner.config.clock),
+            self.inner.deployed_at,
+        )
+    }
+
+    /// Acts on how the store routed `event`: events for instances stepped here join their
+    /// inboxes at once, woken and started instances are stepped, unmatched events reported.
+    fn routed(&self, event: Event, routed: &Routed) {
+        match routed {
+            Routed::Delivered {
+                seq,
+                instances,
+                woken,
+            } => {
+                let mut local = self.local();
+                for instance in instances {
+                    if let Some(mailbox) = local.in_flight.get_mut(instance) {
+                        mailbox.push(StoredEvent {
+                            seq: *seq,
+                            event: event.clone(),
+                            received_at: self.now(),
+                        });
+                    }
+                }
+                local.woken.extend(woken.iter().copied());
+                drop(local);
+                if !woken.is_empty() {
+                    self.inner.work.notify_one();
+                }
+            }
+            Routed::Started { instance, .. } => {
+                self.local().woken.insert(*instance);
+                self.inner.work.notify_one();
+            }
+            Routed::Unmatched { reason, .. } => self.report(Report::Unmatched {
+                event: Box::new(event),
+                reason: reason.clone(),
+            }),
+            Routed::Duplicate { .. } | Routed::Grouped { .. } => {}
+        }
+    }
+}

@@ -1,0 +1,346 @@
+//! The worker loop: claims the instances that have work, steps them concurrently, renews their
+//! leases, sends produced events to the sink, and sleeps until the next deadline or event.
+
+use std::future::Future;
+use std::panic::AssertUnwindSafe;
+use std::pin::pin;
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+
+use futures_util::FutureExt;
+use jiff::Timestamp;
+use tokio::task::JoinSet;
+
+use super::{DurableHost, EventSink, ProbePoint, Report};
+use crate::clock::after;
+use crate::host::{InstanceId, Machine};
+use crate::store::{Claimed, Store};
+
+/// The shortest sleep of an idle worker whose store says work is due now but whose claim found
+/// none (another worker took it in between): polling again at once would spin.
+const MIN_IDLE: Duration = Duration::from_millis(5);
+
+/// How many produced events one round of the outbox sends.
+const OUTBOX_BATCH: usize = 256;
+
+/// Why the idle worker woke up.
+enum Woke {
+    /// A deadline or the poll interval: look in the store.
+    Timer,
+    /// Work made in this process (or a step ended): look at the local queues.
+    Local,
+    /// Stop.
+    Shutdown,
+}
+
+impl<M: Machine, S: Store> DurableHost<M, S> {
+    /// Runs this worker until `shutdown` completes: claims the instances of this workflow that
+    /// have work (those created or woken here at once, the others as the store says, every
+    /// [`DurableConfig::poll`](super::DurableConfig::poll) at the latest), steps each until it
+    /// waits or ends, committing every transition, and sends produced events to `sink` once
+    /// their transition is committed. Several workers may run on one store, in one process or
+    /// in many.
+    ///
+    /// On shutdown it stops claiming, lets each step in progress finish and commit (releasing
+    /// its instance to any worker), and returns. A store that fails is reported
+    /// ([`Report::StoreFailed`]) and tried again; it never ends the loop.
+    pub async fn run<K: EventSink>(&self, sink: K, shutdown: impl Future<Output = ()>) {
+        self.inner.stopping.store(false, Ordering::Release);
+        self.inner.running.store(true, Ordering::Release);
+        let mut shutdown = pin!(shutdown);
+        let mut drivers: JoinSet<InstanceId> = JoinSet::new();
+        let renewer = tokio::spawn(self.clone().renew_leases());
+        let outbox = tokio::spawn(self.clone().send_produced(sink));
+        let mut look_in_store = true;
+        loop {
+            while let Some(done) = drivers.try_join_next() {
+                self.finished(done);
+            }
+            let free = self
+                .inner
+                .config
+                .max_in_flight
+                .saturating_sub(drivers.len());
+            let mut claimed = Vec::new();
+            if free > 0 {
+                claimed = self.claim_local(free).await;
+                let room = free - claimed.len();
+                if room > 0 && look_in_store {
+                    let found = self.claim_from_store(room).await;
+                    // A full claim means more may be waiting: look again without sleeping.
+                    look_in_store = found.len() == room;
+                    claimed.extend(found);
+                }
+            }
+            let stepping = !claimed.is_empty();
+            for instance in claimed {
+                self.spawn_driver(&mut drivers, instance);
+            }
+            if stepping {
+                continue;
+            }
+            match self.idle(&mut drivers, free, shutdown.as_mut()).await {
+                Woke::Timer => look_in_store = true,
+                Woke::Local => {}
+                Woke::Shutdown => break,
+            }
+        }
+        self.inner.stopping.store(true, Ordering::Release);
+        while let Some(done) = drivers.join_next().await {
+            self.finished(done);
+        }
+        self.inner.running.store(false, Ordering::Release);
+        renewer.abort();
+        outbox.abort();
+    }
+
+    /// Instances created here (already leased to this worker) and instances woken here,
+    /// claimed by id: at most `room`.
+    async fn claim_local(&self, room: usize) -> Vec<Claimed> {
+        let (mut claimed, woken) = {
+            let mut local = self.local();
+            let handed = local.handoff.len().min(room);
+            let claimed: Vec<Claimed> = local.handoff.drain(..handed).collect();
+            let woken_room = room - claimed.len();
+            let woken: Vec<InstanceId> = local.woken.iter().copied().take(woken_room).collect();
+            for id in &woken {
+                local.woken.remove(id);
+            }
+            (claimed, woken)
+        };
+        if woken.is_empty() {
+            return claimed;
+        }
+        let now = self.now();
+        match self
+            .inner
+            .store
+            .claim_ids(
+                &woken,
+                &self.inner.config.worker,
+                now,
+                self.inner.config.lease,
+            )
+            .await
+        {
+            Ok(found) => claimed.extend(found),
+            Err(error) => {
+                self.report(Report::StoreFailed {
+                    during: "claim",
+                    error,
+                });
+                // They stay runnable in the store: a later poll finds them.
+            }
+        }
+        claimed
+    }
+
+    async fn claim_from_store(&self, room: usize) -> Vec<Claimed> {
+        let now = self.now();
+        let config = &self.inner.config;
+        match self
+            .inner
+            .store
+            .claim(
+                &self.inner.definition.workflow,
+                &config.worker,
+                now,
+                config.lease,
+                room.min(config.batch),
+            )
+            .await
+        {
+            Ok(found) => found,
+            Err(error) => {
+                self.report(Report::StoreFailed {
+                    during: "claim",
+                    error,
+                });
+                Vec::new()
+            }
+        }
+    }
+
+    fn spawn_driver(&self, drivers: &mut JoinSet<InstanceId>, claimed: Claimed) {
+        let id = claimed.record.id;
+        self.local().in_flight.insert(id, Vec::new());
+        let host = self.clone();
+        drivers.spawn(async move {
+            // A panic in the workflow's own code (a function's panic is already an error of
+            // its task) must not lose track of the instance: its lease expires and a worker
+            // steps it again.
+            if let Err(payload) = AssertUnwindSafe(host.drive(claimed)).catch_unwind().await {
+                host.report(Report::StepPanicked {
+                    instance: id,
+                    message: crate::action::panic_message(payload.as_ref()),
+                });
+            }
+            id
+        });
+    }
+
+    fn finished(&self, done: Result<InstanceId, tokio::task::JoinError>) {
+        // Drivers are never aborted and catch their panics: a join error cannot happen.
+        if let Ok(id) = done {
+            self.local().in_flight.remove(&id);
+        }
+    }
+
+    /// Sleeps until there may be work: a deadline in the store (when there is room to step
+    /// more), the poll interval, work made here, a step finishing (when full), or shutdown.
+    async fn idle(
+        &self,
+        drivers: &mut JoinSet<InstanceId>,
+        free: usize,
+        shutdown: std::pin::Pin<&mut impl Future<Output = ()>>,
+    ) -> Woke {
+        let now = self.now();
+        let poll_at = after(now, self.inner.config.poll);
+        let mut until = poll_at;
+        if free > 0 {
+            self.expire_start_groups(now).await;
+            match self
+                .inner
+                .store
+                .next_wake(&self.inner.definition.workflow, now)
+                .await
+            {
+                Ok(Some(at)) => until = until.min(at.max(after(now, MIN_IDLE))),
+                Ok(None) => {}
+                Err(error) => self.report(Report::StoreFailed {
+                    during: "next_wake",
+                    error,
+                }),
+            }
+        }
+        let work = self.inner.work.notified();
+        let sleep = self.inner.config.clock.sleep_until(until);
+        let step_done = async {
+            if drivers.is_empty() {
+                std::future::pending::<()>().await;
+            }
+            if let Some(done) = drivers.join_next().await {
+                self.finished(done);
+            }
+        };
+        tokio::select! {
+            () = shutdown => Woke::Shutdown,
+            () = work => Woke::Local,
+            () = step_done => Woke::Local,
+            () = sleep => Woke::Timer,
+        }
+    }
+
+    /// Reports the events of start groups that timed out.
+    async fn expire_start_groups(&self, now: Timestamp) {
+        let non_exclusive = self
+            .inner
+            .machine
+            .start_on_events()
+            .is_some_and(|on| !on.exclusive && on.timeout.is_some());
+        if !non_exclusive {
+            return;
+        }
+        match self
+            .inner
+            .store
+            .expire_start_groups(&self.inner.definition.workflow, now)
+            .await
+        {
+            Ok(expired) => {
+                for stored in expired {
+                    self.report(Report::Unmatched {
+                        event: Box::new(stored.event),
+                        reason: String::from(
+                            "the other events needed to start an instance with it did not \
+                             arrive in time",
+                        ),
+                    });
+                }
+            }
+            Err(error) => self.report(Report::StoreFailed {
+                during: "expire_start_groups",
+                error,
+            }),
+        }
+    }
+
+    /// Renews the leases of the instances stepped here, every third of the lease.
+    async fn renew_leases(self) {
+        let config = &self.inner.config;
+        let every = config.lease / 3;
+        loop {
+            let next = after(self.now(), every);
+            config.clock.sleep_until(next).await;
+            let ids: Vec<InstanceId> = self.local().in_flight.keys().copied().collect();
+            if ids.is_empty() {
+                continue;
+            }
+            let until = after(self.now(), config.lease);
+            if let Err(error) = self.inner.store.renew(&ids, &config.worker, until).await {
+                self.report(Report::StoreFailed {
+                    during: "renew",
+                    error,
+                });
+            }
+            // An instance whose lease was not renewed was taken over: its step's commit will
+            // conflict and be dropped.
+        }
+    }
+
+    /// Sends committed produced events to `sink`, oldest first, marking each delivered once
+    /// the sink took it.
+    async fn send_produced<K: EventSink>(self, sink: K) {
+        let config = &self.inner.config;
+        loop {
+            let produced = self.inner.produced.notified();
+            let now = self.now();
+            let entries = match self
+                .inner
+                .store
+                .claim_outbox(&config.worker, now, config.lease, OUTBOX_BATCH)
+                .await
+            {
+                Ok(entries) => entries,
+                Err(error) => {
+                    self.report(Report::StoreFailed {
+                        during: "claim_outbox",
+                        error,
+                    });
+                    Vec::new()
+                }
+            };
+            if entries.is_empty() {
+                let sleep = config.clock.sleep_until(after(now, config.poll));
+                tokio::select! {
+                    () = produced => {}
+                    () = sleep => {}
+                }
+                continue;
+            }
+            let mut sent = Vec::with_capacity(entries.len());
+            for entry in &entries {
+                match sink.send(&entry.event).await {
+                    Ok(()) => {
+                        config.at(ProbePoint::Sent(entry.seq));
+                        sent.push(entry.seq);
+                    }
+                    Err(message) => {
+                        self.report(Report::SinkFailed {
+                            seq: entry.seq,
+                            message,
+                        });
+                        // Keep the order: the rest goes again after the lease expires.
+                        break;
+                    }
+                }
+            }
+            if let Err(error) = self.inner.store.mark_delivered(&sent, self.now()).await {
+                self.report(Report::StoreFailed {
+                    during: "mark_delivered",
+                    error,
+                });
+            }
+        }
+    }
+}

@@ -1,0 +1,388 @@
+//! The durable host on both stores: an order that pauses in every way a workflow can (a retry
+//! wait, a delay, a correlated event, a parallel task, a foreach) runs to the same output as in
+//! memory, with every transition committed once; a new host resumes where an old one stopped;
+//! deadlines are absolute; a changed definition refuses what it cannot resume.
+//!
+//! Time is a `ManualClock` that only the test moves, so nothing wakes before its deadline.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use swf_runtime::store::{HistoryKind, InstanceRecord, Routed, Status, Store};
+use swf_runtime::{
+    CloudEvent, DurableConfig, DurableHost, Ended, InstanceId, ManualClock, Report, Timestamp, json,
+};
+use swf_tests::shop::{DurableOrderWorkflow, Shop, order_input, order_output, shipped};
+use swf_tests::stores;
+use tokio::sync::{mpsc, oneshot};
+
+mod v2 {
+    swf_runtime::workflow!("workflows/durable/order-v2.sw.yaml");
+
+    impl DurableOrderFunctions for swf_tests::shop::Shop {
+        async fn charge(
+            &self,
+            args: swf_runtime::Value,
+        ) -> Result<swf_runtime::Value, swf_runtime::FunctionError> {
+            swf_tests::shop::DurableOrderFunctions::charge(self, args).await
+        }
+        async fn invoice(
+            &self,
+            args: swf_runtime::Value,
+        ) -> Result<swf_runtime::Value, swf_runtime::FunctionError> {
+            swf_tests::shop::DurableOrderFunctions::invoice(self, args).await
+        }
+        async fn notify(
+            &self,
+            args: swf_runtime::Value,
+        ) -> Result<swf_runtime::Value, swf_runtime::FunctionError> {
+            swf_tests::shop::DurableOrderFunctions::notify(self, args).await
+        }
+        async fn pick(
+            &self,
+            args: swf_runtime::Value,
+        ) -> Result<swf_runtime::Value, swf_runtime::FunctionError> {
+            swf_tests::shop::DurableOrderFunctions::pick(self, args).await
+        }
+    }
+}
+
+const SECOND: Duration = Duration::from_secs(1);
+const HOUR: Duration = Duration::from_secs(3600);
+
+fn epoch() -> Timestamp {
+    Timestamp::from_second(1_800_000_000).unwrap()
+}
+
+fn plus(at: Timestamp, by: Duration) -> Timestamp {
+    at.checked_add(by).unwrap()
+}
+
+fn config(clock: &Arc<ManualClock>, worker: &str) -> DurableConfig {
+    DurableConfig::default()
+        .worker(worker)
+        .clock(clock.clone())
+        .poll(Duration::from_millis(10))
+}
+
+/// A worker running in the background until stopped, sending produced events to a channel.
+struct Running {
+    stop: Option<oneshot::Sender<()>>,
+    done: tokio::task::JoinHandle<()>,
+    produced: mpsc::Receiver<CloudEvent>,
+}
+
+impl Running {
+    fn start<M: swf_runtime::Machine, S: Store>(host: &DurableHost<M, S>) -> Self {
+        let (stop, stopped) = oneshot::channel::<()>();
+        let (sink, produced) = mpsc::channel(64);
+        let host = host.clone();
+        let done = tokio::spawn(async move {
+            host.run(sink, async {
+                let _ = stopped.await;
+            })
+            .await;
+        });
+        Self {
+            stop: Some(stop),
+            done,
+            produced,
+        }
+    }
+
+    async fn stop(mut self) -> mpsc::Receiver<CloudEvent> {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+        let _ = (&mut self.done).await;
+        self.produced
+    }
+}
+
+/// Polls the store until instance `id`'s record satisfies `done`.
+async fn until<S: Store>(
+    store: &S,
+    id: InstanceId,
+    what: &str,
+    done: impl Fn(&InstanceRecord) -> bool,
+) -> InstanceRecord {
+    for _ in 0..2_000 {
+        let record = store.instance(id).await.unwrap().unwrap().record;
+        if done(&record) {
+            return record;
+        }
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    let record = store.instance(id).await.unwrap().unwrap().record;
+    panic!("instance {id} never {what}: {record:?}");
+}
+
+async fn waiting_at<S: Store>(store: &S, id: InstanceId, position: &str) -> InstanceRecord {
+    until(store, id, &format!("waited at {position}"), |record| {
+        record.status == Status::Waiting && record.position == position
+    })
+    .await
+}
+
+fn correlated(order: u64) -> BTreeMap<String, String> {
+    BTreeMap::from([(String::from("orderid"), order.to_string())])
+}
+
+async fn an_order_survives_every_pause<S: Store>(store: S) {
+    let clock = Arc::new(ManualClock::new(epoch()));
+    let shop = Shop::new(1);
+    let host = DurableHost::open(
+        DurableOrderWorkflow::new(shop.clone()),
+        store.clone(),
+        config(&clock, "w1"),
+    )
+    .await
+    .unwrap();
+    let worker = Running::start(&host);
+    let id = host
+        .start_correlated(order_input(7, 3), correlated(7))
+        .await
+        .unwrap();
+
+    // The card network is busy: the retry waits, as a row with an absolute deadline.
+    let record = waiting_at(&store, id, "Charge").await;
+    assert_eq!(record.wake_at, Some(plus(epoch(), 10 * SECOND)));
+    assert!(record.lease.is_none(), "a waiting instance is not held");
+    clock.advance(10 * SECOND);
+    let record = waiting_at(&store, id, "Pack").await;
+    assert_eq!(record.wake_at, Some(plus(epoch(), 10 * SECOND + HOUR)));
+    // The event may come early: it is kept in the instance's inbox until it waits for it.
+    let routed = host.deliver(shipped(7)).await.unwrap();
+    assert!(matches!(&routed, Routed::Delivered { instances, .. } if instances == &[id]));
+    assert_eq!(
+        host.deliver(shipped(7)).await.unwrap(),
+        Routed::Duplicate { seq: routed.seq() },
+        "the same source and id again"
+    );
+    clock.advance(HOUR);
+    let ended = host.wait(id).await.unwrap();
+    assert_eq!(ended, Ended::Completed(order_output(7, 3)));
+
+    let mut produced = worker.stop().await;
+    let event = produced.recv().await.unwrap();
+    assert_eq!(
+        swf_runtime::event_data(&event),
+        json!({"paid": 70}),
+        "the end event carries the payment"
+    );
+    assert_eq!(
+        swf_runtime::context_attribute(&event, "orderid").as_deref(),
+        Some("7")
+    );
+
+    // Every function ran once per attempt, each call under its own key.
+    let calls = shop.calls();
+    let count = |name: &str| calls.iter().filter(|c| c.function == name).count();
+    assert_eq!(
+        (
+            count("charge"),
+            count("invoice"),
+            count("notify"),
+            count("pick")
+        ),
+        (2, 1, 1, 3)
+    );
+    let mut keys: Vec<&str> = calls.iter().map(|c| c.key.as_str()).collect();
+    keys.sort_unstable();
+    keys.dedup();
+    assert_eq!(keys.len(), calls.len(), "{calls:#?}");
+    let charges = shop.calls_of("charge");
+    assert!(
+        charges[0].key.ends_with("/Charge/charge card#1"),
+        "{}",
+        charges[0].key
+    );
+    assert!(
+        charges[1].key.ends_with("/Charge/charge card#2"),
+        "{}",
+        charges[1].key
+    );
+
+    // The history: one entry per committed transition, revisions 0, 1, 2... each once.
+    let history = store.history(id).await.unwrap();
+    let revisions: Vec<u64> = history.iter().map(|entry| entry.revision).collect();
+    assert_eq!(revisions, (0..history.len() as u64).collect::<Vec<_>>());
+    assert_eq!(history[0].kind, HistoryKind::Started);
+    assert_eq!(history.last().unwrap().kind, HistoryKind::Completed);
+    let took_event: Vec<_> = history
+        .iter()
+        .filter(|entry| !entry.consumed.is_empty())
+        .collect();
+    assert_eq!(took_event.len(), 1);
+    assert_eq!(took_event[0].consumed, ["warehouse ship-7"]);
+    assert_eq!(took_event[0].from, "AwaitShipping");
+    let produced_by: Vec<_> = history
+        .iter()
+        .filter(|entry| !entry.produced.is_empty())
+        .collect();
+    assert_eq!(produced_by.len(), 1);
+    assert!(produced_by[0].produced[0].starts_with("shop durable-order-"));
+    let record = store.instance(id).await.unwrap().unwrap().record;
+    assert_eq!(record.status, Status::Completed);
+    assert_eq!(record.definition.version.as_deref(), Some("1.0"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_order_survives_every_pause_on_sqlite() {
+    let (store, _dir) = stores::sqlite().await;
+    an_order_survives_every_pause(store).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_order_survives_every_pause_on_postgres() {
+    let Some((store, _schema)) = stores::postgres().await else {
+        return;
+    };
+    an_order_survives_every_pause(store).await;
+}
+
+async fn a_new_host_resumes_where_the_old_one_stopped<S: Store>(store: S) {
+    let clock = Arc::new(ManualClock::new(epoch()));
+    let first_shop = Shop::new(0);
+    let first = DurableHost::open(
+        DurableOrderWorkflow::new(first_shop.clone()),
+        store.clone(),
+        config(&clock, "w1"),
+    )
+    .await
+    .unwrap();
+    let worker = Running::start(&first);
+    let id = first
+        .start_correlated(order_input(3, 2), correlated(3))
+        .await
+        .unwrap();
+    waiting_at(&store, id, "Pack").await;
+    worker.stop().await;
+    drop(first);
+
+    // Half the delay passes while no worker runs; a new one (a new release of the same
+    // definition, new functions) wakes the instance when the delay ends, not an hour later.
+    clock.advance(HOUR / 2);
+    let second_shop = Shop::new(0);
+    let second = DurableHost::open(
+        DurableOrderWorkflow::new(second_shop.clone()),
+        store.clone(),
+        config(&clock, "w2"),
+    )
+    .await
+    .unwrap();
+    let worker = Running::start(&second);
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    assert_eq!(
+        waiting_at(&store, id, "Pack").await.wake_at,
+        Some(plus(epoch(), HOUR))
+    );
+    clock.advance(HOUR / 2);
+    waiting_at(&store, id, "AwaitShipping").await;
+    second.deliver(shipped(3)).await.unwrap();
+    assert_eq!(
+        second.wait(id).await.unwrap(),
+        Ended::Completed(order_output(3, 2))
+    );
+    worker.stop().await;
+    assert_eq!(first_shop.calls_of("charge").len(), 1);
+    assert!(
+        second_shop.calls_of("charge").is_empty(),
+        "a committed step never runs again"
+    );
+    assert_eq!(second_shop.calls_of("pick").len(), 2);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_new_host_resumes_where_the_old_one_stopped_on_sqlite() {
+    let (store, _dir) = stores::sqlite().await;
+    a_new_host_resumes_where_the_old_one_stopped(store).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_new_host_resumes_where_the_old_one_stopped_on_postgres() {
+    let Some((store, _schema)) = stores::postgres().await else {
+        return;
+    };
+    a_new_host_resumes_where_the_old_one_stopped(store).await;
+}
+
+async fn a_changed_definition_refuses_what_it_cannot_resume<S: Store>(store: S) {
+    let clock = Arc::new(ManualClock::new(epoch()));
+    let v1 = DurableHost::open(
+        DurableOrderWorkflow::new(Shop::new(0)),
+        store.clone(),
+        config(&clock, "v1"),
+    )
+    .await
+    .unwrap();
+    let worker = Running::start(&v1);
+    let at_shipping = v1
+        .start_correlated(order_input(2, 1), correlated(2))
+        .await
+        .unwrap();
+    waiting_at(&store, at_shipping, "Pack").await;
+    clock.advance(HOUR);
+    waiting_at(&store, at_shipping, "AwaitShipping").await;
+    let at_pack = v1
+        .start_correlated(order_input(1, 1), correlated(1))
+        .await
+        .unwrap();
+    waiting_at(&store, at_pack, "Pack").await;
+    worker.stop().await;
+
+    // Version 2 renamed `Pack` to `Packing`. The instance waiting for its event resumes under
+    // it (its position exists there); the one saved at `Pack` is refused and left as it was.
+    let v2 = DurableHost::open(
+        v2::DurableOrderWorkflow::new(Shop::new(0)),
+        store.clone(),
+        config(&clock, "v2").lease(Duration::from_secs(3600)),
+    )
+    .await
+    .unwrap();
+    let mut reports = v2.reports();
+    let worker = Running::start(&v2);
+    v2.deliver(shipped(2)).await.unwrap();
+    assert_eq!(
+        v2.wait(at_shipping).await.unwrap(),
+        Ended::Completed(order_output(2, 1))
+    );
+    let finished = store.instance(at_shipping).await.unwrap().unwrap().record;
+    assert_eq!(finished.definition.version.as_deref(), Some("2.0"));
+
+    let before = store.instance(at_pack).await.unwrap().unwrap().record;
+    clock.advance(HOUR);
+    let (instance, reason) = loop {
+        match reports.recv().await.unwrap() {
+            Report::Refused { instance, reason } => break (instance, reason),
+            _ => continue,
+        }
+    };
+    worker.stop().await;
+    assert_eq!(instance, at_pack);
+    assert!(
+        reason.contains("was saved at `Pack` by workflow `durable-order` version 1.0"),
+        "{reason}"
+    );
+    assert!(reason.contains("version 2.0"), "{reason}");
+    assert!(reason.contains("unknown variant `Pack`"), "{reason}");
+    let after = store.instance(at_pack).await.unwrap().unwrap().record;
+    assert_eq!(
+        (&after.state, after.revision, after.status, &after.position),
+        (
+            &before.state,
+            before.revision,
+            before.status,
+            &before.position
+        ),
+        "left untouched"
+    );
+    assert_eq!(after.definition.version.as_deref(), Some("1.0"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_changed_definition_refuses_what_it_cannot_resume_on_sqlite() {
+    let (store, _dir) = stores::sqlite().await;
+    a_changed_definition_refuses_what_it_cannot_resume(store).await;
+}
