@@ -274,7 +274,7 @@ impl<M: Machine, S: Store> DurableHost<M, S> {
         Transition { commit, then }
     }
 
-    fn stopping(&self) -> bool {
+    pub(super) fn stopping(&self) -> bool {
         self.inner
             .stopping
             .load(std::sync::atomic::Ordering::Acquire)

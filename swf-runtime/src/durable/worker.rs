@@ -91,7 +91,9 @@ impl<M: Machine, S: Store> DurableHost<M, S> {
         }
         self.inner.running.store(false, Ordering::Release);
         renewer.abort();
-        outbox.abort();
+        // The outbox sends what the last steps produced, then ends.
+        self.inner.produced.notify_one();
+        let _ = outbox.await;
     }
 
     /// Instances created here (already leased to this worker) and instances woken here,
@@ -289,7 +291,7 @@ impl<M: Machine, S: Store> DurableHost<M, S> {
     }
 
     /// Sends committed produced events to `sink`, oldest first, marking each delivered once
-    /// the sink took it.
+    /// the sink took it; once the worker stops, until none is left.
     async fn send_produced<K: EventSink>(self, sink: K) {
         let config = &self.inner.config;
         loop {
@@ -311,6 +313,9 @@ impl<M: Machine, S: Store> DurableHost<M, S> {
                 }
             };
             if entries.is_empty() {
+                if self.stopping() {
+                    return;
+                }
                 let sleep = config.clock.sleep_until(after(now, config.poll));
                 tokio::select! {
                     () = produced => {}
@@ -319,6 +324,7 @@ impl<M: Machine, S: Store> DurableHost<M, S> {
                 continue;
             }
             let mut sent = Vec::with_capacity(entries.len());
+            let mut failed = false;
             for entry in &entries {
                 match sink.send(&entry.event).await {
                     Ok(()) => {
@@ -331,6 +337,7 @@ impl<M: Machine, S: Store> DurableHost<M, S> {
                             message,
                         });
                         // Keep the order: the rest goes again after the lease expires.
+                        failed = true;
                         break;
                     }
                 }
@@ -340,6 +347,10 @@ impl<M: Machine, S: Store> DurableHost<M, S> {
                     during: "mark_delivered",
                     error,
                 });
+            }
+            if failed && self.stopping() {
+                // What the sink refused stays in the outbox for the next worker.
+                return;
             }
         }
     }
