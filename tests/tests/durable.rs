@@ -386,3 +386,91 @@ async fn a_changed_definition_refuses_what_it_cannot_resume_on_sqlite() {
     let (store, _dir) = stores::sqlite().await;
     a_changed_definition_refuses_what_it_cannot_resume(store).await;
 }
+
+mod family {
+    swf_runtime::workflow!(
+        "workflows/events/parent.sw.yaml",
+        "workflows/events/child.sw.yaml"
+    );
+
+    #[derive(Clone)]
+    pub struct Maths;
+
+    impl ChildFunctions for Maths {
+        async fn double(
+            &self,
+            args: swf_runtime::Value,
+        ) -> Result<swf_runtime::Value, swf_runtime::FunctionError> {
+            Ok(swf_runtime::json!(args["n"].as_i64().unwrap_or(0) * 2))
+        }
+    }
+
+    impl ParentFunctions for Maths {
+        async fn audit(
+            &self,
+            _args: swf_runtime::Value,
+        ) -> Result<swf_runtime::Value, swf_runtime::FunctionError> {
+            Ok(swf_runtime::json!(true))
+        }
+    }
+}
+
+async fn a_detached_sub_flow_becomes_an_instance_of_its_own<S: Store>(store: S) {
+    use family::{ChildWorkflow, Maths, ParentWorkflow};
+    use swf_runtime::store::ListFilter;
+    let clock = Arc::new(ManualClock::new(epoch()));
+    let parents = DurableHost::open(
+        ParentWorkflow::new(Maths),
+        store.clone(),
+        config(&clock, "w1"),
+    )
+    .await
+    .unwrap();
+    let children = DurableHost::open(
+        ChildWorkflow::new(Maths),
+        store.clone(),
+        config(&clock, "w1"),
+    )
+    .await
+    .unwrap();
+    let parent_worker = Running::start(&parents);
+    let child_worker = Running::start(&children);
+    let parent = parents.start(json!({"n": 2})).await.unwrap();
+    assert_eq!(
+        parents.wait(parent).await.unwrap(),
+        Ended::Completed(json!({"n": 4, "audited": true}))
+    );
+    // Created with the parent's step that started it, run by the child workflow's host.
+    let listed = store
+        .list(&ListFilter {
+            workflow: Some(String::from("child")),
+            limit: 10,
+            ..ListFilter::default()
+        })
+        .await
+        .unwrap();
+    assert_eq!(listed.len(), 1);
+    let child = listed[0].id;
+    assert_eq!(
+        children.wait(child).await.unwrap(),
+        Ended::Completed(json!({"n": 8}))
+    );
+    let record = store.instance(child).await.unwrap().unwrap().record;
+    assert_eq!(record.parent, Some(parent));
+    parent_worker.stop().await;
+    child_worker.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_detached_sub_flow_becomes_an_instance_of_its_own_on_sqlite() {
+    let (store, _dir) = stores::sqlite().await;
+    a_detached_sub_flow_becomes_an_instance_of_its_own(store).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_detached_sub_flow_becomes_an_instance_of_its_own_on_postgres() {
+    let Some((store, _schema)) = stores::postgres().await else {
+        return;
+    };
+    a_detached_sub_flow_becomes_an_instance_of_its_own(store).await;
+}

@@ -84,6 +84,14 @@ pub(super) fn emit_parallel(cx: &Context<'_>, index: usize) -> TokenStream {
         .collect();
     let detach = (!detached.is_empty()).then(|| {
         quote! {
+            // A durable host saves what it waits for; a branch nobody waits for would run
+            // outside any saved state and be lost with the process.
+            if io.records_children() {
+                return ::core::result::Result::Err(#rt::ErrorObject::new(
+                    "RuntimeError",
+                    "a branch the parallel task does not wait for cannot run under a durable host: its state would be saved nowhere; wait for it (wait-for-completion: true) or call a sub-flow detached, which becomes an instance of its own",
+                ));
+            }
             // Branches the task does not wait for run on their own; their outcome is their own.
             let ::core::result::Result::Ok(runtime) = #rt::tokio::runtime::Handle::try_current() else {
                 return ::core::result::Result::Err(#rt::ErrorObject::new(
@@ -346,6 +354,17 @@ pub(super) fn emit_sub_flow(cx: &Context<'_>, index: usize) -> TokenStream {
     } else {
         quote! {
             let child = #child::new(self.functions.clone());
+            if io.records_children() {
+                // Under a durable host the called workflow becomes an instance of its own,
+                // created with this step; a host of that workflow runs it.
+                if let ::core::result::Result::Ok(state) = child
+                    .begin_subflow(data.clone(), io)
+                    .map_err(|failure| failure.error().clone())?
+                {
+                    io.start_child(#child::<F>::ID, #child::<F>::VERSION, #child::<F>::DEFINITION_HASH, &state)?;
+                }
+                return #next;
+            }
             let child_io = io.detached();
             let input = data.clone();
             // Detached: the called workflow's outcome is its own; this task goes on at once.

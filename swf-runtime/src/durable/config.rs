@@ -16,7 +16,8 @@ pub struct DurableConfig {
     /// when a worker dies, its instances are taken over once their leases expire.
     pub lease: Duration,
     /// How often an idle worker looks for work that other processes made (events they stored,
-    /// instances whose lease expired). Work this process makes wakes it at once.
+    /// instances whose lease expired), in tokio's time (not the workflow clock's). Work this
+    /// process makes wakes it at once, and so does a deadline in the store.
     pub poll: Duration,
     /// How many instances one worker steps at once.
     pub max_in_flight: usize,

@@ -10,12 +10,22 @@ use super::{DurableHost, Ended, ProbePoint, Report};
 use crate::clock::after;
 use crate::concurrent::{ScopeEnd, ScopeState};
 use crate::error::{ErrorObject, WorkflowError};
+use crate::events::ChildStart;
 use crate::host::Machine;
 use crate::progress::Progress;
 use crate::store::{
-    Claimed, Commit, CommitResult, HistoryEntry, HistoryKind, InstanceRecord, Status, Store,
-    StoredEvent,
+    Claimed, Commit, CommitResult, HistoryEntry, HistoryKind, InstanceRecord, NewInstance, Status,
+    Store, StoredEvent,
 };
+
+/// What a step did besides moving the state: the inbox events it took, the correlation values
+/// it bound, the events it produced, the sub-flows it started detached.
+struct Effects {
+    consumed: Vec<u64>,
+    bound: Vec<(String, String)>,
+    produced: Vec<Event>,
+    children: Vec<ChildStart>,
+}
 
 /// What a step left to do with the instance after its commit.
 enum Then<T> {
@@ -63,10 +73,14 @@ impl<M: Machine, S: Store> DurableHost<M, S> {
             );
             let stepped = self.inner.machine.step(state, &io).await;
             let (consumed, bound) = io.drain_taken();
-            let produced = io.take_produced();
+            let effects = Effects {
+                consumed,
+                bound,
+                produced: io.take_produced(),
+                children: io.take_children(),
+            };
             let now = self.now();
-            let transition =
-                self.transition(&record, stepped, &inbox, consumed, bound, produced, now);
+            let transition = self.transition(&record, stepped, &inbox, effects, now);
             let Transition { commit, then } = transition;
             self.inner
                 .config
@@ -156,17 +170,20 @@ impl<M: Machine, S: Store> DurableHost<M, S> {
     }
 
     /// The commit of one step's outcome, and what follows it.
-    #[allow(clippy::too_many_arguments, reason = "one step's whole outcome")]
     fn transition(
         &self,
         record: &InstanceRecord,
         stepped: Result<Progress<M::State>, WorkflowError>,
         inbox: &[StoredEvent],
-        consumed: Vec<u64>,
-        bound: Vec<(String, String)>,
-        produced: Vec<Event>,
+        effects: Effects,
         now: Timestamp,
     ) -> Transition<M::State> {
+        let Effects {
+            consumed,
+            bound,
+            produced,
+            children,
+        } = effects;
         let names = |seqs: &[u64]| -> Vec<String> {
             inbox
                 .iter()
@@ -214,6 +231,10 @@ impl<M: Machine, S: Store> DurableHost<M, S> {
         });
         let then = match stepped {
             Ok((progress, text)) => {
+                commit.children = children
+                    .into_iter()
+                    .map(|child| self.child_instance(record, &bound, child))
+                    .collect();
                 commit.consumed = consumed;
                 commit.bind = bound;
                 commit.produced = produced;
@@ -272,6 +293,31 @@ impl<M: Machine, S: Store> DurableHost<M, S> {
             }
         };
         Transition { commit, then }
+    }
+
+    /// The instance of a sub-flow the step started detached: runnable, bound to the values
+    /// this instance is bound to, its parent this instance.
+    fn child_instance(
+        &self,
+        record: &InstanceRecord,
+        bound: &[(String, String)],
+        child: ChildStart,
+    ) -> NewInstance {
+        let mut correlation = record.correlation.clone();
+        correlation.extend(bound.iter().cloned());
+        NewInstance {
+            definition: child.definition,
+            state: child.state,
+            position: child.position,
+            status: Status::Runnable,
+            wake_at: None,
+            waits: Vec::new(),
+            correlation,
+            inbox: Vec::new(),
+            parent: Some(record.id),
+            lease: None,
+            detail: json!({ "parent": record.id, "position": record.position }),
+        }
     }
 
     pub(super) fn stopping(&self) -> bool {

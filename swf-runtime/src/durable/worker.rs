@@ -197,8 +197,7 @@ impl<M: Machine, S: Store> DurableHost<M, S> {
         shutdown: std::pin::Pin<&mut impl Future<Output = ()>>,
     ) -> Woke {
         let now = self.now();
-        let poll_at = after(now, self.inner.config.poll);
-        let mut until = poll_at;
+        let mut until = None;
         if free > 0 {
             self.expire_start_groups(now).await;
             match self
@@ -207,7 +206,7 @@ impl<M: Machine, S: Store> DurableHost<M, S> {
                 .next_wake(&self.inner.definition.workflow, now)
                 .await
             {
-                Ok(Some(at)) => until = until.min(at.max(after(now, MIN_IDLE))),
+                Ok(Some(at)) => until = Some(at.max(after(now, MIN_IDLE))),
                 Ok(None) => {}
                 Err(error) => self.report(Report::StoreFailed {
                     during: "next_wake",
@@ -216,7 +215,15 @@ impl<M: Machine, S: Store> DurableHost<M, S> {
             }
         }
         let work = self.inner.work.notified();
-        let sleep = self.inner.config.clock.sleep_until(until);
+        // Deadlines are the workflow clock's; polling for other processes' work is not: it
+        // runs on tokio's time (a test's manual clock must not stop it).
+        let deadline = async {
+            match until {
+                Some(until) => self.inner.config.clock.sleep_until(until).await,
+                None => std::future::pending().await,
+            }
+        };
+        let poll = tokio::time::sleep(self.inner.config.poll);
         let step_done = async {
             if drivers.is_empty() {
                 std::future::pending::<()>().await;
@@ -229,7 +236,8 @@ impl<M: Machine, S: Store> DurableHost<M, S> {
             () = shutdown => Woke::Shutdown,
             () = work => Woke::Local,
             () = step_done => Woke::Local,
-            () = sleep => Woke::Timer,
+            () = deadline => Woke::Timer,
+            () = poll => Woke::Timer,
         }
     }
 
@@ -272,8 +280,7 @@ impl<M: Machine, S: Store> DurableHost<M, S> {
         let config = &self.inner.config;
         let every = config.lease / 3;
         loop {
-            let next = after(self.now(), every);
-            config.clock.sleep_until(next).await;
+            tokio::time::sleep(every).await;
             let ids: Vec<InstanceId> = self.local().in_flight.keys().copied().collect();
             if ids.is_empty() {
                 continue;
@@ -316,7 +323,7 @@ impl<M: Machine, S: Store> DurableHost<M, S> {
                 if self.stopping() {
                     return;
                 }
-                let sleep = config.clock.sleep_until(after(now, config.poll));
+                let sleep = tokio::time::sleep(config.poll);
                 tokio::select! {
                     () = produced => {}
                     () = sleep => {}

@@ -46,6 +46,21 @@ pub(super) struct IoInner {
     /// the step number, it makes produced event ids and idempotency keys unique across hosts
     /// and restarts without any process-wide counter.
     pub(super) id_prefix: String,
+    /// Under a durable host: the sub-flows the step started detached, which become instances of
+    /// their own, committed with the step. `None`: they run on tokio tasks of this process.
+    pub(super) children: Option<Mutex<Vec<ChildStart>>>,
+}
+
+/// A sub-flow started detached under a durable host: an instance of its own workflow, created
+/// with the step that started it.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct ChildStart {
+    /// The called workflow's definition.
+    pub(crate) definition: crate::store::Definition,
+    /// Its first state, serialized.
+    pub(crate) state: String,
+    /// Where that state is, for people.
+    pub(crate) position: String,
 }
 
 /// Where produced events go.
@@ -122,6 +137,7 @@ impl Io {
                 step: AtomicU64::new(revision),
                 detached: AtomicU64::new(0),
                 id_prefix: prefix,
+                children: Some(Mutex::new(Vec::new())),
             }),
         }
     }
@@ -146,6 +162,7 @@ impl Io {
                 step: AtomicU64::new(0),
                 detached: AtomicU64::new(0),
                 id_prefix,
+                children: None,
             }),
         }
     }
@@ -174,8 +191,64 @@ impl Io {
                 step: AtomicU64::new(0),
                 detached: AtomicU64::new(0),
                 id_prefix: format!("{}-sub{number}", self.inner.id_prefix),
+                children: None,
             }),
         }
+    }
+
+    /// Whether sub-flows started detached become instances of their own, committed with the
+    /// step ([`Io::start_child`]), rather than tokio tasks: under a durable host.
+    pub fn records_children(&self) -> bool {
+        self.inner.children.is_some()
+    }
+
+    /// Records that the step starts an instance of workflow `workflow` (its `version` and
+    /// definition `hash`) at `state`: a sub-flow started detached under a durable host, which
+    /// commits it with the step; a host of that workflow runs it. Nothing happens for an `Io`
+    /// that does not record children.
+    ///
+    /// # Errors
+    /// A `RuntimeError` when the state cannot be saved (nothing a generated state causes).
+    pub fn start_child<S: serde::Serialize + crate::concurrent::ScopeState>(
+        &self,
+        workflow: &str,
+        version: Option<&str>,
+        hash: &str,
+        state: &S,
+    ) -> Result<(), crate::error::ErrorObject> {
+        let Some(children) = &self.inner.children else {
+            return Ok(());
+        };
+        let text = serde_json::to_string(state).map_err(|err| {
+            crate::error::ErrorObject::new(
+                "RuntimeError",
+                format!("the first state of sub-flow `{workflow}` cannot be saved: {err}"),
+            )
+        })?;
+        children
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .push(ChildStart {
+                definition: crate::store::Definition {
+                    workflow: workflow.to_owned(),
+                    version: version.map(str::to_owned),
+                    hash: hash.to_owned(),
+                },
+                state: text,
+                position: state.position(),
+            });
+        Ok(())
+    }
+
+    /// The children recorded so far (see [`Io::start_child`]).
+    pub(crate) fn take_children(&self) -> Vec<ChildStart> {
+        self.inner
+            .children
+            .as_ref()
+            .map(|children| {
+                std::mem::take(&mut *children.lock().unwrap_or_else(PoisonError::into_inner))
+            })
+            .unwrap_or_default()
     }
 
     /// Puts `event` into this instance's inbox, waiting while the inbox is full. The event is

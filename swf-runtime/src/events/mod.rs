@@ -14,6 +14,7 @@ mod waiting;
 mod tests;
 
 pub use data::event_data;
+pub(crate) use io::ChildStart;
 pub use io::{DEFAULT_INBOX_CAPACITY, Io, IoBuilder};
 pub use spec::{EventSpec, context_attribute};
 pub use take::EventEntry;
