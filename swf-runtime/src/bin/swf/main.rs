@@ -1,0 +1,152 @@
+//! `swf`: operates the workflow instances of a store (SQLite file or PostgreSQL database):
+//! lists them, shows one with its history, cancels one, and resumes a failed one from its last
+//! committed state once the fault is fixed.
+//!
+//! Exit status: 0 when the command did what it said, 1 when the store refused or failed (no
+//! such instance, an instance in the wrong status, a store that cannot be reached), 2 for a
+//! command line that does not parse.
+
+mod render;
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+use swf_runtime::InstanceId;
+use swf_runtime::store::{AnyStore, ListFilter, Status, Store, StoreError};
+
+/// Operate the workflow instances of a store.
+#[derive(Debug, Parser)]
+#[command(name = "swf", version, about, long_about = None)]
+struct Cli {
+    /// The store: `sqlite:PATH` (or a path ending in .db/.sqlite) or `postgres://...`.
+    #[arg(
+        long,
+        short,
+        env = "SWF_STORE",
+        global = true,
+        default_value = "swf.db"
+    )]
+    store: String,
+    /// Print JSON instead of text (one object per instance for `list`).
+    #[arg(long, global = true)]
+    json: bool,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// List instances, newest first.
+    List {
+        /// Only instances of this workflow id.
+        #[arg(long, short)]
+        workflow: Option<String>,
+        /// Only instances with this status (runnable, waiting, completed, failed, cancelled);
+        /// may be given several times.
+        #[arg(long = "status", value_parser = parse_status)]
+        statuses: Vec<Status>,
+        /// At most this many.
+        #[arg(long, default_value_t = 50)]
+        limit: usize,
+        /// Only instances older than this one (the last id of the previous page).
+        #[arg(long)]
+        before: Option<u64>,
+    },
+    /// Show one instance: where it is, its data, its inbox and the history of its transitions.
+    Show {
+        /// The instance's id.
+        id: u64,
+    },
+    /// Cancel an instance that has not ended: it stops at its last committed state.
+    Cancel {
+        /// The instance's id.
+        id: u64,
+        /// Why (kept in its history).
+        #[arg(long, default_value = "cancelled by an operator")]
+        reason: String,
+    },
+    /// Resume a failed instance from its last committed state: the step that failed runs
+    /// again (fix the fault first).
+    Redrive {
+        /// The instance's id.
+        id: u64,
+    },
+}
+
+fn parse_status(text: &str) -> Result<Status, String> {
+    Status::parse(&text.to_ascii_lowercase()).ok_or_else(|| {
+        let names: Vec<&str> = Status::ALL.iter().map(|status| status.as_str()).collect();
+        format!("`{text}` is not a status; use one of {}", names.join(", "))
+    })
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(error) => {
+            eprintln!("error: cannot start the runtime: {error}");
+            return ExitCode::FAILURE;
+        }
+    };
+    match runtime.block_on(run(cli)) {
+        Ok(text) => {
+            print!("{text}");
+            ExitCode::SUCCESS
+        }
+        Err(error) => {
+            eprintln!("error: {error}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+async fn run(cli: Cli) -> Result<String, StoreError> {
+    let store = AnyStore::open(&cli.store).await?;
+    let now = swf_runtime::Timestamp::now();
+    match cli.command {
+        Command::List {
+            workflow,
+            statuses,
+            limit,
+            before,
+        } => {
+            let filter = ListFilter {
+                workflow,
+                statuses,
+                before: before.map(InstanceId::new),
+                limit,
+            };
+            let instances = store.list(&filter).await?;
+            Ok(render::list(&instances, cli.json))
+        }
+        Command::Show { id } => {
+            let id = InstanceId::new(id);
+            let claimed = store.instance(id).await?.ok_or_else(|| not_found(id))?;
+            let history = store.history(id).await?;
+            Ok(render::show(&claimed, &history, cli.json))
+        }
+        Command::Cancel { id, reason } => {
+            let id = InstanceId::new(id);
+            let leftovers = store.cancel(id, &reason, now).await?;
+            Ok(render::cancelled(id, &leftovers, cli.json))
+        }
+        Command::Redrive { id } => {
+            let id = InstanceId::new(id);
+            store.redrive(id, now).await?;
+            let claimed = store.instance(id).await?.ok_or_else(|| not_found(id))?;
+            Ok(render::redriven(&claimed, cli.json))
+        }
+    }
+}
+
+fn not_found(id: InstanceId) -> StoreError {
+    StoreError::new(
+        swf_runtime::store::StoreErrorKind::NotFound,
+        format!("there is no instance {id} in this store"),
+    )
+}

@@ -1,0 +1,184 @@
+//! `swf`, run as users run it, on a SQLite store seeded through the `Store` API: list, show,
+//! cancel, redrive, and the errors they give.
+#![cfg(feature = "cli")]
+
+use std::process::Command;
+use std::time::Duration;
+
+use swf_runtime::store::sqlite::SqliteStore;
+use swf_runtime::store::{
+    Commit, Definition, HistoryEntry, HistoryKind, NewInstance, Status, Store,
+};
+use swf_runtime::{InstanceId, Timestamp, json};
+
+fn at(seconds: i64) -> Timestamp {
+    Timestamp::from_second(1_800_000_000 + seconds).unwrap()
+}
+
+fn instance(position: &str) -> NewInstance {
+    NewInstance {
+        definition: Definition {
+            workflow: "order".into(),
+            version: Some("1.0".into()),
+            hash: "abc".into(),
+        },
+        state: format!(r#"{{"{position}":{{"data":{{"orderId":7}}}}}}"#),
+        position: position.into(),
+        status: Status::Waiting,
+        wake_at: Some(at(3600)),
+        waits: vec!["Shipped".into()],
+        correlation: vec![("orderid".into(), "7".into())],
+        inbox: Vec::new(),
+        parent: None,
+        lease: None,
+        detail: json!({"input": {"orderId": 7}}),
+    }
+}
+
+/// A store with instance 1 waiting at `Pack`, and instance 2 failed at `Charge`.
+async fn seeded(path: &std::path::Path) -> (InstanceId, InstanceId) {
+    let store = SqliteStore::open(path).await.unwrap();
+    let ids = store
+        .create(vec![instance("Pack"), instance("Charge")], at(0))
+        .await
+        .unwrap();
+    let mut runnable = instance("Charge");
+    runnable.status = Status::Runnable;
+    let failing = ids[1];
+    // Instance 2: claim it as it is due, and commit its failure.
+    let claimed = store
+        .claim_ids(&[failing], "w", at(3700), Duration::from_secs(30))
+        .await
+        .unwrap();
+    let record = &claimed[0].record;
+    let failure = Commit {
+        instance: failing,
+        worker: "w".into(),
+        revision: record.revision,
+        state: record.state.clone(),
+        definition: None,
+        position: "Charge".into(),
+        status: Status::Failed,
+        wake_at: None,
+        waits: Vec::new(),
+        bind: Vec::new(),
+        consumed: Vec::new(),
+        produced: Vec::new(),
+        children: Vec::new(),
+        outcome: Some(
+            json!({"workflow": "order", "task": "Charge", "error": {"name": "CardDeclined", "message": "no", "trace": ""}, "data": {}}),
+        ),
+        lease_until: None,
+        history: HistoryEntry {
+            revision: 0,
+            at: at(3700),
+            kind: HistoryKind::Failed,
+            from: "Charge".into(),
+            to: "Charge".into(),
+            consumed: Vec::new(),
+            produced: Vec::new(),
+            detail: json!({"task": "Charge"}),
+        },
+    };
+    store.commit(vec![failure], at(3700)).await.unwrap();
+    (ids[0], failing)
+}
+
+fn swf(store: &std::path::Path, args: &[&str]) -> (i32, String, String) {
+    let output = Command::new(env!("CARGO_BIN_EXE_swf"))
+        .arg("--store")
+        .arg(format!("sqlite:{}", store.display()))
+        .args(args)
+        .output()
+        .unwrap();
+    (
+        output.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&output.stdout).into_owned(),
+        String::from_utf8_lossy(&output.stderr).into_owned(),
+    )
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn lists_shows_cancels_and_redrives() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("swf.db");
+    let (waiting, failed) = seeded(&path).await;
+
+    let (code, out, _) = swf(&path, &["list"]);
+    assert_eq!(code, 0);
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines.len(), 3, "{out}");
+    assert!(
+        lines[1].contains("failed") && lines[1].contains("order 1.0"),
+        "{out}"
+    );
+    assert!(
+        lines[2].contains("waiting") && lines[2].ends_with("Pack"),
+        "{out}"
+    );
+
+    let (code, out, _) = swf(&path, &["list", "--status", "failed", "--json"]);
+    assert_eq!(code, 0);
+    let listed: serde_json::Value = serde_json::from_str(out.trim()).unwrap();
+    assert_eq!(listed["id"], json!(failed.get()));
+
+    let (code, out, _) = swf(&path, &["show", &waiting.to_string()]);
+    assert_eq!(code, 0);
+    assert!(out.contains("status       waiting"), "{out}");
+    assert!(
+        out.contains("waits for    Shipped until 2027-01-15T09:00:00Z"),
+        "{out}"
+    );
+    assert!(out.contains("correlation  orderid=7"), "{out}");
+    assert!(out.contains(r#""orderId": 7"#), "{out}");
+    assert!(out.contains("started"), "{out}");
+
+    let (code, out, _) = swf(&path, &["redrive", &failed.to_string()]);
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("runnable again at `Charge`"), "{out}");
+    let (_, out, _) = swf(&path, &["show", &failed.to_string(), "--json"]);
+    let shown: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(shown["status"], json!("runnable"));
+    let kinds: Vec<&str> = shown["history"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|entry| entry["kind"].as_str().unwrap())
+        .collect();
+    assert_eq!(kinds, ["started", "failed", "redriven"]);
+
+    let (code, out, _) = swf(
+        &path,
+        &["cancel", &waiting.to_string(), "--reason", "customer left"],
+    );
+    assert_eq!(code, 0);
+    assert!(
+        out.contains(&format!("cancelled instance {waiting}")),
+        "{out}"
+    );
+    let (code, _, err) = swf(&path, &["cancel", &waiting.to_string()]);
+    assert_eq!(code, 1);
+    assert!(err.contains("error:"), "{err}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn errors_say_what_is_wrong() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("swf.db");
+    seeded(&path).await;
+    let (code, _, err) = swf(&path, &["show", "999"]);
+    assert_eq!(code, 1);
+    assert!(err.contains("there is no instance 999"), "{err}");
+    let (code, _, err) = swf(&path, &["redrive", "1"]);
+    assert_eq!(code, 1);
+    assert!(err.contains("error:"), "{err}");
+    let (code, _, err) = swf(&path, &["list", "--status", "sleeping"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("`sleeping` is not a status"), "{err}");
+    let output = Command::new(env!("CARGO_BIN_EXE_swf"))
+        .args(["--store", "mysql://nowhere", "list"])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&output.stderr).contains("not a store URL"));
+}
