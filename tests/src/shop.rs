@@ -9,6 +9,29 @@ use swf_runtime::{CallContext, FunctionError, Value, json};
 
 swf_runtime::workflow!("workflows/durable/order.sw.yaml");
 
+/// The same order with short waits (`workflows/durable/quick-order.sw.yaml`), for worker
+/// processes on the real clock.
+pub mod quick {
+    use swf_runtime::{FunctionError, Value};
+
+    swf_runtime::workflow!("workflows/durable/quick-order.sw.yaml");
+
+    impl QuickOrderFunctions for super::Shop {
+        async fn charge(&self, args: Value) -> Result<Value, FunctionError> {
+            super::DurableOrderFunctions::charge(self, args).await
+        }
+        async fn invoice(&self, args: Value) -> Result<Value, FunctionError> {
+            super::DurableOrderFunctions::invoice(self, args).await
+        }
+        async fn notify(&self, args: Value) -> Result<Value, FunctionError> {
+            super::DurableOrderFunctions::notify(self, args).await
+        }
+        async fn pick(&self, args: Value) -> Result<Value, FunctionError> {
+            super::DurableOrderFunctions::pick(self, args).await
+        }
+    }
+}
+
 /// One call of a function.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Call {
@@ -24,10 +47,13 @@ pub struct Call {
 /// stops the worker there.
 pub type Hook = Arc<dyn Fn(&'static str, &CallContext) + Send + Sync>;
 
-/// The shop's functions. `charge` answers `Busy` a set number of times first.
+/// The shop's functions. `charge` answers `Busy` a set number of times first, or, for the
+/// crash tests, on the first attempt of every instance (so a worker that restarts does not
+/// change what an instance sees).
 #[derive(Clone)]
 pub struct Shop {
     busy: Arc<AtomicU32>,
+    busy_first_attempt: bool,
     calls: Arc<Mutex<Vec<Call>>>,
     hook: Option<Hook>,
 }
@@ -37,8 +63,17 @@ impl Shop {
     pub fn new(busy: u32) -> Self {
         Self {
             busy: Arc::new(AtomicU32::new(busy)),
+            busy_first_attempt: false,
             calls: Arc::default(),
             hook: None,
+        }
+    }
+
+    /// Functions whose `charge` is busy on the first attempt of every instance.
+    pub fn busy_on_first_attempt() -> Self {
+        Self {
+            busy_first_attempt: true,
+            ..Self::new(0)
         }
     }
 
@@ -85,10 +120,13 @@ impl Shop {
 impl DurableOrderFunctions for Shop {
     async fn charge(&self, args: Value) -> Result<Value, FunctionError> {
         self.record("charge", &args);
-        let busy = self
-            .busy
-            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1))
-            .is_ok();
+        let busy = if self.busy_first_attempt {
+            CallContext::current().is_some_and(|context| context.attempt == 1)
+        } else {
+            self.busy
+                .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1))
+                .is_ok()
+        };
         if busy {
             return Err(FunctionError::named("Busy", "the card network is busy"));
         }

@@ -24,7 +24,9 @@ pub struct DurableConfig {
     /// How many requests of one kind (commits, deliveries, creations) go to the store together,
     /// at most: the store writes each such batch with one disk sync.
     pub batch: usize,
-    /// The wall clock every deadline is read from.
+    /// The wall clock every deadline is read from, leases included: a clock that runs faster
+    /// than real time (or a manual one) makes leases expire faster (or never), so workers that
+    /// share a store must run on real time.
     pub clock: Arc<dyn Clock>,
     /// Called at each [`ProbePoint`], for tests that stop a worker at a chosen point (and for
     /// counting); nothing by default.
