@@ -5,7 +5,8 @@
 
 use std::collections::{BTreeMap, VecDeque};
 use std::pin::pin;
-use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use cloudevents::Event;
 use tokio::sync::Notify;
@@ -28,6 +29,9 @@ pub(crate) struct InboxState {
     pub(crate) correlation: BTreeMap<String, String>,
     /// Set when the instance ended: deliveries are refused from then on.
     closed: bool,
+    /// How many of `events` are beyond the capacity (offered while it was full), as counted
+    /// in the host's [`Spill`].
+    spilled: usize,
     next_seq: u64,
     /// Counts arrivals (deliveries and events put back), so that a driver can tell whether
     /// anything arrived since it last looked.
@@ -73,14 +77,71 @@ impl InboxState {
     }
 }
 
-/// An instance's inbox. Deliveries wait while it holds `capacity` events (back-pressure on
-/// whoever delivers); waits are woken by `arrived` and deliveries by `freed`.
+/// An instance's inbox. [`Inbox::deliver`] waits while it holds `capacity` events
+/// (back-pressure on whoever delivers); [`Inbox::offer`] never waits: an event beyond the
+/// capacity is kept all the same (waits see it like any other) and counted in a [`Spill`] that
+/// the host shares among its instances. Waits are woken by `arrived` and deliveries by `freed`.
 #[derive(Debug)]
 pub(crate) struct Inbox {
     state: Mutex<InboxState>,
     arrived: Notify,
     freed: Notify,
     capacity: usize,
+    spill: Option<Arc<Spill>>,
+}
+
+/// The events a host's inboxes hold beyond their capacity, all instances together: the router
+/// waits for room only when this reaches its limit, never for one instance.
+#[derive(Debug)]
+pub(crate) struct Spill {
+    held: AtomicUsize,
+    limit: usize,
+    room: Notify,
+}
+
+impl Spill {
+    /// A spill that lets the inboxes hold `limit` events (at least 1) beyond their capacity.
+    pub(crate) fn new(limit: usize) -> Self {
+        Self {
+            held: AtomicUsize::new(0),
+            limit: limit.max(1),
+            room: Notify::new(),
+        }
+    }
+
+    /// Waits while the inboxes hold their limit beyond their capacity.
+    pub(crate) async fn room(&self) {
+        loop {
+            let mut room = pin!(self.room.notified());
+            room.as_mut().enable();
+            if self.held.load(Ordering::Acquire) < self.limit {
+                return;
+            }
+            room.await;
+        }
+    }
+
+    fn add(&self) {
+        self.held.fetch_add(1, Ordering::AcqRel);
+    }
+
+    fn release(&self, count: usize) {
+        if count > 0 {
+            self.held.fetch_sub(count, Ordering::AcqRel);
+            self.room.notify_waiters();
+        }
+    }
+}
+
+/// What became of an offered event.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum Offered {
+    /// In the inbox, within its capacity.
+    Queued,
+    /// In the inbox, beyond its capacity (counted in the spill).
+    Spilled,
+    /// Refused: the instance has ended.
+    Closed,
 }
 
 impl Inbox {
@@ -127,6 +188,49 @@ impl Inbox {
             arrived: Notify::new(),
             freed: Notify::new(),
             capacity: capacity.max(1),
+            spill: None,
+        }
+    }
+
+    /// The same inbox, counting what it holds beyond its capacity in `spill`.
+    #[must_use]
+    pub(crate) fn spilling_into(mut self, spill: Arc<Spill>) -> Self {
+        self.spill = Some(spill);
+        self
+    }
+
+    /// Appends `event` without waiting, also beyond the capacity (see [`Spill`]).
+    pub(crate) fn offer(&self, event: Event) -> Offered {
+        let offered = {
+            let mut state = self.lock();
+            if state.closed {
+                return Offered::Closed;
+            }
+            state.push(event);
+            if state.events.len() > self.capacity {
+                state.spilled += 1;
+                Offered::Spilled
+            } else {
+                Offered::Queued
+            }
+        };
+        if offered == Offered::Spilled
+            && let Some(spill) = &self.spill
+        {
+            spill.add();
+        }
+        self.arrived.notify_waiters();
+        offered
+    }
+
+    /// Gives back to the spill what this inbox no longer holds beyond its capacity.
+    fn unspill(&self, state: &mut InboxState) {
+        let beyond = state.events.len().saturating_sub(self.capacity);
+        if state.spilled > beyond {
+            if let Some(spill) = &self.spill {
+                spill.release(state.spilled - beyond);
+            }
+            state.spilled = beyond;
         }
     }
 
@@ -166,7 +270,9 @@ impl Inbox {
         let leftovers = {
             let mut state = self.lock();
             state.closed = true;
-            std::mem::take(&mut state.events)
+            let leftovers = std::mem::take(&mut state.events);
+            self.unspill(&mut state);
+            leftovers
         };
         // Deliveries waiting for room must now see the inbox closed.
         self.freed.notify_waiters();
@@ -175,6 +281,14 @@ impl Inbox {
 
     /// Wakes deliveries waiting for room, after a wait took events.
     pub(crate) fn notify_freed(&self) {
+        {
+            let mut state = self.lock();
+            self.unspill(&mut state);
+            if state.events.is_empty() && state.events.capacity() > self.capacity {
+                // An instance that once held many does not keep the buffer it grew.
+                state.events = VecDeque::new();
+            }
+        }
         self.freed.notify_waiters();
     }
 
@@ -225,6 +339,24 @@ mod tests {
         assert!(inbox.deliver(event("2")).await.is_ok());
         assert_eq!(started.elapsed(), Duration::from_secs(3));
         assert_eq!(ids(&inbox), ["2"]);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn offers_beyond_the_capacity_are_kept_and_counted_until_taken() {
+        let spill = Arc::new(Spill::new(1));
+        let inbox = Inbox::new(1, BTreeMap::new(), Vec::new()).spilling_into(spill.clone());
+        assert_eq!(inbox.offer(event("1")), Offered::Queued);
+        assert_eq!(inbox.offer(event("2")), Offered::Spilled);
+        assert_eq!(ids(&inbox), ["1", "2"], "both are there for waits to see");
+        let room = tokio::time::timeout(Duration::from_secs(1), spill.room()).await;
+        assert!(room.is_err(), "the spill is at its limit: the router waits");
+        inbox.lock().take(0);
+        inbox.notify_freed();
+        spill.room().await;
+        assert_eq!(inbox.offer(event("3")), Offered::Spilled);
+        assert_eq!(inbox.close().len(), 2);
+        spill.room().await;
+        assert_eq!(inbox.offer(event("4")), Offered::Closed);
     }
 
     #[tokio::test(start_paused = true)]

@@ -20,7 +20,7 @@ pub use spec::{EventSpec, context_attribute};
 pub use take::EventEntry;
 pub use waiting::Listening;
 
-pub(crate) use inbox::Inbox;
+pub(crate) use inbox::{Inbox, Offered, Spill};
 pub(crate) use io::HostLink;
 pub(crate) use registry::{SharedRegistry, lock as lock_registry};
 

@@ -13,7 +13,8 @@ use crate::error::WorkflowError;
 use crate::events::DEFAULT_INBOX_CAPACITY;
 
 /// The settings of a [`Host`](crate::Host). Every capacity is at least 1 (a 0 counts as 1); a
-/// full channel or inbox makes its sender wait (back-pressure), nothing is dropped.
+/// full channel makes its sender wait (back-pressure), nothing is dropped. A full inbox does not
+/// make the router wait: see `overflow_capacity`.
 #[derive(Clone)]
 pub struct HostConfig {
     /// Capacity of [`HostChannels::events`].
@@ -29,6 +30,11 @@ pub struct HostConfig {
     /// until it consumes one or ends. A state takes the events it awaits together once they are
     /// all in the inbox, so keep this above the most events one state awaits at once.
     pub inbox_capacity: usize,
+    /// How many events the overflows of full inboxes hold, all instances together. An event
+    /// for an instance whose inbox is full waits in that instance's overflow (in order) while
+    /// the router goes on with the next event, so one slow instance never holds up the others;
+    /// only when the overflows hold this many does the router wait for room.
+    pub overflow_capacity: usize,
     /// The wall clock scheduled starts are checked against; the host's deployment instant is
     /// its time when the host is created.
     pub clock: Arc<dyn Clock>,
@@ -42,6 +48,7 @@ impl Default for HostConfig {
             unmatched_capacity: 1024,
             outcomes_capacity: 1024,
             inbox_capacity: DEFAULT_INBOX_CAPACITY,
+            overflow_capacity: 65_536,
             clock: Arc::new(SystemClock),
         }
     }
@@ -55,6 +62,7 @@ impl fmt::Debug for HostConfig {
             .field("unmatched_capacity", &self.unmatched_capacity)
             .field("outcomes_capacity", &self.outcomes_capacity)
             .field("inbox_capacity", &self.inbox_capacity)
+            .field("overflow_capacity", &self.overflow_capacity)
             .finish_non_exhaustive()
     }
 }

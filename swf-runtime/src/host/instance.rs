@@ -70,7 +70,10 @@ impl<M: Machine> Shared<M> {
             WorkflowError::new(self.machine.workflow_id(), "", error, Value::Null)
         })?;
         let id = InstanceId::new(self.next_instance.fetch_add(1, Ordering::Relaxed));
-        let inbox = Arc::new(Inbox::new(self.inbox_capacity, correlation, initial));
+        let inbox = Arc::new(
+            Inbox::new(self.inbox_capacity, correlation, initial)
+                .spilling_into(Arc::clone(&self.spill)),
+        );
         let link = HostLink {
             registry: self.registry.clone(),
             instance: id,

@@ -25,7 +25,7 @@ pub use machine::{Machine, StartOnEvents};
 
 use crate::clock::Clock;
 use crate::error::WorkflowError;
-use crate::events::{EventSpec, SharedRegistry};
+use crate::events::{EventSpec, SharedRegistry, Spill};
 use instance::Liveness;
 
 /// The error name of a failure of the host itself: no tokio runtime to run an instance on, or
@@ -77,6 +77,8 @@ struct Shared<M> {
     clock: Arc<dyn Clock>,
     deployed_at: Timestamp,
     inbox_capacity: usize,
+    /// What the overflows of full inboxes hold, all instances together.
+    spill: Arc<Spill>,
     next_instance: AtomicU64,
     live: Arc<Liveness>,
     /// Taken by the first `run`.
@@ -99,6 +101,7 @@ impl<M: Machine> Host<M> {
             deployed_at: config.clock.now(),
             clock: config.clock,
             inbox_capacity: config.inbox_capacity,
+            spill: Arc::new(Spill::new(config.overflow_capacity)),
             next_instance: AtomicU64::new(1),
             live: Arc::default(),
             incoming: Mutex::new(Some(channels.events)),

@@ -9,7 +9,7 @@ use tokio::time::Instant;
 
 use super::starting::{Offer, Starting};
 use super::{Machine, Shared};
-use crate::events::lock_registry;
+use crate::events::{Offered, lock_registry};
 
 const NO_DEFINITION: &str = "matches no event definition";
 const NOBODY: &str = "no instance is waiting for it and it does not start one";
@@ -50,7 +50,11 @@ impl<M: Machine> Shared<M> {
                 }
             }
             match wake {
-                Wake::Event(event) => self.route(event, starting.as_mut()).await,
+                Wake::Event(event) => {
+                    // Only when full inboxes' overflows hold their limit, all together.
+                    self.spill.room().await;
+                    self.route(event, starting.as_mut()).await;
+                }
                 Wake::Deadline => {}
                 Wake::Closed => break,
             }
@@ -76,8 +80,9 @@ impl<M: Machine> Shared<M> {
         let receivers = lock_registry(&self.registry).receivers(self.events, &event, &matching);
         let mut delivered = false;
         for inbox in receivers {
+            // Never waits for one instance: a full inbox keeps the event in its overflow.
             // Refused only by an instance that ended meanwhile.
-            delivered |= inbox.deliver(event.clone()).await.is_ok();
+            delivered |= !matches!(inbox.offer(event.clone()), Offered::Closed);
         }
         if delivered {
             return;
