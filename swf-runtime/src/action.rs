@@ -3,13 +3,15 @@
 use std::fmt;
 use std::future::Future;
 use std::panic::AssertUnwindSafe;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use futures_util::FutureExt;
 use serde_json::Value;
+use tracing::Instrument;
 
 use crate::error::{ErrorObject, FunctionError};
 use crate::events::Io;
+use crate::trace;
 
 /// The name of the error a function that panics raises.
 pub const FUNCTION_PANIC: &str = "FunctionPanic";
@@ -116,6 +118,8 @@ pub fn step_origin(io: &Io) -> u64 {
 /// One action's call, as generated code describes it.
 #[derive(Debug, Clone, Copy)]
 pub struct ActionCall<'a> {
+    /// The function's name, as the workflow defines it.
+    pub function: &'a str,
     /// The task's name.
     pub task: &'a str,
     /// The action's name (or `action N`).
@@ -151,12 +155,25 @@ where
         action: how.action.to_owned(),
         attempt: how.attempt,
     };
+    let span = trace::action_span(
+        how.function,
+        how.task,
+        how.action,
+        how.attempt,
+        &context.scope,
+    );
+    let started = Instant::now();
     let call = CALL.scope(context, AssertUnwindSafe(call).catch_unwind());
     let outcome = match how.timeout {
-        None => call.await,
-        Some(limit) => match tokio::time::timeout(limit, call).await {
+        None => call.instrument(span.clone()).await,
+        Some(limit) => match tokio::time::timeout(limit, call)
+            .instrument(span.clone())
+            .await
+        {
             Ok(outcome) => outcome,
             Err(_elapsed) => {
+                span.in_scope(|| trace::timed_out(how.action, how.timeout_text));
+                trace::record_call(&span, started, Err(ErrorObject::TIMEOUT));
                 return Err(ErrorObject::new(
                     ErrorObject::TIMEOUT,
                     format!(
@@ -167,7 +184,7 @@ where
             }
         },
     };
-    match outcome {
+    let result = match outcome {
         Ok(result) => result.map_err(ErrorObject::from),
         Err(payload) => Err(ErrorObject::new(
             FUNCTION_PANIC,
@@ -178,7 +195,21 @@ where
                 panic_message(payload.as_ref())
             ),
         )),
-    }
+    };
+    trace::record_call(
+        &span,
+        started,
+        result
+            .as_ref()
+            .map(drop)
+            .map_err(|error| error.name.as_str()),
+    );
+    result
+}
+
+/// The nested scope the code running now is in (`Fork/Branch A@2/Each[3]`), empty at the top.
+pub(crate) fn current_scope() -> String {
+    SCOPE.try_with(Clone::clone).unwrap_or_default()
 }
 
 /// The text of a panic's payload (a `&str` or a `String`), or a placeholder.
@@ -201,6 +232,7 @@ mod tests {
 
     fn how(timeout: Option<Duration>) -> ActionCall<'static> {
         ActionCall {
+            function: "inventory",
             task: "Check",
             action: "inventory",
             timeout,

@@ -58,7 +58,9 @@ impl CompensationLog {
 
     /// Removes and returns the most recent record: the next task to compensate.
     pub fn pop_latest(&mut self) -> Option<String> {
-        self.completed.pop()
+        let task = self.completed.pop()?;
+        crate::trace::compensating(&task);
+        Some(task)
     }
 }
 

@@ -9,6 +9,8 @@ use crate::concurrent::{ScopeEnd, ScopeState};
 use crate::error::WorkflowError;
 use crate::events::{EventSpec, Io};
 use crate::progress::Progress;
+use crate::trace;
+use tracing::Instrument;
 
 /// Steps `state` until a step runs, and returns the state after it. While a step cannot run,
 /// it waits on `io` for what the step waits for, registered with a host's router (`events`
@@ -33,7 +35,8 @@ where
     loop {
         let seen = io.arrivals();
         io.begin_step();
-        match advance(state).await? {
+        let span = trace::task_span(&state);
+        match advance(state).instrument(span).await? {
             Progress::Ran(next) => return Ok(next),
             Progress::Waiting(same, wait) => {
                 listening.update(&wait);

@@ -59,6 +59,7 @@ mod retry;
 mod schedule;
 pub mod store;
 mod switch;
+mod trace;
 mod transition;
 
 pub use serde_json::{self, Value, json};
@@ -88,6 +89,7 @@ pub use progress::{ActionResume, CallbackPhase, Progress, Wait};
 pub use retry::{RetryPolicy, RetryProgress};
 pub use schedule::{SCHEDULE_ERROR, ScheduleWindow, check_schedule};
 pub use switch::CustomCondition;
+pub use trace::WorkflowInfo;
 
 /// Includes the Rust code that `swf_codegen::Builder` generated into `OUT_DIR` for a workflow.
 ///
@@ -128,6 +130,7 @@ pub mod __private {
         progress,
     };
     pub use crate::schedule::{SCHEDULE_ERROR, ScheduleWindow, check_schedule};
+    pub use crate::trace::{WorkflowInfo, traced_run};
 
     pub use crate::action::{ActionCall, call_action, in_scope, step_origin};
     pub use crate::collection::collection_refs;

@@ -99,6 +99,7 @@ impl RetryProgress {
             *slot = retry;
         }
         let delay = policy.delay_before(retry);
+        crate::trace::retry_scheduled(retry + 1, delay);
         Some(RetryProgress {
             attempts,
             not_before: (!delay.is_zero()).then(|| after(now, delay)),

@@ -281,6 +281,16 @@ impl ::swf_runtime::__private::ScopeState for ApprovalState {
             ApprovalState::Terminated { .. } => ::std::string::String::from("terminated"),
         }
     }
+    fn task_type(&self) -> &'static str {
+        match self {
+            ApprovalState::AskManager { .. } => "callback",
+            ApprovalState::AwaitOutcome { .. } => "switch",
+            ApprovalState::Accept { .. } => "inject",
+            ApprovalState::Refuse { .. } => "inject",
+            ApprovalState::Expire { .. } => "inject",
+            ApprovalState::Completed { .. } | ApprovalState::Terminated { .. } => "",
+        }
+    }
 }
 /// The `Approval` workflow (id `approval`), compiled to a state machine. `run` drives an instance to its end; `start` and `step` (or `advance`, which never waits) let the caller save the state between steps.
 pub struct ApprovalWorkflow<F> {
@@ -299,6 +309,12 @@ impl<F: ApprovalFunctions> ApprovalWorkflow<F> {
     /// A hash of the definition this machine was compiled from: a saved instance records
     /// it, so that a host can tell an instance saved by another definition.
     pub const DEFINITION_HASH: &'static str = "c2e8a8706f7cc468";
+    /// The workflow's id, name and version, as its traces name them.
+    pub const INFO: ::swf_runtime::__private::WorkflowInfo = ::swf_runtime::__private::WorkflowInfo {
+        id: Self::ID,
+        name: Self::NAME,
+        version: Self::VERSION,
+    };
     /// A machine that calls `functions` for the workflow's actions.
     pub fn new(functions: F) -> Self {
         ApprovalWorkflow { functions }
@@ -322,12 +338,13 @@ impl<F: ApprovalFunctions> ApprovalWorkflow<F> {
         ::swf_runtime::__private::WorkflowError,
     > {
         let state = self.begin(input, io)?;
-        ::swf_runtime::__private::run_to_end(
-                state,
-                io,
-                Self::event_specs(),
-                |state| self.advance(state, io),
-            )
+        let run = ::swf_runtime::__private::run_to_end(
+            state,
+            io,
+            Self::event_specs(),
+            |state| self.advance(state, io),
+        );
+        ::swf_runtime::__private::traced_run(Self::INFO, io, run)
             .await
             .map(::swf_runtime::__private::ScopeEnd::into_output)
     }
@@ -483,6 +500,7 @@ impl<F: ApprovalFunctions> ApprovalWorkflow<F> {
                             ::swf_runtime::__private::call_action(
                                     io,
                                     ::swf_runtime::__private::ActionCall {
+                                        function: "askManager",
                                         task: "AskManager",
                                         action: "action 1",
                                         timeout: ::core::option::Option::None,
@@ -1000,6 +1018,9 @@ for ApprovalWorkflow<F> {
     }
     fn version(&self) -> ::core::option::Option<&'static str> {
         Self::VERSION
+    }
+    fn workflow_name(&self) -> &'static str {
+        Self::NAME
     }
     fn definition_hash(&self) -> &'static str {
         Self::DEFINITION_HASH

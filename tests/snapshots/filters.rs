@@ -149,6 +149,14 @@ impl ::swf_runtime::__private::ScopeState for FiltersState {
             FiltersState::Terminated { .. } => ::std::string::String::from("terminated"),
         }
     }
+    fn task_type(&self) -> &'static str {
+        match self {
+            FiltersState::Seed { .. } => "inject",
+            FiltersState::Enrich { .. } => "operation",
+            FiltersState::Done { .. } => "delay",
+            FiltersState::Completed { .. } | FiltersState::Terminated { .. } => "",
+        }
+    }
 }
 /// The `Filters and parameters` workflow (id `filters`), compiled to a state machine. `run` drives an instance to its end; `start` and `step` (or `advance`, which never waits) let the caller save the state between steps.
 pub struct FiltersWorkflow<F> {
@@ -167,6 +175,12 @@ impl<F: FiltersFunctions> FiltersWorkflow<F> {
     /// A hash of the definition this machine was compiled from: a saved instance records
     /// it, so that a host can tell an instance saved by another definition.
     pub const DEFINITION_HASH: &'static str = "b4746aa32fb96704";
+    /// The workflow's id, name and version, as its traces name them.
+    pub const INFO: ::swf_runtime::__private::WorkflowInfo = ::swf_runtime::__private::WorkflowInfo {
+        id: Self::ID,
+        name: Self::NAME,
+        version: Self::VERSION,
+    };
     /// A machine that calls `functions` for the workflow's actions.
     pub fn new(functions: F) -> Self {
         FiltersWorkflow { functions }
@@ -189,12 +203,13 @@ impl<F: FiltersFunctions> FiltersWorkflow<F> {
     > {
         let io = ::swf_runtime::__private::Io::standalone();
         let state = self.begin(input, &io)?;
-        ::swf_runtime::__private::run_to_end(
-                state,
-                &io,
-                &[],
-                |state| self.advance(state, &io),
-            )
+        let run = ::swf_runtime::__private::run_to_end(
+            state,
+            &io,
+            &[],
+            |state| self.advance(state, &io),
+        );
+        ::swf_runtime::__private::traced_run(Self::INFO, &io, run)
             .await
             .map(::swf_runtime::__private::ScopeEnd::into_output)
     }
@@ -428,13 +443,13 @@ impl<F: FiltersFunctions> FiltersWorkflow<F> {
                 ::swf_runtime::__private::Value::from("phone")]));
                 ::swf_runtime::__private::Value::Object(map) };
                 ::swf_runtime::__private::call_action(io,
-                ::swf_runtime::__private::ActionCall { task : "Enrich", action :
-                "look up", timeout : ::core::option::Option::None, timeout_text : "",
-                attempt : 1, }, FiltersFunctions::lookup(& self.functions, args),). await
-                }, async { let args = data.clone();
+                ::swf_runtime::__private::ActionCall { function : "lookup", task :
+                "Enrich", action : "look up", timeout : ::core::option::Option::None,
+                timeout_text : "", attempt : 1, }, FiltersFunctions::lookup(& self
+                .functions, args),). await }, async { let args = data.clone();
                 ::swf_runtime::__private::call_action(io,
-                ::swf_runtime::__private::ActionCall { task : "Enrich", action : "score",
-                timeout :
+                ::swf_runtime::__private::ActionCall { function : "score", task :
+                "Enrich", action : "score", timeout :
                 ::core::option::Option::Some(::swf_runtime::__private::Duration::from_millis(2000u64)),
                 timeout_text : "PT2S", attempt : 1, }, FiltersFunctions::score(& self
                 .functions, args),). await }
@@ -656,6 +671,9 @@ for FiltersWorkflow<F> {
     }
     fn version(&self) -> ::core::option::Option<&'static str> {
         Self::VERSION
+    }
+    fn workflow_name(&self) -> &'static str {
+        Self::NAME
     }
     fn definition_hash(&self) -> &'static str {
         Self::DEFINITION_HASH

@@ -402,6 +402,19 @@ impl ::swf_runtime::__private::ScopeState for CarAuctionState {
             }
         }
     }
+    fn task_type(&self) -> &'static str {
+        match self {
+            CarAuctionState::Bidding { .. } => "event",
+            CarAuctionState::Assess { .. } => "switch",
+            CarAuctionState::Convert { .. } => "delay",
+            CarAuctionState::Charge { .. } => "operation",
+            CarAuctionState::Deliver { .. } => "parallel",
+            CarAuctionState::Sold { .. } => "inject",
+            CarAuctionState::Unsold { .. } => "operation",
+            CarAuctionState::Failed { .. } => "inject",
+            CarAuctionState::Completed { .. } | CarAuctionState::Terminated { .. } => "",
+        }
+    }
 }
 /// The branches of parallel task `Deliver`, each where it is.
 #[derive(
@@ -546,6 +559,14 @@ impl ::swf_runtime::__private::ScopeState for CarAuctionDeliverBranch1 {
             }
         }
     }
+    fn task_type(&self) -> &'static str {
+        match self {
+            CarAuctionDeliverBranch1::Register { .. } => "operation",
+            CarAuctionDeliverBranch1::Registered { .. } => "inject",
+            CarAuctionDeliverBranch1::Completed { .. }
+            | CarAuctionDeliverBranch1::Terminated { .. } => "",
+        }
+    }
 }
 /// Where the nested scope `deliver_b2` of the `car-auction` workflow is: the task it is at, or how it ended.
 #[derive(
@@ -640,6 +661,14 @@ impl ::swf_runtime::__private::ScopeState for CarAuctionDeliverBranch2 {
             }
         }
     }
+    fn task_type(&self) -> &'static str {
+        match self {
+            CarAuctionDeliverBranch2::Ship { .. } => "operation",
+            CarAuctionDeliverBranch2::Shipped { .. } => "inject",
+            CarAuctionDeliverBranch2::Completed { .. }
+            | CarAuctionDeliverBranch2::Terminated { .. } => "",
+        }
+    }
 }
 /// The `car-auction` workflow (id `car-auction`), compiled to a state machine. `run` drives an instance to its end; `start` and `step` (or `advance`, which never waits) let the caller save the state between steps.
 pub struct CarAuctionWorkflow<F> {
@@ -656,6 +685,12 @@ impl<F: CarAuctionFunctions> CarAuctionWorkflow<F> {
     /// A hash of the definition this machine was compiled from: a saved instance records
     /// it, so that a host can tell an instance saved by another definition.
     pub const DEFINITION_HASH: &'static str = "906261155be2c2c9";
+    /// The workflow's id, name and version, as its traces name them.
+    pub const INFO: ::swf_runtime::__private::WorkflowInfo = ::swf_runtime::__private::WorkflowInfo {
+        id: Self::ID,
+        name: Self::NAME,
+        version: Self::VERSION,
+    };
     /// A machine that calls `functions` for the workflow's actions.
     pub fn new(functions: F) -> Self {
         CarAuctionWorkflow { functions }
@@ -679,12 +714,13 @@ impl<F: CarAuctionFunctions> CarAuctionWorkflow<F> {
         ::swf_runtime::__private::WorkflowError,
     > {
         let state = self.begin(input, io)?;
-        ::swf_runtime::__private::run_to_end(
-                state,
-                io,
-                Self::event_specs(),
-                |state| self.advance(state, io),
-            )
+        let run = ::swf_runtime::__private::run_to_end(
+            state,
+            io,
+            Self::event_specs(),
+            |state| self.advance(state, io),
+        );
+        ::swf_runtime::__private::traced_run(Self::INFO, io, run)
             .await
             .map(::swf_runtime::__private::ScopeEnd::into_output)
     }
@@ -958,6 +994,7 @@ impl<F: CarAuctionFunctions> CarAuctionWorkflow<F> {
                             ::swf_runtime::__private::call_action(
                                     io,
                                     ::swf_runtime::__private::ActionCall {
+                                        function: "recordBid",
                                         task: "Bidding",
                                         action: "action 1",
                                         timeout: ::core::option::Option::None,
@@ -1365,6 +1402,7 @@ impl<F: CarAuctionFunctions> CarAuctionWorkflow<F> {
                         ::swf_runtime::__private::call_action(
                                 io,
                                 ::swf_runtime::__private::ActionCall {
+                                    function: "charge",
                                     task: "Charge",
                                     action: "action 1",
                                     timeout: ::core::option::Option::Some(
@@ -1836,6 +1874,7 @@ impl<F: CarAuctionFunctions> CarAuctionWorkflow<F> {
                     ::swf_runtime::__private::call_action(
                             io,
                             ::swf_runtime::__private::ActionCall {
+                                function: "register",
                                 task: "Register",
                                 action: "action 1",
                                 timeout: ::core::option::Option::None,
@@ -2018,19 +2057,19 @@ impl<F: CarAuctionFunctions> CarAuctionWorkflow<F> {
             let (result_0, result_1) = ::swf_runtime::__private::tokio::join!(
                 async { let args = data.clone();
                 ::swf_runtime::__private::call_action(io,
-                ::swf_runtime::__private::ActionCall { task : "Ship", action :
-                "action 1", timeout : ::core::option::Option::None, timeout_text : "",
-                attempt : 1, }, CarAuctionFunctions::ship(& self.functions, args),).
-                await }, async { let args = { let mut map =
+                ::swf_runtime::__private::ActionCall { function : "ship", task : "Ship",
+                action : "action 1", timeout : ::core::option::Option::None, timeout_text
+                : "", attempt : 1, }, CarAuctionFunctions::ship(& self.functions, args),)
+                . await }, async { let args = { let mut map =
                 ::swf_runtime::__private::Map::new(); map
                 .insert(::std::string::String::from("about"),
                 ::swf_runtime::__private::Value::from("shipping"));
                 ::swf_runtime::__private::Value::Object(map) };
                 ::swf_runtime::__private::call_action(io,
-                ::swf_runtime::__private::ActionCall { task : "Ship", action :
-                "action 2", timeout : ::core::option::Option::None, timeout_text : "",
-                attempt : 1, }, CarAuctionFunctions::notify(& self.functions, args),).
-                await }
+                ::swf_runtime::__private::ActionCall { function : "notify", task :
+                "Ship", action : "action 2", timeout : ::core::option::Option::None,
+                timeout_text : "", attempt : 1, }, CarAuctionFunctions::notify(& self
+                .functions, args),). await }
             );
             let result_0 = result_0?;
             ::swf_runtime::__private::merge_result(
@@ -2243,6 +2282,7 @@ impl<F: CarAuctionFunctions> CarAuctionWorkflow<F> {
                     ::swf_runtime::__private::call_action(
                             io,
                             ::swf_runtime::__private::ActionCall {
+                                function: "notify",
                                 task: "Unsold",
                                 action: "action 1",
                                 timeout: ::core::option::Option::None,
@@ -2377,6 +2417,9 @@ for CarAuctionWorkflow<F> {
     }
     fn version(&self) -> ::core::option::Option<&'static str> {
         Self::VERSION
+    }
+    fn workflow_name(&self) -> &'static str {
+        Self::NAME
     }
     fn definition_hash(&self) -> &'static str {
         Self::DEFINITION_HASH

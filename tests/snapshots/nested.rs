@@ -140,6 +140,13 @@ impl ::swf_runtime::__private::ScopeState for NestedState {
             NestedState::Terminated { .. } => ::std::string::String::from("terminated"),
         }
     }
+    fn task_type(&self) -> &'static str {
+        match self {
+            NestedState::With { .. } => "parallel",
+            NestedState::Run { .. } => "foreach",
+            NestedState::Completed { .. } | NestedState::Terminated { .. } => "",
+        }
+    }
 }
 /// The branches of parallel task `With`, each where it is.
 #[derive(
@@ -266,6 +273,13 @@ impl ::swf_runtime::__private::ScopeState for NestedWithBranch1 {
             }
         }
     }
+    fn task_type(&self) -> &'static str {
+        match self {
+            NestedWithBranch1::Self2 { .. } => "inject",
+            NestedWithBranch1::Completed { .. }
+            | NestedWithBranch1::Terminated { .. } => "",
+        }
+    }
 }
 /// Where the nested scope `with_b2` of the `Nested scopes` workflow is: the task it is at, or how it ended.
 #[derive(
@@ -346,6 +360,13 @@ impl ::swf_runtime::__private::ScopeState for NestedWithBranch2 {
             NestedWithBranch2::Terminated { .. } => {
                 ::std::string::String::from("terminated")
             }
+        }
+    }
+    fn task_type(&self) -> &'static str {
+        match self {
+            NestedWithBranch2::Log { .. } => "operation",
+            NestedWithBranch2::Completed { .. }
+            | NestedWithBranch2::Terminated { .. } => "",
         }
     }
 }
@@ -450,6 +471,12 @@ impl ::swf_runtime::__private::ScopeState for NestedRunBody {
             NestedRunBody::Terminated { .. } => ::std::string::String::from("terminated"),
         }
     }
+    fn task_type(&self) -> &'static str {
+        match self {
+            NestedRunBody::Iteration { .. } => "subflow",
+            NestedRunBody::Completed { .. } | NestedRunBody::Terminated { .. } => "",
+        }
+    }
 }
 /// The `Nested scopes` workflow (id `nested`), compiled to a state machine. `run` drives an instance to its end; `start` and `step` (or `advance`, which never waits) let the caller save the state between steps.
 pub struct NestedWorkflow<F> {
@@ -468,6 +495,12 @@ impl<F: NestedFunctions> NestedWorkflow<F> {
     /// A hash of the definition this machine was compiled from: a saved instance records
     /// it, so that a host can tell an instance saved by another definition.
     pub const DEFINITION_HASH: &'static str = "d59fa653445ea93f";
+    /// The workflow's id, name and version, as its traces name them.
+    pub const INFO: ::swf_runtime::__private::WorkflowInfo = ::swf_runtime::__private::WorkflowInfo {
+        id: Self::ID,
+        name: Self::NAME,
+        version: Self::VERSION,
+    };
     /// A machine that calls `functions` for the workflow's actions.
     pub fn new(functions: F) -> Self {
         NestedWorkflow { functions }
@@ -491,12 +524,13 @@ impl<F: NestedFunctions> NestedWorkflow<F> {
         ::swf_runtime::__private::WorkflowError,
     > {
         let state = self.begin(input, io)?;
-        ::swf_runtime::__private::run_to_end(
-                state,
-                io,
-                &[],
-                |state| self.advance(state, io),
-            )
+        let run = ::swf_runtime::__private::run_to_end(
+            state,
+            io,
+            &[],
+            |state| self.advance(state, io),
+        );
+        ::swf_runtime::__private::traced_run(Self::INFO, io, run)
             .await
             .map(::swf_runtime::__private::ScopeEnd::into_output)
     }
@@ -957,6 +991,7 @@ impl<F: NestedFunctions> NestedWorkflow<F> {
                     ::swf_runtime::__private::call_action(
                             io,
                             ::swf_runtime::__private::ActionCall {
+                                function: "log",
                                 task: "Log",
                                 action: "action 1",
                                 timeout: ::core::option::Option::None,
@@ -1355,6 +1390,9 @@ for NestedWorkflow<F> {
     }
     fn version(&self) -> ::core::option::Option<&'static str> {
         Self::VERSION
+    }
+    fn workflow_name(&self) -> &'static str {
+        Self::NAME
     }
     fn definition_hash(&self) -> &'static str {
         Self::DEFINITION_HASH

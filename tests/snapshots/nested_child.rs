@@ -108,6 +108,14 @@ impl ::swf_runtime::__private::ScopeState for NestedChildState {
             }
         }
     }
+    fn task_type(&self) -> &'static str {
+        match self {
+            NestedChildState::Log { .. } => "operation",
+            NestedChildState::Completed { .. } | NestedChildState::Terminated { .. } => {
+                ""
+            }
+        }
+    }
 }
 /// The `Nested child` workflow (id `nested-child`), compiled to a state machine. `run` drives an instance to its end; `start` and `step` (or `advance`, which never waits) let the caller save the state between steps.
 pub struct NestedChildWorkflow<F> {
@@ -126,6 +134,12 @@ impl<F: NestedChildFunctions> NestedChildWorkflow<F> {
     /// A hash of the definition this machine was compiled from: a saved instance records
     /// it, so that a host can tell an instance saved by another definition.
     pub const DEFINITION_HASH: &'static str = "0a81776edc958d06";
+    /// The workflow's id, name and version, as its traces name them.
+    pub const INFO: ::swf_runtime::__private::WorkflowInfo = ::swf_runtime::__private::WorkflowInfo {
+        id: Self::ID,
+        name: Self::NAME,
+        version: Self::VERSION,
+    };
     /// A machine that calls `functions` for the workflow's actions.
     pub fn new(functions: F) -> Self {
         NestedChildWorkflow { functions }
@@ -148,12 +162,13 @@ impl<F: NestedChildFunctions> NestedChildWorkflow<F> {
     > {
         let io = ::swf_runtime::__private::Io::standalone();
         let state = self.begin(input, &io)?;
-        ::swf_runtime::__private::run_to_end(
-                state,
-                &io,
-                &[],
-                |state| self.advance(state, &io),
-            )
+        let run = ::swf_runtime::__private::run_to_end(
+            state,
+            &io,
+            &[],
+            |state| self.advance(state, &io),
+        );
+        ::swf_runtime::__private::traced_run(Self::INFO, &io, run)
             .await
             .map(::swf_runtime::__private::ScopeEnd::into_output)
     }
@@ -314,6 +329,7 @@ impl<F: NestedChildFunctions> NestedChildWorkflow<F> {
                     ::swf_runtime::__private::call_action(
                             io,
                             ::swf_runtime::__private::ActionCall {
+                                function: "log",
                                 task: "Log",
                                 action: "action 1",
                                 timeout: ::core::option::Option::None,
@@ -403,6 +419,9 @@ for NestedChildWorkflow<F> {
     }
     fn version(&self) -> ::core::option::Option<&'static str> {
         Self::VERSION
+    }
+    fn workflow_name(&self) -> &'static str {
+        Self::NAME
     }
     fn definition_hash(&self) -> &'static str {
         Self::DEFINITION_HASH

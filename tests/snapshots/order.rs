@@ -205,6 +205,17 @@ impl ::swf_runtime::__private::ScopeState for OrderState {
             OrderState::Terminated { .. } => ::std::string::String::from("terminated"),
         }
     }
+    fn task_type(&self) -> &'static str {
+        match self {
+            OrderState::CheckInventory { .. } => "operation",
+            OrderState::ChargeCard { .. } => "operation",
+            OrderState::Route { .. } => "switch",
+            OrderState::ManualReview { .. } => "inject",
+            OrderState::Ship { .. } => "operation",
+            OrderState::Declined { .. } => "inject",
+            OrderState::Completed { .. } | OrderState::Terminated { .. } => "",
+        }
+    }
 }
 /// The `Order fulfilment` workflow (id `order`), compiled to a state machine. `run` drives an instance to its end; `start` and `step` (or `advance`, which never waits) let the caller save the state between steps.
 pub struct OrderWorkflow<F> {
@@ -223,6 +234,12 @@ impl<F: OrderFunctions> OrderWorkflow<F> {
     /// A hash of the definition this machine was compiled from: a saved instance records
     /// it, so that a host can tell an instance saved by another definition.
     pub const DEFINITION_HASH: &'static str = "543f47b83e79ed95";
+    /// The workflow's id, name and version, as its traces name them.
+    pub const INFO: ::swf_runtime::__private::WorkflowInfo = ::swf_runtime::__private::WorkflowInfo {
+        id: Self::ID,
+        name: Self::NAME,
+        version: Self::VERSION,
+    };
     /// A machine that calls `functions` for the workflow's actions.
     pub fn new(functions: F) -> Self {
         OrderWorkflow { functions }
@@ -245,12 +262,13 @@ impl<F: OrderFunctions> OrderWorkflow<F> {
     > {
         let io = ::swf_runtime::__private::Io::standalone();
         let state = self.begin(input, &io)?;
-        ::swf_runtime::__private::run_to_end(
-                state,
-                &io,
-                &[],
-                |state| self.advance(state, &io),
-            )
+        let run = ::swf_runtime::__private::run_to_end(
+            state,
+            &io,
+            &[],
+            |state| self.advance(state, &io),
+        );
+        ::swf_runtime::__private::traced_run(Self::INFO, &io, run)
             .await
             .map(::swf_runtime::__private::ScopeEnd::into_output)
     }
@@ -432,6 +450,7 @@ impl<F: OrderFunctions> OrderWorkflow<F> {
                     ::swf_runtime::__private::call_action(
                             io,
                             ::swf_runtime::__private::ActionCall {
+                                function: "checkInventory",
                                 task: "CheckInventory",
                                 action: "check stock",
                                 timeout: ::core::option::Option::None,
@@ -550,6 +569,7 @@ impl<F: OrderFunctions> OrderWorkflow<F> {
                     ::swf_runtime::__private::call_action(
                             io,
                             ::swf_runtime::__private::ActionCall {
+                                function: "chargeCard",
                                 task: "ChargeCard",
                                 action: "action 1",
                                 timeout: ::core::option::Option::Some(
@@ -939,6 +959,7 @@ impl<F: OrderFunctions> OrderWorkflow<F> {
                     ::swf_runtime::__private::call_action(
                             io,
                             ::swf_runtime::__private::ActionCall {
+                                function: "shipOrder",
                                 task: "Ship",
                                 action: "action 1",
                                 timeout: ::core::option::Option::None,
@@ -1096,6 +1117,9 @@ for OrderWorkflow<F> {
     }
     fn version(&self) -> ::core::option::Option<&'static str> {
         Self::VERSION
+    }
+    fn workflow_name(&self) -> &'static str {
+        Self::NAME
     }
     fn definition_hash(&self) -> &'static str {
         Self::DEFINITION_HASH

@@ -261,6 +261,22 @@ impl ::swf_runtime::__private::ScopeState for SagaState {
             SagaState::Terminated { .. } => ::std::string::String::from("terminated"),
         }
     }
+    fn task_type(&self) -> &'static str {
+        match self {
+            SagaState::BookFlight { .. } => "operation",
+            SagaState::BookHotel { .. } => "operation",
+            SagaState::Charge { .. } => "operation",
+            SagaState::Decide { .. } => "switch",
+            SagaState::Done { .. } => "inject",
+            SagaState::CallOff { .. } => "inject",
+            SagaState::Cancelled { .. } => "inject",
+            SagaState::Failed { .. } => "inject",
+            SagaState::CancelHotel { .. } => "operation",
+            SagaState::RefundDeposit { .. } => "inject",
+            SagaState::CancelFlight { .. } => "operation",
+            SagaState::Completed { .. } | SagaState::Terminated { .. } => "",
+        }
+    }
 }
 /// The `Trip booking with compensation` workflow (id `saga`), compiled to a state machine. `run` drives an instance to its end; `start` and `step` (or `advance`, which never waits) let the caller save the state between steps.
 pub struct SagaWorkflow<F> {
@@ -277,6 +293,12 @@ impl<F: SagaFunctions> SagaWorkflow<F> {
     /// A hash of the definition this machine was compiled from: a saved instance records
     /// it, so that a host can tell an instance saved by another definition.
     pub const DEFINITION_HASH: &'static str = "82ab995e9a6b0a26";
+    /// The workflow's id, name and version, as its traces name them.
+    pub const INFO: ::swf_runtime::__private::WorkflowInfo = ::swf_runtime::__private::WorkflowInfo {
+        id: Self::ID,
+        name: Self::NAME,
+        version: Self::VERSION,
+    };
     /// A machine that calls `functions` for the workflow's actions.
     pub fn new(functions: F) -> Self {
         SagaWorkflow { functions }
@@ -299,12 +321,13 @@ impl<F: SagaFunctions> SagaWorkflow<F> {
     > {
         let io = ::swf_runtime::__private::Io::standalone();
         let state = self.begin(input, &io)?;
-        ::swf_runtime::__private::run_to_end(
-                state,
-                &io,
-                &[],
-                |state| self.advance(state, &io),
-            )
+        let run = ::swf_runtime::__private::run_to_end(
+            state,
+            &io,
+            &[],
+            |state| self.advance(state, &io),
+        );
+        ::swf_runtime::__private::traced_run(Self::INFO, &io, run)
             .await
             .map(::swf_runtime::__private::ScopeEnd::into_output)
     }
@@ -579,6 +602,7 @@ impl<F: SagaFunctions> SagaWorkflow<F> {
                     ::swf_runtime::__private::call_action(
                             io,
                             ::swf_runtime::__private::ActionCall {
+                                function: "book",
                                 task: "BookFlight",
                                 action: "action 1",
                                 timeout: ::core::option::Option::None,
@@ -674,6 +698,7 @@ impl<F: SagaFunctions> SagaWorkflow<F> {
                     ::swf_runtime::__private::call_action(
                             io,
                             ::swf_runtime::__private::ActionCall {
+                                function: "book",
                                 task: "BookHotel",
                                 action: "action 1",
                                 timeout: ::core::option::Option::None,
@@ -778,6 +803,7 @@ impl<F: SagaFunctions> SagaWorkflow<F> {
                     ::swf_runtime::__private::call_action(
                             io,
                             ::swf_runtime::__private::ActionCall {
+                                function: "charge",
                                 task: "Charge",
                                 action: "action 1",
                                 timeout: ::core::option::Option::None,
@@ -1362,6 +1388,7 @@ impl<F: SagaFunctions> SagaWorkflow<F> {
                     ::swf_runtime::__private::call_action(
                             io,
                             ::swf_runtime::__private::ActionCall {
+                                function: "cancel",
                                 task: "CancelHotel",
                                 action: "action 1",
                                 timeout: ::core::option::Option::None,
@@ -1542,6 +1569,7 @@ impl<F: SagaFunctions> SagaWorkflow<F> {
                     ::swf_runtime::__private::call_action(
                             io,
                             ::swf_runtime::__private::ActionCall {
+                                function: "cancel",
                                 task: "CancelFlight",
                                 action: "action 1",
                                 timeout: ::core::option::Option::None,
@@ -1615,6 +1643,9 @@ impl<F: SagaFunctions + 'static> ::swf_runtime::__private::Machine for SagaWorkf
     }
     fn version(&self) -> ::core::option::Option<&'static str> {
         Self::VERSION
+    }
+    fn workflow_name(&self) -> &'static str {
+        Self::NAME
     }
     fn definition_hash(&self) -> &'static str {
         Self::DEFINITION_HASH

@@ -126,6 +126,16 @@ impl ::swf_runtime::__private::ScopeState for SwitchesState {
             SwitchesState::Terminated { .. } => ::std::string::String::from("terminated"),
         }
     }
+    fn task_type(&self) -> &'static str {
+        match self {
+            SwitchesState::Classify { .. } => "switch",
+            SwitchesState::Minor { .. } => "inject",
+            SwitchesState::Staff { .. } => "inject",
+            SwitchesState::Premium { .. } => "inject",
+            SwitchesState::Other { .. } => "inject",
+            SwitchesState::Completed { .. } | SwitchesState::Terminated { .. } => "",
+        }
+    }
 }
 /// The `Switch operators` workflow (id `switches`), compiled to a state machine. `run` drives an instance to its end; `start` and `step` (or `advance`, which never waits) let the caller save the state between steps.
 pub struct SwitchesWorkflow<F> {
@@ -144,6 +154,12 @@ impl<F: SwitchesFunctions> SwitchesWorkflow<F> {
     /// A hash of the definition this machine was compiled from: a saved instance records
     /// it, so that a host can tell an instance saved by another definition.
     pub const DEFINITION_HASH: &'static str = "4b79001ab5d7d92f";
+    /// The workflow's id, name and version, as its traces name them.
+    pub const INFO: ::swf_runtime::__private::WorkflowInfo = ::swf_runtime::__private::WorkflowInfo {
+        id: Self::ID,
+        name: Self::NAME,
+        version: Self::VERSION,
+    };
     /// A machine that calls `functions` for the workflow's actions.
     pub fn new(functions: F) -> Self {
         SwitchesWorkflow { functions }
@@ -166,12 +182,13 @@ impl<F: SwitchesFunctions> SwitchesWorkflow<F> {
     > {
         let io = ::swf_runtime::__private::Io::standalone();
         let state = self.begin(input, &io)?;
-        ::swf_runtime::__private::run_to_end(
-                state,
-                &io,
-                &[],
-                |state| self.advance(state, &io),
-            )
+        let run = ::swf_runtime::__private::run_to_end(
+            state,
+            &io,
+            &[],
+            |state| self.advance(state, &io),
+        );
+        ::swf_runtime::__private::traced_run(Self::INFO, &io, run)
             .await
             .map(::swf_runtime::__private::ScopeEnd::into_output)
     }
@@ -717,6 +734,9 @@ for SwitchesWorkflow<F> {
     }
     fn version(&self) -> ::core::option::Option<&'static str> {
         Self::VERSION
+    }
+    fn workflow_name(&self) -> &'static str {
+        Self::NAME
     }
     fn definition_hash(&self) -> &'static str {
         Self::DEFINITION_HASH

@@ -241,6 +241,14 @@ impl ::swf_runtime::__private::ScopeState for V01EventsState {
             }
         }
     }
+    fn task_type(&self) -> &'static str {
+        match self {
+            V01EventsState::WaitForOrder { .. } => "event",
+            V01EventsState::Shipped { .. } => "inject",
+            V01EventsState::Cancelled { .. } => "inject",
+            V01EventsState::Completed { .. } | V01EventsState::Terminated { .. } => "",
+        }
+    }
 }
 /// The `Event conditions over triggers` workflow (id `v01-events`), compiled to a state machine. `run` drives an instance to its end; `start` and `step` (or `advance`, which never waits) let the caller save the state between steps.
 pub struct V01EventsWorkflow<F> {
@@ -259,6 +267,12 @@ impl<F: V01EventsFunctions> V01EventsWorkflow<F> {
     /// A hash of the definition this machine was compiled from: a saved instance records
     /// it, so that a host can tell an instance saved by another definition.
     pub const DEFINITION_HASH: &'static str = "99f90e18f55ecfae";
+    /// The workflow's id, name and version, as its traces name them.
+    pub const INFO: ::swf_runtime::__private::WorkflowInfo = ::swf_runtime::__private::WorkflowInfo {
+        id: Self::ID,
+        name: Self::NAME,
+        version: Self::VERSION,
+    };
     /// A machine that calls `functions` for the workflow's actions.
     pub fn new(functions: F) -> Self {
         V01EventsWorkflow { functions }
@@ -282,12 +296,13 @@ impl<F: V01EventsFunctions> V01EventsWorkflow<F> {
         ::swf_runtime::__private::WorkflowError,
     > {
         let state = self.begin(input, io)?;
-        ::swf_runtime::__private::run_to_end(
-                state,
-                io,
-                Self::event_specs(),
-                |state| self.advance(state, io),
-            )
+        let run = ::swf_runtime::__private::run_to_end(
+            state,
+            io,
+            Self::event_specs(),
+            |state| self.advance(state, io),
+        );
+        ::swf_runtime::__private::traced_run(Self::INFO, io, run)
             .await
             .map(::swf_runtime::__private::ScopeEnd::into_output)
     }
@@ -535,6 +550,7 @@ impl<F: V01EventsFunctions> V01EventsWorkflow<F> {
                             ::swf_runtime::__private::call_action(
                                     io,
                                     ::swf_runtime::__private::ActionCall {
+                                        function: "ship",
                                         task: "WaitForOrder",
                                         action: "action 1",
                                         timeout: ::core::option::Option::Some(
@@ -821,6 +837,9 @@ for V01EventsWorkflow<F> {
     }
     fn version(&self) -> ::core::option::Option<&'static str> {
         Self::VERSION
+    }
+    fn workflow_name(&self) -> &'static str {
+        Self::NAME
     }
     fn definition_hash(&self) -> &'static str {
         Self::DEFINITION_HASH

@@ -154,6 +154,7 @@ fn emit_call(
     };
     let timeout = super::duration_option(action.timeout.as_ref());
     let timeout_text = action.timeout.as_ref().map_or("", |t| t.text.as_str());
+    let function_name = &function.ref_name.value;
     quote! {
         async {
             #input_binding
@@ -161,6 +162,7 @@ fn emit_call(
             #rt::call_action(
                 io,
                 #rt::ActionCall {
+                    function: #function_name,
                     task: #task_name,
                     action: #label,
                     timeout: #timeout,

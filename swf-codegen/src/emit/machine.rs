@@ -19,6 +19,7 @@ pub(super) fn emit(cx: &Context<'_>, scopes: &Emitted) -> TokenStream {
         None => quote!(::core::option::Option::None),
     };
     let hash = definition_hash(cx);
+    let rt = rt();
     let methods = &scopes.methods;
     let api = if cx.uses_io() {
         io_api(cx)
@@ -53,6 +54,12 @@ pub(super) fn emit(cx: &Context<'_>, scopes: &Emitted) -> TokenStream {
             /// A hash of the definition this machine was compiled from: a saved instance records
             /// it, so that a host can tell an instance saved by another definition.
             pub const DEFINITION_HASH: &'static str = #hash;
+            /// The workflow's id, name and version, as its traces name them.
+            pub const INFO: #rt::WorkflowInfo = #rt::WorkflowInfo {
+                id: Self::ID,
+                name: Self::NAME,
+                version: Self::VERSION,
+            };
 
             /// A machine that calls `functions` for the workflow's actions.
             pub fn new(functions: F) -> Self {
@@ -98,7 +105,8 @@ fn plain_api(cx: &Context<'_>) -> TokenStream {
         pub async fn run(&self, input: #rt::Value) -> ::core::result::Result<#rt::Value, #rt::WorkflowError> {
             let io = #rt::Io::standalone();
             let state = self.begin(input, &io)?;
-            #rt::run_to_end(state, &io, #specs, |state| self.advance(state, &io))
+            let run = #rt::run_to_end(state, &io, #specs, |state| self.advance(state, &io));
+            #rt::traced_run(Self::INFO, &io, run)
                 .await
                 .map(#rt::ScopeEnd::into_output)
         }
@@ -139,7 +147,8 @@ fn io_api(cx: &Context<'_>) -> TokenStream {
         /// that failed with no retry or onError left, with the data it had.
         pub async fn run_with(&self, input: #rt::Value, io: &#rt::Io) -> ::core::result::Result<#rt::Value, #rt::WorkflowError> {
             let state = self.begin(input, io)?;
-            #rt::run_to_end(state, io, #specs, |state| self.advance(state, io))
+            let run = #rt::run_to_end(state, io, #specs, |state| self.advance(state, io));
+            #rt::traced_run(Self::INFO, io, run)
                 .await
                 .map(#rt::ScopeEnd::into_output)
         }
@@ -274,6 +283,10 @@ fn emit_machine_impl(cx: &Context<'_>) -> TokenStream {
 
             fn version(&self) -> ::core::option::Option<&'static str> {
                 Self::VERSION
+            }
+
+            fn workflow_name(&self) -> &'static str {
+                Self::NAME
             }
 
             fn definition_hash(&self) -> &'static str {

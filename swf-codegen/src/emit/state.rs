@@ -176,6 +176,11 @@ fn emit_scope_state(cx: &Context<'_>) -> TokenStream {
             #state::#variant { .. } => ::std::string::String::from(#name),
         }
     });
+    let task_types = (0..cx.scope.tasks.len()).map(|i| {
+        let variant = cx.variant(i);
+        let kind = cx.task(i).kind.type_name();
+        quote!(#state::#variant { .. } => #kind,)
+    });
     let listening: Vec<TokenStream> = listening.collect();
     // A scope whose tasks never wait has nothing to match on (clippy's match_single_binding).
     let listening_body = if listening.is_empty() {
@@ -207,6 +212,13 @@ fn emit_scope_state(cx: &Context<'_>) -> TokenStream {
                     #(#positions)*
                     #state::Completed { .. } => ::std::string::String::from(#SERDE_COMPLETED),
                     #state::Terminated { .. } => ::std::string::String::from(#SERDE_TERMINATED),
+                }
+            }
+
+            fn task_type(&self) -> &'static str {
+                match self {
+                    #(#task_types)*
+                    #state::Completed { .. } | #state::Terminated { .. } => "",
                 }
             }
         }

@@ -53,6 +53,12 @@ pub trait ScopeState: Sized + Send {
     /// Where it is, for people: the task names down to the running tasks of nested scopes
     /// (`Fork/Branch A/Charge | Fork/Branch B/Ship`), or `completed`/`terminated`.
     fn position(&self) -> String;
+
+    /// The type of the task it is at (`operation`, `switch`...), empty once it ended: for
+    /// tracing.
+    fn task_type(&self) -> &'static str {
+        ""
+    }
 }
 
 /// How many nested positions a position shows before it only counts the rest.

@@ -7,6 +7,7 @@
 use std::future::Future;
 use std::pin::{Pin, pin};
 use std::sync::{Arc, Mutex, PoisonError};
+use tracing::Instrument;
 
 use futures_util::stream::{FuturesUnordered, StreamExt};
 use jiff::Timestamp;
@@ -160,8 +161,9 @@ where
         let seen = io.arrivals();
         // Only steps that ran count: a step that found nothing to do has no calls, and may or
         // may not happen when the round runs again.
+        let span = crate::trace::task_span(&state);
         let stepping = crate::action::member_step(origin, *steps, || step(state));
-        match stepping.await {
+        match stepping.instrument(span).await {
             Err(failure) => {
                 control.leave();
                 return MemberEnd::Failed(failure);
@@ -204,7 +206,10 @@ pub async fn round(
     until: Option<Timestamp>,
     timeout_message: &str,
 ) -> Result<RoundEnd, ErrorObject> {
-    let timed_out = || ErrorObject::new(ErrorObject::TIMEOUT, timeout_message);
+    let timed_out = || {
+        crate::trace::timed_out("task", timeout_message);
+        ErrorObject::new(ErrorObject::TIMEOUT, timeout_message)
+    };
     if until.is_some_and(|until| io.now() >= until) {
         return Err(timed_out());
     }

@@ -133,6 +133,7 @@ where
                 }
             };
             let timed_out = || {
+                crate::trace::timed_out(label, timeout_text);
                 Stepped::Failed(ErrorObject::new(
                     ErrorObject::TIMEOUT,
                     format!("{label} did not complete within {timeout_text}"),

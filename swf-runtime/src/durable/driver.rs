@@ -4,6 +4,7 @@
 use cloudevents::{AttributesReader, Event};
 use jiff::Timestamp;
 use serde_json::{Value, json};
+use tracing::Instrument;
 
 use super::codec;
 use super::{DurableHost, Ended, ProbePoint, Report};
@@ -44,8 +45,15 @@ struct Transition<T> {
 }
 
 impl<M: Machine, S: Store> DurableHost<M, S> {
-    /// Steps the claimed instance until it waits, ends, or this worker loses it.
+    /// Steps the claimed instance until it waits, ends, or this worker loses it, in a
+    /// `workflow` span (one per claim: a waiting instance is not in memory).
     pub(super) async fn drive(&self, claimed: Claimed) {
+        let span =
+            crate::trace::workflow_span(&self.inner.machine.info(), &claimed.record.id.to_string());
+        self.drive_claimed(claimed).instrument(span).await;
+    }
+
+    async fn drive_claimed(&self, claimed: Claimed) {
         let Claimed {
             mut record,
             mut inbox,
@@ -71,7 +79,8 @@ impl<M: Machine, S: Store> DurableHost<M, S> {
                 inbox.iter().map(|e| (e.seq, e.event.clone())).collect(),
                 &record.correlation,
             );
-            let stepped = self.inner.machine.step(state, &io).await;
+            let span = crate::trace::task_span(&state);
+            let stepped = self.inner.machine.step(state, &io).instrument(span).await;
             let (consumed, bound) = io.drain_taken();
             let effects = Effects {
                 consumed,
@@ -140,6 +149,7 @@ impl<M: Machine, S: Store> DurableHost<M, S> {
                         Then::Continue(next) if commit.lease_until.is_some() => state = next,
                         Then::Continue(_) | Then::Release => return,
                         Then::Ended(ended) => {
+                            crate::trace::record_ended(&ended);
                             self.report(Report::Ended {
                                 instance: record.id,
                                 ended,

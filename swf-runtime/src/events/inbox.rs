@@ -64,6 +64,7 @@ impl InboxState {
     /// Removes the event at `position`, recording that it was taken.
     pub(crate) fn take(&mut self, position: usize) -> Option<Queued> {
         let queued = self.events.remove(position)?;
+        crate::trace::event_consumed(&queued.event);
         self.taken.push(queued.seq);
         Some(queued)
     }

@@ -78,6 +78,7 @@ impl Io {
                 format!("cannot build event `{}`: {err}", spec.name),
             )
         })?;
+        crate::trace::event_produced(&event);
         match &self.inner.outbox {
             Outbox::Collect(produced) => produced
                 .lock()

@@ -124,11 +124,12 @@ impl<M: Machine> Shared<M> {
     }
 
     async fn drive(self: Arc<Self>, io: Io, state: M::State) -> Result<Value, WorkflowError> {
-        crate::drive::run_to_end(state, &io, self.events, |state| {
+        let run = crate::drive::run_to_end(state, &io, self.events, |state| {
             self.machine.step(state, &io)
-        })
-        .await
-        .map(crate::concurrent::ScopeEnd::into_output)
+        });
+        crate::trace::traced_run(self.machine.info(), &io, run)
+            .await
+            .map(crate::concurrent::ScopeEnd::into_output)
     }
 
     fn crashed(&self, failure: JoinError) -> WorkflowError {

@@ -25,6 +25,20 @@ pub trait Machine: Send + Sync + 'static {
     /// The workflow's `version`, if it has one.
     fn version(&self) -> Option<&'static str>;
 
+    /// The workflow's `name` (its id when it has none).
+    fn workflow_name(&self) -> &'static str {
+        self.workflow_id()
+    }
+
+    /// The workflow's id, name and version, as traces name them.
+    fn info(&self) -> crate::trace::WorkflowInfo {
+        crate::trace::WorkflowInfo {
+            id: self.workflow_id(),
+            name: self.workflow_name(),
+            version: self.version(),
+        }
+    }
+
     /// A hash of the definition the machine was compiled from.
     fn definition_hash(&self) -> &'static str;
 

@@ -1,0 +1,211 @@
+//! What instances do, as `tracing` spans and events (target `swf`): a `workflow` span per
+//! instance run, a `task` span per step, an `action` span per function call, and span events
+//! for events consumed and produced, retries scheduled, timeouts and compensation.
+//!
+//! Attribute names follow OpenTelemetry's drafts for workflows where they exist
+//! (`workflow.id`, `workflow.name`, `workflow.execution.id`, `workflow.execution.outcome`) and
+//! CloudEvents' semantic conventions (`cloudevents.event_id`, `cloudevents.event_source`,
+//! `cloudevents.event_type`). With no subscriber (or one that does not want target `swf`), a
+//! span costs one atomic load at its call site: no field is computed.
+
+use std::future::Future;
+use std::time::{Duration, Instant};
+
+use cloudevents::{AttributesReader, Event};
+use tracing::field::Empty;
+use tracing::{Instrument, Level, Span};
+
+use crate::concurrent::{ScopeEnd, ScopeState};
+use crate::error::WorkflowError;
+use crate::events::Io;
+
+/// The workflow a run belongs to, as generated code names it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct WorkflowInfo {
+    /// Its `id`.
+    pub id: &'static str,
+    /// Its `name`.
+    pub name: &'static str,
+    /// Its `version`, if it has one.
+    pub version: Option<&'static str>,
+}
+
+/// The span of one instance's run.
+pub(crate) fn workflow_span(workflow: &WorkflowInfo, execution: &str) -> Span {
+    tracing::info_span!(
+        target: "swf",
+        "workflow",
+        workflow.id = workflow.id,
+        workflow.name = workflow.name,
+        workflow.version = workflow.version.unwrap_or_default(),
+        workflow.execution.id = execution,
+        workflow.execution.outcome = Empty,
+        error.name = Empty,
+        task.name = Empty,
+    )
+}
+
+/// Records how the run in `span` ended.
+pub(crate) fn record_outcome(span: &Span, outcome: &Result<ScopeEnd, WorkflowError>) {
+    if span.is_disabled() {
+        return;
+    }
+    match outcome {
+        Ok(ScopeEnd::Completed(_)) => {
+            span.record("workflow.execution.outcome", "completed");
+        }
+        Ok(ScopeEnd::Terminated(_)) => {
+            span.record("workflow.execution.outcome", "terminated");
+        }
+        Err(error) => {
+            span.record("workflow.execution.outcome", "failed");
+            span.record("error.name", error.error().name.as_str());
+            span.record("task.name", error.task());
+        }
+    }
+}
+
+/// Records on the current `workflow` span how a durable instance ended.
+pub(crate) fn record_ended(ended: &crate::durable::Ended) {
+    let span = Span::current();
+    if span.is_disabled() {
+        return;
+    }
+    match ended {
+        crate::durable::Ended::Completed(_) => {
+            span.record("workflow.execution.outcome", "completed");
+        }
+        crate::durable::Ended::Failed(error) => {
+            span.record("workflow.execution.outcome", "failed");
+            span.record("error.name", error.error().name.as_str());
+            span.record("task.name", error.task());
+        }
+        crate::durable::Ended::Cancelled(_) => {
+            span.record("workflow.execution.outcome", "cancelled");
+        }
+    }
+}
+
+/// Runs an instance (`run`, the future of its whole run) inside its `workflow` span, and
+/// records the outcome.
+///
+/// # Errors
+/// The run's.
+pub async fn traced_run<F>(
+    workflow: WorkflowInfo,
+    io: &Io,
+    run: F,
+) -> Result<ScopeEnd, WorkflowError>
+where
+    F: Future<Output = Result<ScopeEnd, WorkflowError>>,
+{
+    let span = workflow_span(&workflow, io.id_prefix());
+    let outcome = run.instrument(span.clone()).await;
+    record_outcome(&span, &outcome);
+    outcome
+}
+
+/// The span of one step of a scope at `state`.
+pub(crate) fn task_span<S: ScopeState>(state: &S) -> Span {
+    tracing::info_span!(
+        target: "swf",
+        "task",
+        task.name = state.position(),
+        task.type = state.task_type(),
+        task.scope = crate::action::current_scope(),
+        task.attempt = Empty,
+    )
+}
+
+/// The span of one function call.
+pub(crate) fn action_span(
+    function: &str,
+    task: &str,
+    action: &str,
+    attempt: u32,
+    scope: &str,
+) -> Span {
+    // The task span learns its attempt, and its scope path inside branches and iterations,
+    // from the action it runs.
+    let task_span = Span::current();
+    if !task_span.is_disabled() {
+        task_span.record("task.attempt", attempt);
+        task_span.record("task.scope", scope);
+    }
+    tracing::info_span!(
+        target: "swf",
+        "action",
+        action.function = function,
+        action.name = action,
+        action.attempt = attempt,
+        task.name = task,
+        task.scope = scope,
+        action.outcome = Empty,
+        action.duration_ms = Empty,
+        error.name = Empty,
+    )
+}
+
+/// Records how the call in `span`, started at `started`, ended (`Err` with the error's name).
+pub(crate) fn record_call(span: &Span, started: Instant, outcome: Result<(), &str>) {
+    if span.is_disabled() {
+        return;
+    }
+    span.record(
+        "action.duration_ms",
+        started.elapsed().as_secs_f64() * 1_000.0,
+    );
+    match outcome {
+        Ok(()) => span.record("action.outcome", "ok"),
+        Err(name) => {
+            span.record("action.outcome", "error");
+            span.record("error.name", name)
+        }
+    };
+}
+
+/// An event a step took from its inbox.
+pub(crate) fn event_consumed(event: &Event) {
+    tracing::event!(
+        target: "swf",
+        Level::INFO,
+        cloudevents.event_id = event.id(),
+        cloudevents.event_source = %event.source(),
+        cloudevents.event_type = event.ty(),
+        traceparent = crate::events::context_attribute(event, "traceparent").unwrap_or_default(),
+        "event consumed"
+    );
+}
+
+/// An event a step produced.
+pub(crate) fn event_produced(event: &Event) {
+    tracing::event!(
+        target: "swf",
+        Level::INFO,
+        cloudevents.event_id = event.id(),
+        cloudevents.event_source = %event.source(),
+        cloudevents.event_type = event.ty(),
+        "event produced"
+    );
+}
+
+/// A retry scheduled: attempt `attempt` runs after `delay`.
+pub(crate) fn retry_scheduled(attempt: u32, delay: Duration) {
+    tracing::event!(
+        target: "swf",
+        Level::INFO,
+        retry.attempt = attempt,
+        retry.delay_ms = u64::try_from(delay.as_millis()).unwrap_or(u64::MAX),
+        "retry scheduled"
+    );
+}
+
+/// A timeout elapsed: `what` did not complete within `limit` (as written).
+pub(crate) fn timed_out(what: &str, limit: &str) {
+    tracing::event!(target: "swf", Level::INFO, timeout.of = what, timeout.limit = limit, "timeout");
+}
+
+/// Compensation of `task` starts.
+pub(crate) fn compensating(task: &str) {
+    tracing::event!(target: "swf", Level::INFO, compensation.task = task, "compensation");
+}
