@@ -129,7 +129,7 @@ pub(crate) fn action_span(
     // from the action it runs.
     let task_span = Span::current();
     if !task_span.is_disabled() {
-        task_span.record("task.attempt", attempt);
+        task_span.record("task.attempt", i64::from(attempt));
         task_span.record("task.scope", scope);
     }
     tracing::info_span!(
@@ -137,7 +137,7 @@ pub(crate) fn action_span(
         "action",
         action.function = function,
         action.name = action,
-        action.attempt = attempt,
+        action.attempt = i64::from(attempt),
         task.name = task,
         task.scope = scope,
         action.outcome = Empty,
@@ -164,8 +164,13 @@ pub(crate) fn record_call(span: &Span, started: Instant, outcome: Result<(), &st
     };
 }
 
-/// An event a step took from its inbox.
+/// An event a step took from its inbox (linked, with feature `otel`, to the span its
+/// `traceparent` names).
 pub(crate) fn event_consumed(event: &Event) {
+    #[cfg(feature = "otel")]
+    if let Some(traceparent) = crate::events::context_attribute(event, "traceparent") {
+        context::link(&traceparent);
+    }
     tracing::event!(
         target: "swf",
         Level::INFO,
@@ -194,8 +199,8 @@ pub(crate) fn retry_scheduled(attempt: u32, delay: Duration) {
     tracing::event!(
         target: "swf",
         Level::INFO,
-        retry.attempt = attempt,
-        retry.delay_ms = u64::try_from(delay.as_millis()).unwrap_or(u64::MAX),
+        retry.attempt = i64::from(attempt),
+        retry.delay_ms = i64::try_from(delay.as_millis()).unwrap_or(i64::MAX),
         "retry scheduled"
     );
 }
@@ -208,4 +213,85 @@ pub(crate) fn timed_out(what: &str, limit: &str) {
 /// Compensation of `task` starts.
 pub(crate) fn compensating(task: &str) {
     tracing::event!(target: "swf", Level::INFO, compensation.task = task, "compensation");
+}
+
+/// Trace context across events, in W3C `traceparent` form (the CloudEvents distributed-tracing
+/// extension), from and to the OpenTelemetry context that `tracing-opentelemetry` keeps for
+/// each span.
+#[cfg(feature = "otel")]
+pub(crate) mod context {
+    use opentelemetry::trace::{
+        SpanContext, SpanId, TraceContextExt, TraceFlags, TraceId, TraceState,
+    };
+    use tracing_opentelemetry::OpenTelemetrySpanExt;
+
+    /// The current span's context as a `traceparent`, when it has a valid one.
+    pub(crate) fn traceparent() -> Option<String> {
+        let context = tracing::Span::current().context();
+        let span = context.span();
+        let span = span.span_context();
+        span.is_valid().then(|| {
+            format!(
+                "00-{}-{}-{:02x}",
+                span.trace_id(),
+                span.span_id(),
+                span.trace_flags().to_u8()
+            )
+        })
+    }
+
+    /// Links the current span to the span a consumed event's `traceparent` names (a malformed
+    /// one is ignored: it is the sender's field, not ours to refuse).
+    pub(crate) fn link(traceparent: &str) {
+        if let Some(remote) = parse(traceparent) {
+            tracing::Span::current().add_link(remote);
+        }
+    }
+
+    /// `00-<32 hex trace id>-<16 hex span id>-<2 hex flags>`.
+    pub(crate) fn parse(traceparent: &str) -> Option<SpanContext> {
+        let mut parts = traceparent.trim().split('-');
+        let (version, trace, span, flags) =
+            (parts.next()?, parts.next()?, parts.next()?, parts.next()?);
+        if version != "00" || parts.next().is_some() || trace.len() != 32 || span.len() != 16 {
+            return None;
+        }
+        let trace = TraceId::from_hex(trace).ok()?;
+        let span = SpanId::from_hex(span).ok()?;
+        let flags = u8::from_str_radix(flags, 16).ok()?;
+        let context = SpanContext::new(
+            trace,
+            span,
+            TraceFlags::new(flags),
+            true,
+            TraceState::default(),
+        );
+        context.is_valid().then_some(context)
+    }
+
+    #[cfg(test)]
+    mod tests {
+        use super::*;
+
+        #[test]
+        fn reads_the_w3c_form_and_refuses_the_rest() {
+            let context = parse("00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01")
+                .expect("a valid traceparent");
+            assert_eq!(
+                context.trace_id().to_string(),
+                "4bf92f3577b34da6a3ce929d0e0e4736"
+            );
+            assert_eq!(context.span_id().to_string(), "00f067aa0ba902b7");
+            assert!(context.is_sampled() && context.is_remote());
+            for bad in [
+                "",
+                "01-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01",
+                "00-00000000000000000000000000000000-00f067aa0ba902b7-01",
+                "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01-extra",
+                "00-xyz-00f067aa0ba902b7-01",
+            ] {
+                assert!(parse(bad).is_none(), "{bad}");
+            }
+        }
+    }
 }

@@ -72,6 +72,10 @@ impl Io {
                 extension => builder.extension(extension, value),
             };
         }
+        #[cfg(feature = "otel")]
+        if let Some(traceparent) = crate::trace::context::traceparent() {
+            builder = builder.extension("traceparent", traceparent);
+        }
         let event = builder.build().map_err(|err| {
             ErrorObject::new(
                 EVENT_ERROR,
