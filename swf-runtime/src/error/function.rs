@@ -66,7 +66,27 @@ impl fmt::Display for FunctionError {
     }
 }
 
-impl std::error::Error for FunctionError {}
+/// `?` on any Rust error inside a function: it becomes a `FunctionExecutionError` with the
+/// error's message and its chain of causes (see [`FunctionError::from_error`]).
+///
+/// ```
+/// # use swf_runtime::{FunctionError, Value, json};
+/// fn read_order(path: &str) -> Result<Value, FunctionError> {
+///     let text = std::fs::read_to_string(path)?; // std::io::Error
+///     let order: Value = serde_json::from_str(&text)?; // serde_json::Error
+///     Ok(json!({"order": order}))
+/// }
+/// let error = read_order("/no/such/file").unwrap_err();
+/// assert_eq!(error.name, "FunctionExecutionError");
+/// ```
+///
+/// For the same reason `FunctionError` is not itself a `std::error::Error` (as with
+/// `anyhow::Error`, the two impls would overlap); its `Display` says what it is.
+impl<E: std::error::Error> From<E> for FunctionError {
+    fn from(error: E) -> Self {
+        Self::from_error(&error)
+    }
+}
 
 #[cfg(test)]
 mod tests {
@@ -120,6 +140,24 @@ mod tests {
             converted.trace,
             "caused by: connection reset\ncaused by: EPIPE"
         );
+    }
+
+    #[test]
+    fn the_question_mark_converts_any_error_with_its_causes() {
+        fn fails() -> Result<(), Layer> {
+            Err(Layer(
+                "request failed",
+                Some(Box::new(Layer("EPIPE", None))),
+            ))
+        }
+        fn function() -> Result<u32, FunctionError> {
+            fails()?;
+            Ok(1)
+        }
+        let converted = function().unwrap_err();
+        assert_eq!(converted.name, "FunctionExecutionError");
+        assert_eq!(converted.message, "request failed");
+        assert_eq!(converted.trace, "caused by: EPIPE");
     }
 
     #[test]
