@@ -190,6 +190,7 @@ pub(super) fn emit_methods(cx: &Context<'_>) -> Option<TokenStream> {
             format!("the scope of `{}`", cx.prefix.trim_end_matches('_'))
         }
     );
+    let doc = super::names::doc_text(&doc);
     Some(quote! {
         #[doc = #doc]
         async fn #compensate(

@@ -39,6 +39,7 @@ pub fn validate(workflow: &Workflow, diags: &mut Diagnostics) {
 
 fn check(workflow: &Workflow, diags: &mut Diagnostics) {
     names::check_definitions(workflow, diags);
+    names::check_methods(workflow, diags);
     events::check_starting_events(workflow, diags);
     events::check_detached_waits(&workflow.scope, diags);
     let cx = Context::new(workflow);
