@@ -96,6 +96,8 @@ pub fn load(text: &str, diags: &mut Diagnostics) -> Option<Node> {
         parser: Parser::new_from_str(text),
         anchors: BTreeMap::new(),
         depth: 0,
+        expanded: Size::default(),
+        limit_hit: false,
     };
     match loader.document() {
         Ok(Some(node)) => Some(node),
@@ -107,6 +109,12 @@ pub fn load(text: &str, diags: &mut Diagnostics) -> Option<Node> {
                     "the file holds no workflow definition",
                 )
                 .help("write the workflow as a YAML or JSON mapping with `id`, `name` and `tasks`");
+            None
+        }
+        Err((span, message)) if loader.limit_hit => {
+            diags.error(Code::LIMIT, span, message).help(
+                "write the repeated parts out instead of through aliases, or split the workflow into sub-flows",
+            );
             None
         }
         Err((span, message)) => {
@@ -122,12 +130,65 @@ type LoadResult<T> = Result<T, (Span, String)>;
 
 /// Deeper nesting than any workflow needs; refusing it keeps the recursive loader, lowering and
 /// emitters far from the stack's limit on hostile input.
-const MAX_DEPTH: usize = 64;
+pub const MAX_DEPTH: usize = 64;
+
+/// What aliases may copy into one document, all aliases together: an alias bomb of a few
+/// hundred bytes (each level aliasing the previous one ten times) would otherwise expand
+/// until memory runs out.
+pub const MAX_ALIAS_NODES: usize = 10_000;
+/// See [`MAX_ALIAS_NODES`]: the text of the scalars aliases copy, in bytes (16 MiB).
+pub const MAX_ALIAS_BYTES: usize = 16 << 20;
+
+/// The size of a node: how many nodes it holds (itself included) and the bytes of its
+/// scalars' text and keys.
+#[derive(Debug, Clone, Copy, Default)]
+struct Size {
+    nodes: usize,
+    bytes: usize,
+}
+
+impl Size {
+    fn of(node: &Node) -> Size {
+        match &node.kind {
+            NodeKind::Scalar(s) => Size {
+                nodes: 1,
+                bytes: s.text.len(),
+            },
+            NodeKind::Seq(items) => items
+                .iter()
+                .fold(Size { nodes: 1, bytes: 0 }, |size, item| {
+                    size.plus(Size::of(item))
+                }),
+            NodeKind::Map(entries) => {
+                entries
+                    .iter()
+                    .fold(Size { nodes: 1, bytes: 0 }, |size, entry| {
+                        size.plus(Size::of(&entry.value)).plus(Size {
+                            nodes: 1,
+                            bytes: entry.key.len(),
+                        })
+                    })
+            }
+        }
+    }
+
+    fn plus(self, other: Size) -> Size {
+        Size {
+            nodes: self.nodes.saturating_add(other.nodes),
+            bytes: self.bytes.saturating_add(other.bytes),
+        }
+    }
+}
 
 struct Loader<'a> {
     parser: Parser<'a, saphyr_parser::StrInput<'a>>,
-    anchors: BTreeMap<usize, Node>,
+    /// Each anchor's node and size.
+    anchors: BTreeMap<usize, (Node, Size)>,
     depth: usize,
+    /// What aliases have copied so far.
+    expanded: Size,
+    /// The error being returned is a limit (E0145), not a syntax error.
+    limit_hit: bool,
 }
 
 impl<'a> Loader<'a> {
@@ -178,6 +239,7 @@ impl<'a> Loader<'a> {
     fn node(&mut self, event: Event<'a>, span: YamlSpan) -> LoadResult<Node> {
         let at = span_of(&span);
         if self.depth >= MAX_DEPTH {
+            self.limit_hit = true;
             return Err((
                 at,
                 format!("the document nests deeper than {MAX_DEPTH} levels; flatten it"),
@@ -235,23 +297,38 @@ impl<'a> Loader<'a> {
             }
             Event::MappingStart(anchor, _) => (self.mapping(at)?, anchor),
             Event::Alias(id) => {
-                return self.anchors.get(&id).cloned().ok_or_else(|| {
-                    (
+                let Some((node, size)) = self.anchors.get(&id) else {
+                    return Err((
                         at,
                         "this alias refers to an anchor that is not defined before it".into(),
-                    )
-                });
+                    ));
+                };
+                let expanded = self.expanded.plus(*size);
+                if expanded.nodes > MAX_ALIAS_NODES || expanded.bytes > MAX_ALIAS_BYTES {
+                    self.limit_hit = true;
+                    return Err((
+                        at,
+                        format!(
+                            "the aliases of this document expand to more than {MAX_ALIAS_NODES} nodes or {} MiB of text",
+                            MAX_ALIAS_BYTES >> 20
+                        ),
+                    ));
+                }
+                self.expanded = expanded;
+                return Ok(node.clone());
             }
             other => return Err((at, format!("unexpected YAML event {other:?}"))),
         };
         if anchor > 0 {
-            self.anchors.insert(anchor, node.clone());
+            self.anchors.insert(anchor, (node.clone(), Size::of(&node)));
         }
         Ok(node)
     }
 
     fn mapping(&mut self, at: Span) -> LoadResult<Node> {
         let mut entries: Vec<Entry> = Vec::new();
+        // Key → its entry: the duplicate check stays linear in the number of keys.
+        let mut seen: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
         loop {
             let (event, span) = self.next()?;
             if matches!(event, Event::MappingEnd) {
@@ -267,7 +344,7 @@ impl<'a> Loader<'a> {
                     ));
                 }
             };
-            if let Some(first) = entries.iter().find(|e| e.key == key) {
+            if let Some(first) = seen.get(&key).map(|&index| &entries[index]) {
                 return Err((
                     key_node.span,
                     format!(
@@ -278,6 +355,7 @@ impl<'a> Loader<'a> {
             }
             let (event, span) = self.next()?;
             let value = self.node(event, span)?;
+            seen.insert(key.clone(), entries.len());
             entries.push(Entry {
                 key,
                 key_span: key_node.span,
@@ -384,6 +462,47 @@ mod tests {
             "{:?}",
             diags.items()
         );
+        assert_eq!(diags.items()[0].code, Code::LIMIT);
+    }
+
+    /// A few hundred bytes whose aliases expand tenfold per level once grew until the process
+    /// was killed.
+    #[test]
+    fn alias_bombs_are_refused_within_the_budget() {
+        let mut text = String::from("a: &a [x, x, x, x, x, x, x, x, x, x]\n");
+        let mut previous = 'a';
+        for level in 1..9u8 {
+            let name = char::from(b'a' + level);
+            let items = vec![format!("*{previous}"); 10].join(", ");
+            text.push_str(&format!("{name}: &{name} [{items}]\n"));
+            previous = name;
+        }
+        let mut diags = Diagnostics::new("bomb.yaml");
+        assert!(load(&text, &mut diags).is_none());
+        let d = &diags.items()[0];
+        assert_eq!(d.code, Code::LIMIT, "{d:?}");
+        assert!(d.message.contains("aliases"), "{}", d.message);
+        assert_eq!(d.span.line, 4);
+    }
+
+    #[test]
+    fn aliases_within_the_budget_still_expand() {
+        let text = "r: &r {interval: PT1S, maxAttempts: 3}\nuse: [*r, *r, *r, *r]\n";
+        let node = load_ok(text);
+        assert_eq!(
+            node.to_json()["use"][3]["maxAttempts"],
+            serde_json::json!(3)
+        );
+    }
+
+    #[test]
+    fn many_keys_in_one_mapping_load() {
+        let text: String = (0..20_000).map(|i| format!("k{i}: {i}\n")).collect();
+        let node = load_ok(&text);
+        assert_eq!(node.to_json()["k19999"], serde_json::json!(19999));
+        let mut diags = Diagnostics::new("t.yaml");
+        assert!(load(&format!("{text}k7: again\n"), &mut diags).is_none());
+        assert!(diags.items()[0].message.contains("`k7`"));
     }
 
     #[test]
