@@ -187,6 +187,23 @@ pub fn string(node: &Node, what: &str, diags: &mut Diagnostics) -> Option<Spanne
     }
 }
 
+/// The task a transition names (`nextTask`, `nextState`, `next-state`): a string that is not
+/// empty. An empty one is reported (E0124) and comes back empty, which the rest of the
+/// compiler reads as a target already reported: `check` refuses what `gen` cannot compile.
+pub fn target(node: &Node, what: &str, diags: &mut Diagnostics) -> Option<Spanned<String>> {
+    let target = string(node, what, diags)?;
+    if target.value.is_empty() {
+        diags
+            .error(
+                Code::INVALID_VALUE,
+                node.span,
+                format!("`{what}` is empty: it must name the task that runs next"),
+            )
+            .help("write the name (or id) of a task of the same scope, or end here instead");
+    }
+    Some(target)
+}
+
 pub fn boolean(node: &Node, what: &str, diags: &mut Diagnostics) -> Option<bool> {
     match &node.kind {
         NodeKind::Scalar(s) => match s.value {

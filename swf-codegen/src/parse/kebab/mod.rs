@@ -201,7 +201,7 @@ impl Kebab<'_> {
 
     /// `next-state: <name>` as a transition.
     fn next_state(&mut self, node: &Node) -> Option<Transition> {
-        let next = reader::string(node, "next-state", self.cx.diags)?;
+        let next = reader::target(node, "next-state", self.cx.diags)?;
         Some(Transition {
             span: next.span,
             next,
