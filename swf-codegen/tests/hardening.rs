@@ -47,3 +47,43 @@ fn empty_transition_targets_are_refused_in_every_dialect() {
         assert!(found[0].message.contains("is empty"), "{name}");
     }
 }
+
+const HEADER: &str = "id: s\nname: s\nversion: '1.0'\n";
+
+/// The tasks draft: "These are exclusive, meaning that a switch task can define one or the
+/// other condition type, not both". Both were accepted.
+#[test]
+fn a_switch_with_data_and_event_conditions_is_refused_once() {
+    let text = format!(
+        "{HEADER}events:\n  - {{name: Go, source: s, type: t}}\ntasks:\n  - name: Pick\n    type: switch\n    start: {{kind: default}}\n    dataConditions:\n      - {{path: $.x, value: '1', operator: equals, transition: {{nextTask: Done}}}}\n    eventConditions:\n      - {{eventRef: Go, transition: {{nextTask: Done}}}}\n    default: {{nextTask: Done}}\n  - {{name: Done, type: inject, data: {{}}, end: {{kind: default}}}}\n"
+    );
+    let found = diagnostics("both.yaml", &text);
+    assert_eq!(codes("both.yaml", &text), vec!["E0132"], "{found:#?}");
+    assert!(found[0].message.contains("not both"));
+    assert_eq!(found[0].span.line, 13);
+}
+
+/// An unknown operator also reported "has no conditions" and "cannot be reached".
+#[test]
+fn an_unknown_operator_is_reported_once() {
+    let text = format!(
+        "{HEADER}tasks:\n  - name: Pick\n    type: switch\n    start: {{kind: default}}\n    dataConditions:\n      - {{path: $.x, value: '1', operator: equalz, transition: {{nextTask: Done}}}}\n    default: {{nextTask: Other}}\n  - {{name: Done, type: inject, data: {{}}, end: {{kind: default}}}}\n  - {{name: Other, type: inject, data: {{}}, end: {{kind: default}}}}\n"
+    );
+    assert_eq!(codes("op.yaml", &text), vec!["E0005"]);
+}
+
+/// An unknown task type also reported the transitions naming the task (E0104) and its keys.
+#[test]
+fn an_unknown_task_type_is_reported_once() {
+    let text = format!(
+        "{HEADER}tasks:\n  - {{name: A, type: inject, start: {{kind: default}}, data: {{}}, transition: {{nextTask: B}}}}\n  - {{name: B, type: injekt, data: {{}}, transition: {{nextTask: C}}}}\n  - {{name: C, type: inject, data: {{}}, end: {{kind: default}}}}\n"
+    );
+    assert_eq!(codes("type.yaml", &text), vec!["E0005"]);
+}
+
+/// An event condition that cannot be waited for also reported that the entry had no condition.
+#[test]
+fn an_event_condition_that_cannot_be_waited_for_is_reported_once() {
+    let text = "id: v\nname: v\nversion: '1.0'\nstartsAt: Wait\ntriggers:\n  - {name: OrderPlaced, source: shop, type: order.placed}\nstates:\n  - name: Wait\n    type: EVENT\n    eventActions:\n      - condition: {body: \"not OrderPlaced\"}\n        actions: []\n        transition: {nextState: Done}\n  - {name: Done, type: RELAY, inject: {status: shipped}, end: true}\n";
+    assert_eq!(codes("cond.yaml", text), vec!["E0133"]);
+}

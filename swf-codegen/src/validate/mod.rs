@@ -48,7 +48,9 @@ fn check(workflow: &Workflow, diags: &mut Diagnostics) {
         starts::check_scope(info, diags);
         for task in &info.scope.tasks {
             transitions::check_task(&cx, index, task, diags);
-            required::check_task(task, diags);
+            if !task.recovered {
+                required::check_task(task, diags);
+            }
             references::check_task(&cx, task, diags);
             paths::check_task(task, diags);
         }

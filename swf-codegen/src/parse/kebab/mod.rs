@@ -63,6 +63,7 @@ pub(super) fn lower(
         cx: Lowering {
             diags,
             default_language: ExprLanguage::Spel,
+            recovered: false,
         },
         dialect,
         functions: Vec::new(),

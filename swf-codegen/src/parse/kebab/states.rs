@@ -238,6 +238,7 @@ impl Kebab<'_> {
                 used_for_compensation: false,
                 metadata,
                 span: node.span,
+                recovered: std::mem::take(&mut self.cx.recovered),
             });
         };
 
@@ -280,6 +281,7 @@ impl Kebab<'_> {
             compensated_by: None,
             used_for_compensation: false,
             metadata,
+            recovered: std::mem::take(&mut self.cx.recovered),
             span: node.span,
         };
         // Once an action's retries are spent, its handler takes the retry's `next-state`.

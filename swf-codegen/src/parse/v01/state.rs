@@ -113,6 +113,7 @@ impl V01<'_> {
             compensated_by: None,
             used_for_compensation: false,
             metadata,
+            recovered: std::mem::take(&mut self.cx.recovered),
             span: node.span,
         };
         // Once an action's retries are spent, the handler its retry's transition became
