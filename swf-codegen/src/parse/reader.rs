@@ -227,6 +227,7 @@ pub fn unsigned(node: &Node, what: &str, diags: &mut Diagnostics) -> Option<Span
     let parsed = match &node.kind {
         NodeKind::Scalar(s) => match s.value {
             ScalarValue::Int(i) => u64::try_from(i).ok(),
+            ScalarValue::UInt(u) => Some(u),
             ScalarValue::Str => s.text.trim().parse::<u64>().ok(),
             _ => None,
         },

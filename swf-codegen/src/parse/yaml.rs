@@ -36,6 +36,8 @@ pub enum ScalarValue {
     Null,
     Bool(bool),
     Int(i64),
+    /// An integer above `i64::MAX` that fits in a `u64`.
+    UInt(u64),
     Float(f64),
     Str,
 }
@@ -54,7 +56,7 @@ impl Node {
             NodeKind::Scalar(s) => match s.value {
                 ScalarValue::Null => "null",
                 ScalarValue::Bool(_) => "a boolean",
-                ScalarValue::Int(_) | ScalarValue::Float(_) => "a number",
+                ScalarValue::Int(_) | ScalarValue::UInt(_) | ScalarValue::Float(_) => "a number",
                 ScalarValue::Str => "a string",
             },
             NodeKind::Seq(_) => "a list",
@@ -69,6 +71,7 @@ impl Node {
                 ScalarValue::Null => Value::Null,
                 ScalarValue::Bool(b) => Value::Bool(b),
                 ScalarValue::Int(i) => Value::Number(i.into()),
+                ScalarValue::UInt(u) => Value::Number(u.into()),
                 ScalarValue::Float(f) => Number::from_f64(f).map_or(Value::Null, Value::Number),
                 ScalarValue::Str => Value::String(s.text.clone()),
             },
@@ -98,8 +101,16 @@ pub fn load(text: &str, diags: &mut Diagnostics) -> Option<Node> {
         depth: 0,
         expanded: Size::default(),
         limit_hit: false,
+        numbers: Vec::new(),
+        reading_key: false,
     };
-    match loader.document() {
+    let document = loader.document();
+    for (span, message) in std::mem::take(&mut loader.numbers) {
+        diags.error(Code::BAD_NUMBER, span, message).help(
+            "quote the number to keep it exactly, as a string; JSON data holds 64-bit integers and finite floats",
+        );
+    }
+    match document {
         Ok(Some(node)) => Some(node),
         Ok(None) => {
             diags
@@ -189,6 +200,10 @@ struct Loader<'a> {
     expanded: Size,
     /// The error being returned is a limit (E0145), not a syntax error.
     limit_hit: bool,
+    /// Numbers JSON cannot hold exactly (E0146), reported without stopping the load.
+    numbers: Vec<(Span, String)>,
+    /// A mapping key is being read: it is text, whatever it looks like.
+    reading_key: bool,
 }
 
 impl<'a> Loader<'a> {
@@ -260,8 +275,8 @@ impl<'a> Loader<'a> {
                         Some(CoreScalar::Null) => ScalarValue::Null,
                         Some(CoreScalar::Boolean(b)) => ScalarValue::Bool(b),
                         Some(CoreScalar::Integer(i)) => ScalarValue::Int(i),
-                        Some(CoreScalar::FloatingPoint(f)) => ScalarValue::Float(f.into_inner()),
-                        Some(CoreScalar::String(_)) | None => ScalarValue::Str,
+                        Some(CoreScalar::FloatingPoint(f)) => self.float(&text, f.into_inner(), at),
+                        Some(CoreScalar::String(_)) | None => self.maybe_integer(&text, at),
                     }
                 } else {
                     ScalarValue::Str
@@ -325,6 +340,54 @@ impl<'a> Loader<'a> {
         Ok(node)
     }
 
+    /// A plain scalar the core schema resolved to a float: an integer too large for `i64`
+    /// (kept as a `u64` when it fits), or a float, which must be finite. A number JSON cannot
+    /// hold is reported and read as a string.
+    fn float(&mut self, text: &str, value: f64, at: Span) -> ScalarValue {
+        if self.reading_key {
+            return ScalarValue::Str;
+        }
+        if is_decimal_integer(text) {
+            return self.maybe_integer(text, at);
+        }
+        if value.is_finite() {
+            return ScalarValue::Float(value);
+        }
+        let what = if value.is_nan() {
+            "not a number (`.nan`)".to_owned()
+        } else if text.trim_start_matches(['-', '+']).starts_with('.') {
+            format!("infinite (`{text}`)")
+        } else {
+            format!("`{text}`, beyond the largest float (about 1.8e308)")
+        };
+        self.numbers.push((
+            at,
+            format!("this number is {what}, which JSON data cannot hold"),
+        ));
+        ScalarValue::Str
+    }
+
+    /// A plain scalar that is not a core-schema number: a decimal integer beyond `i64` is a
+    /// `u64` when it fits, reported when it does not; anything else is a string.
+    fn maybe_integer(&mut self, text: &str, at: Span) -> ScalarValue {
+        if self.reading_key || !is_decimal_integer(text) {
+            return ScalarValue::Str;
+        }
+        match text.trim_start_matches('+').parse::<u64>() {
+            Ok(value) => ScalarValue::UInt(value),
+            Err(_) => {
+                self.numbers.push((
+                    at,
+                    format!(
+                        "the integer `{}` is beyond the 64-bit integers JSON data holds exactly",
+                        crate::syntax::excerpt(text)
+                    ),
+                ));
+                ScalarValue::Str
+            }
+        }
+    }
+
     fn mapping(&mut self, at: Span) -> LoadResult<Node> {
         let mut entries: Vec<Entry> = Vec::new();
         // Key → its entry: the duplicate check stays linear in the number of keys.
@@ -334,7 +397,10 @@ impl<'a> Loader<'a> {
             if matches!(event, Event::MappingEnd) {
                 break;
             }
-            let key_node = self.node(event, span)?;
+            self.reading_key = true;
+            let key_node = self.node(event, span);
+            self.reading_key = false;
+            let key_node = key_node?;
             let key = match &key_node.kind {
                 NodeKind::Scalar(s) => s.text.clone(),
                 _ => {
@@ -367,6 +433,12 @@ impl<'a> Loader<'a> {
             span: at,
         })
     }
+}
+
+/// `123`, `-45`, `+6`: what the YAML core schema reads as a decimal integer.
+fn is_decimal_integer(text: &str) -> bool {
+    let digits = text.strip_prefix(['-', '+']).unwrap_or(text);
+    !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit())
 }
 
 #[cfg(test)]
@@ -493,6 +565,20 @@ mod tests {
             node.to_json()["use"][3]["maxAttempts"],
             serde_json::json!(3)
         );
+    }
+
+    /// Integers beyond i64/u64 and 1e400, .inf, .nan became `null` or lost digits silently.
+    #[test]
+    fn numbers_json_cannot_hold_are_refused_and_u64_is_kept() {
+        let text = "a: 18446744073709551615\nb: 123456789012345678901234567890\nc: -9223372036854775809\nd: 1e400\ne: .inf\nf: -.Inf\ng: .nan\nh: 1.5\n1e400: key\n";
+        let mut diags = Diagnostics::new("n.yaml");
+        let node = load(text, &mut diags).expect("loads");
+        let lines: Vec<u32> = diags.items().iter().map(|d| d.span.line).collect();
+        assert_eq!(lines, vec![2, 3, 4, 5, 6, 7], "{:?}", diags.items());
+        assert!(diags.items().iter().all(|d| d.code == Code::BAD_NUMBER));
+        assert_eq!(node.to_json()["a"], serde_json::json!(u64::MAX));
+        assert_eq!(node.to_json()["h"], serde_json::json!(1.5));
+        assert_eq!(node.to_json()["1e400"], serde_json::json!("key"));
     }
 
     #[test]

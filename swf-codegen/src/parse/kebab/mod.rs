@@ -230,6 +230,7 @@ fn whole_seconds(node: &Node) -> Option<u64> {
     match &node.kind {
         NodeKind::Scalar(s) => match s.value {
             ScalarValue::Int(i) => u64::try_from(i).ok(),
+            ScalarValue::UInt(u) => Some(u),
             ScalarValue::Str
                 if !s.text.trim().is_empty()
                     && s.text.trim().bytes().all(|b| b.is_ascii_digit()) =>
