@@ -91,6 +91,8 @@ pub(crate) struct Context<'a> {
     branches: Vec<Option<String>>,
     /// Where this scope is: (task index, branch index) from the root.
     path: Vec<(usize, usize)>,
+    /// Whether the scope keeps a compensation log (see `compensation::in_use`), computed once.
+    compensation_in_use: bool,
     /// Task names, then ids, to their index: what transitions name.
     targets: std::collections::BTreeMap<&'a str, usize>,
     pub root: bool,
@@ -133,6 +135,7 @@ impl<'a> Context<'a> {
             root: path.is_empty(),
             targets: targets(scope),
             path,
+            compensation_in_use: compensation::scope_in_use(scope),
         }
     }
 
