@@ -15,7 +15,11 @@ fn workflow(count: usize) -> SourceFile {
         "id: scale\nname: scale\nversion: '1.0'\nfunctions:\n  - {name: work, resource: r}\ntasks:\n",
     );
     for i in 0..count {
-        let start = if i == 0 { "start: {kind: default}, " } else { "" };
+        let start = if i == 0 {
+            "start: {kind: default}, "
+        } else {
+            ""
+        };
         let next = if i + 1 == count {
             "end: {kind: default}".to_owned()
         } else {

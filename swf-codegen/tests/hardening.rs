@@ -87,3 +87,40 @@ fn an_event_condition_that_cannot_be_waited_for_is_reported_once() {
     let text = "id: v\nname: v\nversion: '1.0'\nstartsAt: Wait\ntriggers:\n  - {name: OrderPlaced, source: shop, type: order.placed}\nstates:\n  - name: Wait\n    type: EVENT\n    eventActions:\n      - condition: {body: \"not OrderPlaced\"}\n        actions: []\n        transition: {nextState: Done}\n  - {name: Done, type: RELAY, inject: {status: shipped}, end: true}\n";
     assert_eq!(codes("cond.yaml", text), vec!["E0133"]);
 }
+
+/// A first-draft file whose states are all END states has no kebab-case key: it was read as
+/// the tasks draft, with three errors.
+#[test]
+fn a_first_draft_file_of_end_states_only_is_the_first_draft() {
+    let text = "name: only-end\nstates:\n  - name: Done\n    type: END\n    start: true\n    status: SUCCESS\n";
+    let source = SourceFile::new("end.yaml", text.to_owned());
+    let (workflow, diags) = swf_codegen::check(&source);
+    assert!(!diags.has_errors(), "{:?}", diags.items());
+    assert_eq!(
+        workflow.expect("parses").dialect,
+        swf_codegen::ir::Dialect::First
+    );
+}
+
+/// `actions: []` is a valid operation (the drafts' schemas set no minimum); a missing
+/// `actions` is still reported.
+#[test]
+fn an_operation_may_have_no_actions_but_must_say_so() {
+    let empty = format!(
+        "{HEADER}tasks:\n  - {{name: A, type: operation, start: {{kind: default}}, actions: [], end: {{kind: default}}}}\n"
+    );
+    assert_eq!(codes("empty.yaml", &empty), Vec::<&str>::new());
+    let missing = format!(
+        "{HEADER}tasks:\n  - {{name: A, type: operation, start: {{kind: default}}, end: {{kind: default}}}}\n"
+    );
+    assert_eq!(codes("missing.yaml", &missing), vec!["E0004"]);
+}
+
+/// Jayway member names with dashes were refused.
+#[test]
+fn jsonpath_member_names_may_hold_dashes() {
+    let text = format!(
+        "{HEADER}tasks:\n  - name: Pick\n    type: switch\n    start: {{kind: default}}\n    dataConditions:\n      - {{path: $.exit-code, value: '0', operator: equals, transition: {{nextTask: Done}}}}\n      - {{path: \"$.steps.flip-coin.outputs\", value: heads, operator: equals, transition: {{nextTask: Done}}}}\n    default: {{nextTask: Done}}\n  - {{name: Done, type: inject, data: {{}}, end: {{kind: default}}}}\n"
+    );
+    assert_eq!(codes("dash.yaml", &text), Vec::<&str>::new());
+}

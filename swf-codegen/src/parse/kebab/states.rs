@@ -424,9 +424,9 @@ impl Kebab<'_> {
             .take(&["action-mode"])
             .map_or(ActionMode::Sequential, |n| self.action_mode(n));
         let mut retries = Vec::new();
-        // Absent, validation reports it (in this draft's words): required here too would say it twice.
+        // Required, but may be empty (`actions: []`): the schemas set no minimum.
         let actions = map
-            .take(&["actions"])
+            .require(&["actions"])
             .map(|n| self.actions(n, &mut retries))
             .unwrap_or_default();
         let transition = self.state_next(map, node, ends, "OPERATION state");

@@ -130,8 +130,10 @@ impl Lowering<'_> {
                 action_mode: map
                     .take(&["actionMode"])
                     .map_or(crate::ir::ActionMode::Sequential, |n| self.action_mode(n)),
+                // Required, but may be empty (`actions: []`): the drafts' schemas set no
+                // minimum, and the tasks draft's own timeout example has none.
                 actions: map
-                    .take(&["actions"])
+                    .require(&["actions"])
                     .map(|n| self.actions(n))
                     .unwrap_or_default(),
             },

@@ -178,8 +178,9 @@ impl V01<'_> {
             StateType::Event => self.event_state(map, retries),
             StateType::Operation => {
                 let action_mode = self.action_mode(map.take(&["actionMode"]));
+                // Required, but may be empty: the schema sets no minimum.
                 let actions = map
-                    .take(&["actions"])
+                    .require(&["actions"])
                     .map(|n| self.actions(n, retries))
                     .unwrap_or_default();
                 TaskKind::Operation {
