@@ -204,6 +204,21 @@ pub fn target(node: &Node, what: &str, diags: &mut Diagnostics) -> Option<Spanne
     Some(target)
 }
 
+/// Reports an operation (task or state) without its `actions` key. The key is required, but may
+/// hold an empty list: the drafts' schemas set no minimum.
+pub fn missing_actions(span: Span, what: &str, diags: &mut Diagnostics) {
+    diags
+        .error(
+            Code::MISSING_FIELD,
+            span,
+            format!("this {what} has no `actions`"),
+        )
+        .help(
+            "add `actions` with the functions it calls, such as `actions: [{functionRef: {refName: ...}}]`, \
+             or `actions: []` when it calls none",
+        );
+}
+
 pub fn boolean(node: &Node, what: &str, diags: &mut Diagnostics) -> Option<bool> {
     match &node.kind {
         NodeKind::Scalar(s) => match s.value {

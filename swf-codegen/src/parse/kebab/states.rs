@@ -425,10 +425,13 @@ impl Kebab<'_> {
             .map_or(ActionMode::Sequential, |n| self.action_mode(n));
         let mut retries = Vec::new();
         // Required, but may be empty (`actions: []`): the schemas set no minimum.
-        let actions = map
-            .require(&["actions"])
-            .map(|n| self.actions(n, &mut retries))
-            .unwrap_or_default();
+        let actions = match map.take(&["actions"]) {
+            Some(n) => self.actions(n, &mut retries),
+            None => {
+                reader::missing_actions(map.span(), "OPERATION state", self.cx.diags);
+                Vec::new()
+            }
+        };
         let transition = self.state_next(map, node, ends, "OPERATION state");
         Lowered {
             kind: TaskKind::Operation {

@@ -132,10 +132,13 @@ impl Lowering<'_> {
                     .map_or(crate::ir::ActionMode::Sequential, |n| self.action_mode(n)),
                 // Required, but may be empty (`actions: []`): the drafts' schemas set no
                 // minimum, and the tasks draft's own timeout example has none.
-                actions: map
-                    .require(&["actions"])
-                    .map(|n| self.actions(n))
-                    .unwrap_or_default(),
+                actions: match map.take(&["actions"]) {
+                    Some(n) => self.actions(n),
+                    None => {
+                        reader::missing_actions(map.span(), "operation task", self.diags);
+                        Vec::new()
+                    }
+                },
             },
             TaskType::Event => TaskKind::Event {
                 exclusive: map

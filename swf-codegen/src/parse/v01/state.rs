@@ -179,10 +179,13 @@ impl V01<'_> {
             StateType::Operation => {
                 let action_mode = self.action_mode(map.take(&["actionMode"]));
                 // Required, but may be empty: the schema sets no minimum.
-                let actions = map
-                    .require(&["actions"])
-                    .map(|n| self.actions(n, retries))
-                    .unwrap_or_default();
+                let actions = match map.take(&["actions"]) {
+                    Some(n) => self.actions(n, retries),
+                    None => {
+                        reader::missing_actions(map.span(), "OPERATION state", self.cx.diags);
+                        Vec::new()
+                    }
+                };
                 TaskKind::Operation {
                     action_mode,
                     actions,
