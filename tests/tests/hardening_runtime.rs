@@ -89,3 +89,38 @@ async fn a_panicking_function_is_an_error_that_retry_and_on_error_handle() {
     assert_eq!(output["error"]["name"], json!("FunctionPanic"), "{output}");
     assert_eq!(calls.load(Ordering::Relaxed), 3, "one call and two retries");
 }
+
+mod blocking {
+    swf_runtime::workflow!("workflows/hardening/blocking.sw.yaml");
+}
+
+struct BlocksOffTheRuntime;
+
+impl blocking::BlockingFunctions for BlocksOffTheRuntime {
+    async fn slow(&self, _args: Value) -> Result<Value, FunctionError> {
+        // The README's rule: blocking work goes to `spawn_blocking`, awaited.
+        tokio::task::spawn_blocking(|| {
+            std::thread::sleep(Duration::from_millis(1500));
+            json!("late")
+        })
+        .await
+        .map_err(|error| FunctionError::new(error.to_string()))
+    }
+}
+
+/// A function that blocks its thread for 1.5 s under `timeout: PT1S` returned its result; with
+/// its blocking work in `spawn_blocking`, the timeout wins after 1 s.
+#[tokio::test]
+async fn the_timeout_wins_over_a_function_that_blocks_off_the_runtime() {
+    let started = std::time::Instant::now();
+    let error = blocking::BlockingWorkflow::new(BlocksOffTheRuntime)
+        .run(json!({}))
+        .await
+        .expect_err("times out");
+    assert!(error.to_string().contains("TimeoutError"), "{error}");
+    assert!(
+        started.elapsed() < Duration::from_millis(1400),
+        "{:?}",
+        started.elapsed()
+    );
+}
