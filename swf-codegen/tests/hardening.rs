@@ -124,3 +124,13 @@ fn jsonpath_member_names_may_hold_dashes() {
     );
     assert_eq!(codes("dash.yaml", &text), Vec::<&str>::new());
 }
+
+/// Found by the smoke fuzz run: a task whose `name` and `type` were lost (`- na   type: x`)
+/// was dropped without a word, and gen then indexed the empty branch (a panic).
+#[test]
+fn a_task_without_name_and_type_is_reported_not_dropped() {
+    let text = format!(
+        "{HEADER}tasks:\n  - name: Fan\n    type: parallel\n    start: {{kind: default}}\n    branches:\n      - name: b\n        tasks:\n          - na        type: operation\n            start: {{kind: default}}\n            actions: []\n            end: {{kind: default}}\n    end: {{kind: default}}\n"
+    );
+    assert_eq!(codes("lost.yaml", &text), vec!["E0004", "E0004"]);
+}

@@ -69,7 +69,10 @@ fn exercise(name: &str, text: &str) -> Result<(), String> {
 #[test]
 fn the_corpus_compiles_as_check_says() {
     let corpus = corpus();
-    assert!(corpus.len() > 50, "the corpus is the repository's workflows");
+    assert!(
+        corpus.len() > 50,
+        "the corpus is the repository's workflows"
+    );
     for (name, text) in &corpus {
         if let Err(problem) = exercise(name, text) {
             panic!("{name}: {problem}");
@@ -95,12 +98,52 @@ impl Rng {
 
 /// What mutations insert: YAML structure, aliases, hostile names and numbers, dialect keys.
 const TOKENS: &[&str] = &[
-    "&a ", "*a", ": ", "- ", "[", "]", "{", "}", "\"", "'", "\n", "\r", "\t", "  ", "#", "1e400",
-    ".nan", "-.inf", "18446744073709551616", "0", "-1", "\"\"", "3d-printer", "Completed",
-    "type", "self", "*/", "\"#", "nextTask: \"\"", "next-state: ''", "type: switch",
-    "type: parallel", "type: foreach", "start: {kind: default}", "end: true",
-    "transition: {nextTask: x}", "$.a-b", "$..x", "$[?(@.a > 1)]", "PT0S", "R5/PT1S", "~",
-    "null", "true", "compensatedBy: x", "usedForCompensation: true",
+    "&a ",
+    "*a",
+    ": ",
+    "- ",
+    "[",
+    "]",
+    "{",
+    "}",
+    "\"",
+    "'",
+    "\n",
+    "\r",
+    "\t",
+    "  ",
+    "#",
+    "1e400",
+    ".nan",
+    "-.inf",
+    "18446744073709551616",
+    "0",
+    "-1",
+    "\"\"",
+    "3d-printer",
+    "Completed",
+    "type",
+    "self",
+    "*/",
+    "\"#",
+    "nextTask: \"\"",
+    "next-state: ''",
+    "type: switch",
+    "type: parallel",
+    "type: foreach",
+    "start: {kind: default}",
+    "end: true",
+    "transition: {nextTask: x}",
+    "$.a-b",
+    "$..x",
+    "$[?(@.a > 1)]",
+    "PT0S",
+    "R5/PT1S",
+    "~",
+    "null",
+    "true",
+    "compensatedBy: x",
+    "usedForCompensation: true",
 ];
 
 fn mutate(text: &str, rng: &mut Rng) -> String {

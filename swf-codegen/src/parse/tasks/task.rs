@@ -98,8 +98,10 @@ impl Lowering<'_> {
             }
             // An unknown (or missing) type is reported: the task stays, with its name and
             // transitions, so that nothing that names it or follows it is reported too; its
-            // other keys are not checked against a schema nobody knows.
+            // other keys are not checked against a schema nobody knows, but missing required
+            // keys (`name`, `type`) are still reported.
             None => {
+                map.finish_missing_only(self.diags);
                 self.recovered = true;
                 TaskKind::Inject {
                     data: serde_json::Value::Object(serde_json::Map::new()),
