@@ -152,7 +152,7 @@ impl Builder {
             if self.emit_rerun {
                 println!("cargo:rerun-if-changed={}", full.display());
             }
-            let text = std::fs::read_to_string(&full).map_err(|error| BuildError::Io {
+            let text = crate::source::read_bounded(&full).map_err(|error| BuildError::Io {
                 path: full.clone(),
                 error,
             })?;

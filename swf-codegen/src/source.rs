@@ -44,6 +44,33 @@ impl Spanned<String> {
     }
 }
 
+/// The largest workflow file the compiler reads, in bytes (16 MiB): larger files are refused
+/// with E0145 before any parsing.
+pub const MAX_INPUT_BYTES: usize = 16 << 20;
+
+/// Reads a workflow file, at most [`MAX_INPUT_BYTES`] + 1 bytes of it, so that `/dev/zero` or a
+/// huge file cannot exhaust memory. A larger file comes back cut after that many bytes (its
+/// length says it is too large: parsing refuses it with E0145); a smaller one that is not UTF-8
+/// is an `InvalidData` error, as with `std::fs::read_to_string`.
+pub fn read_bounded(path: &std::path::Path) -> std::io::Result<String> {
+    use std::io::Read;
+    let file = std::fs::File::open(path)?;
+    let limit = u64::try_from(MAX_INPUT_BYTES)
+        .unwrap_or(u64::MAX)
+        .saturating_add(1);
+    let mut bytes = Vec::new();
+    file.take(limit).read_to_end(&mut bytes)?;
+    if bytes.len() > MAX_INPUT_BYTES {
+        return Ok(String::from_utf8_lossy(&bytes).into_owned());
+    }
+    String::from_utf8(bytes).map_err(|error| {
+        std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            format!("the file is not UTF-8 text: {error}"),
+        )
+    })
+}
+
 /// One workflow file: the name diagnostics show for it, and its text.
 #[derive(Debug, Clone)]
 pub struct SourceFile {

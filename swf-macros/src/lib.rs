@@ -94,7 +94,7 @@ fn expand(literals: &[LitStr], dialect: Option<Dialect>) -> TokenStream2 {
             Ok(full) => full,
             Err(message) => return syn::Error::new(literal.span(), message).to_compile_error(),
         };
-        let text = match std::fs::read_to_string(&full) {
+        let text = match swf_codegen::source::read_bounded(&full) {
             Ok(text) => text,
             Err(error) => {
                 let message = format!(

@@ -189,3 +189,32 @@ async fn a_branch_not_waited_for_runs_on_after_the_state_moved_on() {
     tokio::time::sleep(Duration::from_secs(61)).await;
     assert_eq!(recorder.calls.load(Ordering::SeqCst), 1);
 }
+
+mod inline_choices {
+    swf_runtime::workflow!("workflows/earlier/inline_choices.sw.yaml");
+}
+
+impl inline_choices::InlineChoicesFunctions for NoFunctions {}
+
+/// The first draft's choices with their condition inline (issue 9: refused before), a JSONPath
+/// member name with a dash, and an OPERATION state without actions.
+#[tokio::test]
+async fn inline_choices_pick_the_state_their_condition_names() {
+    let machine = inline_choices::InlineChoicesWorkflow::new(NoFunctions);
+    for (code, expected) in [
+        (0, vec!["Check", "Fine"]),
+        (3, vec!["Check", "Retry", "Done"]),
+        (42, vec!["Check", "Broken"]),
+    ] {
+        let mut state = machine.start(json!({"exit-code": code})).expect("starts");
+        let mut seen = Vec::new();
+        while let Some(name) = state.task_name() {
+            seen.push(name.to_owned());
+            state = match machine.step(state).await {
+                Ok(next) => next,
+                Err(_) => break,
+            };
+        }
+        assert_eq!(seen, expected, "exit-code {code}");
+    }
+}

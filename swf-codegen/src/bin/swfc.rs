@@ -46,7 +46,7 @@ fn usage_error(message: &str) -> ExitCode {
 }
 
 fn read(path: &str, dialect: Option<Dialect>) -> Result<SourceFile, ExitCode> {
-    match std::fs::read_to_string(path) {
+    match swf_codegen::source::read_bounded(std::path::Path::new(path)) {
         Ok(text) => Ok(SourceFile::new(path, text).with_dialect(dialect)),
         Err(error) => {
             eprintln!("swfc: cannot read {path}: {error}");

@@ -26,8 +26,15 @@ use quote::{format_ident, quote};
 
 /// Whether the scope keeps a compensation log: a task declares `compensatedBy` and a normal task
 /// asks for compensation.
+/// Computed once per scope (`Context` keeps it): asked for each task, it made generation
+/// quadratic in the number of tasks.
 pub(super) fn in_use(cx: &Context<'_>) -> bool {
-    let tasks = &cx.scope.tasks;
+    cx.compensation_in_use
+}
+
+/// See [`in_use`]: the scan itself.
+pub(super) fn scope_in_use(scope: &crate::ir::Scope) -> bool {
+    let tasks = &scope.tasks;
     tasks.iter().any(|t| t.compensated_by.is_some()) && tasks.iter().any(asks_for_compensation)
 }
 
@@ -190,6 +197,7 @@ pub(super) fn emit_methods(cx: &Context<'_>) -> Option<TokenStream> {
             format!("the scope of `{}`", cx.prefix.trim_end_matches('_'))
         }
     );
+    let doc = super::names::doc_text(&doc);
     Some(quote! {
         #[doc = #doc]
         async fn #compensate(

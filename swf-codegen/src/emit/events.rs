@@ -82,6 +82,7 @@ pub(super) fn emit_event_enum(cx: &Context<'_>) -> TokenStream {
                 .unwrap_or_default()
         )
     });
+    let docs = docs.map(|d| super::names::doc_text(&d));
     let indices = 0..variants.len();
     let all = variants.clone();
     let (consumed, produced) = event_usage(cx);
@@ -91,6 +92,7 @@ pub(super) fn emit_event_enum(cx: &Context<'_>) -> TokenStream {
         " The events of the `{}` workflow, one per event definition.",
         cx.workflow.name.value
     );
+    let doc = super::names::doc_text(&doc);
     quote! {
         #[doc = #doc]
         #[derive(::core::fmt::Debug, ::core::clone::Clone, ::core::marker::Copy, ::core::cmp::PartialEq, ::core::cmp::Eq)]

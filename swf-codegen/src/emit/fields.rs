@@ -270,9 +270,7 @@ fn progress_of(cx: &Context<'_>, index: usize) -> Progress {
         TaskKind::SubFlow {
             workflow_id: Some(id),
             wait_for_completion: true,
-        } => Progress::Child(super::names::ident(
-            &super::PublicNames::from_id(&id.value).state,
-        )),
+        } => Progress::Child(super::names::ident(&cx.sub_flow_names(&id.value).state)),
         TaskKind::Operation { .. } if action_retries(task) => Progress::Resume { wait_end: false },
         _ => Progress::None,
     }

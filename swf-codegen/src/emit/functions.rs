@@ -25,6 +25,7 @@ pub(super) fn emit(cx: &Context<'_>) -> TokenStream {
                         function.name.value, function.span.line
                     ),
                 };
+                let doc = super::names::doc_text(&doc);
                 let signature = method_signature(&method);
                 quote! {
                     #[doc = #doc]
@@ -41,10 +42,11 @@ pub(super) fn emit(cx: &Context<'_>) -> TokenStream {
         " The functions the `{}` workflow calls. Implement every method to run it.",
         cx.workflow.name.value
     );
+    let doc = super::names::doc_text(&doc);
     // A workflow that calls sub-flows needs their functions too.
     let mut called: Vec<String> = Vec::new();
     for id in crate::validate::sub_flows(&cx.workflow.scope) {
-        let name = super::PublicNames::from_id(&id.value).functions;
+        let name = cx.sub_flow_names(&id.value).functions;
         if !called.contains(&name) && name != cx.names.public.functions {
             called.push(name);
         }

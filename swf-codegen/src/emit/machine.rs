@@ -36,6 +36,7 @@ pub(super) fn emit(cx: &Context<'_>, scopes: &Emitted) -> TokenStream {
          instance to its end; `start` and `step` (or `advance`, which never waits) let the caller \
          save the state between steps."
     );
+    let doc = super::names::doc_text(&doc);
     quote! {
         #[doc = #doc]
         pub struct #machine<F> {

@@ -87,6 +87,12 @@ pub(crate) struct Context<'a> {
     pub state: String,
     /// Per task, in document order: (variant, snake name).
     pub tasks: Vec<(String, String)>,
+    /// Per task, in document order: the type of a parallel task's branches.
+    branches: Vec<Option<String>>,
+    /// Where this scope is: (task index, branch index) from the root.
+    path: Vec<(usize, usize)>,
+    /// Whether the scope keeps a compensation log (see `compensation::in_use`), computed once.
+    compensation_in_use: bool,
     /// Task names, then ids, to their index: what transitions name.
     targets: std::collections::BTreeMap<&'a str, usize>,
     pub root: bool,
@@ -108,51 +114,36 @@ fn targets(scope: &Scope) -> std::collections::BTreeMap<&str, usize> {
 
 impl<'a> Context<'a> {
     pub fn root(workflow: &'a Workflow, names: &'a Names) -> Self {
+        Self::at(workflow, names, &workflow.scope, Vec::new())
+    }
+
+    fn at(
+        workflow: &'a Workflow,
+        names: &'a Names,
+        scope: &'a Scope,
+        path: Vec<(usize, usize)>,
+    ) -> Self {
+        let scope_names = names.scope(&path);
         Context {
             workflow,
             names,
-            scope: &workflow.scope,
-            prefix: String::new(),
-            state: names.public.state.clone(),
-            tasks: names::task_names(&workflow.scope),
-            targets: targets(&workflow.scope),
-            root: true,
+            scope,
+            prefix: scope_names.prefix.clone(),
+            state: scope_names.state.clone(),
+            tasks: scope_names.tasks.clone(),
+            branches: scope_names.branches.clone(),
+            root: path.is_empty(),
+            targets: targets(scope),
+            path,
+            compensation_in_use: compensation::scope_in_use(scope),
         }
     }
 
     /// The scope of branch `branch` (or the foreach body, `branch` 0) of task `index`.
     pub fn nested(&self, index: usize, branch: usize, scope: &'a Scope) -> Self {
-        let (variant, snake) = &self.tasks[index];
-        let (prefix, state) = match &self.task(index).kind {
-            TaskKind::ForEach { .. } => (
-                format!("{}{snake}_body_", self.prefix),
-                format!("{}{variant}Body", self.scope_base()),
-            ),
-            _ => (
-                format!("{}{snake}_b{}_", self.prefix, branch + 1),
-                format!("{}{variant}Branch{}", self.scope_base(), branch + 1),
-            ),
-        };
-        Context {
-            workflow: self.workflow,
-            names: self.names,
-            scope,
-            prefix,
-            state,
-            tasks: names::task_names(scope),
-            targets: targets(scope),
-            root: false,
-        }
-    }
-
-    /// What nested scopes' enum names start with: the workflow's base name at the root, the
-    /// enclosing scope's enum name inside.
-    fn scope_base(&self) -> &str {
-        if self.root {
-            &self.names.public.base
-        } else {
-            &self.state
-        }
+        let mut path = self.path.clone();
+        path.push((index, branch));
+        Self::at(self.workflow, self.names, scope, path)
     }
 
     pub fn state_ident(&self) -> Ident {
@@ -192,13 +183,19 @@ impl<'a> Context<'a> {
         ident(&format!("{}begin", self.prefix))
     }
 
-    /// The type holding the branches of parallel task `index` of this scope.
+    /// The type holding the branches of parallel task `index` of this scope (only parallel
+    /// tasks have one: [`names::assign`] names theirs, and only they ask).
     pub fn branches_type(&self, index: usize) -> Ident {
-        ident(&format!(
-            "{}{}Branches",
-            self.scope_base(),
-            self.tasks[index].0
-        ))
+        let name = self.branches[index].as_deref();
+        ident(name.expect("names::assign names the branches of every parallel task"))
+    }
+
+    /// The public names of the workflow compiled with this one whose id is `id` (a sub-flow).
+    pub fn sub_flow_names(&self, id: &str) -> PublicNames {
+        match self.names.workflows.get(id) {
+            Some(names) => names.clone(),
+            None => PublicNames::from_id(id),
+        }
     }
 
     pub fn task(&self, index: usize) -> &'a Task {

@@ -1,9 +1,9 @@
 //! Rust identifiers for workflow names. User strings only ever reach generated code through
 //! these sanitizers (identifiers) or as escaped literals.
 
-use crate::diagnostic::{Code, Diagnostics};
 use crate::ir::{Scope, Workflow};
 use proc_macro2::{Ident, Span};
+use std::collections::{BTreeMap, BTreeSet};
 
 /// The public names generated for one workflow, derived from its `id`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -19,12 +19,15 @@ pub struct PublicNames {
 }
 
 impl PublicNames {
-    /// Names from a workflow id such as `order-processing` (→ `OrderProcessingWorkflow`).
+    /// Names from a workflow id such as `order-processing` (→ `OrderProcessingWorkflow`), on
+    /// their own: an id that becomes no identifier (`***`) gives `Unnamed`, one that starts
+    /// with a digit (`3d-printer`) gets `Workflow` in front (`Workflow3dPrinterWorkflow`).
+    /// [`assign`] also keeps the names of workflows compiled together apart.
     pub fn from_id(id: &str) -> Self {
-        let mut base = upper_camel(id);
-        if base.is_empty() {
-            base = "Unnamed".into();
-        }
+        Self::from_base(base_name(id))
+    }
+
+    fn from_base(base: String) -> Self {
         PublicNames {
             workflow: format!("{base}Workflow"),
             functions: format!("{base}Functions"),
@@ -32,9 +35,32 @@ impl PublicNames {
             base,
         }
     }
+
+    /// Every module-level type these names stand for (the event enum included).
+    fn types(&self) -> [String; 4] {
+        [
+            self.workflow.clone(),
+            self.functions.clone(),
+            self.state.clone(),
+            format!("{}Event", self.base),
+        ]
+    }
 }
 
-/// Names of the generated items for each function, computed once before emission.
+/// The base of a workflow's type names: a valid identifier whatever the id.
+fn base_name(id: &str) -> String {
+    let base = upper_camel(id);
+    if base.is_empty() {
+        "Unnamed".into()
+    } else if base.starts_with(|c: char| c.is_ascii_digit()) {
+        format!("Workflow{base}")
+    } else {
+        base
+    }
+}
+
+/// Names of the generated items of one workflow, computed once, by [`assign`], before emission:
+/// every identifier is valid Rust and unique in its namespace whatever the workflow's names.
 #[derive(Debug, Clone)]
 pub struct Names {
     pub public: PublicNames,
@@ -44,54 +70,268 @@ pub struct Names {
     /// (`Clone + 'static`): those that start a sub-flow detached, directly or through a
     /// sub-flow they wait for.
     pub owning: Vec<String>,
+    /// The public names of every workflow compiled together, by id: what sub-flows name.
+    pub workflows: BTreeMap<String, PublicNames>,
+    /// Every scope's names, by its path from the root (task index, branch index), the root
+    /// at the empty path.
+    scopes: BTreeMap<Vec<(usize, usize)>, ScopeNames>,
 }
 
-/// Variant names a task cannot take: the terminal states, and `Self` (a keyword).
-const TERMINAL_VARIANTS: &[&str] = &["Completed", "Terminated", "Self"];
+/// The generated names of one scope (the workflow, a parallel branch, a foreach body).
+#[derive(Debug, Clone)]
+pub struct ScopeNames {
+    /// The scope's state enum.
+    pub state: String,
+    /// The prefix of the scope's methods on the machine: empty at the root.
+    pub prefix: String,
+    /// Per task, in document order: its variant in the state enum and its snake_case name in
+    /// method names.
+    pub tasks: Vec<(String, String)>,
+    /// Per task, in document order: for a parallel task, the type holding its branches.
+    pub branches: Vec<Option<String>>,
+    /// What the names of the types of scopes nested in this one start with: the workflow's
+    /// base at the root, the scope's state enum inside.
+    type_base: String,
+}
 
-impl Names {
-    /// Computes every name; clashes between function method names are reported (they would
-    /// make the trait ambiguous), clashes between task variants are resolved with a suffix.
-    pub fn new(workflow: &Workflow, diags: &mut Diagnostics) -> Self {
-        let public = PublicNames::from_id(&workflow.id.value);
-        let mut functions: Vec<String> = Vec::new();
-        for function in &workflow.functions {
-            let method = method_name(&function.name.value);
-            if let Some(index) = functions.iter().position(|m| *m == method) {
-                let first = &workflow.functions[index].name;
-                diags
-                    .error(
-                        Code::NAME_CLASH,
-                        function.name.span,
-                        format!(
-                            "functions `{}` and `{}` (line {}) would both become the trait method `{method}`",
-                            function.name.value, first.value, first.span.line
-                        ),
-                    )
-                    .help("rename one of the functions so their snake_case forms differ");
+/// The variant names a task cannot take in a state enum: the scope's ends, and `Self` (a
+/// keyword).
+pub const TERMINAL_VARIANTS: &[&str] = &["Completed", "Terminated", "Self"];
+
+/// The machine's methods whose names do not come from the workflow: the public API, the
+/// sub-flow entry points and the event table. Every derived method name avoids them (the root
+/// scope's `begin` and `advance` are its own, see `SCOPE_METHODS`).
+pub const MACHINE_METHODS: &[&str] = &[
+    "new",
+    "functions",
+    "run",
+    "start",
+    "step",
+    "run_with",
+    "start_with",
+    "step_with",
+    "begin_subflow",
+    "run_detached",
+    "event_specs",
+];
+
+/// The method names a scope with method prefix `prefix` defines besides its tasks' own.
+const SCOPE_METHODS: &[&str] = &[
+    "advance",
+    "begin",
+    "compensate",
+    "after_compensation",
+    "drive_detached",
+];
+
+/// Hands out names in one namespace: each name once, a taken one with a number (`Fork2`).
+#[derive(Debug, Default)]
+pub struct Namer {
+    taken: BTreeSet<String>,
+}
+
+impl Namer {
+    /// A namer for which `reserved` are already taken.
+    pub fn with_reserved(reserved: &[&str]) -> Self {
+        Namer {
+            taken: reserved.iter().map(|s| (*s).to_owned()).collect(),
+        }
+    }
+
+    /// The first of `base`, `base2`, `base3`... for which every name `derive` makes of it is
+    /// free; takes those names and returns the chosen one.
+    pub fn fresh_group(&mut self, base: &str, derive: impl Fn(&str) -> Vec<String>) -> String {
+        let mut candidate = base.to_owned();
+        let mut counter = 2u32;
+        loop {
+            let derived = derive(&candidate);
+            let mut distinct = BTreeSet::new();
+            if derived
+                .iter()
+                .all(|name| !self.taken.contains(name) && distinct.insert(name.as_str()))
+            {
+                self.taken.extend(derived);
+                return candidate;
             }
-            functions.push(method);
+            candidate = format!("{base}{counter}");
+            counter += 1;
         }
-        Names {
-            public,
-            functions,
-            owning: Vec::new(),
-        }
+    }
+
+    /// The first free name of `base`, `base2`, `base3`...
+    pub fn fresh(&mut self, base: &str) -> String {
+        self.fresh_group(base, |candidate| vec![candidate.to_owned()])
     }
 }
 
+/// Assigns the names of the workflows compiled together, in order: `fallbacks` gives each its
+/// file stem, used when a workflow has no id. One namespace holds every module-level type of
+/// all of them (public names first, so that they are what their ids say whenever they can be).
+/// Function method names are not deduplicated (they are the API users implement); clashes are
+/// refused by validation (E0123).
+pub fn assign(workflows: &[(Option<&Workflow>, &str)]) -> (Vec<PublicNames>, Vec<Option<Names>>) {
+    let mut types = Namer::default();
+    let public: Vec<PublicNames> = workflows
+        .iter()
+        .map(|(workflow, stem)| {
+            let id = match workflow {
+                Some(w) if !w.id.value.is_empty() => w.id.value.as_str(),
+                _ => stem,
+            };
+            let base = types.fresh_group(&base_name(id), |b| {
+                PublicNames::from_base(b.to_owned()).types().to_vec()
+            });
+            PublicNames::from_base(base)
+        })
+        .collect();
+    let mut by_id = BTreeMap::new();
+    for ((workflow, _), names) in workflows.iter().zip(&public) {
+        if let Some(w) = workflow {
+            by_id
+                .entry(w.id.value.clone())
+                .or_insert_with(|| names.clone());
+        }
+    }
+    let names = workflows
+        .iter()
+        .zip(&public)
+        .map(|((workflow, _), public)| {
+            let workflow = (*workflow)?;
+            let mut methods = Namer::with_reserved(MACHINE_METHODS);
+            let mut scopes = BTreeMap::new();
+            let root = scope_names(
+                &workflow.scope,
+                public.state.clone(),
+                String::new(),
+                &public.base,
+                &mut types,
+                &mut methods,
+            );
+            assign_nested(
+                &workflow.scope,
+                Vec::new(),
+                root,
+                &mut types,
+                &mut methods,
+                &mut scopes,
+            );
+            Some(Names {
+                public: public.clone(),
+                functions: workflow
+                    .functions
+                    .iter()
+                    .map(|f| method_name(&f.name.value))
+                    .collect(),
+                owning: Vec::new(),
+                workflows: by_id.clone(),
+                scopes,
+            })
+        })
+        .collect();
+    (public, names)
+}
+
+/// The names of `scope` (its state enum already chosen, `base_prefix` its method prefix before
+/// deduplication), taking its methods and its parallel tasks' branch types.
+fn scope_names(
+    scope: &Scope,
+    state: String,
+    base_prefix: String,
+    type_base: &str,
+    types: &mut Namer,
+    methods: &mut Namer,
+) -> ScopeNames {
+    let tasks = task_names(scope);
+    let snakes: Vec<&str> = tasks.iter().map(|(_, s)| s.as_str()).collect();
+    let prefix = methods.fresh_group(&base_prefix, |p| {
+        let own = SCOPE_METHODS.iter().map(|m| format!("{p}{m}"));
+        let per_task = snakes
+            .iter()
+            .flat_map(|s| [format!("{p}run_task_{s}"), format!("{p}enter_task_{s}")]);
+        own.chain(per_task).collect()
+    });
+    let branches = scope
+        .tasks
+        .iter()
+        .zip(&tasks)
+        .map(|(task, (variant, _))| {
+            matches!(task.kind, crate::ir::TaskKind::Parallel { .. })
+                .then(|| types.fresh(&format!("{type_base}{variant}Branches")))
+        })
+        .collect();
+    ScopeNames {
+        state,
+        prefix,
+        tasks,
+        branches,
+        type_base: type_base.to_owned(),
+    }
+}
+
+/// Names the scopes nested in `scope` (whose names are `names`, at `path`), depth first.
+fn assign_nested(
+    scope: &Scope,
+    path: Vec<(usize, usize)>,
+    names: ScopeNames,
+    types: &mut Namer,
+    methods: &mut Namer,
+    out: &mut BTreeMap<Vec<(usize, usize)>, ScopeNames>,
+) {
+    let mut children = Vec::new();
+    for (index, task) in scope.tasks.iter().enumerate() {
+        let (variant, snake) = &names.tasks[index];
+        let foreach = matches!(task.kind, crate::ir::TaskKind::ForEach { .. });
+        for (branch, nested) in task.nested_scopes().into_iter().enumerate() {
+            // A method prefix never ends a name of its own: methods of different scopes stay
+            // apart, and `fresh_group` numbers the prefix when they would not.
+            let (prefix, state) = if foreach {
+                (
+                    format!("{}{snake}_body_", names.prefix),
+                    format!("{}{variant}Body", names.type_base),
+                )
+            } else {
+                (
+                    format!("{}{snake}_b{}_", names.prefix, branch + 1),
+                    format!("{}{variant}Branch{}", names.type_base, branch + 1),
+                )
+            };
+            let state = types.fresh(&state);
+            let type_base = state.clone();
+            let nested_names = scope_names(nested, state, prefix, &type_base, types, methods);
+            let mut nested_path = path.clone();
+            nested_path.push((index, branch));
+            children.push((nested, nested_path, nested_names));
+        }
+    }
+    out.insert(path, names);
+    for (nested, nested_path, nested_names) in children {
+        assign_nested(nested, nested_path, nested_names, types, methods, out);
+    }
+}
+
+impl Names {
+    /// The names of the scope at `path` (see [`Names`]); every scope of the workflow has some.
+    pub fn scope(&self, path: &[(usize, usize)]) -> &ScopeNames {
+        &self.scopes[path]
+    }
+}
+
+/// The (variant, snake_case) names of a scope's tasks, in order: variants unique and none a
+/// terminal variant, snake_case names unique too (`A b` and `Ab` both give `ab`).
 pub fn task_names(scope: &Scope) -> Vec<(String, String)> {
-    unique_variants(
+    let variants = unique_variants(
         scope.tasks.iter().map(|t| t.name.value.as_str()),
         TERMINAL_VARIANTS,
         "Task",
-    )
-    .into_iter()
-    .map(|variant| {
-        let snake = snake(&variant);
-        (variant, snake)
-    })
-    .collect()
+    );
+    let mut snakes = Namer::default();
+    variants
+        .into_iter()
+        .map(|variant| {
+            let snake = snakes.fresh(&snake(&variant));
+            (variant, snake)
+        })
+        .collect()
 }
 
 /// UpperCamelCase variant names for `names`, in order, each unique and none in `reserved`: a
@@ -101,23 +341,16 @@ pub fn unique_variants<'a>(
     reserved: &[&str],
     prefix: &str,
 ) -> Vec<String> {
-    let mut taken: Vec<String> = reserved.iter().map(|s| s.to_string()).collect();
-    let mut out = Vec::new();
-    for name in names {
-        let mut variant = upper_camel(name);
-        if variant.is_empty() || variant.starts_with(|c: char| c.is_ascii_digit()) {
-            variant = format!("{prefix}{variant}");
-        }
-        let base = variant.clone();
-        let mut counter = 2;
-        while taken.contains(&variant) {
-            variant = format!("{base}{counter}");
-            counter += 1;
-        }
-        taken.push(variant.clone());
-        out.push(variant);
-    }
-    out
+    let mut namer = Namer::with_reserved(reserved);
+    names
+        .map(|name| {
+            let mut variant = upper_camel(name);
+            if variant.is_empty() || variant.starts_with(|c: char| c.is_ascii_digit()) {
+                variant = format!("{prefix}{variant}");
+            }
+            namer.fresh(&variant)
+        })
+        .collect()
 }
 
 /// `check-inventory`, `checkInventory`, `Check Inventory` → `check_inventory`; keywords (and the
@@ -216,6 +449,26 @@ pub const SERDE_COMPLETED: &str = "completed";
 /// See [`SERDE_COMPLETED`].
 pub const SERDE_TERMINATED: &str = "terminated";
 const SERDE_RESERVED: &[&str] = &[SERDE_COMPLETED, SERDE_TERMINATED];
+
+/// `text` made safe for one line of a comment or doc comment: control characters and line
+/// separators (`\n`, `\r`, U+2028...) are written as escapes, so a name can neither end the
+/// comment (and inject code) nor hold a bare CR, which rustc refuses in doc comments.
+pub fn comment_text(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        if c.is_control() || matches!(c, '\u{2028}' | '\u{2029}') {
+            out.extend(c.escape_default());
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// The text of a generated doc comment (see [`comment_text`]).
+pub fn doc_text(text: &str) -> String {
+    comment_text(text)
+}
 
 pub fn ident(name: &str) -> Ident {
     Ident::new(name, Span::call_site())

@@ -301,7 +301,7 @@ pub(super) fn emit_sub_flow(cx: &Context<'_>, index: usize) -> TokenStream {
     else {
         return quote!(::core::compile_error!("subflow without workflowId"));
     };
-    let child = super::names::ident(&super::PublicNames::from_id(&id.value).workflow);
+    let child = super::names::ident(&cx.sub_flow_names(&id.value).workflow);
     let next = quote!(::core::result::Result::Ok(#rt::Attempt::Exit(0)));
     if *wait_for_completion {
         // A callee that starts detached sub-flows needs functions it can own.

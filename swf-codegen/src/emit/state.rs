@@ -26,6 +26,7 @@ pub(super) fn emit(cx: &Context<'_>) -> TokenStream {
             task.type_name(),
             task.span.line
         );
+        let doc = super::names::doc_text(&doc);
         let fields = Fields::of(cx, i).declarations();
         quote! {
             #[doc = #doc]
@@ -54,6 +55,7 @@ pub(super) fn emit(cx: &Context<'_>) -> TokenStream {
             describe(cx)
         )
     };
+    let doc = super::names::doc_text(&doc);
     let branches = (0..cx.scope.tasks.len()).filter_map(|i| emit_branches(cx, i));
     let scope_state = emit_scope_state(cx);
     quote! {
@@ -339,6 +341,7 @@ fn emit_branches(cx: &Context<'_>, index: usize) -> Option<TokenStream> {
             " Branch `{}` (line {}).",
             branch.name.value, branch.span.line
         );
+        let doc = super::names::doc_text(&doc);
         quote! {
             #[doc = #doc]
             #[serde(rename = #saved)]
@@ -349,6 +352,7 @@ fn emit_branches(cx: &Context<'_>, index: usize) -> Option<TokenStream> {
         " The branches of parallel task `{}`, each where it is.",
         task.name.value
     );
+    let doc = super::names::doc_text(&doc);
     let positions = slots
         .iter()
         .zip(&labels)

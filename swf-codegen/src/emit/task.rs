@@ -94,6 +94,7 @@ pub(super) fn emit_run(cx: &Context<'_>, index: usize) -> TokenStream {
     let success = emit_exit_dispatch(cx, index);
     let failure = emit_error_path(cx, index);
     let doc = format!(" Runs one step of task `{}`.", task.name.value);
+    let doc = super::names::doc_text(&doc);
     let reads_io = [&retry_wait, &resume_wait, &input, &marking]
         .into_iter()
         .any(|part| {

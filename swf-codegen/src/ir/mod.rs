@@ -140,6 +140,12 @@ pub struct Task {
     pub metadata: Option<Value>,
     /// Where the task's mapping begins.
     pub span: Span,
+    /// The task's definition had an error the parser recovered from (an unknown task type or
+    /// operator, an event condition that cannot be waited for), keeping what it could read:
+    /// rules about the task's own shape are skipped, so the error is reported once, without
+    /// the "has no conditions" or "cannot be reached" that would only follow from it.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub recovered: bool,
 }
 
 impl Task {

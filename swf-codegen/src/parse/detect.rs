@@ -115,6 +115,11 @@ pub(super) fn dialect(
     let winner = winner(&markers);
     let Some(winner) = winner else {
         if has_top_key(root, "states") {
+            // A first-draft file whose states are all END states (`start: true`, `type: END`)
+            // has no kebab-case key: its start flag and END type tell it.
+            if first_draft_signs(root) {
+                return Some(Dialect::First);
+            }
             // The tasks draft in its "state" spelling has no key the others lack.
             return Some(Dialect::Tasks);
         }

@@ -36,6 +36,7 @@ pub(in crate::parse) fn read(
     };
     if parsed.ast == Expr::Invalid {
         // Already reported.
+        cx.recovered = true;
         return (None, mentioned_triggers(triggers, &text.value, text.span));
     }
     match event_expr(&parsed.ast, text.span, &unalias) {
@@ -61,6 +62,7 @@ pub(in crate::parse) fn read(
                     ),
                 )
                 .help(wording.help);
+            cx.recovered = true;
             (None, mentioned_triggers(triggers, &text.value, text.span))
         }
     }

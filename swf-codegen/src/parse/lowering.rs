@@ -14,6 +14,9 @@ pub(in crate::parse) struct Lowering<'d> {
     pub diags: &'d mut Diagnostics,
     /// The workflow's `expressionLanguage`, else `spel`.
     pub default_language: ExprLanguage,
+    /// Set when the task being read had an error the parser recovered from; taken (and reset)
+    /// when the task is built: see `Task::recovered`.
+    pub recovered: bool,
 }
 
 /// The earlier drafts' retry transitions: each handler belongs to the action written at `Span`.

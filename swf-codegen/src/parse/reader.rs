@@ -88,6 +88,13 @@ impl<'a> MapReader<'a> {
         self.take(spellings).map(Node::to_json)
     }
 
+    /// Reports the required keys that are missing, but not the keys nobody asked for: for a
+    /// mapping whose kind is unknown (an unknown task type), whose keys no schema can judge.
+    pub fn finish_missing_only(mut self, diags: &mut Diagnostics) {
+        self.used.iter_mut().for_each(|used| *used = true);
+        self.finish(diags);
+    }
+
     /// Reports every key nobody asked for, suggesting the closest known one, then every required
     /// key that is missing and was not suggested as a rename.
     pub fn finish(self, diags: &mut Diagnostics) {
@@ -187,6 +194,38 @@ pub fn string(node: &Node, what: &str, diags: &mut Diagnostics) -> Option<Spanne
     }
 }
 
+/// The task a transition names (`nextTask`, `nextState`, `next-state`): a string that is not
+/// empty. An empty one is reported (E0124) and comes back empty, which the rest of the
+/// compiler reads as a target already reported: `check` refuses what `gen` cannot compile.
+pub fn target(node: &Node, what: &str, diags: &mut Diagnostics) -> Option<Spanned<String>> {
+    let target = string(node, what, diags)?;
+    if target.value.is_empty() {
+        diags
+            .error(
+                Code::INVALID_VALUE,
+                node.span,
+                format!("`{what}` is empty: it must name the task that runs next"),
+            )
+            .help("write the name (or id) of a task of the same scope, or end here instead");
+    }
+    Some(target)
+}
+
+/// Reports an operation (task or state) without its `actions` key. The key is required, but may
+/// hold an empty list: the drafts' schemas set no minimum.
+pub fn missing_actions(span: Span, what: &str, diags: &mut Diagnostics) {
+    diags
+        .error(
+            Code::MISSING_FIELD,
+            span,
+            format!("this {what} has no `actions`"),
+        )
+        .help(
+            "add `actions` with the functions it calls, such as `actions: [{functionRef: {refName: ...}}]`, \
+             or `actions: []` when it calls none",
+        );
+}
+
 pub fn boolean(node: &Node, what: &str, diags: &mut Diagnostics) -> Option<bool> {
     match &node.kind {
         NodeKind::Scalar(s) => match s.value {
@@ -210,6 +249,7 @@ pub fn unsigned(node: &Node, what: &str, diags: &mut Diagnostics) -> Option<Span
     let parsed = match &node.kind {
         NodeKind::Scalar(s) => match s.value {
             ScalarValue::Int(i) => u64::try_from(i).ok(),
+            ScalarValue::UInt(u) => Some(u),
             ScalarValue::Str => s.text.trim().parse::<u64>().ok(),
             _ => None,
         },

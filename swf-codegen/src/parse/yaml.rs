@@ -36,6 +36,8 @@ pub enum ScalarValue {
     Null,
     Bool(bool),
     Int(i64),
+    /// An integer above `i64::MAX` that fits in a `u64`.
+    UInt(u64),
     Float(f64),
     Str,
 }
@@ -54,7 +56,7 @@ impl Node {
             NodeKind::Scalar(s) => match s.value {
                 ScalarValue::Null => "null",
                 ScalarValue::Bool(_) => "a boolean",
-                ScalarValue::Int(_) | ScalarValue::Float(_) => "a number",
+                ScalarValue::Int(_) | ScalarValue::UInt(_) | ScalarValue::Float(_) => "a number",
                 ScalarValue::Str => "a string",
             },
             NodeKind::Seq(_) => "a list",
@@ -69,6 +71,7 @@ impl Node {
                 ScalarValue::Null => Value::Null,
                 ScalarValue::Bool(b) => Value::Bool(b),
                 ScalarValue::Int(i) => Value::Number(i.into()),
+                ScalarValue::UInt(u) => Value::Number(u.into()),
                 ScalarValue::Float(f) => Number::from_f64(f).map_or(Value::Null, Value::Number),
                 ScalarValue::Str => Value::String(s.text.clone()),
             },
@@ -96,8 +99,18 @@ pub fn load(text: &str, diags: &mut Diagnostics) -> Option<Node> {
         parser: Parser::new_from_str(text),
         anchors: BTreeMap::new(),
         depth: 0,
+        expanded: Size::default(),
+        limit_hit: false,
+        numbers: Vec::new(),
+        reading_key: false,
     };
-    match loader.document() {
+    let document = loader.document();
+    for (span, message) in std::mem::take(&mut loader.numbers) {
+        diags.error(Code::BAD_NUMBER, span, message).help(
+            "quote the number to keep it exactly, as a string; JSON data holds 64-bit integers and finite floats",
+        );
+    }
+    match document {
         Ok(Some(node)) => Some(node),
         Ok(None) => {
             diags
@@ -107,6 +120,12 @@ pub fn load(text: &str, diags: &mut Diagnostics) -> Option<Node> {
                     "the file holds no workflow definition",
                 )
                 .help("write the workflow as a YAML or JSON mapping with `id`, `name` and `tasks`");
+            None
+        }
+        Err((span, message)) if loader.limit_hit => {
+            diags.error(Code::LIMIT, span, message).help(
+                "write the repeated parts out instead of through aliases, or split the workflow into sub-flows",
+            );
             None
         }
         Err((span, message)) => {
@@ -122,12 +141,69 @@ type LoadResult<T> = Result<T, (Span, String)>;
 
 /// Deeper nesting than any workflow needs; refusing it keeps the recursive loader, lowering and
 /// emitters far from the stack's limit on hostile input.
-const MAX_DEPTH: usize = 64;
+pub const MAX_DEPTH: usize = 64;
+
+/// What aliases may copy into one document, all aliases together: an alias bomb of a few
+/// hundred bytes (each level aliasing the previous one ten times) would otherwise expand
+/// until memory runs out.
+pub const MAX_ALIAS_NODES: usize = 10_000;
+/// See [`MAX_ALIAS_NODES`]: the text of the scalars aliases copy, in bytes (16 MiB).
+pub const MAX_ALIAS_BYTES: usize = 16 << 20;
+
+/// The size of a node: how many nodes it holds (itself included) and the bytes of its
+/// scalars' text and keys.
+#[derive(Debug, Clone, Copy, Default)]
+struct Size {
+    nodes: usize,
+    bytes: usize,
+}
+
+impl Size {
+    fn of(node: &Node) -> Size {
+        match &node.kind {
+            NodeKind::Scalar(s) => Size {
+                nodes: 1,
+                bytes: s.text.len(),
+            },
+            NodeKind::Seq(items) => items
+                .iter()
+                .fold(Size { nodes: 1, bytes: 0 }, |size, item| {
+                    size.plus(Size::of(item))
+                }),
+            NodeKind::Map(entries) => {
+                entries
+                    .iter()
+                    .fold(Size { nodes: 1, bytes: 0 }, |size, entry| {
+                        size.plus(Size::of(&entry.value)).plus(Size {
+                            nodes: 1,
+                            bytes: entry.key.len(),
+                        })
+                    })
+            }
+        }
+    }
+
+    fn plus(self, other: Size) -> Size {
+        Size {
+            nodes: self.nodes.saturating_add(other.nodes),
+            bytes: self.bytes.saturating_add(other.bytes),
+        }
+    }
+}
 
 struct Loader<'a> {
     parser: Parser<'a, saphyr_parser::StrInput<'a>>,
-    anchors: BTreeMap<usize, Node>,
+    /// Each anchor's node and size.
+    anchors: BTreeMap<usize, (Node, Size)>,
     depth: usize,
+    /// What aliases have copied so far.
+    expanded: Size,
+    /// The error being returned is a limit (E0145), not a syntax error.
+    limit_hit: bool,
+    /// Numbers JSON cannot hold exactly (E0146), reported without stopping the load.
+    numbers: Vec<(Span, String)>,
+    /// A mapping key is being read: it is text, whatever it looks like.
+    reading_key: bool,
 }
 
 impl<'a> Loader<'a> {
@@ -178,6 +254,7 @@ impl<'a> Loader<'a> {
     fn node(&mut self, event: Event<'a>, span: YamlSpan) -> LoadResult<Node> {
         let at = span_of(&span);
         if self.depth >= MAX_DEPTH {
+            self.limit_hit = true;
             return Err((
                 at,
                 format!("the document nests deeper than {MAX_DEPTH} levels; flatten it"),
@@ -198,8 +275,8 @@ impl<'a> Loader<'a> {
                         Some(CoreScalar::Null) => ScalarValue::Null,
                         Some(CoreScalar::Boolean(b)) => ScalarValue::Bool(b),
                         Some(CoreScalar::Integer(i)) => ScalarValue::Int(i),
-                        Some(CoreScalar::FloatingPoint(f)) => ScalarValue::Float(f.into_inner()),
-                        Some(CoreScalar::String(_)) | None => ScalarValue::Str,
+                        Some(CoreScalar::FloatingPoint(f)) => self.float(&text, f.into_inner(), at),
+                        Some(CoreScalar::String(_)) | None => self.maybe_integer(&text, at),
                     }
                 } else {
                     ScalarValue::Str
@@ -235,29 +312,95 @@ impl<'a> Loader<'a> {
             }
             Event::MappingStart(anchor, _) => (self.mapping(at)?, anchor),
             Event::Alias(id) => {
-                return self.anchors.get(&id).cloned().ok_or_else(|| {
-                    (
+                let Some((node, size)) = self.anchors.get(&id) else {
+                    return Err((
                         at,
                         "this alias refers to an anchor that is not defined before it".into(),
-                    )
-                });
+                    ));
+                };
+                let expanded = self.expanded.plus(*size);
+                if expanded.nodes > MAX_ALIAS_NODES || expanded.bytes > MAX_ALIAS_BYTES {
+                    self.limit_hit = true;
+                    return Err((
+                        at,
+                        format!(
+                            "the aliases of this document expand to more than {MAX_ALIAS_NODES} nodes or {} MiB of text",
+                            MAX_ALIAS_BYTES >> 20
+                        ),
+                    ));
+                }
+                self.expanded = expanded;
+                return Ok(node.clone());
             }
             other => return Err((at, format!("unexpected YAML event {other:?}"))),
         };
         if anchor > 0 {
-            self.anchors.insert(anchor, node.clone());
+            self.anchors.insert(anchor, (node.clone(), Size::of(&node)));
         }
         Ok(node)
     }
 
+    /// A plain scalar the core schema resolved to a float: an integer too large for `i64`
+    /// (kept as a `u64` when it fits), or a float, which must be finite. A number JSON cannot
+    /// hold is reported and read as a string.
+    fn float(&mut self, text: &str, value: f64, at: Span) -> ScalarValue {
+        if self.reading_key {
+            return ScalarValue::Str;
+        }
+        if is_decimal_integer(text) {
+            return self.maybe_integer(text, at);
+        }
+        if value.is_finite() {
+            return ScalarValue::Float(value);
+        }
+        let what = if value.is_nan() {
+            "not a number (`.nan`)".to_owned()
+        } else if text.trim_start_matches(['-', '+']).starts_with('.') {
+            format!("infinite (`{text}`)")
+        } else {
+            format!("`{text}`, beyond the largest float (about 1.8e308)")
+        };
+        self.numbers.push((
+            at,
+            format!("this number is {what}, which JSON data cannot hold"),
+        ));
+        ScalarValue::Str
+    }
+
+    /// A plain scalar that is not a core-schema number: a decimal integer beyond `i64` is a
+    /// `u64` when it fits, reported when it does not; anything else is a string.
+    fn maybe_integer(&mut self, text: &str, at: Span) -> ScalarValue {
+        if self.reading_key || !is_decimal_integer(text) {
+            return ScalarValue::Str;
+        }
+        match text.trim_start_matches('+').parse::<u64>() {
+            Ok(value) => ScalarValue::UInt(value),
+            Err(_) => {
+                self.numbers.push((
+                    at,
+                    format!(
+                        "the integer `{}` is beyond the 64-bit integers JSON data holds exactly",
+                        crate::syntax::excerpt(text)
+                    ),
+                ));
+                ScalarValue::Str
+            }
+        }
+    }
+
     fn mapping(&mut self, at: Span) -> LoadResult<Node> {
         let mut entries: Vec<Entry> = Vec::new();
+        // Key → its entry: the duplicate check stays linear in the number of keys.
+        let mut seen: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
         loop {
             let (event, span) = self.next()?;
             if matches!(event, Event::MappingEnd) {
                 break;
             }
-            let key_node = self.node(event, span)?;
+            self.reading_key = true;
+            let key_node = self.node(event, span);
+            self.reading_key = false;
+            let key_node = key_node?;
             let key = match &key_node.kind {
                 NodeKind::Scalar(s) => s.text.clone(),
                 _ => {
@@ -267,7 +410,7 @@ impl<'a> Loader<'a> {
                     ));
                 }
             };
-            if let Some(first) = entries.iter().find(|e| e.key == key) {
+            if let Some(first) = seen.get(&key).map(|&index| &entries[index]) {
                 return Err((
                     key_node.span,
                     format!(
@@ -278,6 +421,7 @@ impl<'a> Loader<'a> {
             }
             let (event, span) = self.next()?;
             let value = self.node(event, span)?;
+            seen.insert(key.clone(), entries.len());
             entries.push(Entry {
                 key,
                 key_span: key_node.span,
@@ -289,6 +433,12 @@ impl<'a> Loader<'a> {
             span: at,
         })
     }
+}
+
+/// `123`, `-45`, `+6`: what the YAML core schema reads as a decimal integer.
+fn is_decimal_integer(text: &str) -> bool {
+    let digits = text.strip_prefix(['-', '+']).unwrap_or(text);
+    !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit())
 }
 
 #[cfg(test)]
@@ -384,6 +534,61 @@ mod tests {
             "{:?}",
             diags.items()
         );
+        assert_eq!(diags.items()[0].code, Code::LIMIT);
+    }
+
+    /// A few hundred bytes whose aliases expand tenfold per level once grew until the process
+    /// was killed.
+    #[test]
+    fn alias_bombs_are_refused_within_the_budget() {
+        let mut text = String::from("a: &a [x, x, x, x, x, x, x, x, x, x]\n");
+        let mut previous = 'a';
+        for level in 1..9u8 {
+            let name = char::from(b'a' + level);
+            let items = vec![format!("*{previous}"); 10].join(", ");
+            text.push_str(&format!("{name}: &{name} [{items}]\n"));
+            previous = name;
+        }
+        let mut diags = Diagnostics::new("bomb.yaml");
+        assert!(load(&text, &mut diags).is_none());
+        let d = &diags.items()[0];
+        assert_eq!(d.code, Code::LIMIT, "{d:?}");
+        assert!(d.message.contains("aliases"), "{}", d.message);
+        assert_eq!(d.span.line, 4);
+    }
+
+    #[test]
+    fn aliases_within_the_budget_still_expand() {
+        let text = "r: &r {interval: PT1S, maxAttempts: 3}\nuse: [*r, *r, *r, *r]\n";
+        let node = load_ok(text);
+        assert_eq!(
+            node.to_json()["use"][3]["maxAttempts"],
+            serde_json::json!(3)
+        );
+    }
+
+    /// Integers beyond i64/u64 and 1e400, .inf, .nan became `null` or lost digits silently.
+    #[test]
+    fn numbers_json_cannot_hold_are_refused_and_u64_is_kept() {
+        let text = "a: 18446744073709551615\nb: 123456789012345678901234567890\nc: -9223372036854775809\nd: 1e400\ne: .inf\nf: -.Inf\ng: .nan\nh: 1.5\n1e400: key\n";
+        let mut diags = Diagnostics::new("n.yaml");
+        let node = load(text, &mut diags).expect("loads");
+        let lines: Vec<u32> = diags.items().iter().map(|d| d.span.line).collect();
+        assert_eq!(lines, vec![2, 3, 4, 5, 6, 7], "{:?}", diags.items());
+        assert!(diags.items().iter().all(|d| d.code == Code::BAD_NUMBER));
+        assert_eq!(node.to_json()["a"], serde_json::json!(u64::MAX));
+        assert_eq!(node.to_json()["h"], serde_json::json!(1.5));
+        assert_eq!(node.to_json()["1e400"], serde_json::json!("key"));
+    }
+
+    #[test]
+    fn many_keys_in_one_mapping_load() {
+        let text: String = (0..20_000).map(|i| format!("k{i}: {i}\n")).collect();
+        let node = load_ok(&text);
+        assert_eq!(node.to_json()["k19999"], serde_json::json!(19999));
+        let mut diags = Diagnostics::new("t.yaml");
+        assert!(load(&format!("{text}k7: again\n"), &mut diags).is_none());
+        assert!(diags.items()[0].message.contains("`k7`"));
     }
 
     #[test]

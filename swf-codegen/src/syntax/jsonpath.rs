@@ -267,17 +267,46 @@ impl Normalized {
         let mut text = String::with_capacity(path.len());
         let mut origin = Vec::with_capacity(chars.len() + 1);
         let mut quotes = QuoteState::default();
-        for (i, &c) in chars.iter().enumerate() {
+        let mut i = 0;
+        while i < chars.len() {
+            let c = chars[i];
             let in_string = quotes.step(c);
             // `.[` is `[`, but `..[` is the RFC's descendant segment and stays.
             let jayway_dot = !in_string
                 && c == '.'
                 && chars.get(i + 1) == Some(&'[')
                 && (i == 0 || chars[i - 1] != '.');
+            // `.exit-code` (Jayway) is `['exit-code']` in RFC 9535, whose shorthand has no
+            // dashes; after `..` the bracket follows the dots.
+            if !in_string && c == '.' {
+                let rest: String = chars[i + 1..].iter().collect();
+                if let Some((name, _)) = member_name(&rest)
+                    && name.contains('-')
+                {
+                    let descendant = i > 0 && chars[i - 1] == '.';
+                    if descendant {
+                        text.push('.');
+                        origin.push(i);
+                    }
+                    text.push_str("['");
+                    origin.extend([i, i]);
+                    for (offset, name_char) in name.chars().enumerate() {
+                        quotes.step(name_char);
+                        text.push(name_char);
+                        origin.push(i + 1 + offset);
+                    }
+                    text.push_str("']");
+                    let after = i + 1 + name.chars().count();
+                    origin.extend([after, after]);
+                    i = after;
+                    continue;
+                }
+            }
             if !jayway_dot {
                 text.push(c);
                 origin.push(i);
             }
+            i += 1;
         }
         origin.push(chars.len());
         Normalized { text, origin }
@@ -348,15 +377,19 @@ fn is_blank(c: char) -> bool {
     matches!(c, ' ' | '\t' | '\n' | '\r')
 }
 
-/// A member-name shorthand (`name` of `.name`) at the start of `text`, and the rest.
+/// A member-name shorthand (`name` of `.name`) at the start of `text`, and the rest. After its
+/// first character a name may hold dashes (`$.exit-code`, `$.steps.flip-coin.outputs`), as
+/// Jayway, which the drafts follow, accepts.
 fn member_name(text: &str) -> Option<(&str, &str)> {
     let first = text.chars().next()?;
     if !is_name_first(first) {
         return None;
     }
     let end = text
-        .find(|c: char| !(is_name_first(c) || c.is_ascii_digit()))
+        .find(|c: char| !(is_name_first(c) || c.is_ascii_digit() || c == '-'))
         .unwrap_or(text.len());
+    // A trailing dash belongs to what follows (`$.a- 1` in an expression).
+    let end = text[..end].trim_end_matches('-').len();
     Some(text.split_at(end))
 }
 
@@ -839,13 +872,28 @@ mod tests {
              `.name` or `[...]`, or a member name"
         );
 
-        let (message, _) = only_error(" $.a-b");
+        let (message, _) = only_error(" $.a]");
         assert!(message.contains("at character 5"), "{message}");
 
         for bad in ["$[", "$.a[01]", "$..", "$.a[?(@.b =~ /x/)]", "$x", "$['a]"] {
             let (message, _) = only_error(bad);
             assert!(message.contains("does not parse"), "{bad}: {message}");
         }
+    }
+
+    /// Jayway, which the drafts follow, reads dashes in member names; they were refused.
+    #[test]
+    fn member_names_may_hold_dashes() {
+        let data = json!({"exit-code": 3, "steps": {"flip-coin": {"outputs": "heads"}}});
+        let (parsed, diags) = path("$.exit-code");
+        assert!(!diags.has_errors(), "{:?}", diags.items());
+        assert_eq!(
+            parsed.kind,
+            PathKind::Definite(vec![PathSegment::Key("exit-code".into())])
+        );
+        // In a query run by the engine too.
+        assert_eq!(run("$.steps.*.outputs", &data), vec![json!("heads")]);
+        assert_eq!(run("$..flip-coin.outputs", &data), vec![json!("heads")]);
     }
 
     #[test]

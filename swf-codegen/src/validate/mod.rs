@@ -39,6 +39,7 @@ pub fn validate(workflow: &Workflow, diags: &mut Diagnostics) {
 
 fn check(workflow: &Workflow, diags: &mut Diagnostics) {
     names::check_definitions(workflow, diags);
+    names::check_methods(workflow, diags);
     events::check_starting_events(workflow, diags);
     events::check_detached_waits(&workflow.scope, diags);
     let cx = Context::new(workflow);
@@ -47,7 +48,9 @@ fn check(workflow: &Workflow, diags: &mut Diagnostics) {
         starts::check_scope(info, diags);
         for task in &info.scope.tasks {
             transitions::check_task(&cx, index, task, diags);
-            required::check_task(task, diags);
+            if !task.recovered {
+                required::check_task(task, diags);
+            }
             references::check_task(&cx, task, diags);
             paths::check_task(task, diags);
         }

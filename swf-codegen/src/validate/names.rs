@@ -37,6 +37,34 @@ pub(super) fn check_definitions(workflow: &Workflow, diags: &mut Diagnostics) {
     }
 }
 
+/// NAME_CLASH for functions whose names become the same trait method (`notify` and `Notify`):
+/// they are the API users implement, so they are not renamed behind their back.
+pub(super) fn check_methods(workflow: &Workflow, diags: &mut Diagnostics) {
+    let mut methods: BTreeMap<String, &Spanned<String>> = BTreeMap::new();
+    for function in &workflow.functions {
+        let method = crate::emit::names::method_name(&function.name.value);
+        match methods.get(&method) {
+            // Equal names are DUPLICATE_DEFINITION.
+            Some(first) if first.value != function.name.value => {
+                diags
+                    .error(
+                        Code::NAME_CLASH,
+                        function.name.span,
+                        format!(
+                            "functions `{}` and `{}` (line {}) would both become the trait method `{method}`",
+                            function.name.value, first.value, first.span.line
+                        ),
+                    )
+                    .help("rename one of the functions so their snake_case forms differ");
+            }
+            Some(_) => {}
+            None => {
+                methods.insert(method, &function.name);
+            }
+        }
+    }
+}
+
 /// DUPLICATE_TASK for task names and task ids of one scope.
 pub(super) fn check_scope(info: &ScopeInfo<'_>, diags: &mut Diagnostics) {
     let scope = info.owner.describe();

@@ -33,6 +33,7 @@ pub fn task(line: u32, name: &str, kind: TaskKind) -> Task {
         transition: None,
         end: None,
         metadata: None,
+        recovered: false,
         span: sp(line, 5),
     }
 }

@@ -129,3 +129,17 @@ fn a_valid_workflow_has_no_diagnostics() {
     wf.functions = vec![function(3, "f")];
     assert_eq!(check(&wf), Vec::new());
 }
+
+/// Functions whose names become one trait method were refused only by `gen`, so `check`
+/// accepted what did not compile: `check` refuses them now.
+#[test]
+fn functions_that_become_one_method_are_refused_by_check() {
+    let mut wf = workflow(vec![
+        task(10, "A", operation(vec![action(11, "send-mail")]))
+            .start()
+            .end(),
+    ]);
+    wf.functions = vec![function(3, "send-mail"), function(4, "SendMail")];
+    let codes: Vec<&str> = check(&wf).iter().map(|d| d.code.0).collect();
+    assert_eq!(codes, vec![Code::NAME_CLASH.0]);
+}

@@ -65,6 +65,14 @@ impl Kebab<'_> {
             };
             let test = if self.second() {
                 self.choice_test(&mut map)
+            } else if let Some(inline) = inline_condition(item) {
+                // The choice written with its condition inline (`{path, value, operator,
+                // next-state}`, `{and: [...], next-state}`), as the first draft's choice schema
+                // (`allOf` of the condition and `next-state`) and the 2019 implementations do.
+                for key in INLINE_KEYS {
+                    map.take(&[key]);
+                }
+                self.condition(&inline)
             } else {
                 map.require(&["condition"]).and_then(|n| self.condition(n))
             };
@@ -290,6 +298,35 @@ impl Kebab<'_> {
             span,
         })
     }
+}
+
+/// The keys of a condition written inline in a first-draft choice.
+const INLINE_KEYS: [&str; 6] = ["path", "value", "operator", "and", "or", "not"];
+
+/// The condition of a first-draft choice written inline, without `condition`: the choice's
+/// own keys but `next-state` and `metadata`. `None` when the choice has a `condition` or none
+/// of the condition keys.
+fn inline_condition(choice: &Node) -> Option<Node> {
+    let NodeKind::Map(entries) = &choice.kind else {
+        return None;
+    };
+    let has = |keys: &[&str]| {
+        entries
+            .iter()
+            .any(|e| keys.iter().any(|k| k.eq_ignore_ascii_case(&e.key)))
+    };
+    if has(&["condition"]) || !has(&INLINE_KEYS) {
+        return None;
+    }
+    let condition = entries
+        .iter()
+        .filter(|e| INLINE_KEYS.iter().any(|k| k.eq_ignore_ascii_case(&e.key)))
+        .cloned()
+        .collect();
+    Some(Node {
+        kind: NodeKind::Map(condition),
+        span: choice.span,
+    })
 }
 
 /// A choice that never holds, standing for one whose mistakes are reported.

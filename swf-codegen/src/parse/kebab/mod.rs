@@ -63,6 +63,7 @@ pub(super) fn lower(
         cx: Lowering {
             diags,
             default_language: ExprLanguage::Spel,
+            recovered: false,
         },
         dialect,
         functions: Vec::new(),
@@ -201,7 +202,7 @@ impl Kebab<'_> {
 
     /// `next-state: <name>` as a transition.
     fn next_state(&mut self, node: &Node) -> Option<Transition> {
-        let next = reader::string(node, "next-state", self.cx.diags)?;
+        let next = reader::target(node, "next-state", self.cx.diags)?;
         Some(Transition {
             span: next.span,
             next,
@@ -229,6 +230,7 @@ fn whole_seconds(node: &Node) -> Option<u64> {
     match &node.kind {
         NodeKind::Scalar(s) => match s.value {
             ScalarValue::Int(i) => u64::try_from(i).ok(),
+            ScalarValue::UInt(u) => Some(u),
             ScalarValue::Str
                 if !s.text.trim().is_empty()
                     && s.text.trim().bytes().all(|b| b.is_ascii_digit()) =>

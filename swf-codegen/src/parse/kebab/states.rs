@@ -238,6 +238,7 @@ impl Kebab<'_> {
                 used_for_compensation: false,
                 metadata,
                 span: node.span,
+                recovered: std::mem::take(&mut self.cx.recovered),
             });
         };
 
@@ -280,6 +281,7 @@ impl Kebab<'_> {
             compensated_by: None,
             used_for_compensation: false,
             metadata,
+            recovered: std::mem::take(&mut self.cx.recovered),
             span: node.span,
         };
         // Once an action's retries are spent, its handler takes the retry's `next-state`.
@@ -422,11 +424,14 @@ impl Kebab<'_> {
             .take(&["action-mode"])
             .map_or(ActionMode::Sequential, |n| self.action_mode(n));
         let mut retries = Vec::new();
-        // Absent, validation reports it (in this draft's words): required here too would say it twice.
-        let actions = map
-            .take(&["actions"])
-            .map(|n| self.actions(n, &mut retries))
-            .unwrap_or_default();
+        // Required, but may be empty (`actions: []`): the schemas set no minimum.
+        let actions = match map.take(&["actions"]) {
+            Some(n) => self.actions(n, &mut retries),
+            None => {
+                reader::missing_actions(map.span(), "OPERATION state", self.cx.diags);
+                Vec::new()
+            }
+        };
         let transition = self.state_next(map, node, ends, "OPERATION state");
         Lowered {
             kind: TaskKind::Operation {

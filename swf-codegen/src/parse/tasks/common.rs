@@ -17,7 +17,7 @@ impl Lowering<'_> {
     /// `transition: {nextTask, expression, produceEvent}`; a bare string names the next task.
     pub(super) fn transition(&mut self, node: &Node) -> Option<Transition> {
         if let NodeKind::Scalar(_) = node.kind {
-            let next = reader::string(node, "transition", self.diags)?;
+            let next = reader::target(node, "transition", self.diags)?;
             return Some(Transition {
                 next,
                 condition: None,
@@ -29,7 +29,7 @@ impl Lowering<'_> {
         let mut map = MapReader::new(node, "transition", self.diags)?;
         let next = map
             .require(NEXT)
-            .and_then(|n| reader::string(n, "nextTask", self.diags));
+            .and_then(|n| reader::target(n, "nextTask", self.diags));
         let condition = map.take(&["expression"]).and_then(|n| self.expression(n));
         let produce_event = map
             .take(&["produceEvent"])

@@ -43,6 +43,7 @@ pub(super) fn lower(file: &str, root: &Node, diags: &mut Diagnostics) -> Option<
     let mut lowering = Lowering {
         diags,
         default_language,
+        recovered: false,
     };
     let functions = functions_node
         .map(|n| lowering.function_definitions(n))

@@ -1,6 +1,7 @@
 //! One task: the fields every task has, then the fields of its type.
 
 use super::{Lowering, TASKS};
+use crate::diagnostic::Code;
 use crate::ir::{
     Branch, Comparison, Completion, DataCondition, DataTest, EventActions, EventCondition,
     Operator, Switch, SwitchConditions, Task, TaskKind,
@@ -52,6 +53,7 @@ const OPERATORS: &[(&str, Operator)] = &[
 
 impl Lowering<'_> {
     pub(super) fn task(&mut self, node: &Node) -> Option<Task> {
+        self.recovered = false;
         let mut map = MapReader::new(node, "task", self.diags)?;
         let name = map
             .require(&["name"])
@@ -88,12 +90,28 @@ impl Lowering<'_> {
         map.verbatim(&["dataInputSchema"]);
         map.verbatim(&["dataOutputSchema"]);
 
-        let kind = task_type.map(|t| self.task_kind(t.value, &mut map));
-        map.finish(self.diags);
+        let kind = match task_type {
+            Some(t) => {
+                let kind = self.task_kind(t.value, &mut map);
+                map.finish(self.diags);
+                kind
+            }
+            // An unknown (or missing) type is reported: the task stays, with its name and
+            // transitions, so that nothing that names it or follows it is reported too; its
+            // other keys are not checked against a schema nobody knows, but missing required
+            // keys (`name`, `type`) are still reported.
+            None => {
+                map.finish_missing_only(self.diags);
+                self.recovered = true;
+                TaskKind::Inject {
+                    data: serde_json::Value::Object(serde_json::Map::new()),
+                }
+            }
+        };
         Some(Task {
             name: name?,
             id,
-            kind: kind?,
+            kind,
             data_filter,
             retry,
             on_error,
@@ -104,6 +122,7 @@ impl Lowering<'_> {
             used_for_compensation,
             metadata,
             span: node.span,
+            recovered: std::mem::take(&mut self.recovered),
         })
     }
 
@@ -113,10 +132,15 @@ impl Lowering<'_> {
                 action_mode: map
                     .take(&["actionMode"])
                     .map_or(crate::ir::ActionMode::Sequential, |n| self.action_mode(n)),
-                actions: map
-                    .take(&["actions"])
-                    .map(|n| self.actions(n))
-                    .unwrap_or_default(),
+                // Required, but may be empty (`actions: []`): the drafts' schemas set no
+                // minimum, and the tasks draft's own timeout example has none.
+                actions: match map.take(&["actions"]) {
+                    Some(n) => self.actions(n),
+                    None => {
+                        reader::missing_actions(map.span(), "operation task", self.diags);
+                        Vec::new()
+                    }
+                },
             },
             TaskType::Event => TaskKind::Event {
                 exclusive: map
@@ -240,6 +264,25 @@ impl Lowering<'_> {
         let event_timeout = map
             .take(&["eventTimeout"])
             .and_then(|n| self.duration(n, "eventTimeout"));
+        // "These are exclusive, meaning that a switch task can define one or the other
+        // condition type, not both" (the tasks draft, Switch task).
+        let either_events = either.is_some_and(holds_event_conditions);
+        let data_like = data.or(either.filter(|_| !either_events));
+        let event_like = event.or(either.filter(|_| either_events));
+        let second = data_like.and(event_like);
+        if let Some(node) = second {
+            self.recovered = true;
+            self.diags
+                .error(
+                    Code::NOT_ALLOWED_HERE,
+                    node.span,
+                    "a switch task has data conditions or event conditions, not both",
+                )
+                .help(
+                    "the tasks draft makes them exclusive: split the switch into an event switch \
+                     (or event task) followed by a data switch",
+                );
+        }
         let conditions = match (data, event, either) {
             (_, Some(events), _) => SwitchConditions::Event(self.event_conditions(events)),
             (Some(data), None, _) => SwitchConditions::Data(self.data_conditions(data)),
@@ -273,7 +316,12 @@ impl Lowering<'_> {
             let metadata = map.verbatim(&["metadata"]);
             let span = map.span();
             map.finish(self.diags);
-            let Some(operator) = operator else { continue };
+            // An unknown operator is reported; the condition stays (with a stand-in operator),
+            // so that its transition's target is not reported as unreachable.
+            let operator = operator.unwrap_or_else(|| {
+                self.recovered = true;
+                Spanned::new(Operator::Equals, span)
+            });
             if matches!(operator.value, Operator::Matches | Operator::NotMatches)
                 && let Some(pattern) = &value
             {

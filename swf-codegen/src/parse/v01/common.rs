@@ -41,7 +41,7 @@ impl V01<'_> {
     /// `transition: {nextState, condition}`; a bare string names the next state.
     pub(super) fn transition(&mut self, node: &Node) -> Option<Transition> {
         if let NodeKind::Scalar(_) = node.kind {
-            let next = reader::string(node, "transition", self.cx.diags)?;
+            let next = reader::target(node, "transition", self.cx.diags)?;
             return Some(Transition {
                 next,
                 condition: None,
@@ -53,7 +53,7 @@ impl V01<'_> {
         let mut map = MapReader::new(node, "transition", self.cx.diags)?;
         let next = map
             .require(&["nextState"])
-            .and_then(|n| reader::string(n, "nextState", self.cx.diags));
+            .and_then(|n| reader::target(n, "nextState", self.cx.diags));
         let condition = map.take(&["condition"]).and_then(|n| self.expression(n));
         map.finish(self.cx.diags);
         // Kept with an empty target when `nextState` is missing: the state still has a

@@ -72,6 +72,7 @@ pub(super) fn lower(file: &str, root: &Node, diags: &mut Diagnostics) -> Option<
         cx: Lowering {
             diags,
             default_language,
+            recovered: false,
         },
         workflow_handlers: Vec::new(),
         triggers: Vec::new(),

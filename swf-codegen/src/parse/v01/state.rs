@@ -113,6 +113,7 @@ impl V01<'_> {
             compensated_by: None,
             used_for_compensation: false,
             metadata,
+            recovered: std::mem::take(&mut self.cx.recovered),
             span: node.span,
         };
         // Once an action's retries are spent, the handler its retry's transition became
@@ -177,10 +178,14 @@ impl V01<'_> {
             StateType::Event => self.event_state(map, retries),
             StateType::Operation => {
                 let action_mode = self.action_mode(map.take(&["actionMode"]));
-                let actions = map
-                    .take(&["actions"])
-                    .map(|n| self.actions(n, retries))
-                    .unwrap_or_default();
+                // Required, but may be empty: the schema sets no minimum.
+                let actions = match map.take(&["actions"]) {
+                    Some(n) => self.actions(n, retries),
+                    None => {
+                        reader::missing_actions(map.span(), "OPERATION state", self.cx.diags);
+                        Vec::new()
+                    }
+                };
                 TaskKind::Operation {
                     action_mode,
                     actions,

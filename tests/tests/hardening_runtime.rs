@@ -1,0 +1,126 @@
+//! Runtime faults of issue 9: a panicking function, a retry loop that never waits.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+use swf_runtime::{FunctionError, Value, json};
+
+mod spin {
+    swf_runtime::workflow!("workflows/hardening/spin.sw.yaml");
+}
+
+mod panics {
+    swf_runtime::workflow!("workflows/hardening/panics.sw.yaml");
+}
+
+struct AlwaysAgain(Arc<AtomicU64>);
+
+impl spin::SpinFunctions for AlwaysAgain {
+    async fn fail(&self, _args: Value) -> Result<Value, FunctionError> {
+        self.0.fetch_add(1, Ordering::Relaxed);
+        Err(FunctionError::named("Again", "once more"))
+    }
+}
+
+/// `maxAttempts: 4294967295` with `PT0S` starved every other task of a current-thread runtime:
+/// a timeout around the run must fire, and another task must run meanwhile. Runs on its own
+/// thread, so that a starving loop fails the test instead of hanging it.
+#[test]
+fn a_retry_loop_without_interval_yields_to_the_scheduler() {
+    let (done, finished) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_time()
+            .build()
+            .expect("a runtime");
+        let outcome = runtime.block_on(async {
+            let attempts = Arc::new(AtomicU64::new(0));
+            let ticks = Arc::new(AtomicU64::new(0));
+            let ticker = {
+                let ticks = Arc::clone(&ticks);
+                tokio::spawn(async move {
+                    loop {
+                        ticks.fetch_add(1, Ordering::Relaxed);
+                        tokio::task::yield_now().await;
+                    }
+                })
+            };
+            let machine = spin::SpinWorkflow::new(AlwaysAgain(Arc::clone(&attempts)));
+            let run = tokio::time::timeout(Duration::from_millis(200), machine.run(json!({})));
+            let timed_out = run.await.is_err();
+            ticker.abort();
+            (
+                timed_out,
+                attempts.load(Ordering::Relaxed),
+                ticks.load(Ordering::Relaxed),
+            )
+        });
+        let _ = done.send(outcome);
+    });
+    let (timed_out, attempts, ticks) = finished
+        .recv_timeout(Duration::from_secs(30))
+        .expect("the retry loop starved the runtime: the timeout never fired");
+    assert!(timed_out);
+    assert!(attempts > 1, "{attempts} attempts");
+    assert!(ticks > 1, "the other task never ran ({ticks} ticks)");
+}
+
+struct Explodes(Arc<AtomicU64>);
+
+impl panics::PanicsFunctions for Explodes {
+    async fn explode(&self, _args: Value) -> Result<Value, FunctionError> {
+        self.0.fetch_add(1, Ordering::Relaxed);
+        panic!("card reader on fire");
+    }
+}
+
+/// A panicking function unwound through `run()` to the caller; it is a `FunctionPanic` error,
+/// retried and then handled by onError, with the task's data kept.
+#[tokio::test(start_paused = true)]
+async fn a_panicking_function_is_an_error_that_retry_and_on_error_handle() {
+    let calls = Arc::new(AtomicU64::new(0));
+    let machine = panics::PanicsWorkflow::new(Explodes(Arc::clone(&calls)));
+    let output = machine
+        .run(json!({"order": 7}))
+        .await
+        .expect("handled by onError");
+    assert_eq!(output["order"], json!(7), "{output}");
+    assert_eq!(output["recovered"], json!(true), "{output}");
+    assert_eq!(output["error"]["name"], json!("FunctionPanic"), "{output}");
+    assert_eq!(calls.load(Ordering::Relaxed), 3, "one call and two retries");
+}
+
+mod blocking {
+    swf_runtime::workflow!("workflows/hardening/blocking.sw.yaml");
+}
+
+struct BlocksOffTheRuntime;
+
+impl blocking::BlockingFunctions for BlocksOffTheRuntime {
+    async fn slow(&self, _args: Value) -> Result<Value, FunctionError> {
+        // The README's rule: blocking work goes to `spawn_blocking`, awaited.
+        tokio::task::spawn_blocking(|| {
+            std::thread::sleep(Duration::from_millis(1500));
+            json!("late")
+        })
+        .await
+        .map_err(|error| FunctionError::new(error.to_string()))
+    }
+}
+
+/// A function that blocks its thread for 1.5 s under `timeout: PT1S` returned its result; with
+/// its blocking work in `spawn_blocking`, the timeout wins after 1 s.
+#[tokio::test]
+async fn the_timeout_wins_over_a_function_that_blocks_off_the_runtime() {
+    let started = std::time::Instant::now();
+    let error = blocking::BlockingWorkflow::new(BlocksOffTheRuntime)
+        .run(json!({}))
+        .await
+        .expect_err("times out");
+    assert!(error.to_string().contains("TimeoutError"), "{error}");
+    assert!(
+        started.elapsed() < Duration::from_millis(1400),
+        "{:?}",
+        started.elapsed()
+    );
+}

@@ -1,0 +1,110 @@
+//! Hostile names (issue 9): ids, task, function and event names with quotes, `}`, `*/`, `"#`,
+//! newlines, CR, keywords, leading digits, empty strings, names equal after case folding or
+//! punctuation, and the names of the generated terminal variants. Every one compiles (this file
+//! would not build otherwise) and keeps its meaning: the tasks run in the order the names say,
+//! each doing what its definition says.
+
+use swf_runtime::{FunctionError, Value, json};
+
+mod printer {
+    // Before the naming pass, the id `3d-printer` panicked the macro (`"3dPrinterFunctions" is
+    // not a valid Ident`), and the nested scope types of `Foo`/`FooBodyX` and `P`/`P Branch1 Q`
+    // were defined twice.
+    swf_runtime::workflow!("workflows/hostile/3d-printer.sw.yaml");
+}
+
+mod nameless {
+    // `***` and a file with no id named `unnamed` both give the types `Unnamed*`.
+    swf_runtime::workflow!(
+        "workflows/hostile/symbols-a.sw.yaml",
+        "workflows/hostile/unnamed.sw.yaml"
+    );
+}
+
+struct Printer;
+
+impl printer::Workflow3dPrinterFunctions for Printer {
+    async fn type_(&self, _args: Value) -> Result<Value, FunctionError> {
+        Ok(json!("typed"))
+    }
+    async fn f_3rd(&self, _args: Value) -> Result<Value, FunctionError> {
+        Ok(json!("third"))
+    }
+    async fn say_hi(&self, _args: Value) -> Result<Value, FunctionError> {
+        Ok(json!("hi"))
+    }
+}
+
+#[tokio::test]
+async fn hostile_names_compile_and_keep_their_meaning() {
+    let machine = printer::Workflow3dPrinterWorkflow::new(Printer);
+    let output = machine
+        .run(json!({"items": [1, 2]}))
+        .await
+        .expect("runs to its end");
+    assert_eq!(output["type"], json!("typed"));
+    assert_eq!(output["third"], json!("third"));
+    assert_eq!(output["said"], json!("hi"));
+    for (key, value) in [
+        ("quote", json!(1)),
+        ("charge1", json!(1)),
+        ("charge2", json!(2)),
+        ("charge3", json!(3)),
+        ("ab1", json!(1)),
+        ("ab2", json!(2)),
+        ("self", json!(true)),
+        ("terminated", json!(false)),
+    ] {
+        assert_eq!(output[key], value, "{key} in {output}");
+    }
+    // The foreach body ran its own `X` (not the top-level `FooBodyX`) once per item.
+    assert_eq!(output["foo"].as_array().map(Vec::len), Some(2), "{output}");
+    assert_eq!(output["foo"][0]["nested"], json!("foreach"), "{output}");
+    // The top-level parallel tasks ran after the nested ones, last writer winning.
+    assert_eq!(output["flat"], json!("pBranch1Q"), "{output}");
+    assert_eq!(output["deep"], json!("pq"), "{output}");
+}
+
+#[test]
+fn names_of_tasks_and_states_are_the_definitions_own() {
+    let machine = printer::Workflow3dPrinterWorkflow::new(Printer);
+    let state = machine.start(json!({"items": []})).expect("starts");
+    assert_eq!(state.task_name(), Some("type"));
+    assert!(state.output().is_none());
+}
+
+#[tokio::test]
+async fn a_task_named_like_an_end_is_a_task() {
+    let machine = printer::Workflow3dPrinterWorkflow::new(Printer);
+    let mut state = machine.start(json!({"items": []})).expect("starts");
+    let mut seen = Vec::new();
+    while let Some(name) = state.task_name() {
+        seen.push(name.to_owned());
+        state = machine.step(state).await.expect("steps");
+    }
+    assert_eq!(seen[2], "Completed");
+    assert_eq!(seen[3], "quote \" brace } comment */ raw \"# \r\n newline");
+    assert_eq!(seen.last().map(String::as_str), Some("Terminated"));
+    assert!(matches!(
+        state,
+        printer::Workflow3dPrinterState::Completed { .. }
+    ));
+}
+
+struct NoFunctions;
+impl nameless::UnnamedFunctions for NoFunctions {}
+impl nameless::Unnamed2Functions for NoFunctions {}
+
+#[tokio::test]
+async fn workflows_without_usable_ids_get_names_of_their_own() {
+    let stars = nameless::UnnamedWorkflow::new(NoFunctions)
+        .run(json!({}))
+        .await
+        .expect("runs");
+    assert_eq!(stars["from"], json!("stars"));
+    let none = nameless::Unnamed2Workflow::new(NoFunctions)
+        .run(json!({}))
+        .await
+        .expect("runs");
+    assert_eq!(none["from"], json!("nameless"));
+}
