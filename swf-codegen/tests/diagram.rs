@@ -4,7 +4,7 @@
 //! diff.
 
 use swf_codegen::diagnostic::Diagnostics;
-use swf_codegen::ir::{Scope, Workflow};
+use swf_codegen::ir::Workflow;
 use swf_codegen::source::SourceFile;
 
 /// Snapshot name and workflow file (relative to this crate): a retry, a delay, an event, a
@@ -65,16 +65,6 @@ fn drawing_is_deterministic() {
                 swf_codegen::diagram::svg(&workflow).expect("svg") == svg,
                 "{path}"
             );
-        }
-    }
-}
-
-/// Every task name of every scope, in document order.
-fn task_names(scope: &Scope, out: &mut Vec<String>) {
-    for task in &scope.tasks {
-        out.push(task.name.value.clone());
-        for nested in task.nested_scopes() {
-            task_names(nested, out);
         }
     }
 }
@@ -160,6 +150,17 @@ fn collect(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
 #[cfg(feature = "svg")]
 mod svg {
     use super::*;
+    use swf_codegen::ir::Scope;
+
+    /// Every task name of every scope, in document order.
+    fn task_names(scope: &Scope, out: &mut Vec<String>) {
+        for task in &scope.tasks {
+            out.push(task.name.value.clone());
+            for nested in task.nested_scopes() {
+                task_names(nested, out);
+            }
+        }
+    }
 
     /// The text of every `<text>` element, one entry a line of text (a `<tspan>`).
     fn texts(document: &roxmltree::Document) -> Vec<String> {
