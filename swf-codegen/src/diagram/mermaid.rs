@@ -5,8 +5,14 @@ use std::fmt::Write;
 
 pub(super) fn render(diagram: &Diagram) -> String {
     let mut out = String::new();
-    // The title as a YAML double-quoted string (JSON's escaping is valid there).
-    let title = serde_json::Value::String(diagram.title.clone());
+    // The title as a YAML double-quoted string (JSON's escaping is valid there); Mermaid shows
+    // it as HTML too.
+    // Mermaid escapes the title itself (`<` would show as `&lt;`): angle brackets become `‹ ›`.
+    let title = escape(&diagram.title)
+        .replace('\u{2060}', "")
+        .replace('<', "‹")
+        .replace('>', "›");
+    let title = serde_json::Value::String(title);
     let _ = writeln!(out, "---\ntitle: {title}\n---\nflowchart TD");
     cluster_body(&mut out, &diagram.root, 1);
     for node in &diagram.events {
@@ -137,24 +143,44 @@ fn node_line(out: &mut String, node: &Node, depth: usize) {
     let _ = writeln!(out, "{indent}{}{open}\"{text}\"{close}:::{class}", node.id);
 }
 
-/// Text inside a quoted Mermaid label: the characters Mermaid's parser or its HTML labels read
-/// specially become entity codes (`#quot;`, `#35;`), which Mermaid shows as the character.
+/// Text inside a quoted Mermaid label. Inside quotes Mermaid reads brackets, braces, parens,
+/// pipes and `;` as text. A `"` would end the label: it becomes `ʺ` (U+02BA, a straight double
+/// prime). What Mermaid or its HTML labels would still take apart is split by an invisible word
+/// joiner (U+2060) after its first character: `<` before a tag name (the tag would be dropped),
+/// `&` and `#` before `name;` (an entity), a backquote (a Markdown string), `%%` (a directive).
+/// Mermaid's own entity codes (`#quot;`) are not used: Mermaid 11, rendered in Chromium, shows
+/// them as placeholders such as `ﬂ°quot¶ß`.
 pub(super) fn escape(text: &str) -> String {
+    const JOINER: char = '\u{2060}';
+    let chars: Vec<char> = text.chars().collect();
     let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
+    for (index, &c) in chars.iter().enumerate() {
+        let rest = &chars[index + 1..];
         match c {
-            '"' => out.push_str("#quot;"),
-            '&' => out.push_str("#amp;"),
-            '<' => out.push_str("#lt;"),
-            '>' => out.push_str("#gt;"),
-            '#' | '|' | '[' | ']' | '{' | '}' | '(' | ')' | ';' | '`' | '\\' | '%' => {
-                let _ = write!(out, "#{};", u32::from(c));
+            '"' => out.push('\u{02BA}'),
+            '<' if rest
+                .first()
+                .is_some_and(|n| n.is_ascii_alphabetic() || matches!(n, '/' | '!' | '?')) =>
+            {
+                out.extend(['<', JOINER]);
             }
+            '&' | '#' if entity_follows(rest) => out.extend([c, JOINER]),
+            '`' => out.extend([JOINER, '`']),
+            '%' if rest.first() == Some(&'%') => out.extend(['%', JOINER]),
             c if c.is_control() => out.push(' '),
             c => out.push(c),
         }
     }
     out
+}
+
+/// Whether `name;` follows, which Mermaid would read after a `#` as an entity code.
+fn entity_follows(rest: &[char]) -> bool {
+    let name = rest
+        .iter()
+        .take_while(|c| c.is_ascii_alphanumeric())
+        .count();
+    name > 0 && rest.get(name) == Some(&';')
 }
 
 #[cfg(test)]
@@ -163,14 +189,20 @@ mod tests {
 
     #[test]
     fn escape_leaves_no_character_mermaid_reads() {
-        let escaped = escape("a \"b\" #c [d] {e} (f) |g| <h> & `i` ; \\ %%");
-        for c in [
-            '"', '[', ']', '{', '}', '(', ')', '|', '<', '>', '`', '\\', '%',
-        ] {
-            assert!(!escaped.contains(c), "{c} left in {escaped}");
+        let escaped = escape("a \"b\" #c; [d] {e} (f) |g| <h> &amp; `i` ; %% 5% x<y");
+        assert!(!escaped.contains('"'), "{escaped}");
+        for taken in ["#c;", "<h", "&amp;", "%%", "<y"] {
+            assert!(!escaped.contains(taken), "{taken} left in {escaped}");
         }
-        assert_eq!(escape("#"), "#35;");
-        assert_eq!(escape("x\"y"), "x#quot;y");
+        // Shown as written, apart from the quote.
+        assert_eq!(
+            escaped.replace('\u{2060}', ""),
+            "a ʺbʺ #c; [d] {e} (f) |g| <h> &amp; `i` ; %% 5% x<y"
+        );
+        assert_eq!(
+            escape("#1 [x] {y} (z) |p| ; a < b & c > d"),
+            "#1 [x] {y} (z) |p| ; a < b & c > d"
+        );
         assert_eq!(escape("ünïcödé"), "ünïcödé");
     }
 }
