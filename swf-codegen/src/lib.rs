@@ -2,10 +2,12 @@
 //!
 //! One pipeline, one direction, shared by the `workflow!` macro, the build.rs [`Builder`] and the
 //! `swfc` command: `parse` (one front end per dialect) → [`ir`] → `validate` (every diagnostic
-//! collected) → `graph` (petgraph, document order) → `emit` (pure functions returning tokens).
+//! collected) → `graph` (petgraph, document order) → `emit` (pure functions returning tokens);
+//! [`diagram`] draws the same graphs as Mermaid, DOT or SVG.
 
 mod builder;
 pub mod diagnostic;
+pub mod diagram;
 pub mod emit;
 pub mod emit_parts;
 pub mod graph;

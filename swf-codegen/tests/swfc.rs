@@ -53,13 +53,35 @@ fn check_json_prints_one_object_per_diagnostic() {
     assert_eq!(dialects[0]["dialect"], "tasks");
     assert_eq!(dialects[0]["how"], "detected");
     let first = &lines[0];
-    for key in ["file", "line", "column", "code", "severity", "message"] {
+    for key in [
+        "file",
+        "line",
+        "column",
+        "end_line",
+        "end_column",
+        "code",
+        "severity",
+        "message",
+    ] {
         assert!(first.get(key).is_some(), "{key} missing in {first}");
     }
     assert_eq!(first["line"], 7);
     assert_eq!(first["column"], 28);
     assert_eq!(first["code"], "E0104");
     assert_eq!(first["severity"], "error");
+    // `Nowhere` in `transition: {nextTask: Nowhere}` ends before the closing brace.
+    assert_eq!(first["end_line"], 7);
+    assert_eq!(first["end_column"], 35);
+    // `PT1Q` in `timeDelay: PT1Q`.
+    let delay = lines
+        .iter()
+        .find(|l| l["line"] == 10)
+        .expect("the duration's diagnostic");
+    assert_eq!(
+        (&delay["column"], &delay["end_column"]),
+        (&serde_json::json!(16), &serde_json::json!(20)),
+        "{delay}"
+    );
 }
 
 #[test]
@@ -108,4 +130,158 @@ fn explain_and_usage_errors() {
     assert_eq!(swfc(&["check"]).0, 2);
     assert_eq!(swfc(&["frobnicate"]).0, 2);
     assert_eq!(swfc(&["check", "/nonexistent/file.yaml"]).0, 2);
+}
+
+#[test]
+fn help_and_version_for_the_tool_and_every_command() {
+    let (status, stdout, _) = swfc(&["--help"]);
+    assert_eq!(status, 0);
+    for word in [
+        "check",
+        "gen",
+        "graph",
+        "explain",
+        "completions",
+        "Exit status",
+    ] {
+        assert!(stdout.contains(word), "{word} missing in {stdout}");
+    }
+    for command in ["check", "gen", "graph", "explain", "completions"] {
+        let (status, stdout, stderr) = swfc(&[command, "--help"]);
+        assert_eq!(status, 0, "{command}: {stderr}");
+        assert!(stdout.contains("Usage: swfc"), "{command}: {stdout}");
+        let (status, stdout, _) = swfc(&[command, "--version"]);
+        assert_eq!(status, 0, "{command}");
+        assert!(stdout.contains(env!("CARGO_PKG_VERSION")), "{stdout}");
+    }
+    let (status, stdout, _) = swfc(&["--version"]);
+    assert_eq!(status, 0);
+    assert_eq!(stdout.trim(), format!("swfc {}", env!("CARGO_PKG_VERSION")));
+    let (_, stdout, _) = swfc(&["check", "--help"]);
+    assert!(stdout.contains(".sw.yaml, .sw.yml or .sw.json"), "{stdout}");
+}
+
+#[test]
+fn exit_codes_are_0_ok_1_diagnostics_2_usage_or_io() {
+    let dir = common::scratch("swfc_exit");
+    let valid = dir.join("valid.sw.yaml");
+    let broken = dir.join("broken.sw.yaml");
+    std::fs::write(&valid, common::VALID).expect("write");
+    std::fs::write(&broken, common::BROKEN).expect("write");
+    let valid = valid.to_str().expect("utf-8");
+    let broken = broken.to_str().expect("utf-8");
+    assert_eq!(swfc(&["check", valid]).0, 0);
+    assert_eq!(swfc(&["check", broken]).0, 1);
+    assert_eq!(swfc(&["gen", broken]).0, 1);
+    assert_eq!(swfc(&["graph", broken]).0, 1);
+    assert_eq!(swfc(&[]).0, 2);
+    assert_eq!(swfc(&["check", "--format", "xml", valid]).0, 2);
+    assert_eq!(swfc(&["graph", "--format", "png", valid]).0, 2);
+    assert_eq!(swfc(&["check", valid, "--bogus"]).0, 2);
+    assert_eq!(swfc(&["graph", "/nonexistent/file.sw.yaml"]).0, 2);
+    assert_eq!(
+        swfc(&["check", dir.join("missing").to_str().expect("utf-8")]).0,
+        2
+    );
+}
+
+#[test]
+fn check_of_directories_recurses_and_prints_a_summary() {
+    let dir = common::scratch("swfc_dirs");
+    std::fs::create_dir_all(dir.join("a/deeper")).expect("mkdir");
+    std::fs::create_dir_all(dir.join(".hidden")).expect("mkdir");
+    std::fs::write(dir.join("a/one.sw.yaml"), common::VALID).expect("write");
+    let second = common::VALID.replace("id: hello", "id: hello-two");
+    std::fs::write(dir.join("a/deeper/two.sw.yml"), &second).expect("write");
+    std::fs::write(dir.join("a/deeper/three.sw.json"), VALID_JSON).expect("write");
+    // Not workflow files by their names, or hidden: skipped.
+    std::fs::write(dir.join("a/notes.yaml"), "not: a workflow").expect("write");
+    std::fs::write(dir.join(".hidden/x.sw.yaml"), common::BROKEN).expect("write");
+    let (status, stdout, stderr) = swfc(&["check", dir.to_str().expect("utf-8")]);
+    assert_eq!(status, 0, "{stdout}{stderr}");
+    assert!(
+        stderr.contains("3 file(s) checked: 0 error(s), 0 warning(s)"),
+        "{stderr}"
+    );
+    // In name order: a/deeper/three, a/deeper/two, a/one.
+    let three = stderr.find("three.sw.json").expect("three");
+    let two = stderr.find("two.sw.yml").expect("two");
+    let one = stderr.find("one.sw.yaml").expect("one");
+    assert!(three < two && two < one, "{stderr}");
+
+    // A broken file named next to the directory: its errors count in the summary.
+    let broken = dir.join("broken.yaml");
+    std::fs::write(&broken, common::BROKEN).expect("write");
+    let (status, _, stderr) = swfc(&[
+        "check",
+        dir.join("a").to_str().expect("utf-8"),
+        broken.to_str().expect("utf-8"),
+    ]);
+    assert_eq!(status, 1);
+    // The broken file's three errors, and its id `hello` that `a/one.sw.yaml` has too.
+    assert!(stderr.contains("4 file(s) checked: 4 error(s)"), "{stderr}");
+
+    // JSON keeps stdout to JSON lines; the summary is on stderr.
+    let (_, stdout, stderr) = swfc(&["check", "--format=json", dir.to_str().expect("utf-8")]);
+    assert!(
+        stdout
+            .lines()
+            .all(|l| serde_json::from_str::<serde_json::Value>(l).is_ok())
+    );
+    assert!(stderr.contains("file(s) checked"), "{stderr}");
+
+    let empty = dir.join("empty");
+    std::fs::create_dir_all(&empty).expect("mkdir");
+    let (status, _, stderr) = swfc(&["check", empty.to_str().expect("utf-8")]);
+    assert_eq!(status, 2);
+    assert!(stderr.contains("no workflow file"), "{stderr}");
+}
+
+/// The valid workflow as JSON, with its own id.
+const VALID_JSON: &str = r#"{"id": "hello-three", "name": "Hello", "version": "1.0",
+ "tasks": [{"name": "Greet", "type": "inject", "start": {"kind": "default"},
+            "data": {"greeting": "hello"}, "end": {"kind": "default"}}]}"#;
+
+#[test]
+fn graph_prints_every_format() {
+    let dir = common::scratch("swfc_graph");
+    let file = dir.join("hello.sw.yaml");
+    std::fs::write(&file, common::VALID).expect("write");
+    let path = file.to_str().expect("utf-8");
+    let (status, mermaid, stderr) = swfc(&["graph", path]);
+    assert_eq!(status, 0, "{stderr}");
+    assert!(mermaid.contains("flowchart TD"), "{mermaid}");
+    assert!(mermaid.contains("Greet<br/>inject"), "{mermaid}");
+    let (status, dot, _) = swfc(&["graph", "--format", "dot", path]);
+    assert_eq!(status, 0);
+    assert!(dot.starts_with("digraph \"Hello\" {"), "{dot}");
+    let (status, svg, _) = swfc(&["graph", "--format=svg", path]);
+    assert_eq!(status, 0);
+    assert!(
+        svg.contains("<svg ") && svg.contains(">Greet</tspan>"),
+        "{svg}"
+    );
+
+    // A broken file is still drawn (the missing target in red); the status says it has errors.
+    let broken = dir.join("broken.sw.yaml");
+    std::fs::write(&broken, common::BROKEN).expect("write");
+    let (status, mermaid, stderr) = swfc(&["graph", broken.to_str().expect("utf-8")]);
+    assert_eq!(status, 1);
+    assert!(mermaid.contains("Nowhere<br/>(no such task)"), "{mermaid}");
+    assert!(stderr.contains("error[E0104]"), "{stderr}");
+}
+
+#[test]
+fn completions_for_bash_zsh_and_fish() {
+    for (shell, marker) in [
+        ("bash", "complete -F"),
+        ("zsh", "#compdef swfc"),
+        ("fish", "complete -c swfc"),
+    ] {
+        let (status, stdout, stderr) = swfc(&["completions", shell]);
+        assert_eq!(status, 0, "{shell}: {stderr}");
+        assert!(stdout.contains(marker), "{shell}: {stdout}");
+        assert!(stdout.contains("graph"), "{shell}");
+    }
+    assert_eq!(swfc(&["completions", "tcsh"]).0, 2);
 }

@@ -2,9 +2,11 @@
 //! to do about it. Stages push into a [`Diagnostics`] collector and never stop at the first problem.
 
 mod codes;
+mod extent;
 mod render;
 
 pub use codes::{CODES, Code, CodeInfo};
+pub use extent::{render_json_line_with_end, token_end};
 pub use render::{render_human, render_json_line};
 
 use crate::source::Span;
