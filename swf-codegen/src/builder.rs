@@ -3,7 +3,7 @@
 
 use crate::diagnostic::{Diagnostic, Severity};
 use crate::ir::Dialect;
-use crate::pipeline::{compile_all, file_stem, format_file};
+use crate::pipeline::{compile_all_with, file_stem, format_file};
 use crate::source::SourceFile;
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -25,6 +25,7 @@ pub struct Builder {
     root: Option<PathBuf>,
     emit_rerun: bool,
     dialect: Option<Dialect>,
+    options: crate::pipeline::Options,
 }
 
 /// Everything that stopped a build: every diagnostic of every file, or an I/O problem.
@@ -119,6 +120,13 @@ impl Builder {
         self
     }
 
+    /// Whether the machine type's documentation shows the workflow's diagram (off by default;
+    /// needs this crate's `svg` feature). See [`Options::diagram_docs`](crate::Options).
+    pub fn diagram_docs(mut self, on: bool) -> Self {
+        self.options.diagram_docs = on;
+        self
+    }
+
     /// Whether to print `cargo:rerun-if-changed` lines (on by default).
     pub fn emit_rerun_if_changed(mut self, emit: bool) -> Self {
         self.emit_rerun = emit;
@@ -175,7 +183,10 @@ impl Builder {
         // Compiled together, so that sub-flows can call any of them.
         let mut problems = Vec::new();
         let mut outputs = Vec::new();
-        for (compilation, source) in compile_all(&sources).into_iter().zip(&sources) {
+        for (compilation, source) in compile_all_with(&sources, self.options)
+            .into_iter()
+            .zip(&sources)
+        {
             let has_errors = compilation.has_errors();
             problems.extend(compilation.diagnostics);
             let Some(tokens) = compilation.tokens.filter(|_| !has_errors) else {

@@ -19,4 +19,7 @@ pub mod syntax;
 pub mod validate;
 
 pub use builder::{BuildError, Builder};
-pub use pipeline::{Compilation, check, check_all, compile, compile_all, file_stem, format_file};
+pub use pipeline::{
+    Compilation, DIAGRAM_DOC_MAX_TASKS, Options, check, check_all, compile, compile_all,
+    compile_all_with, file_stem, format_file,
+};

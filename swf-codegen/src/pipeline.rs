@@ -76,8 +76,27 @@ pub fn compile(source: &SourceFile) -> Compilation {
         })
 }
 
+/// What the generated code carries besides the workflow's meaning.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Options {
+    /// Put the workflow's diagram (an inline SVG that renders on docs.rs without scripts) in
+    /// the machine type's documentation. Needs the `svg` feature (else it is ignored), and is
+    /// skipped for workflows of more than [`DIAGRAM_DOC_MAX_TASKS`] tasks, whose picture would
+    /// not be read. The macro turns it on; `swfc gen` and the snapshot tests leave it off.
+    pub diagram_docs: bool,
+}
+
+/// The most tasks (all scopes together) a workflow may have for its diagram to go into its
+/// documentation.
+pub const DIAGRAM_DOC_MAX_TASKS: usize = 60;
+
 /// Runs the whole pipeline on files compiled together: sub-flows may call any of them.
 pub fn compile_all(sources: &[SourceFile]) -> Vec<Compilation> {
+    compile_all_with(sources, Options::default())
+}
+
+/// [`compile_all`] with `options`.
+pub fn compile_all_with(sources: &[SourceFile], options: Options) -> Vec<Compilation> {
     let checked = check_all(sources);
     let owning = owning_workflows(checked.iter().filter_map(|(w, _)| w.as_ref()));
     let named: Vec<(Option<&Workflow>, &str)> = checked
@@ -94,6 +113,9 @@ pub fn compile_all(sources: &[SourceFile]) -> Vec<Compilation> {
             let tokens = match (&workflow, item_names) {
                 (Some(workflow), Some(mut item_names)) if !diags.has_errors() => {
                     item_names.owning = owning.clone();
+                    if options.diagram_docs {
+                        item_names.diagram_doc = diagram_doc(workflow);
+                    }
                     Some(emit::workflow(workflow, &item_names))
                 }
                 _ => None,
@@ -106,6 +128,35 @@ pub fn compile_all(sources: &[SourceFile]) -> Vec<Compilation> {
             }
         })
         .collect()
+}
+
+/// The diagram for the machine type's documentation, if the workflow is small enough.
+#[cfg(feature = "svg")]
+fn diagram_doc(workflow: &Workflow) -> Option<String> {
+    (count_tasks(&workflow.scope) <= DIAGRAM_DOC_MAX_TASKS)
+        .then(|| crate::diagram::svg_for_rustdoc(workflow).ok())
+        .flatten()
+}
+
+#[cfg(not(feature = "svg"))]
+fn diagram_doc(_workflow: &Workflow) -> Option<String> {
+    None
+}
+
+/// The tasks of `scope` and of every scope nested in it.
+#[cfg(feature = "svg")]
+fn count_tasks(scope: &crate::ir::Scope) -> usize {
+    scope
+        .tasks
+        .iter()
+        .map(|task| {
+            1 + task
+                .nested_scopes()
+                .iter()
+                .map(|s| count_tasks(s))
+                .sum::<usize>()
+        })
+        .sum()
 }
 
 /// The ids of the workflows that start a sub-flow or a branch detached, directly or through

@@ -112,7 +112,9 @@ fn expand(literals: &[LitStr], dialect: Option<Dialect>) -> TokenStream2 {
         sources.push(SourceFile::new(relative.replace('\\', "/"), text).with_dialect(dialect));
     }
 
-    let compilations = swf_codegen::compile_all(&sources);
+    // The machine type's rustdoc shows the workflow's diagram (with feature `diagram-docs`).
+    let options = swf_codegen::Options { diagram_docs: true };
+    let compilations = swf_codegen::compile_all_with(&sources, options);
     let any_errors = compilations.iter().any(|c| c.has_errors());
     let mut output = quote!(#(#tracking)*);
     for (compilation, literal) in compilations.iter().zip(literals) {

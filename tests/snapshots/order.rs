@@ -2,7 +2,7 @@
 
 /// The functions the `Order fulfilment` workflow calls. Implement every method to run it.
 pub trait OrderFunctions: ::core::marker::Send + ::core::marker::Sync {
-    /// Function `checkInventory` (resource `inventory-service`), defined at line 7.
+    /// Function `checkInventory` (resource `inventory-service`), defined at line 10.
     fn check_inventory(
         &self,
         args: ::swf_runtime::__private::Value,
@@ -12,7 +12,7 @@ pub trait OrderFunctions: ::core::marker::Send + ::core::marker::Sync {
             ::swf_runtime::__private::FunctionError,
         >,
     > + ::core::marker::Send;
-    /// Function `chargeCard` (resource `payment-service`), defined at line 9.
+    /// Function `chargeCard` (resource `payment-service`), defined at line 12.
     fn charge_card(
         &self,
         args: ::swf_runtime::__private::Value,
@@ -22,7 +22,7 @@ pub trait OrderFunctions: ::core::marker::Send + ::core::marker::Sync {
             ::swf_runtime::__private::FunctionError,
         >,
     > + ::core::marker::Send;
-    /// Function `shipOrder` (resource `shipping-service`), defined at line 11.
+    /// Function `shipOrder` (resource `shipping-service`), defined at line 14.
     fn ship_order(
         &self,
         args: ::swf_runtime::__private::Value,
@@ -79,13 +79,13 @@ impl<T: OrderFunctions + ?Sized> OrderFunctions for &T {
 #[serde(crate = "::swf_runtime::__private::serde", deny_unknown_fields)]
 #[allow(dead_code)]
 pub enum OrderState {
-    /// Task `CheckInventory` (operation, line 14), about to run (or running) with `data` as its input.
+    /// Task `CheckInventory` (operation, line 17), about to run (or running) with `data` as its input.
     #[serde(rename = "CheckInventory")]
     CheckInventory {
         /// The task's data.
         data: ::swf_runtime::__private::Value,
     },
-    /// Task `ChargeCard` (operation, line 29), about to run (or running) with `data` as its input.
+    /// Task `ChargeCard` (operation, line 32), about to run (or running) with `data` as its input.
     #[serde(rename = "ChargeCard")]
     ChargeCard {
         /// The task's data.
@@ -94,25 +94,25 @@ pub enum OrderState {
         #[serde(default)]
         retry: ::swf_runtime::__private::RetryProgress,
     },
-    /// Task `Route` (switch, line 54), about to run (or running) with `data` as its input.
+    /// Task `Route` (switch, line 57), about to run (or running) with `data` as its input.
     #[serde(rename = "Route")]
     Route {
         /// The task's data.
         data: ::swf_runtime::__private::Value,
     },
-    /// Task `ManualReview` (inject, line 64), about to run (or running) with `data` as its input.
+    /// Task `ManualReview` (inject, line 67), about to run (or running) with `data` as its input.
     #[serde(rename = "ManualReview")]
     ManualReview {
         /// The task's data.
         data: ::swf_runtime::__private::Value,
     },
-    /// Task `Ship` (operation, line 70), about to run (or running) with `data` as its input.
+    /// Task `Ship` (operation, line 73), about to run (or running) with `data` as its input.
     #[serde(rename = "Ship")]
     Ship {
         /// The task's data.
         data: ::swf_runtime::__private::Value,
     },
-    /// Task `Declined` (inject, line 83), about to run (or running) with `data` as its input.
+    /// Task `Declined` (inject, line 86), about to run (or running) with `data` as its input.
     #[serde(rename = "Declined")]
     Declined {
         /// The task's data.
@@ -217,6 +217,9 @@ impl ::swf_runtime::__private::ScopeState for OrderState {
         }
     }
 }
+/// Checks stock, takes the payment and ships the order;
+/// orders over 1,000 go to a manual review first.
+///
 /// The `Order fulfilment` workflow (id `order`), compiled to a state machine. `run` drives an instance to its end; `start` and `step` (or `advance`, which never waits) let the caller save the state between steps.
 pub struct OrderWorkflow<F> {
     functions: F,
@@ -233,7 +236,7 @@ impl<F: OrderFunctions> OrderWorkflow<F> {
     );
     /// A hash of the definition this machine was compiled from: a saved instance records
     /// it, so that a host can tell an instance saved by another definition.
-    pub const DEFINITION_HASH: &'static str = "543f47b83e79ed95";
+    pub const DEFINITION_HASH: &'static str = "0a07c0b35cda6de3";
     /// The workflow's id, name and version, as its traces name them.
     pub const INFO: ::swf_runtime::__private::WorkflowInfo = ::swf_runtime::__private::WorkflowInfo {
         id: Self::ID,

@@ -37,8 +37,23 @@ pub(super) fn emit(cx: &Context<'_>, scopes: &Emitted) -> TokenStream {
          save the state between steps."
     );
     let doc = super::names::doc_text(&doc);
+    // The workflow's own description comes first, line by line, then an empty line.
+    let description = cx.workflow.description.as_deref().map(|text| {
+        let lines = text
+            .lines()
+            .map(|line| super::names::doc_text(&format!(" {line}")));
+        quote!(#(#[doc = #lines])* #[doc = ""])
+    });
+    // The diagram goes after an empty line, as its own Markdown block.
+    let diagram = cx
+        .names
+        .diagram_doc
+        .as_deref()
+        .map(|svg| quote!(#[doc = ""] #[doc = #svg]));
     quote! {
+        #description
         #[doc = #doc]
+        #diagram
         pub struct #machine<F> {
             functions: F,
         }

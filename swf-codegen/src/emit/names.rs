@@ -72,6 +72,9 @@ pub struct Names {
     pub owning: Vec<String>,
     /// The public names of every workflow compiled together, by id: what sub-flows name.
     pub workflows: BTreeMap<String, PublicNames>,
+    /// The workflow's diagram (an inline SVG) for the machine type's documentation, when the
+    /// caller asked for one (see `pipeline::Options::diagram_docs`).
+    pub diagram_doc: Option<String>,
     /// Every scope's names, by its path from the root (task index, branch index), the root
     /// at the empty path.
     scopes: BTreeMap<Vec<(usize, usize)>, ScopeNames>,
@@ -224,6 +227,7 @@ pub fn assign(workflows: &[(Option<&Workflow>, &str)]) -> (Vec<PublicNames>, Vec
                     .collect(),
                 owning: Vec::new(),
                 workflows: by_id.clone(),
+                diagram_doc: None,
                 scopes,
             })
         })
