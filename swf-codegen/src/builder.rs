@@ -1,7 +1,7 @@
 //! The build.rs entry point, in the style of prost-build: compile workflow files into
 //! `OUT_DIR/<name>.rs`, formatted, with an `@generated` header, written only when changed.
 
-use crate::diagnostic::{Diagnostic, Severity};
+use crate::diagnostic::{Diagnostic, Severity, render_human};
 use crate::ir::Dialect;
 use crate::pipeline::{compile_all_with, file_stem, format_file};
 use crate::source::SourceFile;
@@ -31,7 +31,9 @@ pub struct Builder {
 /// Everything that stopped a build: every diagnostic of every file, or an I/O problem.
 #[derive(Debug)]
 pub enum BuildError {
-    Diagnostics(Vec<Diagnostic>),
+    /// Every diagnostic of every file, and their rendering as `swfc` shows them (the YAML line,
+    /// carets under the token, the help).
+    Diagnostics(Vec<Diagnostic>, String),
     Io {
         path: PathBuf,
         error: std::io::Error,
@@ -52,16 +54,13 @@ pub enum BuildError {
 impl fmt::Display for BuildError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            BuildError::Diagnostics(diagnostics) => {
+            BuildError::Diagnostics(diagnostics, rendered) => {
                 let errors = diagnostics
                     .iter()
                     .filter(|d| d.severity == Severity::Error)
                     .count();
                 writeln!(f, "{errors} error(s) in workflow files:")?;
-                for diagnostic in diagnostics {
-                    writeln!(f, "{}", diagnostic.one_line())?;
-                }
-                Ok(())
+                f.write_str(rendered)
             }
             BuildError::Io { path, error } => write!(f, "{}: {error}", path.display()),
             BuildError::Format { path, error } => write!(
@@ -182,12 +181,14 @@ impl Builder {
         }
         // Compiled together, so that sub-flows can call any of them.
         let mut problems = Vec::new();
+        let mut rendered = String::new();
         let mut outputs = Vec::new();
         for (compilation, source) in compile_all_with(&sources, self.options)
             .into_iter()
             .zip(&sources)
         {
             let has_errors = compilation.has_errors();
+            rendered.push_str(&render_human(source, &compilation.diagnostics));
             problems.extend(compilation.diagnostics);
             let Some(tokens) = compilation.tokens.filter(|_| !has_errors) else {
                 continue;
@@ -202,7 +203,7 @@ impl Builder {
             outputs.push(out_path);
         }
         if problems.iter().any(|d| d.severity == Severity::Error) {
-            return Err(BuildError::Diagnostics(problems));
+            return Err(BuildError::Diagnostics(problems, rendered));
         }
         for warning in &problems {
             if self.emit_rerun {

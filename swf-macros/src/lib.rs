@@ -6,7 +6,7 @@ use proc_macro::TokenStream;
 use proc_macro2::TokenStream as TokenStream2;
 use quote::quote;
 use std::path::{Path, PathBuf};
-use swf_codegen::diagnostic::Severity;
+use swf_codegen::diagnostic::{Severity, render_human};
 use swf_codegen::ir::Dialect;
 use swf_codegen::source::SourceFile;
 use syn::parse::Parser;
@@ -117,13 +117,17 @@ fn expand(literals: &[LitStr], dialect: Option<Dialect>) -> TokenStream2 {
     let compilations = swf_codegen::compile_all_with(&sources, options);
     let any_errors = compilations.iter().any(|c| c.has_errors());
     let mut output = quote!(#(#tracking)*);
-    for (compilation, literal) in compilations.iter().zip(literals) {
+    for ((compilation, literal), source) in compilations.iter().zip(literals).zip(&sources) {
         if any_errors {
+            // The same rendering as swfc: the YAML line, carets under the token, the help.
             let errors = compilation
                 .diagnostics
                 .iter()
                 .filter(|d| d.severity == Severity::Error)
-                .map(|d| syn::Error::new(literal.span(), d.one_line()).to_compile_error());
+                .map(|d| {
+                    let rendered = for_rustc(&render_human(source, std::slice::from_ref(d)));
+                    syn::Error::new(literal.span(), rendered).to_compile_error()
+                });
             let stubs = compilation.stub_tokens();
             output.extend(quote!(#(#errors)* #stubs));
         } else if let Some(tokens) = &compilation.tokens {
@@ -132,6 +136,19 @@ fn expand(literals: &[LitStr], dialect: Option<Dialect>) -> TokenStream2 {
         }
     }
     output
+}
+
+/// A rendered diagnostic as the message of a compile error: rustc already writes `error: `
+/// before it, so the first line keeps only the code (`[E0104] message`).
+fn for_rustc(rendered: &str) -> String {
+    let rendered = rendered.trim_end();
+    let Some(rest) = rendered.strip_prefix("error[") else {
+        return rendered.to_owned();
+    };
+    match rest.split_once("]: ") {
+        Some((code, message)) => format!("[{code}] {message}"),
+        None => rendered.to_owned(),
+    }
 }
 
 /// Stable Rust has no way for a macro to emit a warning; using a deprecated item is the one that
@@ -205,8 +222,14 @@ mod tests {
     fn diagnostics_become_compile_errors_at_their_position() {
         let expanded = expand_one(&[literal("../tests/ui/unknown_target.sw.yaml")]).to_string();
         assert!(expanded.contains("compile_error"), "{expanded}");
+        // As swfc shows it: the position, the YAML line, carets under the token, the help.
+        assert!(expanded.contains("[E0104] `nextTask` names `Secnod`"), "{expanded}");
         assert!(
-            expanded.contains("../tests/ui/unknown_target.sw.yaml:8:28: error[E0104]"),
+            expanded.contains("../tests/ui/unknown_target.sw.yaml:8:28"),
+            "{expanded}"
+        );
+        assert!(
+            expanded.contains("{nextTask: Secnod}\\n  │                            ^^^^^^\\n"),
             "{expanded}"
         );
         // The public names are still there, so code using them does not add errors.

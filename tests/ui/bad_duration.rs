@@ -1,3 +1,3 @@
-swf_runtime::workflow!("../../../../tests/ui/bad_duration.sw.yaml");
+swf_runtime::workflow!("ui/bad_duration.sw.yaml");
 
 fn main() {}

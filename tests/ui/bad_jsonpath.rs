@@ -1,3 +1,3 @@
-swf_runtime::workflow!("../../../../tests/ui/bad_jsonpath.sw.yaml");
+swf_runtime::workflow!("ui/bad_jsonpath.sw.yaml");
 
 fn main() {}

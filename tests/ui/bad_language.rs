@@ -1,3 +1,3 @@
-swf_runtime::workflow!("../../../../tests/ui/bad_language.sw.yaml");
+swf_runtime::workflow!("ui/bad_language.sw.yaml");
 
 fn main() {}

@@ -1,3 +1,3 @@
-swf_runtime::workflow!("../../../../tests/ui/compensation_crossing.sw.yaml");
+swf_runtime::workflow!("ui/compensation_crossing.sw.yaml");
 
 fn main() {}

@@ -1,3 +1,3 @@
-swf_runtime::workflow!("../../../../tests/ui/compensation_not_marked.sw.yaml");
+swf_runtime::workflow!("ui/compensation_not_marked.sw.yaml");
 
 fn main() {}

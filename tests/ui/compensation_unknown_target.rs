@@ -1,3 +1,3 @@
-swf_runtime::workflow!("../../../../tests/ui/compensation_unknown_target.sw.yaml");
+swf_runtime::workflow!("ui/compensation_unknown_target.sw.yaml");
 
 fn main() {}

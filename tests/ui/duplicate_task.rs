@@ -1,3 +1,3 @@
-swf_runtime::workflow!("../../../../tests/ui/duplicate_task.sw.yaml");
+swf_runtime::workflow!("ui/duplicate_task.sw.yaml");
 
 fn main() {}

@@ -1,3 +1,3 @@
-swf_runtime::workflow!("../../../../tests/ui/endless_cycle.sw.yaml");
+swf_runtime::workflow!("ui/endless_cycle.sw.yaml");
 
 fn main() {}

@@ -1,3 +1,3 @@
-swf_runtime::workflow!("../../../../tests/ui/kebab_camel_case_key.sw.yaml");
+swf_runtime::workflow!("ui/kebab_camel_case_key.sw.yaml");
 
 fn main() {}

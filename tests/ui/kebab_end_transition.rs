@@ -1,3 +1,3 @@
-swf_runtime::workflow!("../../../../tests/ui/kebab_end_transition.sw.yaml");
+swf_runtime::workflow!("ui/kebab_end_transition.sw.yaml");
 
 fn main() {}

@@ -1,3 +1,3 @@
-swf_runtime::workflow!("../../../../tests/ui/kebab_eq_not_number.sw.yaml");
+swf_runtime::workflow!("ui/kebab_eq_not_number.sw.yaml");
 
 fn main() {}

@@ -1,3 +1,3 @@
-swf_runtime::workflow!("../../../../tests/ui/kebab_next_state_spelling.sw.yaml");
+swf_runtime::workflow!("ui/kebab_next_state_spelling.sw.yaml");
 
 fn main() {}

@@ -1,3 +1,3 @@
-swf_runtime::workflow!("../../../../tests/ui/kebab_unknown_operator.sw.yaml");
+swf_runtime::workflow!("ui/kebab_unknown_operator.sw.yaml");
 
 fn main() {}

@@ -1,3 +1,3 @@
-swf_runtime::workflow!("../../../../tests/ui/many_problems.sw.yaml");
+swf_runtime::workflow!("ui/many_problems.sw.yaml");
 
 fn main() {}

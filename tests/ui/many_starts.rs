@@ -1,3 +1,3 @@
-swf_runtime::workflow!("../../../../tests/ui/many_starts.sw.yaml");
+swf_runtime::workflow!("ui/many_starts.sw.yaml");
 
 fn main() {}

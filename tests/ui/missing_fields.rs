@@ -1,3 +1,3 @@
-swf_runtime::workflow!("../../../../tests/ui/missing_fields.sw.yaml");
+swf_runtime::workflow!("ui/missing_fields.sw.yaml");
 
 fn main() {}

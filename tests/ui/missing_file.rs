@@ -1,3 +1,3 @@
-swf_runtime::workflow!("../../../../tests/ui/does_not_exist.sw.yaml");
+swf_runtime::workflow!("ui/does_not_exist.sw.yaml");
 
 fn main() {}

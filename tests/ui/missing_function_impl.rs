@@ -1,6 +1,6 @@
 use swf_runtime::{FunctionError, Value};
 
-swf_runtime::workflow!("../../../../tests/ui/two_functions.sw.yaml");
+swf_runtime::workflow!("ui/two_functions.sw.yaml");
 
 struct Half;
 

@@ -1,3 +1,3 @@
-swf_runtime::workflow!("../../../../tests/ui/n_of_m.sw.yaml");
+swf_runtime::workflow!("ui/n_of_m.sw.yaml");
 
 fn main() {}

@@ -2,7 +2,7 @@
 // emits the trait (with the functions it could read), the state enum and the machine.
 use swf_runtime::{FunctionError, Value, json};
 
-swf_runtime::workflow!("../../../../tests/ui/no_cascade.sw.yaml");
+swf_runtime::workflow!("ui/no_cascade.sw.yaml");
 
 struct Mailer;
 

@@ -1,3 +1,3 @@
-swf_runtime::workflow!("../../../../tests/ui/no_start.sw.yaml");
+swf_runtime::workflow!("ui/no_start.sw.yaml");
 
 fn main() {}

@@ -1,3 +1,3 @@
-swf_runtime::workflow!("../../../../tests/ui/no_transition_or_end.sw.yaml");
+swf_runtime::workflow!("ui/no_transition_or_end.sw.yaml");
 
 fn main() {}

@@ -1,3 +1,3 @@
-swf_runtime::workflow!("../../../../tests/ui/out_of_scope.sw.yaml");
+swf_runtime::workflow!("ui/out_of_scope.sw.yaml");
 
 fn main() {}

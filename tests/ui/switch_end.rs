@@ -1,3 +1,3 @@
-swf_runtime::workflow!("../../../../tests/ui/switch_end.sw.yaml");
+swf_runtime::workflow!("ui/switch_end.sw.yaml");
 
 fn main() {}

@@ -1,3 +1,3 @@
-swf_runtime::workflow!("../../../../tests/ui/transition_and_end.sw.yaml");
+swf_runtime::workflow!("ui/transition_and_end.sw.yaml");
 
 fn main() {}

@@ -1,3 +1,3 @@
-swf_runtime::workflow!("../../../../tests/ui/undefined_event.sw.yaml");
+swf_runtime::workflow!("ui/undefined_event.sw.yaml");
 
 fn main() {}

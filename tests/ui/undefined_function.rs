@@ -1,3 +1,3 @@
-swf_runtime::workflow!("../../../../tests/ui/undefined_function.sw.yaml");
+swf_runtime::workflow!("ui/undefined_function.sw.yaml");
 
 fn main() {}

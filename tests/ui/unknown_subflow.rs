@@ -1,7 +1,7 @@
 // The sub-flow's workflowId must be the id of a workflow compiled together with the caller.
 swf_runtime::workflow!(
-    "../../../../tests/ui/unknown_subflow.sw.yaml",
-    "../../../../tests/ui/callee.sw.yaml"
+    "ui/unknown_subflow.sw.yaml",
+    "ui/callee.sw.yaml"
 );
 
 fn main() {}

@@ -1,3 +1,3 @@
-swf_runtime::workflow!("../../../../tests/ui/unknown_target.sw.yaml");
+swf_runtime::workflow!("ui/unknown_target.sw.yaml");
 
 fn main() {}

@@ -1,3 +1,3 @@
-swf_runtime::workflow!("../../../../tests/ui/unknown_task_type.sw.yaml");
+swf_runtime::workflow!("ui/unknown_task_type.sw.yaml");
 
 fn main() {}

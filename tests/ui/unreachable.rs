@@ -1,3 +1,3 @@
-swf_runtime::workflow!("../../../../tests/ui/unreachable.sw.yaml");
+swf_runtime::workflow!("ui/unreachable.sw.yaml");
 
 fn main() {}

@@ -1,3 +1,3 @@
-swf_runtime::workflow!("../../../../tests/ui/v01_kebab_key.sw.yaml");
+swf_runtime::workflow!("ui/v01_kebab_key.sw.yaml");
 
 fn main() {}

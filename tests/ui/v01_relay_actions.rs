@@ -1,3 +1,3 @@
-swf_runtime::workflow!("../../../../tests/ui/v01_relay_actions.sw.yaml");
+swf_runtime::workflow!("ui/v01_relay_actions.sw.yaml");
 
 fn main() {}

@@ -1,3 +1,3 @@
-swf_runtime::workflow!("../../../../tests/ui/v01_unknown_operator.sw.yaml");
+swf_runtime::workflow!("ui/v01_unknown_operator.sw.yaml");
 
 fn main() {}

@@ -123,11 +123,45 @@ fn in_flow(before: &[char]) -> bool {
 
 /// [`render_json_line`] with where the offending token ends: `end_line` and `end_column`
 /// (exclusive, so a one-character token at column 7 ends at column 8).
+/// Where a diagnostic points, start and end (exclusive): the whole token at its span, or the
+/// one character it names inside that token ([`Diagnostic::within`]).
+pub fn extent(source: &SourceFile, diagnostic: &Diagnostic) -> (Span, Span) {
+    let start = diagnostic.span;
+    let Some(within) = diagnostic.within else {
+        return (start, token_end(source, start));
+    };
+    // Inside a quoted scalar, the text the message counts in starts after the quote.
+    let quoted = source
+        .line_text(start.line)
+        .and_then(|line| line.chars().nth(start.col.saturating_sub(1) as usize))
+        .is_some_and(|c| c == '"' || c == '\'');
+    let col = start
+        .col
+        .saturating_add(u32::from(quoted))
+        .saturating_add(within - 1);
+    let at = Span::new(start.line, col);
+    (at, Span::new(start.line, col.saturating_add(1)))
+}
+
+/// The byte range of [`extent`], never empty when the file has a character there.
+pub(crate) fn byte_range(source: &SourceFile, diagnostic: &Diagnostic) -> (usize, usize) {
+    let (start, end) = extent(source, diagnostic);
+    let start = source.byte_offset(start);
+    let end = source.byte_offset(end);
+    if end > start {
+        (start, end)
+    } else {
+        (start, (start + 1).min(source.text.len()).max(start))
+    }
+}
+
 pub fn render_json_line_with_end(source: &SourceFile, diagnostic: &Diagnostic) -> String {
-    let end = token_end(source, diagnostic.span);
+    let (start, end) = extent(source, diagnostic);
     let line = render_json_line(diagnostic);
     match serde_json::from_str::<serde_json::Value>(&line) {
         Ok(serde_json::Value::Object(mut object)) => {
+            object.insert("line".into(), start.line.into());
+            object.insert("column".into(), start.col.into());
             object.insert("end_line".into(), end.line.into());
             object.insert("end_column".into(), end.col.into());
             serde_json::Value::Object(object).to_string()
@@ -145,6 +179,30 @@ mod tests {
         let end = token_end(&source, Span::new(2, col));
         assert_eq!(end.line, 2);
         end.col
+    }
+
+    #[test]
+    fn a_jsonpath_error_points_at_the_character_it_names() {
+        let source = SourceFile::new(
+            "f.yaml",
+            "a: \"$.x[?(@.y <]\"\nb: $.x[?(@.y <]\n",
+        );
+        let mut diagnostics = super::super::Diagnostics::new("f.yaml");
+        let quoted = diagnostics
+            .error(super::super::Code::BAD_JSONPATH, Span::new(1, 4), "m")
+            .within(12)
+            .clone();
+        let plain = diagnostics
+            .error(super::super::Code::BAD_JSONPATH, Span::new(2, 4), "m")
+            .within(12)
+            .clone();
+        // `]`, the 12th character of the path, after the opening quote in the first line.
+        assert_eq!(extent(&source, &quoted), (Span::new(1, 16), Span::new(1, 17)));
+        assert_eq!(extent(&source, &plain), (Span::new(2, 15), Span::new(2, 16)));
+        let (start, end) = byte_range(&source, &plain);
+        assert_eq!(&source.text[start..end], "]");
+        let (start, end) = byte_range(&source, &quoted);
+        assert_eq!(&source.text[start..end], "]");
     }
 
     #[test]

@@ -6,7 +6,7 @@ mod extent;
 mod render;
 
 pub use codes::{CODES, Code, CodeInfo};
-pub use extent::{render_json_line_with_end, token_end};
+pub use extent::{extent, render_json_line_with_end, token_end};
 pub use render::{render_human, render_json_line};
 
 use crate::source::Span;
@@ -30,6 +30,9 @@ pub struct Diagnostic {
     pub message: String,
     /// What the user should change.
     pub help: Option<String>,
+    /// The 1-based character, inside the token at `span`, that the message names (where a
+    /// JSONPath stops parsing): renderings point at it alone rather than at the whole token.
+    pub within: Option<u32>,
 }
 
 impl Diagnostic {
@@ -113,6 +116,7 @@ impl Diagnostics {
             span,
             message: message.into(),
             help: None,
+            within: None,
         });
         let last = self.items.len() - 1;
         &mut self.items[last]
@@ -146,6 +150,12 @@ impl Diagnostic {
     /// Attaches what the user should do.
     pub fn help(&mut self, help: impl Into<String>) -> &mut Self {
         self.help = Some(help.into());
+        self
+    }
+
+    /// Points at the `at`th character (1-based) of the token at the diagnostic's span.
+    pub fn within(&mut self, at: usize) -> &mut Self {
+        self.within = u32::try_from(at).ok().filter(|&at| at > 0);
         self
     }
 }

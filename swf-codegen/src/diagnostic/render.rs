@@ -7,14 +7,14 @@ use codespan_reporting::diagnostic::{Diagnostic as Report, Label};
 use codespan_reporting::files::SimpleFile;
 use codespan_reporting::term::{self, Config};
 
-/// Renders diagnostics the way rustc does, with the source line and a caret under the position.
+/// Renders diagnostics the way rustc does, with the source line and carets under the whole
+/// offending token (see [`token_end`](super::token_end)).
 pub fn render_human(source: &SourceFile, diagnostics: &[Diagnostic]) -> String {
     let file = SimpleFile::new(source.name.as_str(), source.text.as_str());
     let config = Config::default();
     let mut out = String::new();
     for diagnostic in diagnostics {
-        let start = source.byte_offset(diagnostic.span);
-        let end = (start + 1).min(source.text.len()).max(start);
+        let (start, end) = super::extent::byte_range(source, diagnostic);
         let report = match diagnostic.severity {
             Severity::Error => Report::error(),
             Severity::Warning => Report::warning(),

@@ -24,9 +24,12 @@ pub fn parse(text: &str, span: Span, diags: &mut Diagnostics) -> JsonPath {
     let kind = match classify(text) {
         Ok(kind) => kind,
         Err(problem) => {
-            diags
+            let diagnostic = diags
                 .error(Code::BAD_JSONPATH, span, problem.message(text))
                 .help(problem.help(text));
+            if let Some(at) = problem.at() {
+                diagnostic.within(at);
+            }
             PathKind::Invalid
         }
     };
@@ -34,6 +37,17 @@ pub fn parse(text: &str, span: Span, diags: &mut Diagnostics) -> JsonPath {
         text: text.to_string(),
         kind,
         span,
+    }
+}
+
+impl Problem {
+    /// The character of the user's text the problem names, if it names one.
+    fn at(&self) -> Option<usize> {
+        match self {
+            Problem::Engine { at, .. } => *at,
+            Problem::BlankInName { at } => Some(*at),
+            Problem::Empty | Problem::NoRoot | Problem::Rewrite { .. } => None,
+        }
     }
 }
 
