@@ -188,6 +188,8 @@ struct Durable {
     hwm_end: u64,
     creating: String,
     delivering: String,
+    cpu_creating: Duration,
+    cpu_delivering: Duration,
 }
 
 async fn durable(instances: usize) -> Durable {
@@ -238,6 +240,7 @@ async fn durable(instances: usize) -> Durable {
     let (db, wal) = sqlite_bytes(&path);
     let empty = db + wal;
     store.reset();
+    let cpu_before = common::thread_cpu("swf-sqlite");
     let heap_before = live_heap();
     let base = commits.committed();
     let start = Instant::now();
@@ -251,6 +254,7 @@ async fn durable(instances: usize) -> Durable {
     )
     .await;
     let creating = store.breakdown();
+    let cpu_creating = common::thread_cpu("swf-sqlite") - cpu_before;
     // Let what the steps left behind go (finished tasks, the batchers' buffers).
     tokio::time::sleep(Duration::from_millis(500)).await;
     let rss = proc_status_bytes("VmRSS");
@@ -270,6 +274,7 @@ async fn durable(instances: usize) -> Durable {
     }
 
     store.reset();
+    let cpu_before = common::thread_cpu("swf-sqlite");
     let base = commits.committed();
     let start = Instant::now();
     feed(&host, instances, closed, woke_one).await;
@@ -282,6 +287,7 @@ async fn durable(instances: usize) -> Durable {
     )
     .await;
     let delivering = store.breakdown();
+    let cpu_delivering = common::thread_cpu("swf-sqlite") - cpu_before;
     for i in (0..instances).step_by((instances / 50).max(1)) {
         let id = swf_runtime::InstanceId::new(i as u64 + 2);
         let record = store.instance(id).await.expect("the store").expect("it");
@@ -308,6 +314,8 @@ async fn durable(instances: usize) -> Durable {
         hwm_end,
         creating,
         delivering,
+        cpu_creating,
+        cpu_delivering,
     }
 }
 
@@ -431,6 +439,16 @@ fn main() {
         println!(
             "| peak RSS of the durable run (VmHWM) | {:.0} MiB | — |",
             mib(d.hwm_end)
+        );
+        println!(
+            "| CPU time of the store's thread per instance started and waiting | {:.0} µs ({:.0}% of the phase's wall time) | — |",
+            d.cpu_creating.as_secs_f64() * 1e6 / n,
+            100.0 * d.cpu_creating.as_secs_f64() / d.created.as_secs_f64()
+        );
+        println!(
+            "| CPU time of the store's thread per event delivered | {:.0} µs ({:.0}% of the phase's wall time) | — |",
+            d.cpu_delivering.as_secs_f64() * 1e6 / n,
+            100.0 * d.cpu_delivering.as_secs_f64() / d.delivered.as_secs_f64()
         );
         println!();
         println!("Store calls while the instances were started and reached their wait:");
