@@ -97,9 +97,18 @@ fn expand(literals: &[LitStr], dialect: Option<Dialect>) -> TokenStream2 {
         let text = match swf_codegen::source::read_bounded(&full) {
             Ok(text) => text,
             Err(error) => {
+                // The crate's directory by name only: the message is the same on every machine
+                // and whatever the target directory.
+                let crate_dir = std::env::var("CARGO_MANIFEST_DIR")
+                    .ok()
+                    .and_then(|dir| {
+                        Path::new(&dir)
+                            .file_name()
+                            .map(|name| name.to_string_lossy().into_owned())
+                    })
+                    .unwrap_or_default();
                 let message = format!(
-                    "{relative}: cannot read the workflow file ({error}); the path is relative to the crate's Cargo.toml ({})",
-                    full.display()
+                    "{relative}: cannot read the workflow file ({error}); the path is relative to the directory of the crate's Cargo.toml (`{crate_dir}/`)"
                 );
                 return syn::Error::new(literal.span(), message).to_compile_error();
             }
