@@ -4,6 +4,8 @@
 fn main() {
     if let Err(error) = swf_codegen::Builder::new()
         .file("workflows/built.sw.yaml")
+        // The README's include_workflow! snippet (tests/tests/readme.rs).
+        .file("workflows/order.sw.yaml")
         .compile()
     {
         eprintln!("{error}");

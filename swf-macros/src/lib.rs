@@ -232,7 +232,10 @@ mod tests {
         let expanded = expand_one(&[literal("../tests/ui/unknown_target.sw.yaml")]).to_string();
         assert!(expanded.contains("compile_error"), "{expanded}");
         // As swfc shows it: the position, the YAML line, carets under the token, the help.
-        assert!(expanded.contains("[E0104] `nextTask` names `Secnod`"), "{expanded}");
+        assert!(
+            expanded.contains("[E0104] `nextTask` names `Secnod`"),
+            "{expanded}"
+        );
         assert!(
             expanded.contains("../tests/ui/unknown_target.sw.yaml:8:28"),
             "{expanded}"

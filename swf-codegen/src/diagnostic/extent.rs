@@ -183,10 +183,7 @@ mod tests {
 
     #[test]
     fn a_jsonpath_error_points_at_the_character_it_names() {
-        let source = SourceFile::new(
-            "f.yaml",
-            "a: \"$.x[?(@.y <]\"\nb: $.x[?(@.y <]\n",
-        );
+        let source = SourceFile::new("f.yaml", "a: \"$.x[?(@.y <]\"\nb: $.x[?(@.y <]\n");
         let mut diagnostics = super::super::Diagnostics::new("f.yaml");
         let quoted = diagnostics
             .error(super::super::Code::BAD_JSONPATH, Span::new(1, 4), "m")
@@ -197,8 +194,14 @@ mod tests {
             .within(12)
             .clone();
         // `]`, the 12th character of the path, after the opening quote in the first line.
-        assert_eq!(extent(&source, &quoted), (Span::new(1, 16), Span::new(1, 17)));
-        assert_eq!(extent(&source, &plain), (Span::new(2, 15), Span::new(2, 16)));
+        assert_eq!(
+            extent(&source, &quoted),
+            (Span::new(1, 16), Span::new(1, 17))
+        );
+        assert_eq!(
+            extent(&source, &plain),
+            (Span::new(2, 15), Span::new(2, 16))
+        );
         let (start, end) = byte_range(&source, &plain);
         assert_eq!(&source.text[start..end], "]");
         let (start, end) = byte_range(&source, &quoted);
