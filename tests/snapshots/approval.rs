@@ -5,22 +5,22 @@ pub trait ApprovalFunctions: ::core::marker::Send + ::core::marker::Sync {
     /// Function `askManager` (resource `mail`), defined at line 11.
     fn ask_manager(
         &self,
-        args: ::swf_runtime::__private::Value,
+        args: ::swf_runtime::Value,
     ) -> impl ::core::future::Future<
         Output = ::core::result::Result<
-            ::swf_runtime::__private::Value,
-            ::swf_runtime::__private::FunctionError,
+            ::swf_runtime::Value,
+            ::swf_runtime::FunctionError,
         >,
     > + ::core::marker::Send;
 }
 impl<T: ApprovalFunctions + ?Sized> ApprovalFunctions for &T {
     fn ask_manager(
         &self,
-        args: ::swf_runtime::__private::Value,
+        args: ::swf_runtime::Value,
     ) -> impl ::core::future::Future<
         Output = ::core::result::Result<
-            ::swf_runtime::__private::Value,
-            ::swf_runtime::__private::FunctionError,
+            ::swf_runtime::Value,
+            ::swf_runtime::FunctionError,
         >,
     > + ::core::marker::Send {
         <T as ApprovalFunctions>::ask_manager(*self, args)
@@ -63,27 +63,27 @@ impl ApprovalEvent {
     /// The events the workflow produces (on transitions and ends).
     pub const PRODUCED: &'static [ApprovalEvent] = &[ApprovalEvent::Done];
     /// Every definition's source, type and correlation attribute, in document order.
-    pub fn specs() -> &'static [::swf_runtime::__private::EventSpec; 4usize] {
-        static SPECS: [::swf_runtime::__private::EventSpec; 4usize] = [
-            ::swf_runtime::__private::EventSpec {
+    pub fn specs() -> &'static [::swf_runtime::EventSpec; 4usize] {
+        static SPECS: [::swf_runtime::EventSpec; 4usize] = [
+            ::swf_runtime::EventSpec {
                 name: "Decision",
                 source: "approvals",
                 event_type: "approval.decided",
                 correlation: ::core::option::Option::Some("requestId"),
             },
-            ::swf_runtime::__private::EventSpec {
+            ::swf_runtime::EventSpec {
                 name: "Approved",
                 source: "approvals",
                 event_type: "approval.approved",
                 correlation: ::core::option::Option::Some("requestId"),
             },
-            ::swf_runtime::__private::EventSpec {
+            ::swf_runtime::EventSpec {
                 name: "Rejected",
                 source: "approvals",
                 event_type: "approval.rejected",
                 correlation: ::core::option::Option::Some("requestId"),
             },
-            ::swf_runtime::__private::EventSpec {
+            ::swf_runtime::EventSpec {
                 name: "Done",
                 source: "approval-workflow",
                 event_type: "approval.done",
@@ -93,7 +93,7 @@ impl ApprovalEvent {
         &SPECS
     }
     /// The definition's source, type and correlation attribute.
-    pub fn spec(self) -> &'static ::swf_runtime::__private::EventSpec {
+    pub fn spec(self) -> &'static ::swf_runtime::EventSpec {
         let specs = Self::specs();
         match self {
             ApprovalEvent::Decision => &specs[0usize],
@@ -103,20 +103,15 @@ impl ApprovalEvent {
         }
     }
     /// The definition a CloudEvent matches (source and type), if any.
-    pub fn of(
-        event: &::swf_runtime::__private::CloudEvent,
-    ) -> ::core::option::Option<Self> {
+    pub fn of(event: &::swf_runtime::CloudEvent) -> ::core::option::Option<Self> {
         Self::ALL.iter().copied().find(|kind| kind.spec().matches(event))
     }
     /// A CloudEvent of this definition with `id` and JSON `data`.
     pub fn event(
         self,
         id: &str,
-        data: ::swf_runtime::__private::Value,
-    ) -> ::core::result::Result<
-        ::swf_runtime::__private::CloudEvent,
-        ::swf_runtime::__private::ErrorObject,
-    > {
+        data: ::swf_runtime::Value,
+    ) -> ::core::result::Result<::swf_runtime::CloudEvent, ::swf_runtime::ErrorObject> {
         self.spec().event(id, data)
     }
     /// A CloudEvent of this definition carrying `value` in its correlation attribute.
@@ -124,11 +119,8 @@ impl ApprovalEvent {
         self,
         id: &str,
         value: &str,
-        data: ::swf_runtime::__private::Value,
-    ) -> ::core::result::Result<
-        ::swf_runtime::__private::CloudEvent,
-        ::swf_runtime::__private::ErrorObject,
-    > {
+        data: ::swf_runtime::Value,
+    ) -> ::core::result::Result<::swf_runtime::CloudEvent, ::swf_runtime::ErrorObject> {
         self.spec().correlated_event(id, value, data)
     }
 }
@@ -147,49 +139,49 @@ pub enum ApprovalState {
     #[serde(rename = "AskManager")]
     AskManager {
         /// The task's data.
-        data: ::swf_runtime::__private::Value,
+        data: ::swf_runtime::Value,
         /// Whether the action ran and the task waits for the callback event.
         #[serde(default)]
-        phase: ::swf_runtime::__private::CallbackPhase,
+        phase: ::swf_runtime::CallbackPhase,
     },
     /// Task `AwaitOutcome` (switch, line 22), about to run (or running) with `data` as its input.
     #[serde(rename = "AwaitOutcome")]
     AwaitOutcome {
         /// The task's data.
-        data: ::swf_runtime::__private::Value,
+        data: ::swf_runtime::Value,
         /// When the wait for events ends without one.
         #[serde(default, skip_serializing_if = "::core::option::Option::is_none")]
-        until: ::core::option::Option<::swf_runtime::__private::Timestamp>,
+        until: ::core::option::Option<::swf_runtime::Timestamp>,
     },
     /// Task `Accept` (inject, line 33), about to run (or running) with `data` as its input.
     #[serde(rename = "Accept")]
     Accept {
         /// The task's data.
-        data: ::swf_runtime::__private::Value,
+        data: ::swf_runtime::Value,
     },
     /// Task `Refuse` (inject, line 34), about to run (or running) with `data` as its input.
     #[serde(rename = "Refuse")]
     Refuse {
         /// The task's data.
-        data: ::swf_runtime::__private::Value,
+        data: ::swf_runtime::Value,
     },
     /// Task `Expire` (inject, line 35), about to run (or running) with `data` as its input.
     #[serde(rename = "Expire")]
     Expire {
         /// The task's data.
-        data: ::swf_runtime::__private::Value,
+        data: ::swf_runtime::Value,
     },
     /// The scope ended; `output` is its data output.
     #[serde(rename = "completed")]
     Completed {
         /// The output.
-        output: ::swf_runtime::__private::Value,
+        output: ::swf_runtime::Value,
     },
     /// An `end: {kind: terminate}` ended the whole instance.
     #[serde(rename = "terminated")]
     Terminated {
         /// The output.
-        output: ::swf_runtime::__private::Value,
+        output: ::swf_runtime::Value,
     },
 }
 #[allow(dead_code)]
@@ -212,7 +204,7 @@ impl ApprovalState {
         }
     }
     /// The output, once the scope has ended.
-    pub fn output(&self) -> ::core::option::Option<&::swf_runtime::__private::Value> {
+    pub fn output(&self) -> ::core::option::Option<&::swf_runtime::Value> {
         match self {
             ApprovalState::Completed { output }
             | ApprovalState::Terminated { output } => {
@@ -222,29 +214,25 @@ impl ApprovalState {
         }
     }
 }
-impl ::swf_runtime::__private::ScopeState for ApprovalState {
-    fn end(self) -> ::core::result::Result<::swf_runtime::__private::ScopeEnd, Self> {
+impl ::swf_runtime::ScopeState for ApprovalState {
+    fn end(self) -> ::core::result::Result<::swf_runtime::ScopeEnd, Self> {
         match self {
             ApprovalState::Completed { output } => {
-                ::core::result::Result::Ok(
-                    ::swf_runtime::__private::ScopeEnd::Completed(output),
-                )
+                ::core::result::Result::Ok(::swf_runtime::ScopeEnd::Completed(output))
             }
             ApprovalState::Terminated { output } => {
-                ::core::result::Result::Ok(
-                    ::swf_runtime::__private::ScopeEnd::Terminated(output),
-                )
+                ::core::result::Result::Ok(::swf_runtime::ScopeEnd::Terminated(output))
             }
             other => ::core::result::Result::Err(other),
         }
     }
-    fn listening(&self) -> ::swf_runtime::__private::Wait {
+    fn listening(&self) -> ::swf_runtime::Wait {
         match self {
             ApprovalState::AskManager { phase, .. } => {
-                let mut wait = ::swf_runtime::__private::Wait::default();
-                if let ::swf_runtime::__private::CallbackPhase::Wait { until, .. } = phase {
+                let mut wait = ::swf_runtime::Wait::default();
+                if let ::swf_runtime::CallbackPhase::Wait { until, .. } = phase {
                     wait.merge(
-                        &::swf_runtime::__private::Wait::new(
+                        &::swf_runtime::Wait::new(
                             *until,
                             &[&ApprovalEvent::specs()[0usize]],
                         ),
@@ -253,9 +241,9 @@ impl ::swf_runtime::__private::ScopeState for ApprovalState {
                 wait
             }
             ApprovalState::AwaitOutcome { until, .. } => {
-                let mut wait = ::swf_runtime::__private::Wait::default();
+                let mut wait = ::swf_runtime::Wait::default();
                 wait.merge(
-                    &::swf_runtime::__private::Wait::new(
+                    &::swf_runtime::Wait::new(
                         *until,
                         &[
                             &ApprovalEvent::specs()[1usize],
@@ -265,7 +253,7 @@ impl ::swf_runtime::__private::ScopeState for ApprovalState {
                 );
                 wait
             }
-            _ => ::swf_runtime::__private::Wait::default(),
+            _ => ::swf_runtime::Wait::default(),
         }
     }
     fn position(&self) -> ::std::string::String {
@@ -310,7 +298,7 @@ impl<F: ApprovalFunctions> ApprovalWorkflow<F> {
     /// it, so that a host can tell an instance saved by another definition.
     pub const DEFINITION_HASH: &'static str = "c2e8a8706f7cc468";
     /// The workflow's id, name and version, as its traces name them.
-    pub const INFO: ::swf_runtime::__private::WorkflowInfo = ::swf_runtime::__private::WorkflowInfo {
+    pub const INFO: ::swf_runtime::WorkflowInfo = ::swf_runtime::WorkflowInfo {
         id: Self::ID,
         name: Self::NAME,
         version: Self::VERSION,
@@ -331,12 +319,9 @@ impl<F: ApprovalFunctions> ApprovalWorkflow<F> {
     /// that failed with no retry or onError left, with the data it had.
     pub async fn run_with(
         &self,
-        input: ::swf_runtime::__private::Value,
-        io: &::swf_runtime::__private::Io,
-    ) -> ::core::result::Result<
-        ::swf_runtime::__private::Value,
-        ::swf_runtime::__private::WorkflowError,
-    > {
+        input: ::swf_runtime::Value,
+        io: &::swf_runtime::Io,
+    ) -> ::core::result::Result<::swf_runtime::Value, ::swf_runtime::WorkflowError> {
         let state = self.begin(input, io)?;
         let run = ::swf_runtime::__private::run_to_end(
             state,
@@ -346,7 +331,7 @@ impl<F: ApprovalFunctions> ApprovalWorkflow<F> {
         );
         ::swf_runtime::__private::traced_run(Self::INFO, io, run)
             .await
-            .map(::swf_runtime::__private::ScopeEnd::into_output)
+            .map(::swf_runtime::ScopeEnd::into_output)
     }
     /// The first state of an instance: the start task with its filtered input. A scheduled
     /// start refuses to create the instance outside its window (by `io`'s clock).
@@ -355,9 +340,9 @@ impl<F: ApprovalFunctions> ApprovalWorkflow<F> {
     /// The refusal of the input or of the scheduled start.
     pub fn start_with(
         &self,
-        input: ::swf_runtime::__private::Value,
-        io: &::swf_runtime::__private::Io,
-    ) -> ::core::result::Result<ApprovalState, ::swf_runtime::__private::WorkflowError> {
+        input: ::swf_runtime::Value,
+        io: &::swf_runtime::Io,
+    ) -> ::core::result::Result<ApprovalState, ::swf_runtime::WorkflowError> {
         self.begin(input, io)
     }
     /// Runs the next step of `state`, waiting first as long as it must (for its events, a
@@ -369,8 +354,8 @@ impl<F: ApprovalFunctions> ApprovalWorkflow<F> {
     pub async fn step_with(
         &self,
         state: ApprovalState,
-        io: &::swf_runtime::__private::Io,
-    ) -> ::core::result::Result<ApprovalState, ::swf_runtime::__private::WorkflowError> {
+        io: &::swf_runtime::Io,
+    ) -> ::core::result::Result<ApprovalState, ::swf_runtime::WorkflowError> {
         ::swf_runtime::__private::step_until_ran(
                 state,
                 io,
@@ -381,9 +366,9 @@ impl<F: ApprovalFunctions> ApprovalWorkflow<F> {
     }
     fn begin(
         &self,
-        input: ::swf_runtime::__private::Value,
-        io: &::swf_runtime::__private::Io,
-    ) -> ::core::result::Result<ApprovalState, ::swf_runtime::__private::WorkflowError> {
+        input: ::swf_runtime::Value,
+        io: &::swf_runtime::Io,
+    ) -> ::core::result::Result<ApprovalState, ::swf_runtime::WorkflowError> {
         let _ = io;
         let input = ::swf_runtime::__private::workflow_input(
             Self::ID,
@@ -395,28 +380,25 @@ impl<F: ApprovalFunctions> ApprovalWorkflow<F> {
     #[doc(hidden)]
     pub fn begin_subflow(
         &self,
-        input: ::swf_runtime::__private::Value,
-        io: &::swf_runtime::__private::Io,
+        input: ::swf_runtime::Value,
+        io: &::swf_runtime::Io,
     ) -> ::core::result::Result<
-        ::core::result::Result<ApprovalState, ::swf_runtime::__private::Value>,
-        ::swf_runtime::__private::WorkflowError,
+        ::core::result::Result<ApprovalState, ::swf_runtime::Value>,
+        ::swf_runtime::WorkflowError,
     > {
         self.begin(input, io).map(::core::result::Result::Ok)
     }
     #[doc(hidden)]
     pub async fn run_detached(
         &self,
-        input: ::swf_runtime::__private::Value,
-        io: &::swf_runtime::__private::Io,
-    ) -> ::core::result::Result<
-        ::swf_runtime::__private::ScopeEnd,
-        ::swf_runtime::__private::WorkflowError,
-    > {
+        input: ::swf_runtime::Value,
+        io: &::swf_runtime::Io,
+    ) -> ::core::result::Result<::swf_runtime::ScopeEnd, ::swf_runtime::WorkflowError> {
         let state = match self.begin_subflow(input, io)? {
             ::core::result::Result::Ok(state) => state,
             ::core::result::Result::Err(output) => {
                 return ::core::result::Result::Ok(
-                    ::swf_runtime::__private::ScopeEnd::Completed(output),
+                    ::swf_runtime::ScopeEnd::Completed(output),
                 );
             }
         };
@@ -428,7 +410,7 @@ impl<F: ApprovalFunctions> ApprovalWorkflow<F> {
             )
             .await
     }
-    fn event_specs() -> &'static [::swf_runtime::__private::EventSpec; 4usize] {
+    fn event_specs() -> &'static [::swf_runtime::EventSpec; 4usize] {
         ApprovalEvent::specs()
     }
     /// Runs one step of an instance: the task `state` is at, if it can run now.
@@ -446,10 +428,10 @@ impl<F: ApprovalFunctions> ApprovalWorkflow<F> {
     pub async fn advance(
         &self,
         state: ApprovalState,
-        io: &::swf_runtime::__private::Io,
+        io: &::swf_runtime::Io,
     ) -> ::core::result::Result<
-        ::swf_runtime::__private::Progress<ApprovalState>,
-        ::swf_runtime::__private::WorkflowError,
+        ::swf_runtime::Progress<ApprovalState>,
+        ::swf_runtime::WorkflowError,
     > {
         match state {
             ApprovalState::AskManager { data, phase } => {
@@ -463,37 +445,35 @@ impl<F: ApprovalFunctions> ApprovalWorkflow<F> {
             ApprovalState::Expire { data } => self.run_task_expire(data, io).await,
             ended @ (ApprovalState::Completed { .. }
             | ApprovalState::Terminated { .. }) => {
-                ::core::result::Result::Ok(
-                    ::swf_runtime::__private::Progress::Ran(ended),
-                )
+                ::core::result::Result::Ok(::swf_runtime::Progress::Ran(ended))
             }
         }
     }
     fn enter_task_ask_manager(
-        data: ::swf_runtime::__private::Value,
-    ) -> ::core::result::Result<ApprovalState, ::swf_runtime::__private::WorkflowError> {
+        data: ::swf_runtime::Value,
+    ) -> ::core::result::Result<ApprovalState, ::swf_runtime::WorkflowError> {
         ::core::result::Result::Ok(ApprovalState::AskManager {
             data,
-            phase: ::swf_runtime::__private::CallbackPhase::Call,
+            phase: ::swf_runtime::CallbackPhase::Call,
         })
     }
     /// Runs one step of task `AskManager`.
     async fn run_task_ask_manager(
         &self,
-        data: ::swf_runtime::__private::Value,
-        phase: ::swf_runtime::__private::CallbackPhase,
-        io: &::swf_runtime::__private::Io,
+        data: ::swf_runtime::Value,
+        phase: ::swf_runtime::CallbackPhase,
+        io: &::swf_runtime::Io,
     ) -> ::core::result::Result<
-        ::swf_runtime::__private::Progress<ApprovalState>,
-        ::swf_runtime::__private::WorkflowError,
+        ::swf_runtime::Progress<ApprovalState>,
+        ::swf_runtime::WorkflowError,
     > {
         let mut data = data;
         let attempt: ::core::result::Result<
-            ::swf_runtime::__private::Attempt<::swf_runtime::__private::CallbackPhase>,
-            ::swf_runtime::__private::ErrorObject,
+            ::swf_runtime::__private::Attempt<::swf_runtime::CallbackPhase>,
+            ::swf_runtime::ErrorObject,
         > = async {
             match &phase {
-                ::swf_runtime::__private::CallbackPhase::Call => {
+                ::swf_runtime::CallbackPhase::Call => {
                     {
                         let result = async {
                             let args = data.clone();
@@ -527,7 +507,7 @@ impl<F: ApprovalFunctions> ApprovalWorkflow<F> {
                     );
                     ::core::result::Result::Ok(
                         ::swf_runtime::__private::Attempt::Stay(
-                            ::swf_runtime::__private::CallbackPhase::Wait {
+                            ::swf_runtime::CallbackPhase::Wait {
                                 until,
                                 input: ::core::option::Option::None,
                             },
@@ -535,7 +515,7 @@ impl<F: ApprovalFunctions> ApprovalWorkflow<F> {
                         ),
                     )
                 }
-                ::swf_runtime::__private::CallbackPhase::Wait { until, .. } => {
+                ::swf_runtime::CallbackPhase::Wait { until, .. } => {
                     match io.take_any(Self::event_specs(), &[0usize])? {
                         ::core::option::Option::Some((_, event)) => {
                             let mut event_data = ::swf_runtime::__private::event_data(
@@ -575,10 +555,7 @@ impl<F: ApprovalFunctions> ApprovalWorkflow<F> {
                                 ::swf_runtime::__private::Attempt::Stay(
                                     phase.clone(),
                                     ::core::option::Option::Some(
-                                        ::swf_runtime::__private::Wait::new(
-                                            *until,
-                                            &[&specs[0usize]],
-                                        ),
+                                        ::swf_runtime::Wait::new(*until, &[&specs[0usize]]),
                                     ),
                                 ),
                             )
@@ -588,10 +565,7 @@ impl<F: ApprovalFunctions> ApprovalWorkflow<F> {
             }
         }
             .await;
-        let next: ::core::result::Result<
-            ApprovalState,
-            ::swf_runtime::__private::WorkflowError,
-        > = match attempt {
+        let next: ::core::result::Result<ApprovalState, ::swf_runtime::WorkflowError> = match attempt {
             ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Exit(_)) => {
                 async {
                     let output = data;
@@ -620,7 +594,7 @@ impl<F: ApprovalFunctions> ApprovalWorkflow<F> {
             ::core::result::Result::Err(error) => {
                 async {
                     ::core::result::Result::Err(
-                        ::swf_runtime::__private::WorkflowError::new(
+                        ::swf_runtime::WorkflowError::new(
                             "approval",
                             "AskManager",
                             error,
@@ -631,12 +605,12 @@ impl<F: ApprovalFunctions> ApprovalWorkflow<F> {
                     .await
             }
         };
-        next.map(::swf_runtime::__private::Progress::Ran)
+        next.map(::swf_runtime::Progress::Ran)
     }
     fn enter_task_await_outcome(
-        data: ::swf_runtime::__private::Value,
-        io: &::swf_runtime::__private::Io,
-    ) -> ::core::result::Result<ApprovalState, ::swf_runtime::__private::WorkflowError> {
+        data: ::swf_runtime::Value,
+        io: &::swf_runtime::Io,
+    ) -> ::core::result::Result<ApprovalState, ::swf_runtime::WorkflowError> {
         ::core::result::Result::Ok(ApprovalState::AwaitOutcome {
             data,
             until: ::swf_runtime::__private::deadline_of(
@@ -650,17 +624,17 @@ impl<F: ApprovalFunctions> ApprovalWorkflow<F> {
     /// Runs one step of task `AwaitOutcome`.
     async fn run_task_await_outcome(
         &self,
-        data: ::swf_runtime::__private::Value,
-        until: ::core::option::Option<::swf_runtime::__private::Timestamp>,
-        io: &::swf_runtime::__private::Io,
+        data: ::swf_runtime::Value,
+        until: ::core::option::Option<::swf_runtime::Timestamp>,
+        io: &::swf_runtime::Io,
     ) -> ::core::result::Result<
-        ::swf_runtime::__private::Progress<ApprovalState>,
-        ::swf_runtime::__private::WorkflowError,
+        ::swf_runtime::Progress<ApprovalState>,
+        ::swf_runtime::WorkflowError,
     > {
         let mut data = data;
         let attempt: ::core::result::Result<
             ::swf_runtime::__private::Attempt<()>,
-            ::swf_runtime::__private::ErrorObject,
+            ::swf_runtime::ErrorObject,
         > = async {
             match io.take_any(Self::event_specs(), &[1usize, 2usize])? {
                 ::core::option::Option::Some((index, event)) => {
@@ -714,7 +688,7 @@ impl<F: ApprovalFunctions> ApprovalWorkflow<F> {
                         ::swf_runtime::__private::Attempt::Stay(
                             (),
                             ::core::option::Option::Some(
-                                ::swf_runtime::__private::Wait::new(
+                                ::swf_runtime::Wait::new(
                                     until,
                                     &[&specs[1usize], &specs[2usize]],
                                 ),
@@ -725,10 +699,7 @@ impl<F: ApprovalFunctions> ApprovalWorkflow<F> {
             }
         }
             .await;
-        let next: ::core::result::Result<
-            ApprovalState,
-            ::swf_runtime::__private::WorkflowError,
-        > = match attempt {
+        let next: ::core::result::Result<ApprovalState, ::swf_runtime::WorkflowError> = match attempt {
             ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Exit(exit)) => {
                 async {
                     let output = data;
@@ -741,15 +712,15 @@ impl<F: ApprovalFunctions> ApprovalWorkflow<F> {
                                         let mut map = ::swf_runtime::__private::Map::new();
                                         map.insert(
                                             ::std::string::String::from("outcome"),
-                                            ::swf_runtime::__private::Value::from("approved"),
+                                            ::swf_runtime::Value::from("approved"),
                                         );
-                                        ::swf_runtime::__private::Value::Object(map)
+                                        ::swf_runtime::Value::Object(map)
                                     },
                                 )
                                 .await;
                             if let ::core::result::Result::Err(error) = produced {
                                 return ::core::result::Result::Err(
-                                    ::swf_runtime::__private::WorkflowError::new(
+                                    ::swf_runtime::WorkflowError::new(
                                         "approval",
                                         "AwaitOutcome",
                                         error,
@@ -786,7 +757,7 @@ impl<F: ApprovalFunctions> ApprovalWorkflow<F> {
             ::core::result::Result::Err(error) => {
                 async {
                     ::core::result::Result::Err(
-                        ::swf_runtime::__private::WorkflowError::new(
+                        ::swf_runtime::WorkflowError::new(
                             "approval",
                             "AwaitOutcome",
                             error,
@@ -797,26 +768,26 @@ impl<F: ApprovalFunctions> ApprovalWorkflow<F> {
                     .await
             }
         };
-        next.map(::swf_runtime::__private::Progress::Ran)
+        next.map(::swf_runtime::Progress::Ran)
     }
     fn enter_task_accept(
-        data: ::swf_runtime::__private::Value,
-    ) -> ::core::result::Result<ApprovalState, ::swf_runtime::__private::WorkflowError> {
+        data: ::swf_runtime::Value,
+    ) -> ::core::result::Result<ApprovalState, ::swf_runtime::WorkflowError> {
         ::core::result::Result::Ok(ApprovalState::Accept { data })
     }
     /// Runs one step of task `Accept`.
     async fn run_task_accept(
         &self,
-        data: ::swf_runtime::__private::Value,
-        _io: &::swf_runtime::__private::Io,
+        data: ::swf_runtime::Value,
+        _io: &::swf_runtime::Io,
     ) -> ::core::result::Result<
-        ::swf_runtime::__private::Progress<ApprovalState>,
-        ::swf_runtime::__private::WorkflowError,
+        ::swf_runtime::Progress<ApprovalState>,
+        ::swf_runtime::WorkflowError,
     > {
         let mut data = data;
         let attempt: ::core::result::Result<
             ::swf_runtime::__private::Attempt<::core::convert::Infallible>,
-            ::swf_runtime::__private::ErrorObject,
+            ::swf_runtime::ErrorObject,
         > = async {
             ::swf_runtime::__private::merge_data(
                 &mut data,
@@ -824,9 +795,9 @@ impl<F: ApprovalFunctions> ApprovalWorkflow<F> {
                     let mut map = ::swf_runtime::__private::Map::new();
                     map.insert(
                         ::std::string::String::from("status"),
-                        ::swf_runtime::__private::Value::from("accepted"),
+                        ::swf_runtime::Value::from("accepted"),
                     );
-                    ::swf_runtime::__private::Value::Object(map)
+                    ::swf_runtime::Value::Object(map)
                 },
                 "Accept",
                 "inject data",
@@ -834,10 +805,7 @@ impl<F: ApprovalFunctions> ApprovalWorkflow<F> {
             ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Exit(0))
         }
             .await;
-        let next: ::core::result::Result<
-            ApprovalState,
-            ::swf_runtime::__private::WorkflowError,
-        > = match attempt {
+        let next: ::core::result::Result<ApprovalState, ::swf_runtime::WorkflowError> = match attempt {
             ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Exit(_)) => {
                 async {
                     let output = data;
@@ -856,7 +824,7 @@ impl<F: ApprovalFunctions> ApprovalWorkflow<F> {
             ::core::result::Result::Err(error) => {
                 async {
                     ::core::result::Result::Err(
-                        ::swf_runtime::__private::WorkflowError::new(
+                        ::swf_runtime::WorkflowError::new(
                             "approval",
                             "Accept",
                             error,
@@ -867,26 +835,26 @@ impl<F: ApprovalFunctions> ApprovalWorkflow<F> {
                     .await
             }
         };
-        next.map(::swf_runtime::__private::Progress::Ran)
+        next.map(::swf_runtime::Progress::Ran)
     }
     fn enter_task_refuse(
-        data: ::swf_runtime::__private::Value,
-    ) -> ::core::result::Result<ApprovalState, ::swf_runtime::__private::WorkflowError> {
+        data: ::swf_runtime::Value,
+    ) -> ::core::result::Result<ApprovalState, ::swf_runtime::WorkflowError> {
         ::core::result::Result::Ok(ApprovalState::Refuse { data })
     }
     /// Runs one step of task `Refuse`.
     async fn run_task_refuse(
         &self,
-        data: ::swf_runtime::__private::Value,
-        _io: &::swf_runtime::__private::Io,
+        data: ::swf_runtime::Value,
+        _io: &::swf_runtime::Io,
     ) -> ::core::result::Result<
-        ::swf_runtime::__private::Progress<ApprovalState>,
-        ::swf_runtime::__private::WorkflowError,
+        ::swf_runtime::Progress<ApprovalState>,
+        ::swf_runtime::WorkflowError,
     > {
         let mut data = data;
         let attempt: ::core::result::Result<
             ::swf_runtime::__private::Attempt<::core::convert::Infallible>,
-            ::swf_runtime::__private::ErrorObject,
+            ::swf_runtime::ErrorObject,
         > = async {
             ::swf_runtime::__private::merge_data(
                 &mut data,
@@ -894,9 +862,9 @@ impl<F: ApprovalFunctions> ApprovalWorkflow<F> {
                     let mut map = ::swf_runtime::__private::Map::new();
                     map.insert(
                         ::std::string::String::from("status"),
-                        ::swf_runtime::__private::Value::from("refused"),
+                        ::swf_runtime::Value::from("refused"),
                     );
-                    ::swf_runtime::__private::Value::Object(map)
+                    ::swf_runtime::Value::Object(map)
                 },
                 "Refuse",
                 "inject data",
@@ -904,10 +872,7 @@ impl<F: ApprovalFunctions> ApprovalWorkflow<F> {
             ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Exit(0))
         }
             .await;
-        let next: ::core::result::Result<
-            ApprovalState,
-            ::swf_runtime::__private::WorkflowError,
-        > = match attempt {
+        let next: ::core::result::Result<ApprovalState, ::swf_runtime::WorkflowError> = match attempt {
             ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Exit(_)) => {
                 async {
                     let output = data;
@@ -926,7 +891,7 @@ impl<F: ApprovalFunctions> ApprovalWorkflow<F> {
             ::core::result::Result::Err(error) => {
                 async {
                     ::core::result::Result::Err(
-                        ::swf_runtime::__private::WorkflowError::new(
+                        ::swf_runtime::WorkflowError::new(
                             "approval",
                             "Refuse",
                             error,
@@ -937,26 +902,26 @@ impl<F: ApprovalFunctions> ApprovalWorkflow<F> {
                     .await
             }
         };
-        next.map(::swf_runtime::__private::Progress::Ran)
+        next.map(::swf_runtime::Progress::Ran)
     }
     fn enter_task_expire(
-        data: ::swf_runtime::__private::Value,
-    ) -> ::core::result::Result<ApprovalState, ::swf_runtime::__private::WorkflowError> {
+        data: ::swf_runtime::Value,
+    ) -> ::core::result::Result<ApprovalState, ::swf_runtime::WorkflowError> {
         ::core::result::Result::Ok(ApprovalState::Expire { data })
     }
     /// Runs one step of task `Expire`.
     async fn run_task_expire(
         &self,
-        data: ::swf_runtime::__private::Value,
-        _io: &::swf_runtime::__private::Io,
+        data: ::swf_runtime::Value,
+        _io: &::swf_runtime::Io,
     ) -> ::core::result::Result<
-        ::swf_runtime::__private::Progress<ApprovalState>,
-        ::swf_runtime::__private::WorkflowError,
+        ::swf_runtime::Progress<ApprovalState>,
+        ::swf_runtime::WorkflowError,
     > {
         let mut data = data;
         let attempt: ::core::result::Result<
             ::swf_runtime::__private::Attempt<::core::convert::Infallible>,
-            ::swf_runtime::__private::ErrorObject,
+            ::swf_runtime::ErrorObject,
         > = async {
             ::swf_runtime::__private::merge_data(
                 &mut data,
@@ -964,9 +929,9 @@ impl<F: ApprovalFunctions> ApprovalWorkflow<F> {
                     let mut map = ::swf_runtime::__private::Map::new();
                     map.insert(
                         ::std::string::String::from("status"),
-                        ::swf_runtime::__private::Value::from("expired"),
+                        ::swf_runtime::Value::from("expired"),
                     );
-                    ::swf_runtime::__private::Value::Object(map)
+                    ::swf_runtime::Value::Object(map)
                 },
                 "Expire",
                 "inject data",
@@ -974,10 +939,7 @@ impl<F: ApprovalFunctions> ApprovalWorkflow<F> {
             ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Exit(0))
         }
             .await;
-        let next: ::core::result::Result<
-            ApprovalState,
-            ::swf_runtime::__private::WorkflowError,
-        > = match attempt {
+        let next: ::core::result::Result<ApprovalState, ::swf_runtime::WorkflowError> = match attempt {
             ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Exit(_)) => {
                 async {
                     let output = data;
@@ -996,7 +958,7 @@ impl<F: ApprovalFunctions> ApprovalWorkflow<F> {
             ::core::result::Result::Err(error) => {
                 async {
                     ::core::result::Result::Err(
-                        ::swf_runtime::__private::WorkflowError::new(
+                        ::swf_runtime::WorkflowError::new(
                             "approval",
                             "Expire",
                             error,
@@ -1007,11 +969,10 @@ impl<F: ApprovalFunctions> ApprovalWorkflow<F> {
                     .await
             }
         };
-        next.map(::swf_runtime::__private::Progress::Ran)
+        next.map(::swf_runtime::Progress::Ran)
     }
 }
-impl<F: ApprovalFunctions + 'static> ::swf_runtime::__private::Machine
-for ApprovalWorkflow<F> {
+impl<F: ApprovalFunctions + 'static> ::swf_runtime::Machine for ApprovalWorkflow<F> {
     type State = ApprovalState;
     fn workflow_id(&self) -> &'static str {
         Self::ID
@@ -1025,36 +986,32 @@ for ApprovalWorkflow<F> {
     fn definition_hash(&self) -> &'static str {
         Self::DEFINITION_HASH
     }
-    fn events(&self) -> &'static [::swf_runtime::__private::EventSpec] {
+    fn events(&self) -> &'static [::swf_runtime::EventSpec] {
         Self::event_specs()
     }
-    fn start_on_events(
-        &self,
-    ) -> ::core::option::Option<::swf_runtime::__private::StartOnEvents> {
+    fn start_on_events(&self) -> ::core::option::Option<::swf_runtime::StartOnEvents> {
         ::core::option::Option::None
     }
     fn start(
         &self,
-        input: ::swf_runtime::__private::Value,
-        io: &::swf_runtime::__private::Io,
-    ) -> ::core::result::Result<ApprovalState, ::swf_runtime::__private::WorkflowError> {
+        input: ::swf_runtime::Value,
+        io: &::swf_runtime::Io,
+    ) -> ::core::result::Result<ApprovalState, ::swf_runtime::WorkflowError> {
         self.begin(input, io)
     }
     fn step<'a>(
         &'a self,
         state: ApprovalState,
-        io: &'a ::swf_runtime::__private::Io,
+        io: &'a ::swf_runtime::Io,
     ) -> impl ::core::future::Future<
         Output = ::core::result::Result<
-            ::swf_runtime::__private::Progress<ApprovalState>,
-            ::swf_runtime::__private::WorkflowError,
+            ::swf_runtime::Progress<ApprovalState>,
+            ::swf_runtime::WorkflowError,
         >,
     > + ::core::marker::Send + 'a {
         self.advance(state, io)
     }
-    fn output(
-        state: &ApprovalState,
-    ) -> ::core::option::Option<&::swf_runtime::__private::Value> {
+    fn output(state: &ApprovalState) -> ::core::option::Option<&::swf_runtime::Value> {
         state.output()
     }
 }

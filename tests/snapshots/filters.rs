@@ -5,43 +5,43 @@ pub trait FiltersFunctions: ::core::marker::Send + ::core::marker::Sync {
     /// Function `lookup` (resource `directory`), defined at line 6.
     fn lookup(
         &self,
-        args: ::swf_runtime::__private::Value,
+        args: ::swf_runtime::Value,
     ) -> impl ::core::future::Future<
         Output = ::core::result::Result<
-            ::swf_runtime::__private::Value,
-            ::swf_runtime::__private::FunctionError,
+            ::swf_runtime::Value,
+            ::swf_runtime::FunctionError,
         >,
     > + ::core::marker::Send;
     /// Function `score` (resource `scoring`), defined at line 8.
     fn score(
         &self,
-        args: ::swf_runtime::__private::Value,
+        args: ::swf_runtime::Value,
     ) -> impl ::core::future::Future<
         Output = ::core::result::Result<
-            ::swf_runtime::__private::Value,
-            ::swf_runtime::__private::FunctionError,
+            ::swf_runtime::Value,
+            ::swf_runtime::FunctionError,
         >,
     > + ::core::marker::Send;
 }
 impl<T: FiltersFunctions + ?Sized> FiltersFunctions for &T {
     fn lookup(
         &self,
-        args: ::swf_runtime::__private::Value,
+        args: ::swf_runtime::Value,
     ) -> impl ::core::future::Future<
         Output = ::core::result::Result<
-            ::swf_runtime::__private::Value,
-            ::swf_runtime::__private::FunctionError,
+            ::swf_runtime::Value,
+            ::swf_runtime::FunctionError,
         >,
     > + ::core::marker::Send {
         <T as FiltersFunctions>::lookup(*self, args)
     }
     fn score(
         &self,
-        args: ::swf_runtime::__private::Value,
+        args: ::swf_runtime::Value,
     ) -> impl ::core::future::Future<
         Output = ::core::result::Result<
-            ::swf_runtime::__private::Value,
-            ::swf_runtime::__private::FunctionError,
+            ::swf_runtime::Value,
+            ::swf_runtime::FunctionError,
         >,
     > + ::core::marker::Send {
         <T as FiltersFunctions>::score(*self, args)
@@ -62,33 +62,33 @@ pub enum FiltersState {
     #[serde(rename = "Seed")]
     Seed {
         /// The task's data.
-        data: ::swf_runtime::__private::Value,
+        data: ::swf_runtime::Value,
     },
     /// Task `Enrich` (operation, line 21), about to run (or running) with `data` as its input.
     #[serde(rename = "Enrich")]
     Enrich {
         /// The task's data.
-        data: ::swf_runtime::__private::Value,
+        data: ::swf_runtime::Value,
     },
     /// Task `Done` (delay, line 44), about to run (or running) with `data` as its input.
     #[serde(rename = "Done")]
     Done {
         /// The task's data.
-        data: ::swf_runtime::__private::Value,
+        data: ::swf_runtime::Value,
         /// When the delay ends.
-        until: ::swf_runtime::__private::Timestamp,
+        until: ::swf_runtime::Timestamp,
     },
     /// The scope ended; `output` is its data output.
     #[serde(rename = "completed")]
     Completed {
         /// The output.
-        output: ::swf_runtime::__private::Value,
+        output: ::swf_runtime::Value,
     },
     /// An `end: {kind: terminate}` ended the whole instance.
     #[serde(rename = "terminated")]
     Terminated {
         /// The output.
-        output: ::swf_runtime::__private::Value,
+        output: ::swf_runtime::Value,
     },
 }
 #[allow(dead_code)]
@@ -105,7 +105,7 @@ impl FiltersState {
         }
     }
     /// The output, once the scope has ended.
-    pub fn output(&self) -> ::core::option::Option<&::swf_runtime::__private::Value> {
+    pub fn output(&self) -> ::core::option::Option<&::swf_runtime::Value> {
         match self {
             FiltersState::Completed { output } | FiltersState::Terminated { output } => {
                 ::core::option::Option::Some(output)
@@ -114,30 +114,26 @@ impl FiltersState {
         }
     }
 }
-impl ::swf_runtime::__private::ScopeState for FiltersState {
-    fn end(self) -> ::core::result::Result<::swf_runtime::__private::ScopeEnd, Self> {
+impl ::swf_runtime::ScopeState for FiltersState {
+    fn end(self) -> ::core::result::Result<::swf_runtime::ScopeEnd, Self> {
         match self {
             FiltersState::Completed { output } => {
-                ::core::result::Result::Ok(
-                    ::swf_runtime::__private::ScopeEnd::Completed(output),
-                )
+                ::core::result::Result::Ok(::swf_runtime::ScopeEnd::Completed(output))
             }
             FiltersState::Terminated { output } => {
-                ::core::result::Result::Ok(
-                    ::swf_runtime::__private::ScopeEnd::Terminated(output),
-                )
+                ::core::result::Result::Ok(::swf_runtime::ScopeEnd::Terminated(output))
             }
             other => ::core::result::Result::Err(other),
         }
     }
-    fn listening(&self) -> ::swf_runtime::__private::Wait {
+    fn listening(&self) -> ::swf_runtime::Wait {
         match self {
             FiltersState::Done { until, .. } => {
-                let mut wait = ::swf_runtime::__private::Wait::default();
-                wait.merge(&::swf_runtime::__private::Wait::until(*until));
+                let mut wait = ::swf_runtime::Wait::default();
+                wait.merge(&::swf_runtime::Wait::until(*until));
                 wait
             }
-            _ => ::swf_runtime::__private::Wait::default(),
+            _ => ::swf_runtime::Wait::default(),
         }
     }
     fn position(&self) -> ::std::string::String {
@@ -176,7 +172,7 @@ impl<F: FiltersFunctions> FiltersWorkflow<F> {
     /// it, so that a host can tell an instance saved by another definition.
     pub const DEFINITION_HASH: &'static str = "b4746aa32fb96704";
     /// The workflow's id, name and version, as its traces name them.
-    pub const INFO: ::swf_runtime::__private::WorkflowInfo = ::swf_runtime::__private::WorkflowInfo {
+    pub const INFO: ::swf_runtime::WorkflowInfo = ::swf_runtime::WorkflowInfo {
         id: Self::ID,
         name: Self::NAME,
         version: Self::VERSION,
@@ -196,12 +192,9 @@ impl<F: FiltersFunctions> FiltersWorkflow<F> {
     /// or onError left, with the data it had.
     pub async fn run(
         &self,
-        input: ::swf_runtime::__private::Value,
-    ) -> ::core::result::Result<
-        ::swf_runtime::__private::Value,
-        ::swf_runtime::__private::WorkflowError,
-    > {
-        let io = ::swf_runtime::__private::Io::standalone();
+        input: ::swf_runtime::Value,
+    ) -> ::core::result::Result<::swf_runtime::Value, ::swf_runtime::WorkflowError> {
+        let io = ::swf_runtime::Io::standalone();
         let state = self.begin(input, &io)?;
         let run = ::swf_runtime::__private::run_to_end(
             state,
@@ -211,7 +204,7 @@ impl<F: FiltersFunctions> FiltersWorkflow<F> {
         );
         ::swf_runtime::__private::traced_run(Self::INFO, &io, run)
             .await
-            .map(::swf_runtime::__private::ScopeEnd::into_output)
+            .map(::swf_runtime::ScopeEnd::into_output)
     }
     /// The first state of an instance: the start task with its filtered input.
     ///
@@ -219,9 +212,9 @@ impl<F: FiltersFunctions> FiltersWorkflow<F> {
     /// The refusal of the input (not a JSON object), or of the start task's input filter.
     pub fn start(
         &self,
-        input: ::swf_runtime::__private::Value,
-    ) -> ::core::result::Result<FiltersState, ::swf_runtime::__private::WorkflowError> {
-        self.begin(input, &::swf_runtime::__private::Io::standalone())
+        input: ::swf_runtime::Value,
+    ) -> ::core::result::Result<FiltersState, ::swf_runtime::WorkflowError> {
+        self.begin(input, &::swf_runtime::Io::standalone())
     }
     /// Runs the next step of `state`, waiting first as long as it must (a delay, a retry
     /// wait): the state after one step that ran. A state that has ended is returned
@@ -232,8 +225,8 @@ impl<F: FiltersFunctions> FiltersWorkflow<F> {
     pub async fn step(
         &self,
         state: FiltersState,
-    ) -> ::core::result::Result<FiltersState, ::swf_runtime::__private::WorkflowError> {
-        let io = ::swf_runtime::__private::Io::standalone();
+    ) -> ::core::result::Result<FiltersState, ::swf_runtime::WorkflowError> {
+        let io = ::swf_runtime::Io::standalone();
         ::swf_runtime::__private::step_until_ran(
                 state,
                 &io,
@@ -244,9 +237,9 @@ impl<F: FiltersFunctions> FiltersWorkflow<F> {
     }
     fn begin(
         &self,
-        input: ::swf_runtime::__private::Value,
-        io: &::swf_runtime::__private::Io,
-    ) -> ::core::result::Result<FiltersState, ::swf_runtime::__private::WorkflowError> {
+        input: ::swf_runtime::Value,
+        io: &::swf_runtime::Io,
+    ) -> ::core::result::Result<FiltersState, ::swf_runtime::WorkflowError> {
         let _ = io;
         let input = ::swf_runtime::__private::workflow_input(Self::ID, "Seed", input)?;
         Self::enter_task_seed(input)
@@ -254,28 +247,25 @@ impl<F: FiltersFunctions> FiltersWorkflow<F> {
     #[doc(hidden)]
     pub fn begin_subflow(
         &self,
-        input: ::swf_runtime::__private::Value,
-        io: &::swf_runtime::__private::Io,
+        input: ::swf_runtime::Value,
+        io: &::swf_runtime::Io,
     ) -> ::core::result::Result<
-        ::core::result::Result<FiltersState, ::swf_runtime::__private::Value>,
-        ::swf_runtime::__private::WorkflowError,
+        ::core::result::Result<FiltersState, ::swf_runtime::Value>,
+        ::swf_runtime::WorkflowError,
     > {
         self.begin(input, io).map(::core::result::Result::Ok)
     }
     #[doc(hidden)]
     pub async fn run_detached(
         &self,
-        input: ::swf_runtime::__private::Value,
-        io: &::swf_runtime::__private::Io,
-    ) -> ::core::result::Result<
-        ::swf_runtime::__private::ScopeEnd,
-        ::swf_runtime::__private::WorkflowError,
-    > {
+        input: ::swf_runtime::Value,
+        io: &::swf_runtime::Io,
+    ) -> ::core::result::Result<::swf_runtime::ScopeEnd, ::swf_runtime::WorkflowError> {
         let state = match self.begin_subflow(input, io)? {
             ::core::result::Result::Ok(state) => state,
             ::core::result::Result::Err(output) => {
                 return ::core::result::Result::Ok(
-                    ::swf_runtime::__private::ScopeEnd::Completed(output),
+                    ::swf_runtime::ScopeEnd::Completed(output),
                 );
             }
         };
@@ -302,10 +292,10 @@ impl<F: FiltersFunctions> FiltersWorkflow<F> {
     pub async fn advance(
         &self,
         state: FiltersState,
-        io: &::swf_runtime::__private::Io,
+        io: &::swf_runtime::Io,
     ) -> ::core::result::Result<
-        ::swf_runtime::__private::Progress<FiltersState>,
-        ::swf_runtime::__private::WorkflowError,
+        ::swf_runtime::Progress<FiltersState>,
+        ::swf_runtime::WorkflowError,
     > {
         match state {
             FiltersState::Seed { data } => self.run_task_seed(data, io).await,
@@ -315,30 +305,28 @@ impl<F: FiltersFunctions> FiltersWorkflow<F> {
             }
             ended @ (FiltersState::Completed { .. }
             | FiltersState::Terminated { .. }) => {
-                ::core::result::Result::Ok(
-                    ::swf_runtime::__private::Progress::Ran(ended),
-                )
+                ::core::result::Result::Ok(::swf_runtime::Progress::Ran(ended))
             }
         }
     }
     fn enter_task_seed(
-        data: ::swf_runtime::__private::Value,
-    ) -> ::core::result::Result<FiltersState, ::swf_runtime::__private::WorkflowError> {
+        data: ::swf_runtime::Value,
+    ) -> ::core::result::Result<FiltersState, ::swf_runtime::WorkflowError> {
         ::core::result::Result::Ok(FiltersState::Seed { data })
     }
     /// Runs one step of task `Seed`.
     async fn run_task_seed(
         &self,
-        data: ::swf_runtime::__private::Value,
-        _io: &::swf_runtime::__private::Io,
+        data: ::swf_runtime::Value,
+        _io: &::swf_runtime::Io,
     ) -> ::core::result::Result<
-        ::swf_runtime::__private::Progress<FiltersState>,
-        ::swf_runtime::__private::WorkflowError,
+        ::swf_runtime::Progress<FiltersState>,
+        ::swf_runtime::WorkflowError,
     > {
         let mut data = data;
         let attempt: ::core::result::Result<
             ::swf_runtime::__private::Attempt<::core::convert::Infallible>,
-            ::swf_runtime::__private::ErrorObject,
+            ::swf_runtime::ErrorObject,
         > = async {
             ::swf_runtime::__private::merge_data(
                 &mut data,
@@ -346,24 +334,24 @@ impl<F: FiltersFunctions> FiltersWorkflow<F> {
                     let mut map = ::swf_runtime::__private::Map::new();
                     map.insert(
                         ::std::string::String::from("people"),
-                        ::swf_runtime::__private::Value::Array(
+                        ::swf_runtime::Value::Array(
                             ::std::vec![
                                 { let mut map = ::swf_runtime::__private::Map::new(); map
                                 .insert(::std::string::String::from("name"),
-                                ::swf_runtime::__private::Value::from("Ann")); map
+                                ::swf_runtime::Value::from("Ann")); map
                                 .insert(::std::string::String::from("age"),
-                                ::swf_runtime::__private::Value::from(31u64));
-                                ::swf_runtime::__private::Value::Object(map) }, { let mut
-                                map = ::swf_runtime::__private::Map::new(); map
+                                ::swf_runtime::Value::from(31u64));
+                                ::swf_runtime::Value::Object(map) }, { let mut map =
+                                ::swf_runtime::__private::Map::new(); map
                                 .insert(::std::string::String::from("name"),
-                                ::swf_runtime::__private::Value::from("Bob")); map
+                                ::swf_runtime::Value::from("Bob")); map
                                 .insert(::std::string::String::from("age"),
-                                ::swf_runtime::__private::Value::from(45u64));
-                                ::swf_runtime::__private::Value::Object(map) }
+                                ::swf_runtime::Value::from(45u64));
+                                ::swf_runtime::Value::Object(map) }
                             ],
                         ),
                     );
-                    ::swf_runtime::__private::Value::Object(map)
+                    ::swf_runtime::Value::Object(map)
                 },
                 "Seed",
                 "inject data",
@@ -371,10 +359,7 @@ impl<F: FiltersFunctions> FiltersWorkflow<F> {
             ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Exit(0))
         }
             .await;
-        let next: ::core::result::Result<
-            FiltersState,
-            ::swf_runtime::__private::WorkflowError,
-        > = match attempt {
+        let next: ::core::result::Result<FiltersState, ::swf_runtime::WorkflowError> = match attempt {
             ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Exit(_)) => {
                 async {
                     let output = data;
@@ -393,37 +378,32 @@ impl<F: FiltersFunctions> FiltersWorkflow<F> {
             ::core::result::Result::Err(error) => {
                 async {
                     ::core::result::Result::Err(
-                        ::swf_runtime::__private::WorkflowError::new(
-                            "filters",
-                            "Seed",
-                            error,
-                            data,
-                        ),
+                        ::swf_runtime::WorkflowError::new("filters", "Seed", error, data),
                     )
                 }
                     .await
             }
         };
-        next.map(::swf_runtime::__private::Progress::Ran)
+        next.map(::swf_runtime::Progress::Ran)
     }
     fn enter_task_enrich(
-        data: ::swf_runtime::__private::Value,
-    ) -> ::core::result::Result<FiltersState, ::swf_runtime::__private::WorkflowError> {
+        data: ::swf_runtime::Value,
+    ) -> ::core::result::Result<FiltersState, ::swf_runtime::WorkflowError> {
         ::core::result::Result::Ok(FiltersState::Enrich { data })
     }
     /// Runs one step of task `Enrich`.
     async fn run_task_enrich(
         &self,
-        data: ::swf_runtime::__private::Value,
-        io: &::swf_runtime::__private::Io,
+        data: ::swf_runtime::Value,
+        io: &::swf_runtime::Io,
     ) -> ::core::result::Result<
-        ::swf_runtime::__private::Progress<FiltersState>,
-        ::swf_runtime::__private::WorkflowError,
+        ::swf_runtime::Progress<FiltersState>,
+        ::swf_runtime::WorkflowError,
     > {
         let mut data = data;
         let attempt: ::core::result::Result<
             ::swf_runtime::__private::Attempt<::core::convert::Infallible>,
-            ::swf_runtime::__private::ErrorObject,
+            ::swf_runtime::ErrorObject,
         > = async {
             let (result_0, result_1) = ::swf_runtime::__private::tokio::join!(
                 async { let args = { let mut map = ::swf_runtime::__private::Map::new();
@@ -439,10 +419,9 @@ impl<F: FiltersFunctions> FiltersWorkflow<F> {
                 ::swf_runtime::__private::Segment::Index(0),
                 ::swf_runtime::__private::Segment::Key("name")]); & PATH }, & data) ?);
                 map.insert(::std::string::String::from("fields"),
-                ::swf_runtime::__private::Value::Array(::std::vec![::swf_runtime::__private::Value::from("email"),
-                ::swf_runtime::__private::Value::from("phone")]));
-                ::swf_runtime::__private::Value::Object(map) };
-                ::swf_runtime::__private::call_action(io,
+                ::swf_runtime::Value::Array(::std::vec![::swf_runtime::Value::from("email"),
+                ::swf_runtime::Value::from("phone")])); ::swf_runtime::Value::Object(map)
+                }; ::swf_runtime::__private::call_action(io,
                 ::swf_runtime::__private::ActionCall { function : "lookup", task :
                 "Enrich", action : "look up", timeout : ::core::option::Option::None,
                 timeout_text : "", attempt : 1, }, FiltersFunctions::lookup(& self
@@ -475,24 +454,21 @@ impl<F: FiltersFunctions> FiltersWorkflow<F> {
             ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Exit(0))
         }
             .await;
-        let next: ::core::result::Result<
-            FiltersState,
-            ::swf_runtime::__private::WorkflowError,
-        > = match attempt {
+        let next: ::core::result::Result<FiltersState, ::swf_runtime::WorkflowError> = match attempt {
             ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Exit(_)) => {
                 async {
                     let output = data;
                     {
                         let outcome = {
-                            let condition_data: &::swf_runtime::__private::Value = &output;
+                            let condition_data: &::swf_runtime::Value = &output;
                             {
                                 /// `$.contact`
                                 fn condition(
-                                    data: &::swf_runtime::__private::Value,
-                                    _: &::swf_runtime::__private::Value,
+                                    data: &::swf_runtime::Value,
+                                    _: &::swf_runtime::Value,
                                 ) -> ::core::result::Result<
                                     bool,
-                                    ::swf_runtime::__private::ErrorObject,
+                                    ::swf_runtime::ErrorObject,
                                 > {
                                     ::swf_runtime::__private::expr::path_test(
                                         {
@@ -523,7 +499,7 @@ impl<F: FiltersFunctions> FiltersWorkflow<F> {
                             }
                             ::core::result::Result::Err(error) => {
                                 return ::core::result::Result::Err(
-                                    ::swf_runtime::__private::WorkflowError::new(
+                                    ::swf_runtime::WorkflowError::new(
                                         "filters",
                                         "Enrich",
                                         error,
@@ -548,7 +524,7 @@ impl<F: FiltersFunctions> FiltersWorkflow<F> {
             ::core::result::Result::Err(error) => {
                 async {
                     ::core::result::Result::Err(
-                        ::swf_runtime::__private::WorkflowError::new(
+                        ::swf_runtime::WorkflowError::new(
                             "filters",
                             "Enrich",
                             error,
@@ -559,12 +535,12 @@ impl<F: FiltersFunctions> FiltersWorkflow<F> {
                     .await
             }
         };
-        next.map(::swf_runtime::__private::Progress::Ran)
+        next.map(::swf_runtime::Progress::Ran)
     }
     fn enter_task_done(
-        data: ::swf_runtime::__private::Value,
-        io: &::swf_runtime::__private::Io,
-    ) -> ::core::result::Result<FiltersState, ::swf_runtime::__private::WorkflowError> {
+        data: ::swf_runtime::Value,
+        io: &::swf_runtime::Io,
+    ) -> ::core::result::Result<FiltersState, ::swf_runtime::WorkflowError> {
         let mut data = data;
         if let ::core::result::Result::Err(error) = ::swf_runtime::__private::filter_in_place(
             {
@@ -577,12 +553,7 @@ impl<F: FiltersFunctions> FiltersWorkflow<F> {
             &mut data,
         ) {
             return ::core::result::Result::Err(
-                ::swf_runtime::__private::WorkflowError::new(
-                    "filters",
-                    "Done",
-                    error,
-                    data,
-                ),
+                ::swf_runtime::WorkflowError::new("filters", "Done", error, data),
             );
         }
         ::core::result::Result::Ok(FiltersState::Done {
@@ -596,34 +567,29 @@ impl<F: FiltersFunctions> FiltersWorkflow<F> {
     /// Runs one step of task `Done`.
     async fn run_task_done(
         &self,
-        data: ::swf_runtime::__private::Value,
-        until: ::swf_runtime::__private::Timestamp,
-        io: &::swf_runtime::__private::Io,
+        data: ::swf_runtime::Value,
+        until: ::swf_runtime::Timestamp,
+        io: &::swf_runtime::Io,
     ) -> ::core::result::Result<
-        ::swf_runtime::__private::Progress<FiltersState>,
-        ::swf_runtime::__private::WorkflowError,
+        ::swf_runtime::Progress<FiltersState>,
+        ::swf_runtime::WorkflowError,
     > {
         let attempt: ::core::result::Result<
             ::swf_runtime::__private::Attempt<()>,
-            ::swf_runtime::__private::ErrorObject,
+            ::swf_runtime::ErrorObject,
         > = async {
             if io.now() < until {
                 return ::core::result::Result::Ok(
                     ::swf_runtime::__private::Attempt::Stay(
                         (),
-                        ::core::option::Option::Some(
-                            ::swf_runtime::__private::Wait::until(until),
-                        ),
+                        ::core::option::Option::Some(::swf_runtime::Wait::until(until)),
                     ),
                 );
             }
             ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Exit(0))
         }
             .await;
-        let next: ::core::result::Result<
-            FiltersState,
-            ::swf_runtime::__private::WorkflowError,
-        > = match attempt {
+        let next: ::core::result::Result<FiltersState, ::swf_runtime::WorkflowError> = match attempt {
             ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Exit(_)) => {
                 async {
                     let output = data;
@@ -649,22 +615,16 @@ impl<F: FiltersFunctions> FiltersWorkflow<F> {
             ::core::result::Result::Err(error) => {
                 async {
                     ::core::result::Result::Err(
-                        ::swf_runtime::__private::WorkflowError::new(
-                            "filters",
-                            "Done",
-                            error,
-                            data,
-                        ),
+                        ::swf_runtime::WorkflowError::new("filters", "Done", error, data),
                     )
                 }
                     .await
             }
         };
-        next.map(::swf_runtime::__private::Progress::Ran)
+        next.map(::swf_runtime::Progress::Ran)
     }
 }
-impl<F: FiltersFunctions + 'static> ::swf_runtime::__private::Machine
-for FiltersWorkflow<F> {
+impl<F: FiltersFunctions + 'static> ::swf_runtime::Machine for FiltersWorkflow<F> {
     type State = FiltersState;
     fn workflow_id(&self) -> &'static str {
         Self::ID
@@ -678,36 +638,32 @@ for FiltersWorkflow<F> {
     fn definition_hash(&self) -> &'static str {
         Self::DEFINITION_HASH
     }
-    fn events(&self) -> &'static [::swf_runtime::__private::EventSpec] {
+    fn events(&self) -> &'static [::swf_runtime::EventSpec] {
         &[]
     }
-    fn start_on_events(
-        &self,
-    ) -> ::core::option::Option<::swf_runtime::__private::StartOnEvents> {
+    fn start_on_events(&self) -> ::core::option::Option<::swf_runtime::StartOnEvents> {
         ::core::option::Option::None
     }
     fn start(
         &self,
-        input: ::swf_runtime::__private::Value,
-        io: &::swf_runtime::__private::Io,
-    ) -> ::core::result::Result<FiltersState, ::swf_runtime::__private::WorkflowError> {
+        input: ::swf_runtime::Value,
+        io: &::swf_runtime::Io,
+    ) -> ::core::result::Result<FiltersState, ::swf_runtime::WorkflowError> {
         self.begin(input, io)
     }
     fn step<'a>(
         &'a self,
         state: FiltersState,
-        io: &'a ::swf_runtime::__private::Io,
+        io: &'a ::swf_runtime::Io,
     ) -> impl ::core::future::Future<
         Output = ::core::result::Result<
-            ::swf_runtime::__private::Progress<FiltersState>,
-            ::swf_runtime::__private::WorkflowError,
+            ::swf_runtime::Progress<FiltersState>,
+            ::swf_runtime::WorkflowError,
         >,
     > + ::core::marker::Send + 'a {
         self.advance(state, io)
     }
-    fn output(
-        state: &FiltersState,
-    ) -> ::core::option::Option<&::swf_runtime::__private::Value> {
+    fn output(state: &FiltersState) -> ::core::option::Option<&::swf_runtime::Value> {
         state.output()
     }
 }

@@ -5,106 +5,106 @@ pub trait CarAuctionFunctions: ::core::marker::Send + ::core::marker::Sync {
     /// Function `recordBid`, defined at line 20.
     fn record_bid(
         &self,
-        args: ::swf_runtime::__private::Value,
+        args: ::swf_runtime::Value,
     ) -> impl ::core::future::Future<
         Output = ::core::result::Result<
-            ::swf_runtime::__private::Value,
-            ::swf_runtime::__private::FunctionError,
+            ::swf_runtime::Value,
+            ::swf_runtime::FunctionError,
         >,
     > + ::core::marker::Send;
     /// Function `charge`, defined at line 51.
     fn charge(
         &self,
-        args: ::swf_runtime::__private::Value,
+        args: ::swf_runtime::Value,
     ) -> impl ::core::future::Future<
         Output = ::core::result::Result<
-            ::swf_runtime::__private::Value,
-            ::swf_runtime::__private::FunctionError,
+            ::swf_runtime::Value,
+            ::swf_runtime::FunctionError,
         >,
     > + ::core::marker::Send;
     /// Function `register`, defined at line 66.
     fn register(
         &self,
-        args: ::swf_runtime::__private::Value,
+        args: ::swf_runtime::Value,
     ) -> impl ::core::future::Future<
         Output = ::core::result::Result<
-            ::swf_runtime::__private::Value,
-            ::swf_runtime::__private::FunctionError,
+            ::swf_runtime::Value,
+            ::swf_runtime::FunctionError,
         >,
     > + ::core::marker::Send;
     /// Function `ship`, defined at line 77.
     fn ship(
         &self,
-        args: ::swf_runtime::__private::Value,
+        args: ::swf_runtime::Value,
     ) -> impl ::core::future::Future<
         Output = ::core::result::Result<
-            ::swf_runtime::__private::Value,
-            ::swf_runtime::__private::FunctionError,
+            ::swf_runtime::Value,
+            ::swf_runtime::FunctionError,
         >,
     > + ::core::marker::Send;
     /// Function `notify`, defined at line 78.
     fn notify(
         &self,
-        args: ::swf_runtime::__private::Value,
+        args: ::swf_runtime::Value,
     ) -> impl ::core::future::Future<
         Output = ::core::result::Result<
-            ::swf_runtime::__private::Value,
-            ::swf_runtime::__private::FunctionError,
+            ::swf_runtime::Value,
+            ::swf_runtime::FunctionError,
         >,
     > + ::core::marker::Send;
 }
 impl<T: CarAuctionFunctions + ?Sized> CarAuctionFunctions for &T {
     fn record_bid(
         &self,
-        args: ::swf_runtime::__private::Value,
+        args: ::swf_runtime::Value,
     ) -> impl ::core::future::Future<
         Output = ::core::result::Result<
-            ::swf_runtime::__private::Value,
-            ::swf_runtime::__private::FunctionError,
+            ::swf_runtime::Value,
+            ::swf_runtime::FunctionError,
         >,
     > + ::core::marker::Send {
         <T as CarAuctionFunctions>::record_bid(*self, args)
     }
     fn charge(
         &self,
-        args: ::swf_runtime::__private::Value,
+        args: ::swf_runtime::Value,
     ) -> impl ::core::future::Future<
         Output = ::core::result::Result<
-            ::swf_runtime::__private::Value,
-            ::swf_runtime::__private::FunctionError,
+            ::swf_runtime::Value,
+            ::swf_runtime::FunctionError,
         >,
     > + ::core::marker::Send {
         <T as CarAuctionFunctions>::charge(*self, args)
     }
     fn register(
         &self,
-        args: ::swf_runtime::__private::Value,
+        args: ::swf_runtime::Value,
     ) -> impl ::core::future::Future<
         Output = ::core::result::Result<
-            ::swf_runtime::__private::Value,
-            ::swf_runtime::__private::FunctionError,
+            ::swf_runtime::Value,
+            ::swf_runtime::FunctionError,
         >,
     > + ::core::marker::Send {
         <T as CarAuctionFunctions>::register(*self, args)
     }
     fn ship(
         &self,
-        args: ::swf_runtime::__private::Value,
+        args: ::swf_runtime::Value,
     ) -> impl ::core::future::Future<
         Output = ::core::result::Result<
-            ::swf_runtime::__private::Value,
-            ::swf_runtime::__private::FunctionError,
+            ::swf_runtime::Value,
+            ::swf_runtime::FunctionError,
         >,
     > + ::core::marker::Send {
         <T as CarAuctionFunctions>::ship(*self, args)
     }
     fn notify(
         &self,
-        args: ::swf_runtime::__private::Value,
+        args: ::swf_runtime::Value,
     ) -> impl ::core::future::Future<
         Output = ::core::result::Result<
-            ::swf_runtime::__private::Value,
-            ::swf_runtime::__private::FunctionError,
+            ::swf_runtime::Value,
+            ::swf_runtime::FunctionError,
         >,
     > + ::core::marker::Send {
         <T as CarAuctionFunctions>::notify(*self, args)
@@ -144,21 +144,21 @@ impl CarAuctionEvent {
     /// The events the workflow produces (on transitions and ends).
     pub const PRODUCED: &'static [CarAuctionEvent] = &[];
     /// Every definition's source, type and correlation attribute, in document order.
-    pub fn specs() -> &'static [::swf_runtime::__private::EventSpec; 3usize] {
-        static SPECS: [::swf_runtime::__private::EventSpec; 3usize] = [
-            ::swf_runtime::__private::EventSpec {
+    pub fn specs() -> &'static [::swf_runtime::EventSpec; 3usize] {
+        static SPECS: [::swf_runtime::EventSpec; 3usize] = [
+            ::swf_runtime::EventSpec {
                 name: "BidPlaced",
                 source: "auction.example",
                 event_type: "bid.placed",
                 correlation: ::core::option::Option::Some("auctionid"),
             },
-            ::swf_runtime::__private::EventSpec {
+            ::swf_runtime::EventSpec {
                 name: "OfferMade",
                 source: "auction.example",
                 event_type: "offer.made",
                 correlation: ::core::option::Option::Some("auctionid"),
             },
-            ::swf_runtime::__private::EventSpec {
+            ::swf_runtime::EventSpec {
                 name: "AuctionClosed",
                 source: "auction.example",
                 event_type: "auction.closed",
@@ -168,7 +168,7 @@ impl CarAuctionEvent {
         &SPECS
     }
     /// The definition's source, type and correlation attribute.
-    pub fn spec(self) -> &'static ::swf_runtime::__private::EventSpec {
+    pub fn spec(self) -> &'static ::swf_runtime::EventSpec {
         let specs = Self::specs();
         match self {
             CarAuctionEvent::BidPlaced => &specs[0usize],
@@ -177,20 +177,15 @@ impl CarAuctionEvent {
         }
     }
     /// The definition a CloudEvent matches (source and type), if any.
-    pub fn of(
-        event: &::swf_runtime::__private::CloudEvent,
-    ) -> ::core::option::Option<Self> {
+    pub fn of(event: &::swf_runtime::CloudEvent) -> ::core::option::Option<Self> {
         Self::ALL.iter().copied().find(|kind| kind.spec().matches(event))
     }
     /// A CloudEvent of this definition with `id` and JSON `data`.
     pub fn event(
         self,
         id: &str,
-        data: ::swf_runtime::__private::Value,
-    ) -> ::core::result::Result<
-        ::swf_runtime::__private::CloudEvent,
-        ::swf_runtime::__private::ErrorObject,
-    > {
+        data: ::swf_runtime::Value,
+    ) -> ::core::result::Result<::swf_runtime::CloudEvent, ::swf_runtime::ErrorObject> {
         self.spec().event(id, data)
     }
     /// A CloudEvent of this definition carrying `value` in its correlation attribute.
@@ -198,11 +193,8 @@ impl CarAuctionEvent {
         self,
         id: &str,
         value: &str,
-        data: ::swf_runtime::__private::Value,
-    ) -> ::core::result::Result<
-        ::swf_runtime::__private::CloudEvent,
-        ::swf_runtime::__private::ErrorObject,
-    > {
+        data: ::swf_runtime::Value,
+    ) -> ::core::result::Result<::swf_runtime::CloudEvent, ::swf_runtime::ErrorObject> {
         self.spec().correlated_event(id, value, data)
     }
 }
@@ -221,39 +213,39 @@ pub enum CarAuctionState {
     #[serde(rename = "Bidding")]
     Bidding {
         /// The task's data.
-        data: ::swf_runtime::__private::Value,
+        data: ::swf_runtime::Value,
         /// When the wait for events ends without one.
         #[serde(default, skip_serializing_if = "::core::option::Option::is_none")]
-        until: ::core::option::Option<::swf_runtime::__private::Timestamp>,
+        until: ::core::option::Option<::swf_runtime::Timestamp>,
     },
     /// Task `Assess` (switch, line 30), about to run (or running) with `data` as its input.
     #[serde(rename = "Assess")]
     Assess {
         /// The task's data.
-        data: ::swf_runtime::__private::Value,
+        data: ::swf_runtime::Value,
     },
     /// Task `Convert` (delay, line 43), about to run (or running) with `data` as its input.
     #[serde(rename = "Convert")]
     Convert {
         /// The task's data.
-        data: ::swf_runtime::__private::Value,
+        data: ::swf_runtime::Value,
         /// When the delay ends.
-        until: ::swf_runtime::__private::Timestamp,
+        until: ::swf_runtime::Timestamp,
     },
     /// Task `Charge` (operation, line 47), about to run (or running) with `data` as its input.
     #[serde(rename = "Charge")]
     Charge {
         /// The task's data.
-        data: ::swf_runtime::__private::Value,
+        data: ::swf_runtime::Value,
         /// The action to call again after its own retry wait, when one failed.
         #[serde(default, skip_serializing_if = "::core::option::Option::is_none")]
-        resume: ::core::option::Option<::swf_runtime::__private::ActionResume>,
+        resume: ::core::option::Option<::swf_runtime::ActionResume>,
     },
     /// Task `Deliver` (parallel, line 56), about to run (or running) with `data` as its input.
     #[serde(rename = "Deliver")]
     Deliver {
         /// The task's data.
-        data: ::swf_runtime::__private::Value,
+        data: ::swf_runtime::Value,
         /// The branches, once the task started them.
         #[serde(default, skip_serializing_if = "::core::option::Option::is_none")]
         branches: ::core::option::Option<CarAuctionDeliverBranches>,
@@ -262,31 +254,31 @@ pub enum CarAuctionState {
     #[serde(rename = "Sold")]
     Sold {
         /// The task's data.
-        data: ::swf_runtime::__private::Value,
+        data: ::swf_runtime::Value,
     },
     /// Task `Unsold` (operation, line 83), about to run (or running) with `data` as its input.
     #[serde(rename = "Unsold")]
     Unsold {
         /// The task's data.
-        data: ::swf_runtime::__private::Value,
+        data: ::swf_runtime::Value,
     },
     /// Task `Failed` (inject, line 88), about to run (or running) with `data` as its input.
     #[serde(rename = "Failed")]
     Failed {
         /// The task's data.
-        data: ::swf_runtime::__private::Value,
+        data: ::swf_runtime::Value,
     },
     /// The scope ended; `output` is its data output.
     #[serde(rename = "completed")]
     Completed {
         /// The output.
-        output: ::swf_runtime::__private::Value,
+        output: ::swf_runtime::Value,
     },
     /// An `end: {kind: terminate}` ended the whole instance.
     #[serde(rename = "terminated")]
     Terminated {
         /// The output.
-        output: ::swf_runtime::__private::Value,
+        output: ::swf_runtime::Value,
     },
 }
 #[allow(dead_code)]
@@ -308,7 +300,7 @@ impl CarAuctionState {
         }
     }
     /// The output, once the scope has ended.
-    pub fn output(&self) -> ::core::option::Option<&::swf_runtime::__private::Value> {
+    pub fn output(&self) -> ::core::option::Option<&::swf_runtime::Value> {
         match self {
             CarAuctionState::Completed { output }
             | CarAuctionState::Terminated { output } => {
@@ -318,28 +310,24 @@ impl CarAuctionState {
         }
     }
 }
-impl ::swf_runtime::__private::ScopeState for CarAuctionState {
-    fn end(self) -> ::core::result::Result<::swf_runtime::__private::ScopeEnd, Self> {
+impl ::swf_runtime::ScopeState for CarAuctionState {
+    fn end(self) -> ::core::result::Result<::swf_runtime::ScopeEnd, Self> {
         match self {
             CarAuctionState::Completed { output } => {
-                ::core::result::Result::Ok(
-                    ::swf_runtime::__private::ScopeEnd::Completed(output),
-                )
+                ::core::result::Result::Ok(::swf_runtime::ScopeEnd::Completed(output))
             }
             CarAuctionState::Terminated { output } => {
-                ::core::result::Result::Ok(
-                    ::swf_runtime::__private::ScopeEnd::Terminated(output),
-                )
+                ::core::result::Result::Ok(::swf_runtime::ScopeEnd::Terminated(output))
             }
             other => ::core::result::Result::Err(other),
         }
     }
-    fn listening(&self) -> ::swf_runtime::__private::Wait {
+    fn listening(&self) -> ::swf_runtime::Wait {
         match self {
             CarAuctionState::Bidding { until, .. } => {
-                let mut wait = ::swf_runtime::__private::Wait::default();
+                let mut wait = ::swf_runtime::Wait::default();
                 wait.merge(
-                    &::swf_runtime::__private::Wait::new(
+                    &::swf_runtime::Wait::new(
                         *until,
                         &[
                             &CarAuctionEvent::specs()[0usize],
@@ -351,30 +339,27 @@ impl ::swf_runtime::__private::ScopeState for CarAuctionState {
                 wait
             }
             CarAuctionState::Convert { until, .. } => {
-                let mut wait = ::swf_runtime::__private::Wait::default();
-                wait.merge(&::swf_runtime::__private::Wait::until(*until));
+                let mut wait = ::swf_runtime::Wait::default();
+                wait.merge(&::swf_runtime::Wait::until(*until));
                 wait
             }
             CarAuctionState::Charge { resume, .. } => {
-                let mut wait = ::swf_runtime::__private::Wait::default();
+                let mut wait = ::swf_runtime::Wait::default();
                 if let ::core::option::Option::Some(resume) = resume {
                     wait.merge(
-                        &::swf_runtime::__private::Wait::new(
-                            resume.retry.not_before(),
-                            &[],
-                        ),
+                        &::swf_runtime::Wait::new(resume.retry.not_before(), &[]),
                     );
                 }
                 wait
             }
             CarAuctionState::Deliver { branches, .. } => {
-                let mut wait = ::swf_runtime::__private::Wait::default();
+                let mut wait = ::swf_runtime::Wait::default();
                 if let ::core::option::Option::Some(branches) = branches {
                     wait.merge(&branches.listening());
                 }
                 wait
             }
-            _ => ::swf_runtime::__private::Wait::default(),
+            _ => ::swf_runtime::Wait::default(),
         }
     }
     fn position(&self) -> ::std::string::String {
@@ -428,17 +413,17 @@ impl ::swf_runtime::__private::ScopeState for CarAuctionState {
 pub struct CarAuctionDeliverBranches {
     /// Branch `paperwork` (line 59).
     #[serde(rename = "paperwork")]
-    pub b1: ::swf_runtime::__private::Slot<CarAuctionDeliverBranch1>,
+    pub b1: ::swf_runtime::Slot<CarAuctionDeliverBranch1>,
     /// Branch `transport` (line 69).
     #[serde(rename = "transport")]
-    pub b2: ::swf_runtime::__private::Slot<CarAuctionDeliverBranch2>,
+    pub b2: ::swf_runtime::Slot<CarAuctionDeliverBranch2>,
     /// When the task must have completed (`stateExecTimeout`).
     #[serde(
         default,
         rename = "~until",
         skip_serializing_if = "::core::option::Option::is_none"
     )]
-    pub until: ::core::option::Option<::swf_runtime::__private::Timestamp>,
+    pub until: ::core::option::Option<::swf_runtime::Timestamp>,
     /// The instance's step in which the task started its branches: their calls' keys
     /// count from it.
     #[serde(default, rename = "~origin")]
@@ -447,8 +432,8 @@ pub struct CarAuctionDeliverBranches {
 #[allow(dead_code)]
 impl CarAuctionDeliverBranches {
     /// What the running branches listen for, and the task's deadline.
-    pub fn listening(&self) -> ::swf_runtime::__private::Wait {
-        let mut wait = ::swf_runtime::__private::Wait::new(self.until, &[]);
+    pub fn listening(&self) -> ::swf_runtime::Wait {
+        let mut wait = ::swf_runtime::Wait::new(self.until, &[]);
         wait.merge(&self.b1.listening());
         wait.merge(&self.b2.listening());
         wait
@@ -477,25 +462,25 @@ pub enum CarAuctionDeliverBranch1 {
     #[serde(rename = "Register")]
     Register {
         /// The task's data.
-        data: ::swf_runtime::__private::Value,
+        data: ::swf_runtime::Value,
     },
     /// Task `Registered` (inject, line 68), about to run (or running) with `data` as its input.
     #[serde(rename = "Registered")]
     Registered {
         /// The task's data.
-        data: ::swf_runtime::__private::Value,
+        data: ::swf_runtime::Value,
     },
     /// The scope ended; `output` is its data output.
     #[serde(rename = "completed")]
     Completed {
         /// The output.
-        output: ::swf_runtime::__private::Value,
+        output: ::swf_runtime::Value,
     },
     /// An `end: {kind: terminate}` ended the whole instance.
     #[serde(rename = "terminated")]
     Terminated {
         /// The output.
-        output: ::swf_runtime::__private::Value,
+        output: ::swf_runtime::Value,
     },
 }
 #[allow(dead_code)]
@@ -514,7 +499,7 @@ impl CarAuctionDeliverBranch1 {
         }
     }
     /// The output, once the scope has ended.
-    pub fn output(&self) -> ::core::option::Option<&::swf_runtime::__private::Value> {
+    pub fn output(&self) -> ::core::option::Option<&::swf_runtime::Value> {
         match self {
             CarAuctionDeliverBranch1::Completed { output }
             | CarAuctionDeliverBranch1::Terminated { output } => {
@@ -524,24 +509,20 @@ impl CarAuctionDeliverBranch1 {
         }
     }
 }
-impl ::swf_runtime::__private::ScopeState for CarAuctionDeliverBranch1 {
-    fn end(self) -> ::core::result::Result<::swf_runtime::__private::ScopeEnd, Self> {
+impl ::swf_runtime::ScopeState for CarAuctionDeliverBranch1 {
+    fn end(self) -> ::core::result::Result<::swf_runtime::ScopeEnd, Self> {
         match self {
             CarAuctionDeliverBranch1::Completed { output } => {
-                ::core::result::Result::Ok(
-                    ::swf_runtime::__private::ScopeEnd::Completed(output),
-                )
+                ::core::result::Result::Ok(::swf_runtime::ScopeEnd::Completed(output))
             }
             CarAuctionDeliverBranch1::Terminated { output } => {
-                ::core::result::Result::Ok(
-                    ::swf_runtime::__private::ScopeEnd::Terminated(output),
-                )
+                ::core::result::Result::Ok(::swf_runtime::ScopeEnd::Terminated(output))
             }
             other => ::core::result::Result::Err(other),
         }
     }
-    fn listening(&self) -> ::swf_runtime::__private::Wait {
-        ::swf_runtime::__private::Wait::default()
+    fn listening(&self) -> ::swf_runtime::Wait {
+        ::swf_runtime::Wait::default()
     }
     fn position(&self) -> ::std::string::String {
         match self {
@@ -583,25 +564,25 @@ pub enum CarAuctionDeliverBranch2 {
     #[serde(rename = "Ship")]
     Ship {
         /// The task's data.
-        data: ::swf_runtime::__private::Value,
+        data: ::swf_runtime::Value,
     },
     /// Task `Shipped` (inject, line 80), about to run (or running) with `data` as its input.
     #[serde(rename = "Shipped")]
     Shipped {
         /// The task's data.
-        data: ::swf_runtime::__private::Value,
+        data: ::swf_runtime::Value,
     },
     /// The scope ended; `output` is its data output.
     #[serde(rename = "completed")]
     Completed {
         /// The output.
-        output: ::swf_runtime::__private::Value,
+        output: ::swf_runtime::Value,
     },
     /// An `end: {kind: terminate}` ended the whole instance.
     #[serde(rename = "terminated")]
     Terminated {
         /// The output.
-        output: ::swf_runtime::__private::Value,
+        output: ::swf_runtime::Value,
     },
 }
 #[allow(dead_code)]
@@ -618,7 +599,7 @@ impl CarAuctionDeliverBranch2 {
         }
     }
     /// The output, once the scope has ended.
-    pub fn output(&self) -> ::core::option::Option<&::swf_runtime::__private::Value> {
+    pub fn output(&self) -> ::core::option::Option<&::swf_runtime::Value> {
         match self {
             CarAuctionDeliverBranch2::Completed { output }
             | CarAuctionDeliverBranch2::Terminated { output } => {
@@ -628,24 +609,20 @@ impl CarAuctionDeliverBranch2 {
         }
     }
 }
-impl ::swf_runtime::__private::ScopeState for CarAuctionDeliverBranch2 {
-    fn end(self) -> ::core::result::Result<::swf_runtime::__private::ScopeEnd, Self> {
+impl ::swf_runtime::ScopeState for CarAuctionDeliverBranch2 {
+    fn end(self) -> ::core::result::Result<::swf_runtime::ScopeEnd, Self> {
         match self {
             CarAuctionDeliverBranch2::Completed { output } => {
-                ::core::result::Result::Ok(
-                    ::swf_runtime::__private::ScopeEnd::Completed(output),
-                )
+                ::core::result::Result::Ok(::swf_runtime::ScopeEnd::Completed(output))
             }
             CarAuctionDeliverBranch2::Terminated { output } => {
-                ::core::result::Result::Ok(
-                    ::swf_runtime::__private::ScopeEnd::Terminated(output),
-                )
+                ::core::result::Result::Ok(::swf_runtime::ScopeEnd::Terminated(output))
             }
             other => ::core::result::Result::Err(other),
         }
     }
-    fn listening(&self) -> ::swf_runtime::__private::Wait {
-        ::swf_runtime::__private::Wait::default()
+    fn listening(&self) -> ::swf_runtime::Wait {
+        ::swf_runtime::Wait::default()
     }
     fn position(&self) -> ::std::string::String {
         match self {
@@ -686,7 +663,7 @@ impl<F: CarAuctionFunctions> CarAuctionWorkflow<F> {
     /// it, so that a host can tell an instance saved by another definition.
     pub const DEFINITION_HASH: &'static str = "906261155be2c2c9";
     /// The workflow's id, name and version, as its traces name them.
-    pub const INFO: ::swf_runtime::__private::WorkflowInfo = ::swf_runtime::__private::WorkflowInfo {
+    pub const INFO: ::swf_runtime::WorkflowInfo = ::swf_runtime::WorkflowInfo {
         id: Self::ID,
         name: Self::NAME,
         version: Self::VERSION,
@@ -707,12 +684,9 @@ impl<F: CarAuctionFunctions> CarAuctionWorkflow<F> {
     /// that failed with no retry or onError left, with the data it had.
     pub async fn run_with(
         &self,
-        input: ::swf_runtime::__private::Value,
-        io: &::swf_runtime::__private::Io,
-    ) -> ::core::result::Result<
-        ::swf_runtime::__private::Value,
-        ::swf_runtime::__private::WorkflowError,
-    > {
+        input: ::swf_runtime::Value,
+        io: &::swf_runtime::Io,
+    ) -> ::core::result::Result<::swf_runtime::Value, ::swf_runtime::WorkflowError> {
         let state = self.begin(input, io)?;
         let run = ::swf_runtime::__private::run_to_end(
             state,
@@ -722,7 +696,7 @@ impl<F: CarAuctionFunctions> CarAuctionWorkflow<F> {
         );
         ::swf_runtime::__private::traced_run(Self::INFO, io, run)
             .await
-            .map(::swf_runtime::__private::ScopeEnd::into_output)
+            .map(::swf_runtime::ScopeEnd::into_output)
     }
     /// The first state of an instance: the start task with its filtered input. A scheduled
     /// start refuses to create the instance outside its window (by `io`'s clock).
@@ -731,12 +705,9 @@ impl<F: CarAuctionFunctions> CarAuctionWorkflow<F> {
     /// The refusal of the input or of the scheduled start.
     pub fn start_with(
         &self,
-        input: ::swf_runtime::__private::Value,
-        io: &::swf_runtime::__private::Io,
-    ) -> ::core::result::Result<
-        CarAuctionState,
-        ::swf_runtime::__private::WorkflowError,
-    > {
+        input: ::swf_runtime::Value,
+        io: &::swf_runtime::Io,
+    ) -> ::core::result::Result<CarAuctionState, ::swf_runtime::WorkflowError> {
         self.begin(input, io)
     }
     /// Runs the next step of `state`, waiting first as long as it must (for its events, a
@@ -748,11 +719,8 @@ impl<F: CarAuctionFunctions> CarAuctionWorkflow<F> {
     pub async fn step_with(
         &self,
         state: CarAuctionState,
-        io: &::swf_runtime::__private::Io,
-    ) -> ::core::result::Result<
-        CarAuctionState,
-        ::swf_runtime::__private::WorkflowError,
-    > {
+        io: &::swf_runtime::Io,
+    ) -> ::core::result::Result<CarAuctionState, ::swf_runtime::WorkflowError> {
         ::swf_runtime::__private::step_until_ran(
                 state,
                 io,
@@ -763,12 +731,9 @@ impl<F: CarAuctionFunctions> CarAuctionWorkflow<F> {
     }
     fn begin(
         &self,
-        input: ::swf_runtime::__private::Value,
-        io: &::swf_runtime::__private::Io,
-    ) -> ::core::result::Result<
-        CarAuctionState,
-        ::swf_runtime::__private::WorkflowError,
-    > {
+        input: ::swf_runtime::Value,
+        io: &::swf_runtime::Io,
+    ) -> ::core::result::Result<CarAuctionState, ::swf_runtime::WorkflowError> {
         let _ = io;
         let input = ::swf_runtime::__private::workflow_input(
             Self::ID,
@@ -780,28 +745,25 @@ impl<F: CarAuctionFunctions> CarAuctionWorkflow<F> {
     #[doc(hidden)]
     pub fn begin_subflow(
         &self,
-        input: ::swf_runtime::__private::Value,
-        io: &::swf_runtime::__private::Io,
+        input: ::swf_runtime::Value,
+        io: &::swf_runtime::Io,
     ) -> ::core::result::Result<
-        ::core::result::Result<CarAuctionState, ::swf_runtime::__private::Value>,
-        ::swf_runtime::__private::WorkflowError,
+        ::core::result::Result<CarAuctionState, ::swf_runtime::Value>,
+        ::swf_runtime::WorkflowError,
     > {
         self.begin(input, io).map(::core::result::Result::Ok)
     }
     #[doc(hidden)]
     pub async fn run_detached(
         &self,
-        input: ::swf_runtime::__private::Value,
-        io: &::swf_runtime::__private::Io,
-    ) -> ::core::result::Result<
-        ::swf_runtime::__private::ScopeEnd,
-        ::swf_runtime::__private::WorkflowError,
-    > {
+        input: ::swf_runtime::Value,
+        io: &::swf_runtime::Io,
+    ) -> ::core::result::Result<::swf_runtime::ScopeEnd, ::swf_runtime::WorkflowError> {
         let state = match self.begin_subflow(input, io)? {
             ::core::result::Result::Ok(state) => state,
             ::core::result::Result::Err(output) => {
                 return ::core::result::Result::Ok(
-                    ::swf_runtime::__private::ScopeEnd::Completed(output),
+                    ::swf_runtime::ScopeEnd::Completed(output),
                 );
             }
         };
@@ -813,7 +775,7 @@ impl<F: CarAuctionFunctions> CarAuctionWorkflow<F> {
             )
             .await
     }
-    fn event_specs() -> &'static [::swf_runtime::__private::EventSpec; 3usize] {
+    fn event_specs() -> &'static [::swf_runtime::EventSpec; 3usize] {
         CarAuctionEvent::specs()
     }
     /// Runs one step of an instance: the task `state` is at, if it can run now.
@@ -831,10 +793,10 @@ impl<F: CarAuctionFunctions> CarAuctionWorkflow<F> {
     pub async fn advance(
         &self,
         state: CarAuctionState,
-        io: &::swf_runtime::__private::Io,
+        io: &::swf_runtime::Io,
     ) -> ::core::result::Result<
-        ::swf_runtime::__private::Progress<CarAuctionState>,
-        ::swf_runtime::__private::WorkflowError,
+        ::swf_runtime::Progress<CarAuctionState>,
+        ::swf_runtime::WorkflowError,
     > {
         match state {
             CarAuctionState::Bidding { data, until } => {
@@ -855,19 +817,14 @@ impl<F: CarAuctionFunctions> CarAuctionWorkflow<F> {
             CarAuctionState::Failed { data } => self.run_task_failed(data, io).await,
             ended @ (CarAuctionState::Completed { .. }
             | CarAuctionState::Terminated { .. }) => {
-                ::core::result::Result::Ok(
-                    ::swf_runtime::__private::Progress::Ran(ended),
-                )
+                ::core::result::Result::Ok(::swf_runtime::Progress::Ran(ended))
             }
         }
     }
     fn enter_task_bidding(
-        data: ::swf_runtime::__private::Value,
-        io: &::swf_runtime::__private::Io,
-    ) -> ::core::result::Result<
-        CarAuctionState,
-        ::swf_runtime::__private::WorkflowError,
-    > {
+        data: ::swf_runtime::Value,
+        io: &::swf_runtime::Io,
+    ) -> ::core::result::Result<CarAuctionState, ::swf_runtime::WorkflowError> {
         ::core::result::Result::Ok(CarAuctionState::Bidding {
             data,
             until: ::swf_runtime::__private::deadline_of(
@@ -881,17 +838,17 @@ impl<F: CarAuctionFunctions> CarAuctionWorkflow<F> {
     /// Runs one step of task `Bidding`.
     async fn run_task_bidding(
         &self,
-        data: ::swf_runtime::__private::Value,
-        until: ::core::option::Option<::swf_runtime::__private::Timestamp>,
-        io: &::swf_runtime::__private::Io,
+        data: ::swf_runtime::Value,
+        until: ::core::option::Option<::swf_runtime::Timestamp>,
+        io: &::swf_runtime::Io,
     ) -> ::core::result::Result<
-        ::swf_runtime::__private::Progress<CarAuctionState>,
-        ::swf_runtime::__private::WorkflowError,
+        ::swf_runtime::Progress<CarAuctionState>,
+        ::swf_runtime::WorkflowError,
     > {
         let mut data = data;
         let attempt: ::core::result::Result<
             ::swf_runtime::__private::Attempt<()>,
-            ::swf_runtime::__private::ErrorObject,
+            ::swf_runtime::ErrorObject,
         > = async {
             #[allow(clippy::overly_complex_bool_expr, clippy::nonminimal_bool)]
             fn entry_0(arrived: &[bool]) -> bool {
@@ -902,11 +859,11 @@ impl<F: CarAuctionFunctions> CarAuctionWorkflow<F> {
                 arrived[2usize]
             }
             let entries = [
-                ::swf_runtime::__private::EventEntry {
+                ::swf_runtime::EventEntry {
                     holds: &entry_0,
                     uses: &[0usize, 1usize, 2usize],
                 },
-                ::swf_runtime::__private::EventEntry {
+                ::swf_runtime::EventEntry {
                     holds: &entry_1,
                     uses: &[2usize],
                 },
@@ -914,7 +871,7 @@ impl<F: CarAuctionFunctions> CarAuctionWorkflow<F> {
             let (
                 entry,
                 events,
-            ): (usize, ::std::vec::Vec<(usize, ::swf_runtime::__private::CloudEvent)>) = match io
+            ): (usize, ::std::vec::Vec<(usize, ::swf_runtime::CloudEvent)>) = match io
                 .take_entries(Self::event_specs(), &[0usize, 1usize, 2usize], &entries)?
             {
                 ::core::option::Option::Some(taken) => taken,
@@ -933,7 +890,7 @@ impl<F: CarAuctionFunctions> CarAuctionWorkflow<F> {
                             ::swf_runtime::__private::Attempt::Stay(
                                 (),
                                 ::core::option::Option::Some(
-                                    ::swf_runtime::__private::Wait::new(
+                                    ::swf_runtime::Wait::new(
                                         until,
                                         &[&specs[0usize], &specs[1usize], &specs[2usize]],
                                     ),
@@ -989,7 +946,7 @@ impl<F: CarAuctionFunctions> CarAuctionWorkflow<F> {
                                         &data,
                                     )?,
                                 );
-                                ::swf_runtime::__private::Value::Object(map)
+                                ::swf_runtime::Value::Object(map)
                             };
                             ::swf_runtime::__private::call_action(
                                     io,
@@ -1043,7 +1000,7 @@ impl<F: CarAuctionFunctions> CarAuctionWorkflow<F> {
             .await;
         let next: ::core::result::Result<
             CarAuctionState,
-            ::swf_runtime::__private::WorkflowError,
+            ::swf_runtime::WorkflowError,
         > = match attempt {
             ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Exit(exit)) => {
                 async {
@@ -1081,7 +1038,7 @@ impl<F: CarAuctionFunctions> CarAuctionWorkflow<F> {
             ::core::result::Result::Err(error) => {
                 async {
                     ::core::result::Result::Err(
-                        ::swf_runtime::__private::WorkflowError::new(
+                        ::swf_runtime::WorkflowError::new(
                             "car-auction",
                             "Bidding",
                             error,
@@ -1092,28 +1049,25 @@ impl<F: CarAuctionFunctions> CarAuctionWorkflow<F> {
                     .await
             }
         };
-        next.map(::swf_runtime::__private::Progress::Ran)
+        next.map(::swf_runtime::Progress::Ran)
     }
     fn enter_task_assess(
-        data: ::swf_runtime::__private::Value,
-    ) -> ::core::result::Result<
-        CarAuctionState,
-        ::swf_runtime::__private::WorkflowError,
-    > {
+        data: ::swf_runtime::Value,
+    ) -> ::core::result::Result<CarAuctionState, ::swf_runtime::WorkflowError> {
         ::core::result::Result::Ok(CarAuctionState::Assess { data })
     }
     /// Runs one step of task `Assess`.
     async fn run_task_assess(
         &self,
-        data: ::swf_runtime::__private::Value,
-        io: &::swf_runtime::__private::Io,
+        data: ::swf_runtime::Value,
+        io: &::swf_runtime::Io,
     ) -> ::core::result::Result<
-        ::swf_runtime::__private::Progress<CarAuctionState>,
-        ::swf_runtime::__private::WorkflowError,
+        ::swf_runtime::Progress<CarAuctionState>,
+        ::swf_runtime::WorkflowError,
     > {
         let attempt: ::core::result::Result<
             ::swf_runtime::__private::Attempt<::core::convert::Infallible>,
-            ::swf_runtime::__private::ErrorObject,
+            ::swf_runtime::ErrorObject,
         > = async {
             let matched = ::swf_runtime::__private::switch::data_condition(
                 ::swf_runtime::__private::switch::ConditionOp::LessThan,
@@ -1202,7 +1156,7 @@ impl<F: CarAuctionFunctions> CarAuctionWorkflow<F> {
             .await;
         let next: ::core::result::Result<
             CarAuctionState,
-            ::swf_runtime::__private::WorkflowError,
+            ::swf_runtime::WorkflowError,
         > = match attempt {
             ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Exit(exit)) => {
                 async {
@@ -1226,7 +1180,7 @@ impl<F: CarAuctionFunctions> CarAuctionWorkflow<F> {
             ::core::result::Result::Err(error) => {
                 async {
                     ::core::result::Result::Err(
-                        ::swf_runtime::__private::WorkflowError::new(
+                        ::swf_runtime::WorkflowError::new(
                             "car-auction",
                             "Assess",
                             error,
@@ -1237,15 +1191,12 @@ impl<F: CarAuctionFunctions> CarAuctionWorkflow<F> {
                     .await
             }
         };
-        next.map(::swf_runtime::__private::Progress::Ran)
+        next.map(::swf_runtime::Progress::Ran)
     }
     fn enter_task_convert(
-        data: ::swf_runtime::__private::Value,
-        io: &::swf_runtime::__private::Io,
-    ) -> ::core::result::Result<
-        CarAuctionState,
-        ::swf_runtime::__private::WorkflowError,
-    > {
+        data: ::swf_runtime::Value,
+        io: &::swf_runtime::Io,
+    ) -> ::core::result::Result<CarAuctionState, ::swf_runtime::WorkflowError> {
         ::core::result::Result::Ok(CarAuctionState::Convert {
             data,
             until: ::swf_runtime::__private::deadline(
@@ -1257,24 +1208,22 @@ impl<F: CarAuctionFunctions> CarAuctionWorkflow<F> {
     /// Runs one step of task `Convert`.
     async fn run_task_convert(
         &self,
-        data: ::swf_runtime::__private::Value,
-        until: ::swf_runtime::__private::Timestamp,
-        io: &::swf_runtime::__private::Io,
+        data: ::swf_runtime::Value,
+        until: ::swf_runtime::Timestamp,
+        io: &::swf_runtime::Io,
     ) -> ::core::result::Result<
-        ::swf_runtime::__private::Progress<CarAuctionState>,
-        ::swf_runtime::__private::WorkflowError,
+        ::swf_runtime::Progress<CarAuctionState>,
+        ::swf_runtime::WorkflowError,
     > {
         let attempt: ::core::result::Result<
             ::swf_runtime::__private::Attempt<()>,
-            ::swf_runtime::__private::ErrorObject,
+            ::swf_runtime::ErrorObject,
         > = async {
             if io.now() < until {
                 return ::core::result::Result::Ok(
                     ::swf_runtime::__private::Attempt::Stay(
                         (),
-                        ::core::option::Option::Some(
-                            ::swf_runtime::__private::Wait::until(until),
-                        ),
+                        ::core::option::Option::Some(::swf_runtime::Wait::until(until)),
                     ),
                 );
             }
@@ -1283,7 +1232,7 @@ impl<F: CarAuctionFunctions> CarAuctionWorkflow<F> {
             .await;
         let next: ::core::result::Result<
             CarAuctionState,
-            ::swf_runtime::__private::WorkflowError,
+            ::swf_runtime::WorkflowError,
         > = match attempt {
             ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Exit(_)) => {
                 async {
@@ -1313,7 +1262,7 @@ impl<F: CarAuctionFunctions> CarAuctionWorkflow<F> {
             ::core::result::Result::Err(error) => {
                 async {
                     ::core::result::Result::Err(
-                        ::swf_runtime::__private::WorkflowError::new(
+                        ::swf_runtime::WorkflowError::new(
                             "car-auction",
                             "Convert",
                             error,
@@ -1324,14 +1273,11 @@ impl<F: CarAuctionFunctions> CarAuctionWorkflow<F> {
                     .await
             }
         };
-        next.map(::swf_runtime::__private::Progress::Ran)
+        next.map(::swf_runtime::Progress::Ran)
     }
     fn enter_task_charge(
-        data: ::swf_runtime::__private::Value,
-    ) -> ::core::result::Result<
-        CarAuctionState,
-        ::swf_runtime::__private::WorkflowError,
-    > {
+        data: ::swf_runtime::Value,
+    ) -> ::core::result::Result<CarAuctionState, ::swf_runtime::WorkflowError> {
         ::core::result::Result::Ok(CarAuctionState::Charge {
             data,
             resume: ::core::option::Option::None,
@@ -1340,19 +1286,19 @@ impl<F: CarAuctionFunctions> CarAuctionWorkflow<F> {
     /// Runs one step of task `Charge`.
     async fn run_task_charge(
         &self,
-        data: ::swf_runtime::__private::Value,
-        resume: ::core::option::Option<::swf_runtime::__private::ActionResume>,
-        io: &::swf_runtime::__private::Io,
+        data: ::swf_runtime::Value,
+        resume: ::core::option::Option<::swf_runtime::ActionResume>,
+        io: &::swf_runtime::Io,
     ) -> ::core::result::Result<
-        ::swf_runtime::__private::Progress<CarAuctionState>,
-        ::swf_runtime::__private::WorkflowError,
+        ::swf_runtime::Progress<CarAuctionState>,
+        ::swf_runtime::WorkflowError,
     > {
         if let ::core::option::Option::Some(wait) = resume
             .as_ref()
             .and_then(|resume| resume.retry.pending(io))
         {
             return ::core::result::Result::Ok(
-                ::swf_runtime::__private::Progress::Waiting(
+                ::swf_runtime::Progress::Waiting(
                     CarAuctionState::Charge {
                         data,
                         resume,
@@ -1365,9 +1311,9 @@ impl<F: CarAuctionFunctions> CarAuctionWorkflow<F> {
         let failed_action = ::core::sync::atomic::AtomicUsize::new(usize::MAX);
         let attempt: ::core::result::Result<
             ::swf_runtime::__private::Attempt<
-                ::core::option::Option<::swf_runtime::__private::ActionResume>,
+                ::core::option::Option<::swf_runtime::ActionResume>,
             >,
-            ::swf_runtime::__private::ErrorObject,
+            ::swf_runtime::ErrorObject,
         > = async {
             let from = resume.as_ref().map_or(0, |resume| resume.action);
             if from == 0usize {
@@ -1376,7 +1322,7 @@ impl<F: CarAuctionFunctions> CarAuctionWorkflow<F> {
                         ::core::option::Option::Some(
                             resume,
                         ) if resume.action == 0usize => resume.retry.clone(),
-                        _ => ::swf_runtime::__private::RetryProgress::default(),
+                        _ => ::swf_runtime::RetryProgress::default(),
                     };
                     let result = match async {
                         let args = {
@@ -1397,7 +1343,7 @@ impl<F: CarAuctionFunctions> CarAuctionWorkflow<F> {
                                     &data,
                                 )?,
                             );
-                            ::swf_runtime::__private::Value::Object(map)
+                            ::swf_runtime::Value::Object(map)
                         };
                         ::swf_runtime::__private::call_action(
                                 io,
@@ -1419,8 +1365,8 @@ impl<F: CarAuctionFunctions> CarAuctionWorkflow<F> {
                     {
                         ::core::result::Result::Ok(result) => result,
                         ::core::result::Result::Err(error) => {
-                            const POLICIES: [::swf_runtime::__private::RetryPolicy; 1usize] = [
-                                ::swf_runtime::__private::RetryPolicy::new(
+                            const POLICIES: [::swf_runtime::RetryPolicy; 1usize] = [
+                                ::swf_runtime::RetryPolicy::new(
                                     ::swf_runtime::__private::Duration::from_millis(300000u64),
                                     ::swf_runtime::__private::Duration::from_millis(0u64),
                                     2u32,
@@ -1431,21 +1377,21 @@ impl<F: CarAuctionFunctions> CarAuctionWorkflow<F> {
                                 &error,
                             );
                             let error_scope = error.to_json();
-                            let failed: &::swf_runtime::__private::Value = &failed_data;
-                            let scope: &::swf_runtime::__private::Value = &error_scope;
+                            let failed: &::swf_runtime::Value = &failed_data;
+                            let scope: &::swf_runtime::Value = &error_scope;
                             let _ = (failed, scope);
                             let choice: ::core::result::Result<
                                 ::core::option::Option<usize>,
-                                ::swf_runtime::__private::ErrorObject,
+                                ::swf_runtime::ErrorObject,
                             > = 'choice: {
                                 let outcome = {
                                     /// `name eq 'CardDeclined'`
                                     fn condition(
-                                        _: &::swf_runtime::__private::Value,
-                                        scope: &::swf_runtime::__private::Value,
+                                        _: &::swf_runtime::Value,
+                                        scope: &::swf_runtime::Value,
                                     ) -> ::core::result::Result<
                                         bool,
-                                        ::swf_runtime::__private::ErrorObject,
+                                        ::swf_runtime::ErrorObject,
                                     > {
                                         ::core::result::Result::Ok(
                                             ::swf_runtime::__private::expr::compare(
@@ -1454,7 +1400,7 @@ impl<F: CarAuctionFunctions> CarAuctionWorkflow<F> {
                                                     scope,
                                                     "name",
                                                 ),
-                                                &::swf_runtime::__private::Value::from("CardDeclined"),
+                                                &::swf_runtime::Value::from("CardDeclined"),
                                             ),
                                         )
                                     }
@@ -1490,7 +1436,7 @@ impl<F: CarAuctionFunctions> CarAuctionWorkflow<F> {
                             if let ::core::option::Option::Some(retry) = next {
                                 return ::core::result::Result::Ok(
                                     ::swf_runtime::__private::Attempt::Stay(
-                                        ::core::option::Option::Some(::swf_runtime::__private::ActionResume {
+                                        ::core::option::Option::Some(::swf_runtime::ActionResume {
                                             action: 0usize,
                                             retry,
                                         }),
@@ -1518,7 +1464,7 @@ impl<F: CarAuctionFunctions> CarAuctionWorkflow<F> {
             .await;
         let next: ::core::result::Result<
             CarAuctionState,
-            ::swf_runtime::__private::WorkflowError,
+            ::swf_runtime::WorkflowError,
         > = match attempt {
             ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Exit(_)) => {
                 async {
@@ -1552,18 +1498,15 @@ impl<F: CarAuctionFunctions> CarAuctionWorkflow<F> {
                         &error,
                     );
                     let error_scope = error.to_json();
-                    let failed: &::swf_runtime::__private::Value = &failed_data;
-                    let scope: &::swf_runtime::__private::Value = &error_scope;
+                    let failed: &::swf_runtime::Value = &failed_data;
+                    let scope: &::swf_runtime::Value = &error_scope;
                     let _ = (failed, scope);
                     let outcome = {
                         /// `name eq 'CardDeclined'`
                         fn condition(
-                            _: &::swf_runtime::__private::Value,
-                            scope: &::swf_runtime::__private::Value,
-                        ) -> ::core::result::Result<
-                            bool,
-                            ::swf_runtime::__private::ErrorObject,
-                        > {
+                            _: &::swf_runtime::Value,
+                            scope: &::swf_runtime::Value,
+                        ) -> ::core::result::Result<bool, ::swf_runtime::ErrorObject> {
                             ::core::result::Result::Ok(
                                 ::swf_runtime::__private::expr::compare(
                                     ::swf_runtime::__private::expr::CompareOp::Eq,
@@ -1571,7 +1514,7 @@ impl<F: CarAuctionFunctions> CarAuctionWorkflow<F> {
                                         scope,
                                         "name",
                                     ),
-                                    &::swf_runtime::__private::Value::from("CardDeclined"),
+                                    &::swf_runtime::Value::from("CardDeclined"),
                                 ),
                             )
                         }
@@ -1581,7 +1524,7 @@ impl<F: CarAuctionFunctions> CarAuctionWorkflow<F> {
                         ::core::result::Result::Ok(matched) => matched,
                         ::core::result::Result::Err(condition_error) => {
                             return ::core::result::Result::Err(
-                                ::swf_runtime::__private::WorkflowError::new(
+                                ::swf_runtime::WorkflowError::new(
                                     "car-auction",
                                     "Charge",
                                     condition_error,
@@ -1604,7 +1547,7 @@ impl<F: CarAuctionFunctions> CarAuctionWorkflow<F> {
                         ) {
                             let data = handled;
                             return ::core::result::Result::Err(
-                                ::swf_runtime::__private::WorkflowError::new(
+                                ::swf_runtime::WorkflowError::new(
                                     "car-auction",
                                     "Charge",
                                     merge_error,
@@ -1615,7 +1558,7 @@ impl<F: CarAuctionFunctions> CarAuctionWorkflow<F> {
                         return Self::enter_task_unsold(handled);
                     }
                     ::core::result::Result::Err(
-                        ::swf_runtime::__private::WorkflowError::new(
+                        ::swf_runtime::WorkflowError::new(
                             "car-auction",
                             "Charge",
                             error,
@@ -1626,14 +1569,11 @@ impl<F: CarAuctionFunctions> CarAuctionWorkflow<F> {
                     .await
             }
         };
-        next.map(::swf_runtime::__private::Progress::Ran)
+        next.map(::swf_runtime::Progress::Ran)
     }
     fn enter_task_deliver(
-        data: ::swf_runtime::__private::Value,
-    ) -> ::core::result::Result<
-        CarAuctionState,
-        ::swf_runtime::__private::WorkflowError,
-    > {
+        data: ::swf_runtime::Value,
+    ) -> ::core::result::Result<CarAuctionState, ::swf_runtime::WorkflowError> {
         ::core::result::Result::Ok(CarAuctionState::Deliver {
             data,
             branches: ::core::option::Option::None,
@@ -1642,17 +1582,17 @@ impl<F: CarAuctionFunctions> CarAuctionWorkflow<F> {
     /// Runs one step of task `Deliver`.
     async fn run_task_deliver(
         &self,
-        data: ::swf_runtime::__private::Value,
+        data: ::swf_runtime::Value,
         branches: ::core::option::Option<CarAuctionDeliverBranches>,
-        io: &::swf_runtime::__private::Io,
+        io: &::swf_runtime::Io,
     ) -> ::core::result::Result<
-        ::swf_runtime::__private::Progress<CarAuctionState>,
-        ::swf_runtime::__private::WorkflowError,
+        ::swf_runtime::Progress<CarAuctionState>,
+        ::swf_runtime::WorkflowError,
     > {
         let mut data = data;
         let attempt: ::core::result::Result<
             ::swf_runtime::__private::Attempt<CarAuctionDeliverBranches>,
-            ::swf_runtime::__private::ErrorObject,
+            ::swf_runtime::ErrorObject,
         > = async {
             let fresh = branches.is_none();
             let mut branches = match branches {
@@ -1663,7 +1603,7 @@ impl<F: CarAuctionFunctions> CarAuctionWorkflow<F> {
                             .map_err(|failure| failure.error().clone())?
                         {
                             ::core::result::Result::Ok(state) => {
-                                ::swf_runtime::__private::Slot::start(
+                                ::swf_runtime::Slot::start(
                                     state,
                                     ::swf_runtime::__private::deadline_of(
                                         io,
@@ -1672,7 +1612,7 @@ impl<F: CarAuctionFunctions> CarAuctionWorkflow<F> {
                                 )
                             }
                             ::core::result::Result::Err(output) => {
-                                ::swf_runtime::__private::Slot::Done {
+                                ::swf_runtime::Slot::Done {
                                     output,
                                 }
                             }
@@ -1681,7 +1621,7 @@ impl<F: CarAuctionFunctions> CarAuctionWorkflow<F> {
                             .map_err(|failure| failure.error().clone())?
                         {
                             ::core::result::Result::Ok(state) => {
-                                ::swf_runtime::__private::Slot::start(
+                                ::swf_runtime::Slot::start(
                                     state,
                                     ::swf_runtime::__private::deadline_of(
                                         io,
@@ -1690,7 +1630,7 @@ impl<F: CarAuctionFunctions> CarAuctionWorkflow<F> {
                                 )
                             }
                             ::core::result::Result::Err(output) => {
-                                ::swf_runtime::__private::Slot::Done {
+                                ::swf_runtime::Slot::Done {
                                     output,
                                 }
                             }
@@ -1753,11 +1693,10 @@ impl<F: CarAuctionFunctions> CarAuctionWorkflow<F> {
                 }
                 ::swf_runtime::__private::RoundEnd::Enough => {}
             }
-            data = ::swf_runtime::__private::Value::Array(
+            data = ::swf_runtime::Value::Array(
                 ::std::vec![
-                    branches.b1.take_output()
-                    .unwrap_or(::swf_runtime::__private::Value::Null), branches.b2
-                    .take_output().unwrap_or(::swf_runtime::__private::Value::Null)
+                    branches.b1.take_output().unwrap_or(::swf_runtime::Value::Null),
+                    branches.b2.take_output().unwrap_or(::swf_runtime::Value::Null)
                 ],
             );
             ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Exit(0))
@@ -1765,7 +1704,7 @@ impl<F: CarAuctionFunctions> CarAuctionWorkflow<F> {
             .await;
         let next: ::core::result::Result<
             CarAuctionState,
-            ::swf_runtime::__private::WorkflowError,
+            ::swf_runtime::WorkflowError,
         > = match attempt {
             ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Exit(_)) => {
                 async {
@@ -1795,7 +1734,7 @@ impl<F: CarAuctionFunctions> CarAuctionWorkflow<F> {
             ::core::result::Result::Err(error) => {
                 async {
                     ::core::result::Result::Err(
-                        ::swf_runtime::__private::WorkflowError::new(
+                        ::swf_runtime::WorkflowError::new(
                             "car-auction",
                             "Deliver",
                             error,
@@ -1806,17 +1745,14 @@ impl<F: CarAuctionFunctions> CarAuctionWorkflow<F> {
                     .await
             }
         };
-        next.map(::swf_runtime::__private::Progress::Ran)
+        next.map(::swf_runtime::Progress::Ran)
     }
     fn deliver_b1_begin(
-        input: ::swf_runtime::__private::Value,
-        io: &::swf_runtime::__private::Io,
+        input: ::swf_runtime::Value,
+        io: &::swf_runtime::Io,
     ) -> ::core::result::Result<
-        ::core::result::Result<
-            CarAuctionDeliverBranch1,
-            ::swf_runtime::__private::Value,
-        >,
-        ::swf_runtime::__private::WorkflowError,
+        ::core::result::Result<CarAuctionDeliverBranch1, ::swf_runtime::Value>,
+        ::swf_runtime::WorkflowError,
     > {
         let _ = io;
         Self::deliver_b1_enter_task_register(input).map(::core::result::Result::Ok)
@@ -1824,10 +1760,10 @@ impl<F: CarAuctionFunctions> CarAuctionWorkflow<F> {
     async fn deliver_b1_advance(
         &self,
         state: CarAuctionDeliverBranch1,
-        io: &::swf_runtime::__private::Io,
+        io: &::swf_runtime::Io,
     ) -> ::core::result::Result<
-        ::swf_runtime::__private::Progress<CarAuctionDeliverBranch1>,
-        ::swf_runtime::__private::WorkflowError,
+        ::swf_runtime::Progress<CarAuctionDeliverBranch1>,
+        ::swf_runtime::WorkflowError,
     > {
         match state {
             CarAuctionDeliverBranch1::Register { data } => {
@@ -1838,18 +1774,13 @@ impl<F: CarAuctionFunctions> CarAuctionWorkflow<F> {
             }
             ended @ (CarAuctionDeliverBranch1::Completed { .. }
             | CarAuctionDeliverBranch1::Terminated { .. }) => {
-                ::core::result::Result::Ok(
-                    ::swf_runtime::__private::Progress::Ran(ended),
-                )
+                ::core::result::Result::Ok(::swf_runtime::Progress::Ran(ended))
             }
         }
     }
     fn deliver_b1_enter_task_register(
-        data: ::swf_runtime::__private::Value,
-    ) -> ::core::result::Result<
-        CarAuctionDeliverBranch1,
-        ::swf_runtime::__private::WorkflowError,
-    > {
+        data: ::swf_runtime::Value,
+    ) -> ::core::result::Result<CarAuctionDeliverBranch1, ::swf_runtime::WorkflowError> {
         ::core::result::Result::Ok(CarAuctionDeliverBranch1::Register {
             data,
         })
@@ -1857,16 +1788,16 @@ impl<F: CarAuctionFunctions> CarAuctionWorkflow<F> {
     /// Runs one step of task `Register`.
     async fn deliver_b1_run_task_register(
         &self,
-        data: ::swf_runtime::__private::Value,
-        io: &::swf_runtime::__private::Io,
+        data: ::swf_runtime::Value,
+        io: &::swf_runtime::Io,
     ) -> ::core::result::Result<
-        ::swf_runtime::__private::Progress<CarAuctionDeliverBranch1>,
-        ::swf_runtime::__private::WorkflowError,
+        ::swf_runtime::Progress<CarAuctionDeliverBranch1>,
+        ::swf_runtime::WorkflowError,
     > {
         let mut data = data;
         let attempt: ::core::result::Result<
             ::swf_runtime::__private::Attempt<::core::convert::Infallible>,
-            ::swf_runtime::__private::ErrorObject,
+            ::swf_runtime::ErrorObject,
         > = async {
             {
                 let result = async {
@@ -1898,7 +1829,7 @@ impl<F: CarAuctionFunctions> CarAuctionWorkflow<F> {
             .await;
         let next: ::core::result::Result<
             CarAuctionDeliverBranch1,
-            ::swf_runtime::__private::WorkflowError,
+            ::swf_runtime::WorkflowError,
         > = match attempt {
             ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Exit(_)) => {
                 async {
@@ -1918,7 +1849,7 @@ impl<F: CarAuctionFunctions> CarAuctionWorkflow<F> {
             ::core::result::Result::Err(error) => {
                 async {
                     ::core::result::Result::Err(
-                        ::swf_runtime::__private::WorkflowError::new(
+                        ::swf_runtime::WorkflowError::new(
                             "car-auction",
                             "Register",
                             error,
@@ -1929,14 +1860,11 @@ impl<F: CarAuctionFunctions> CarAuctionWorkflow<F> {
                     .await
             }
         };
-        next.map(::swf_runtime::__private::Progress::Ran)
+        next.map(::swf_runtime::Progress::Ran)
     }
     fn deliver_b1_enter_task_registered(
-        data: ::swf_runtime::__private::Value,
-    ) -> ::core::result::Result<
-        CarAuctionDeliverBranch1,
-        ::swf_runtime::__private::WorkflowError,
-    > {
+        data: ::swf_runtime::Value,
+    ) -> ::core::result::Result<CarAuctionDeliverBranch1, ::swf_runtime::WorkflowError> {
         ::core::result::Result::Ok(CarAuctionDeliverBranch1::Registered {
             data,
         })
@@ -1944,22 +1872,22 @@ impl<F: CarAuctionFunctions> CarAuctionWorkflow<F> {
     /// Runs one step of task `Registered`.
     async fn deliver_b1_run_task_registered(
         &self,
-        data: ::swf_runtime::__private::Value,
-        _io: &::swf_runtime::__private::Io,
+        data: ::swf_runtime::Value,
+        _io: &::swf_runtime::Io,
     ) -> ::core::result::Result<
-        ::swf_runtime::__private::Progress<CarAuctionDeliverBranch1>,
-        ::swf_runtime::__private::WorkflowError,
+        ::swf_runtime::Progress<CarAuctionDeliverBranch1>,
+        ::swf_runtime::WorkflowError,
     > {
         let attempt: ::core::result::Result<
             ::swf_runtime::__private::Attempt<::core::convert::Infallible>,
-            ::swf_runtime::__private::ErrorObject,
+            ::swf_runtime::ErrorObject,
         > = async {
             ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Exit(0))
         }
             .await;
         let next: ::core::result::Result<
             CarAuctionDeliverBranch1,
-            ::swf_runtime::__private::WorkflowError,
+            ::swf_runtime::WorkflowError,
         > = match attempt {
             ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Exit(_)) => {
                 async {
@@ -1981,7 +1909,7 @@ impl<F: CarAuctionFunctions> CarAuctionWorkflow<F> {
             ::core::result::Result::Err(error) => {
                 async {
                     ::core::result::Result::Err(
-                        ::swf_runtime::__private::WorkflowError::new(
+                        ::swf_runtime::WorkflowError::new(
                             "car-auction",
                             "Registered",
                             error,
@@ -1992,17 +1920,14 @@ impl<F: CarAuctionFunctions> CarAuctionWorkflow<F> {
                     .await
             }
         };
-        next.map(::swf_runtime::__private::Progress::Ran)
+        next.map(::swf_runtime::Progress::Ran)
     }
     fn deliver_b2_begin(
-        input: ::swf_runtime::__private::Value,
-        io: &::swf_runtime::__private::Io,
+        input: ::swf_runtime::Value,
+        io: &::swf_runtime::Io,
     ) -> ::core::result::Result<
-        ::core::result::Result<
-            CarAuctionDeliverBranch2,
-            ::swf_runtime::__private::Value,
-        >,
-        ::swf_runtime::__private::WorkflowError,
+        ::core::result::Result<CarAuctionDeliverBranch2, ::swf_runtime::Value>,
+        ::swf_runtime::WorkflowError,
     > {
         let _ = io;
         Self::deliver_b2_enter_task_ship(input).map(::core::result::Result::Ok)
@@ -2010,10 +1935,10 @@ impl<F: CarAuctionFunctions> CarAuctionWorkflow<F> {
     async fn deliver_b2_advance(
         &self,
         state: CarAuctionDeliverBranch2,
-        io: &::swf_runtime::__private::Io,
+        io: &::swf_runtime::Io,
     ) -> ::core::result::Result<
-        ::swf_runtime::__private::Progress<CarAuctionDeliverBranch2>,
-        ::swf_runtime::__private::WorkflowError,
+        ::swf_runtime::Progress<CarAuctionDeliverBranch2>,
+        ::swf_runtime::WorkflowError,
     > {
         match state {
             CarAuctionDeliverBranch2::Ship { data } => {
@@ -2024,18 +1949,13 @@ impl<F: CarAuctionFunctions> CarAuctionWorkflow<F> {
             }
             ended @ (CarAuctionDeliverBranch2::Completed { .. }
             | CarAuctionDeliverBranch2::Terminated { .. }) => {
-                ::core::result::Result::Ok(
-                    ::swf_runtime::__private::Progress::Ran(ended),
-                )
+                ::core::result::Result::Ok(::swf_runtime::Progress::Ran(ended))
             }
         }
     }
     fn deliver_b2_enter_task_ship(
-        data: ::swf_runtime::__private::Value,
-    ) -> ::core::result::Result<
-        CarAuctionDeliverBranch2,
-        ::swf_runtime::__private::WorkflowError,
-    > {
+        data: ::swf_runtime::Value,
+    ) -> ::core::result::Result<CarAuctionDeliverBranch2, ::swf_runtime::WorkflowError> {
         ::core::result::Result::Ok(CarAuctionDeliverBranch2::Ship {
             data,
         })
@@ -2043,16 +1963,16 @@ impl<F: CarAuctionFunctions> CarAuctionWorkflow<F> {
     /// Runs one step of task `Ship`.
     async fn deliver_b2_run_task_ship(
         &self,
-        data: ::swf_runtime::__private::Value,
-        io: &::swf_runtime::__private::Io,
+        data: ::swf_runtime::Value,
+        io: &::swf_runtime::Io,
     ) -> ::core::result::Result<
-        ::swf_runtime::__private::Progress<CarAuctionDeliverBranch2>,
-        ::swf_runtime::__private::WorkflowError,
+        ::swf_runtime::Progress<CarAuctionDeliverBranch2>,
+        ::swf_runtime::WorkflowError,
     > {
         let mut data = data;
         let attempt: ::core::result::Result<
             ::swf_runtime::__private::Attempt<::core::convert::Infallible>,
-            ::swf_runtime::__private::ErrorObject,
+            ::swf_runtime::ErrorObject,
         > = async {
             let (result_0, result_1) = ::swf_runtime::__private::tokio::join!(
                 async { let args = data.clone();
@@ -2063,8 +1983,8 @@ impl<F: CarAuctionFunctions> CarAuctionWorkflow<F> {
                 . await }, async { let args = { let mut map =
                 ::swf_runtime::__private::Map::new(); map
                 .insert(::std::string::String::from("about"),
-                ::swf_runtime::__private::Value::from("shipping"));
-                ::swf_runtime::__private::Value::Object(map) };
+                ::swf_runtime::Value::from("shipping"));
+                ::swf_runtime::Value::Object(map) };
                 ::swf_runtime::__private::call_action(io,
                 ::swf_runtime::__private::ActionCall { function : "notify", task :
                 "Ship", action : "action 2", timeout : ::core::option::Option::None,
@@ -2090,7 +2010,7 @@ impl<F: CarAuctionFunctions> CarAuctionWorkflow<F> {
             .await;
         let next: ::core::result::Result<
             CarAuctionDeliverBranch2,
-            ::swf_runtime::__private::WorkflowError,
+            ::swf_runtime::WorkflowError,
         > = match attempt {
             ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Exit(_)) => {
                 async {
@@ -2110,7 +2030,7 @@ impl<F: CarAuctionFunctions> CarAuctionWorkflow<F> {
             ::core::result::Result::Err(error) => {
                 async {
                     ::core::result::Result::Err(
-                        ::swf_runtime::__private::WorkflowError::new(
+                        ::swf_runtime::WorkflowError::new(
                             "car-auction",
                             "Ship",
                             error,
@@ -2121,14 +2041,11 @@ impl<F: CarAuctionFunctions> CarAuctionWorkflow<F> {
                     .await
             }
         };
-        next.map(::swf_runtime::__private::Progress::Ran)
+        next.map(::swf_runtime::Progress::Ran)
     }
     fn deliver_b2_enter_task_shipped(
-        data: ::swf_runtime::__private::Value,
-    ) -> ::core::result::Result<
-        CarAuctionDeliverBranch2,
-        ::swf_runtime::__private::WorkflowError,
-    > {
+        data: ::swf_runtime::Value,
+    ) -> ::core::result::Result<CarAuctionDeliverBranch2, ::swf_runtime::WorkflowError> {
         ::core::result::Result::Ok(CarAuctionDeliverBranch2::Shipped {
             data,
         })
@@ -2136,22 +2053,22 @@ impl<F: CarAuctionFunctions> CarAuctionWorkflow<F> {
     /// Runs one step of task `Shipped`.
     async fn deliver_b2_run_task_shipped(
         &self,
-        data: ::swf_runtime::__private::Value,
-        _io: &::swf_runtime::__private::Io,
+        data: ::swf_runtime::Value,
+        _io: &::swf_runtime::Io,
     ) -> ::core::result::Result<
-        ::swf_runtime::__private::Progress<CarAuctionDeliverBranch2>,
-        ::swf_runtime::__private::WorkflowError,
+        ::swf_runtime::Progress<CarAuctionDeliverBranch2>,
+        ::swf_runtime::WorkflowError,
     > {
         let attempt: ::core::result::Result<
             ::swf_runtime::__private::Attempt<::core::convert::Infallible>,
-            ::swf_runtime::__private::ErrorObject,
+            ::swf_runtime::ErrorObject,
         > = async {
             ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Exit(0))
         }
             .await;
         let next: ::core::result::Result<
             CarAuctionDeliverBranch2,
-            ::swf_runtime::__private::WorkflowError,
+            ::swf_runtime::WorkflowError,
         > = match attempt {
             ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Exit(_)) => {
                 async {
@@ -2173,7 +2090,7 @@ impl<F: CarAuctionFunctions> CarAuctionWorkflow<F> {
             ::core::result::Result::Err(error) => {
                 async {
                     ::core::result::Result::Err(
-                        ::swf_runtime::__private::WorkflowError::new(
+                        ::swf_runtime::WorkflowError::new(
                             "car-auction",
                             "Shipped",
                             error,
@@ -2184,35 +2101,32 @@ impl<F: CarAuctionFunctions> CarAuctionWorkflow<F> {
                     .await
             }
         };
-        next.map(::swf_runtime::__private::Progress::Ran)
+        next.map(::swf_runtime::Progress::Ran)
     }
     fn enter_task_sold(
-        data: ::swf_runtime::__private::Value,
-    ) -> ::core::result::Result<
-        CarAuctionState,
-        ::swf_runtime::__private::WorkflowError,
-    > {
+        data: ::swf_runtime::Value,
+    ) -> ::core::result::Result<CarAuctionState, ::swf_runtime::WorkflowError> {
         ::core::result::Result::Ok(CarAuctionState::Sold { data })
     }
     /// Runs one step of task `Sold`.
     async fn run_task_sold(
         &self,
-        data: ::swf_runtime::__private::Value,
-        _io: &::swf_runtime::__private::Io,
+        data: ::swf_runtime::Value,
+        _io: &::swf_runtime::Io,
     ) -> ::core::result::Result<
-        ::swf_runtime::__private::Progress<CarAuctionState>,
-        ::swf_runtime::__private::WorkflowError,
+        ::swf_runtime::Progress<CarAuctionState>,
+        ::swf_runtime::WorkflowError,
     > {
         let attempt: ::core::result::Result<
             ::swf_runtime::__private::Attempt<::core::convert::Infallible>,
-            ::swf_runtime::__private::ErrorObject,
+            ::swf_runtime::ErrorObject,
         > = async {
             ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Exit(0))
         }
             .await;
         let next: ::core::result::Result<
             CarAuctionState,
-            ::swf_runtime::__private::WorkflowError,
+            ::swf_runtime::WorkflowError,
         > = match attempt {
             ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Exit(_)) => {
                 async {
@@ -2234,7 +2148,7 @@ impl<F: CarAuctionFunctions> CarAuctionWorkflow<F> {
             ::core::result::Result::Err(error) => {
                 async {
                     ::core::result::Result::Err(
-                        ::swf_runtime::__private::WorkflowError::new(
+                        ::swf_runtime::WorkflowError::new(
                             "car-auction",
                             "Sold",
                             error,
@@ -2245,29 +2159,26 @@ impl<F: CarAuctionFunctions> CarAuctionWorkflow<F> {
                     .await
             }
         };
-        next.map(::swf_runtime::__private::Progress::Ran)
+        next.map(::swf_runtime::Progress::Ran)
     }
     fn enter_task_unsold(
-        data: ::swf_runtime::__private::Value,
-    ) -> ::core::result::Result<
-        CarAuctionState,
-        ::swf_runtime::__private::WorkflowError,
-    > {
+        data: ::swf_runtime::Value,
+    ) -> ::core::result::Result<CarAuctionState, ::swf_runtime::WorkflowError> {
         ::core::result::Result::Ok(CarAuctionState::Unsold { data })
     }
     /// Runs one step of task `Unsold`.
     async fn run_task_unsold(
         &self,
-        data: ::swf_runtime::__private::Value,
-        io: &::swf_runtime::__private::Io,
+        data: ::swf_runtime::Value,
+        io: &::swf_runtime::Io,
     ) -> ::core::result::Result<
-        ::swf_runtime::__private::Progress<CarAuctionState>,
-        ::swf_runtime::__private::WorkflowError,
+        ::swf_runtime::Progress<CarAuctionState>,
+        ::swf_runtime::WorkflowError,
     > {
         let mut data = data;
         let attempt: ::core::result::Result<
             ::swf_runtime::__private::Attempt<::core::convert::Infallible>,
-            ::swf_runtime::__private::ErrorObject,
+            ::swf_runtime::ErrorObject,
         > = async {
             {
                 let result = async {
@@ -2275,9 +2186,9 @@ impl<F: CarAuctionFunctions> CarAuctionWorkflow<F> {
                         let mut map = ::swf_runtime::__private::Map::new();
                         map.insert(
                             ::std::string::String::from("about"),
-                            ::swf_runtime::__private::Value::from("unsold"),
+                            ::swf_runtime::Value::from("unsold"),
                         );
-                        ::swf_runtime::__private::Value::Object(map)
+                        ::swf_runtime::Value::Object(map)
                     };
                     ::swf_runtime::__private::call_action(
                             io,
@@ -2306,7 +2217,7 @@ impl<F: CarAuctionFunctions> CarAuctionWorkflow<F> {
             .await;
         let next: ::core::result::Result<
             CarAuctionState,
-            ::swf_runtime::__private::WorkflowError,
+            ::swf_runtime::WorkflowError,
         > = match attempt {
             ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Exit(_)) => {
                 async {
@@ -2326,7 +2237,7 @@ impl<F: CarAuctionFunctions> CarAuctionWorkflow<F> {
             ::core::result::Result::Err(error) => {
                 async {
                     ::core::result::Result::Err(
-                        ::swf_runtime::__private::WorkflowError::new(
+                        ::swf_runtime::WorkflowError::new(
                             "car-auction",
                             "Unsold",
                             error,
@@ -2337,45 +2248,42 @@ impl<F: CarAuctionFunctions> CarAuctionWorkflow<F> {
                     .await
             }
         };
-        next.map(::swf_runtime::__private::Progress::Ran)
+        next.map(::swf_runtime::Progress::Ran)
     }
     fn enter_task_failed(
-        data: ::swf_runtime::__private::Value,
-    ) -> ::core::result::Result<
-        CarAuctionState,
-        ::swf_runtime::__private::WorkflowError,
-    > {
+        data: ::swf_runtime::Value,
+    ) -> ::core::result::Result<CarAuctionState, ::swf_runtime::WorkflowError> {
         ::core::result::Result::Ok(CarAuctionState::Failed { data })
     }
     /// Runs one step of task `Failed`.
     async fn run_task_failed(
         &self,
-        data: ::swf_runtime::__private::Value,
-        _io: &::swf_runtime::__private::Io,
+        data: ::swf_runtime::Value,
+        _io: &::swf_runtime::Io,
     ) -> ::core::result::Result<
-        ::swf_runtime::__private::Progress<CarAuctionState>,
-        ::swf_runtime::__private::WorkflowError,
+        ::swf_runtime::Progress<CarAuctionState>,
+        ::swf_runtime::WorkflowError,
     > {
         let attempt: ::core::result::Result<
             ::swf_runtime::__private::Attempt<::core::convert::Infallible>,
-            ::swf_runtime::__private::ErrorObject,
+            ::swf_runtime::ErrorObject,
         > = async {
             ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Exit(0))
         }
             .await;
         let next: ::core::result::Result<
             CarAuctionState,
-            ::swf_runtime::__private::WorkflowError,
+            ::swf_runtime::WorkflowError,
         > = match attempt {
             ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Exit(_)) => {
                 async {
                     let output = data;
                     ::core::result::Result::Err(
-                        ::swf_runtime::__private::WorkflowError::new(
+                        ::swf_runtime::WorkflowError::new(
                             "car-auction",
                             "Failed",
-                            ::swf_runtime::__private::ErrorObject::new(
-                                ::swf_runtime::__private::ErrorObject::END_FAILURE,
+                            ::swf_runtime::ErrorObject::new(
+                                ::swf_runtime::ErrorObject::END_FAILURE,
                                 "the workflow ended in END state `Failed` with status FAILURE",
                             ),
                             output,
@@ -2395,7 +2303,7 @@ impl<F: CarAuctionFunctions> CarAuctionWorkflow<F> {
             ::core::result::Result::Err(error) => {
                 async {
                     ::core::result::Result::Err(
-                        ::swf_runtime::__private::WorkflowError::new(
+                        ::swf_runtime::WorkflowError::new(
                             "car-auction",
                             "Failed",
                             error,
@@ -2406,11 +2314,10 @@ impl<F: CarAuctionFunctions> CarAuctionWorkflow<F> {
                     .await
             }
         };
-        next.map(::swf_runtime::__private::Progress::Ran)
+        next.map(::swf_runtime::Progress::Ran)
     }
 }
-impl<F: CarAuctionFunctions + 'static> ::swf_runtime::__private::Machine
-for CarAuctionWorkflow<F> {
+impl<F: CarAuctionFunctions + 'static> ::swf_runtime::Machine for CarAuctionWorkflow<F> {
     type State = CarAuctionState;
     fn workflow_id(&self) -> &'static str {
         Self::ID
@@ -2424,13 +2331,11 @@ for CarAuctionWorkflow<F> {
     fn definition_hash(&self) -> &'static str {
         Self::DEFINITION_HASH
     }
-    fn events(&self) -> &'static [::swf_runtime::__private::EventSpec] {
+    fn events(&self) -> &'static [::swf_runtime::EventSpec] {
         Self::event_specs()
     }
-    fn start_on_events(
-        &self,
-    ) -> ::core::option::Option<::swf_runtime::__private::StartOnEvents> {
-        ::core::option::Option::Some(::swf_runtime::__private::StartOnEvents {
+    fn start_on_events(&self) -> ::core::option::Option<::swf_runtime::StartOnEvents> {
+        ::core::option::Option::Some(::swf_runtime::StartOnEvents {
             events: &[0usize, 1usize, 2usize],
             exclusive: true,
             timeout: ::core::option::Option::None,
@@ -2438,29 +2343,24 @@ for CarAuctionWorkflow<F> {
     }
     fn start(
         &self,
-        input: ::swf_runtime::__private::Value,
-        io: &::swf_runtime::__private::Io,
-    ) -> ::core::result::Result<
-        CarAuctionState,
-        ::swf_runtime::__private::WorkflowError,
-    > {
+        input: ::swf_runtime::Value,
+        io: &::swf_runtime::Io,
+    ) -> ::core::result::Result<CarAuctionState, ::swf_runtime::WorkflowError> {
         self.begin(input, io)
     }
     fn step<'a>(
         &'a self,
         state: CarAuctionState,
-        io: &'a ::swf_runtime::__private::Io,
+        io: &'a ::swf_runtime::Io,
     ) -> impl ::core::future::Future<
         Output = ::core::result::Result<
-            ::swf_runtime::__private::Progress<CarAuctionState>,
-            ::swf_runtime::__private::WorkflowError,
+            ::swf_runtime::Progress<CarAuctionState>,
+            ::swf_runtime::WorkflowError,
         >,
     > + ::core::marker::Send + 'a {
         self.advance(state, io)
     }
-    fn output(
-        state: &CarAuctionState,
-    ) -> ::core::option::Option<&::swf_runtime::__private::Value> {
+    fn output(state: &CarAuctionState) -> ::core::option::Option<&::swf_runtime::Value> {
         state.output()
     }
 }

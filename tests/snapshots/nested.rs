@@ -5,22 +5,22 @@ pub trait NestedFunctions: NestedChildFunctions + ::core::marker::Send + ::core:
     /// Function `log` (resource `audit`), defined at line 8.
     fn log(
         &self,
-        args: ::swf_runtime::__private::Value,
+        args: ::swf_runtime::Value,
     ) -> impl ::core::future::Future<
         Output = ::core::result::Result<
-            ::swf_runtime::__private::Value,
-            ::swf_runtime::__private::FunctionError,
+            ::swf_runtime::Value,
+            ::swf_runtime::FunctionError,
         >,
     > + ::core::marker::Send;
 }
 impl<T: NestedFunctions + ?Sized> NestedFunctions for &T {
     fn log(
         &self,
-        args: ::swf_runtime::__private::Value,
+        args: ::swf_runtime::Value,
     ) -> impl ::core::future::Future<
         Output = ::core::result::Result<
-            ::swf_runtime::__private::Value,
-            ::swf_runtime::__private::FunctionError,
+            ::swf_runtime::Value,
+            ::swf_runtime::FunctionError,
         >,
     > + ::core::marker::Send {
         <T as NestedFunctions>::log(*self, args)
@@ -41,7 +41,7 @@ pub enum NestedState {
     #[serde(rename = "With")]
     With {
         /// The task's data.
-        data: ::swf_runtime::__private::Value,
+        data: ::swf_runtime::Value,
         /// The branches, once the task started them.
         #[serde(default, skip_serializing_if = "::core::option::Option::is_none")]
         branches: ::core::option::Option<NestedWithBranches>,
@@ -50,22 +50,22 @@ pub enum NestedState {
     #[serde(rename = "Run")]
     Run {
         /// The task's data.
-        data: ::swf_runtime::__private::Value,
+        data: ::swf_runtime::Value,
         /// The iterations, once the task started them.
         #[serde(default, skip_serializing_if = "::core::option::Option::is_none")]
-        each: ::core::option::Option<::swf_runtime::__private::Iterations<NestedRunBody>>,
+        each: ::core::option::Option<::swf_runtime::Iterations<NestedRunBody>>,
     },
     /// The scope ended; `output` is its data output.
     #[serde(rename = "completed")]
     Completed {
         /// The output.
-        output: ::swf_runtime::__private::Value,
+        output: ::swf_runtime::Value,
     },
     /// An `end: {kind: terminate}` ended the whole instance.
     #[serde(rename = "terminated")]
     Terminated {
         /// The output.
-        output: ::swf_runtime::__private::Value,
+        output: ::swf_runtime::Value,
     },
 }
 #[allow(dead_code)]
@@ -81,7 +81,7 @@ impl NestedState {
         }
     }
     /// The output, once the scope has ended.
-    pub fn output(&self) -> ::core::option::Option<&::swf_runtime::__private::Value> {
+    pub fn output(&self) -> ::core::option::Option<&::swf_runtime::Value> {
         match self {
             NestedState::Completed { output } | NestedState::Terminated { output } => {
                 ::core::option::Option::Some(output)
@@ -90,39 +90,35 @@ impl NestedState {
         }
     }
 }
-impl ::swf_runtime::__private::ScopeState for NestedState {
-    fn end(self) -> ::core::result::Result<::swf_runtime::__private::ScopeEnd, Self> {
+impl ::swf_runtime::ScopeState for NestedState {
+    fn end(self) -> ::core::result::Result<::swf_runtime::ScopeEnd, Self> {
         match self {
             NestedState::Completed { output } => {
-                ::core::result::Result::Ok(
-                    ::swf_runtime::__private::ScopeEnd::Completed(output),
-                )
+                ::core::result::Result::Ok(::swf_runtime::ScopeEnd::Completed(output))
             }
             NestedState::Terminated { output } => {
-                ::core::result::Result::Ok(
-                    ::swf_runtime::__private::ScopeEnd::Terminated(output),
-                )
+                ::core::result::Result::Ok(::swf_runtime::ScopeEnd::Terminated(output))
             }
             other => ::core::result::Result::Err(other),
         }
     }
-    fn listening(&self) -> ::swf_runtime::__private::Wait {
+    fn listening(&self) -> ::swf_runtime::Wait {
         match self {
             NestedState::With { branches, .. } => {
-                let mut wait = ::swf_runtime::__private::Wait::default();
+                let mut wait = ::swf_runtime::Wait::default();
                 if let ::core::option::Option::Some(branches) = branches {
                     wait.merge(&branches.listening());
                 }
                 wait
             }
             NestedState::Run { each, .. } => {
-                let mut wait = ::swf_runtime::__private::Wait::default();
+                let mut wait = ::swf_runtime::Wait::default();
                 if let ::core::option::Option::Some(each) = each {
                     wait.merge(&each.listening(2usize));
                 }
                 wait
             }
-            _ => ::swf_runtime::__private::Wait::default(),
+            _ => ::swf_runtime::Wait::default(),
         }
     }
     fn position(&self) -> ::std::string::String {
@@ -160,17 +156,17 @@ impl ::swf_runtime::__private::ScopeState for NestedState {
 pub struct NestedWithBranches {
     /// Branch `first` (line 16).
     #[serde(rename = "first")]
-    pub b1: ::swf_runtime::__private::Slot<NestedWithBranch1>,
+    pub b1: ::swf_runtime::Slot<NestedWithBranch1>,
     /// Branch `second` (line 19).
     #[serde(rename = "second")]
-    pub b2: ::swf_runtime::__private::Slot<NestedWithBranch2>,
+    pub b2: ::swf_runtime::Slot<NestedWithBranch2>,
     /// When the task must have completed (`stateExecTimeout`).
     #[serde(
         default,
         rename = "~until",
         skip_serializing_if = "::core::option::Option::is_none"
     )]
-    pub until: ::core::option::Option<::swf_runtime::__private::Timestamp>,
+    pub until: ::core::option::Option<::swf_runtime::Timestamp>,
     /// The instance's step in which the task started its branches: their calls' keys
     /// count from it.
     #[serde(default, rename = "~origin")]
@@ -179,8 +175,8 @@ pub struct NestedWithBranches {
 #[allow(dead_code)]
 impl NestedWithBranches {
     /// What the running branches listen for, and the task's deadline.
-    pub fn listening(&self) -> ::swf_runtime::__private::Wait {
-        let mut wait = ::swf_runtime::__private::Wait::new(self.until, &[]);
+    pub fn listening(&self) -> ::swf_runtime::Wait {
+        let mut wait = ::swf_runtime::Wait::new(self.until, &[]);
         wait.merge(&self.b1.listening());
         wait.merge(&self.b2.listening());
         wait
@@ -207,19 +203,19 @@ pub enum NestedWithBranch1 {
     #[serde(rename = "Self")]
     Self2 {
         /// The task's data.
-        data: ::swf_runtime::__private::Value,
+        data: ::swf_runtime::Value,
     },
     /// The scope ended; `output` is its data output.
     #[serde(rename = "completed")]
     Completed {
         /// The output.
-        output: ::swf_runtime::__private::Value,
+        output: ::swf_runtime::Value,
     },
     /// An `end: {kind: terminate}` ended the whole instance.
     #[serde(rename = "terminated")]
     Terminated {
         /// The output.
-        output: ::swf_runtime::__private::Value,
+        output: ::swf_runtime::Value,
     },
 }
 #[allow(dead_code)]
@@ -233,7 +229,7 @@ impl NestedWithBranch1 {
         }
     }
     /// The output, once the scope has ended.
-    pub fn output(&self) -> ::core::option::Option<&::swf_runtime::__private::Value> {
+    pub fn output(&self) -> ::core::option::Option<&::swf_runtime::Value> {
         match self {
             NestedWithBranch1::Completed { output }
             | NestedWithBranch1::Terminated { output } => {
@@ -243,24 +239,20 @@ impl NestedWithBranch1 {
         }
     }
 }
-impl ::swf_runtime::__private::ScopeState for NestedWithBranch1 {
-    fn end(self) -> ::core::result::Result<::swf_runtime::__private::ScopeEnd, Self> {
+impl ::swf_runtime::ScopeState for NestedWithBranch1 {
+    fn end(self) -> ::core::result::Result<::swf_runtime::ScopeEnd, Self> {
         match self {
             NestedWithBranch1::Completed { output } => {
-                ::core::result::Result::Ok(
-                    ::swf_runtime::__private::ScopeEnd::Completed(output),
-                )
+                ::core::result::Result::Ok(::swf_runtime::ScopeEnd::Completed(output))
             }
             NestedWithBranch1::Terminated { output } => {
-                ::core::result::Result::Ok(
-                    ::swf_runtime::__private::ScopeEnd::Terminated(output),
-                )
+                ::core::result::Result::Ok(::swf_runtime::ScopeEnd::Terminated(output))
             }
             other => ::core::result::Result::Err(other),
         }
     }
-    fn listening(&self) -> ::swf_runtime::__private::Wait {
-        ::swf_runtime::__private::Wait::default()
+    fn listening(&self) -> ::swf_runtime::Wait {
+        ::swf_runtime::Wait::default()
     }
     fn position(&self) -> ::std::string::String {
         match self {
@@ -296,19 +288,19 @@ pub enum NestedWithBranch2 {
     #[serde(rename = "Log")]
     Log {
         /// The task's data.
-        data: ::swf_runtime::__private::Value,
+        data: ::swf_runtime::Value,
     },
     /// The scope ended; `output` is its data output.
     #[serde(rename = "completed")]
     Completed {
         /// The output.
-        output: ::swf_runtime::__private::Value,
+        output: ::swf_runtime::Value,
     },
     /// An `end: {kind: terminate}` ended the whole instance.
     #[serde(rename = "terminated")]
     Terminated {
         /// The output.
-        output: ::swf_runtime::__private::Value,
+        output: ::swf_runtime::Value,
     },
 }
 #[allow(dead_code)]
@@ -322,7 +314,7 @@ impl NestedWithBranch2 {
         }
     }
     /// The output, once the scope has ended.
-    pub fn output(&self) -> ::core::option::Option<&::swf_runtime::__private::Value> {
+    pub fn output(&self) -> ::core::option::Option<&::swf_runtime::Value> {
         match self {
             NestedWithBranch2::Completed { output }
             | NestedWithBranch2::Terminated { output } => {
@@ -332,24 +324,20 @@ impl NestedWithBranch2 {
         }
     }
 }
-impl ::swf_runtime::__private::ScopeState for NestedWithBranch2 {
-    fn end(self) -> ::core::result::Result<::swf_runtime::__private::ScopeEnd, Self> {
+impl ::swf_runtime::ScopeState for NestedWithBranch2 {
+    fn end(self) -> ::core::result::Result<::swf_runtime::ScopeEnd, Self> {
         match self {
             NestedWithBranch2::Completed { output } => {
-                ::core::result::Result::Ok(
-                    ::swf_runtime::__private::ScopeEnd::Completed(output),
-                )
+                ::core::result::Result::Ok(::swf_runtime::ScopeEnd::Completed(output))
             }
             NestedWithBranch2::Terminated { output } => {
-                ::core::result::Result::Ok(
-                    ::swf_runtime::__private::ScopeEnd::Terminated(output),
-                )
+                ::core::result::Result::Ok(::swf_runtime::ScopeEnd::Terminated(output))
             }
             other => ::core::result::Result::Err(other),
         }
     }
-    fn listening(&self) -> ::swf_runtime::__private::Wait {
-        ::swf_runtime::__private::Wait::default()
+    fn listening(&self) -> ::swf_runtime::Wait {
+        ::swf_runtime::Wait::default()
     }
     fn position(&self) -> ::std::string::String {
         match self {
@@ -385,7 +373,7 @@ pub enum NestedRunBody {
     #[serde(rename = "Iteration")]
     Iteration {
         /// The task's data.
-        data: ::swf_runtime::__private::Value,
+        data: ::swf_runtime::Value,
         /// The called workflow's state, once the task started it.
         #[serde(default, skip_serializing_if = "::core::option::Option::is_none")]
         child: ::core::option::Option<NestedChildState>,
@@ -394,13 +382,13 @@ pub enum NestedRunBody {
     #[serde(rename = "completed")]
     Completed {
         /// The output.
-        output: ::swf_runtime::__private::Value,
+        output: ::swf_runtime::Value,
     },
     /// An `end: {kind: terminate}` ended the whole instance.
     #[serde(rename = "terminated")]
     Terminated {
         /// The output.
-        output: ::swf_runtime::__private::Value,
+        output: ::swf_runtime::Value,
     },
 }
 #[allow(dead_code)]
@@ -415,7 +403,7 @@ impl NestedRunBody {
         }
     }
     /// The output, once the scope has ended.
-    pub fn output(&self) -> ::core::option::Option<&::swf_runtime::__private::Value> {
+    pub fn output(&self) -> ::core::option::Option<&::swf_runtime::Value> {
         match self {
             NestedRunBody::Completed { output }
             | NestedRunBody::Terminated { output } => {
@@ -425,32 +413,28 @@ impl NestedRunBody {
         }
     }
 }
-impl ::swf_runtime::__private::ScopeState for NestedRunBody {
-    fn end(self) -> ::core::result::Result<::swf_runtime::__private::ScopeEnd, Self> {
+impl ::swf_runtime::ScopeState for NestedRunBody {
+    fn end(self) -> ::core::result::Result<::swf_runtime::ScopeEnd, Self> {
         match self {
             NestedRunBody::Completed { output } => {
-                ::core::result::Result::Ok(
-                    ::swf_runtime::__private::ScopeEnd::Completed(output),
-                )
+                ::core::result::Result::Ok(::swf_runtime::ScopeEnd::Completed(output))
             }
             NestedRunBody::Terminated { output } => {
-                ::core::result::Result::Ok(
-                    ::swf_runtime::__private::ScopeEnd::Terminated(output),
-                )
+                ::core::result::Result::Ok(::swf_runtime::ScopeEnd::Terminated(output))
             }
             other => ::core::result::Result::Err(other),
         }
     }
-    fn listening(&self) -> ::swf_runtime::__private::Wait {
+    fn listening(&self) -> ::swf_runtime::Wait {
         match self {
             NestedRunBody::Iteration { child, .. } => {
-                let mut wait = ::swf_runtime::__private::Wait::default();
+                let mut wait = ::swf_runtime::Wait::default();
                 if let ::core::option::Option::Some(child) = child {
-                    wait.merge(&::swf_runtime::__private::ScopeState::listening(child));
+                    wait.merge(&::swf_runtime::ScopeState::listening(child));
                 }
                 wait
             }
-            _ => ::swf_runtime::__private::Wait::default(),
+            _ => ::swf_runtime::Wait::default(),
         }
     }
     fn position(&self) -> ::std::string::String {
@@ -461,9 +445,7 @@ impl ::swf_runtime::__private::ScopeState for NestedRunBody {
             } => {
                 ::swf_runtime::__private::nested_position(
                     "Iteration",
-                    ::core::iter::once(
-                        ::swf_runtime::__private::ScopeState::position(child),
-                    ),
+                    ::core::iter::once(::swf_runtime::ScopeState::position(child)),
                 )
             }
             NestedRunBody::Iteration { .. } => ::std::string::String::from("Iteration"),
@@ -496,7 +478,7 @@ impl<F: NestedFunctions> NestedWorkflow<F> {
     /// it, so that a host can tell an instance saved by another definition.
     pub const DEFINITION_HASH: &'static str = "d59fa653445ea93f";
     /// The workflow's id, name and version, as its traces name them.
-    pub const INFO: ::swf_runtime::__private::WorkflowInfo = ::swf_runtime::__private::WorkflowInfo {
+    pub const INFO: ::swf_runtime::WorkflowInfo = ::swf_runtime::WorkflowInfo {
         id: Self::ID,
         name: Self::NAME,
         version: Self::VERSION,
@@ -517,12 +499,9 @@ impl<F: NestedFunctions> NestedWorkflow<F> {
     /// that failed with no retry or onError left, with the data it had.
     pub async fn run_with(
         &self,
-        input: ::swf_runtime::__private::Value,
-        io: &::swf_runtime::__private::Io,
-    ) -> ::core::result::Result<
-        ::swf_runtime::__private::Value,
-        ::swf_runtime::__private::WorkflowError,
-    > {
+        input: ::swf_runtime::Value,
+        io: &::swf_runtime::Io,
+    ) -> ::core::result::Result<::swf_runtime::Value, ::swf_runtime::WorkflowError> {
         let state = self.begin(input, io)?;
         let run = ::swf_runtime::__private::run_to_end(
             state,
@@ -532,7 +511,7 @@ impl<F: NestedFunctions> NestedWorkflow<F> {
         );
         ::swf_runtime::__private::traced_run(Self::INFO, io, run)
             .await
-            .map(::swf_runtime::__private::ScopeEnd::into_output)
+            .map(::swf_runtime::ScopeEnd::into_output)
     }
     /// The first state of an instance: the start task with its filtered input. A scheduled
     /// start refuses to create the instance outside its window (by `io`'s clock).
@@ -541,9 +520,9 @@ impl<F: NestedFunctions> NestedWorkflow<F> {
     /// The refusal of the input or of the scheduled start.
     pub fn start_with(
         &self,
-        input: ::swf_runtime::__private::Value,
-        io: &::swf_runtime::__private::Io,
-    ) -> ::core::result::Result<NestedState, ::swf_runtime::__private::WorkflowError> {
+        input: ::swf_runtime::Value,
+        io: &::swf_runtime::Io,
+    ) -> ::core::result::Result<NestedState, ::swf_runtime::WorkflowError> {
         self.begin(input, io)
     }
     /// Runs the next step of `state`, waiting first as long as it must (for its events, a
@@ -555,8 +534,8 @@ impl<F: NestedFunctions> NestedWorkflow<F> {
     pub async fn step_with(
         &self,
         state: NestedState,
-        io: &::swf_runtime::__private::Io,
-    ) -> ::core::result::Result<NestedState, ::swf_runtime::__private::WorkflowError> {
+        io: &::swf_runtime::Io,
+    ) -> ::core::result::Result<NestedState, ::swf_runtime::WorkflowError> {
         ::swf_runtime::__private::step_until_ran(
                 state,
                 io,
@@ -567,9 +546,9 @@ impl<F: NestedFunctions> NestedWorkflow<F> {
     }
     fn begin(
         &self,
-        input: ::swf_runtime::__private::Value,
-        io: &::swf_runtime::__private::Io,
-    ) -> ::core::result::Result<NestedState, ::swf_runtime::__private::WorkflowError> {
+        input: ::swf_runtime::Value,
+        io: &::swf_runtime::Io,
+    ) -> ::core::result::Result<NestedState, ::swf_runtime::WorkflowError> {
         let _ = io;
         let input = ::swf_runtime::__private::workflow_input(Self::ID, "With", input)?;
         Self::enter_task_with(input)
@@ -577,28 +556,25 @@ impl<F: NestedFunctions> NestedWorkflow<F> {
     #[doc(hidden)]
     pub fn begin_subflow(
         &self,
-        input: ::swf_runtime::__private::Value,
-        io: &::swf_runtime::__private::Io,
+        input: ::swf_runtime::Value,
+        io: &::swf_runtime::Io,
     ) -> ::core::result::Result<
-        ::core::result::Result<NestedState, ::swf_runtime::__private::Value>,
-        ::swf_runtime::__private::WorkflowError,
+        ::core::result::Result<NestedState, ::swf_runtime::Value>,
+        ::swf_runtime::WorkflowError,
     > {
         self.begin(input, io).map(::core::result::Result::Ok)
     }
     #[doc(hidden)]
     pub async fn run_detached(
         &self,
-        input: ::swf_runtime::__private::Value,
-        io: &::swf_runtime::__private::Io,
-    ) -> ::core::result::Result<
-        ::swf_runtime::__private::ScopeEnd,
-        ::swf_runtime::__private::WorkflowError,
-    > {
+        input: ::swf_runtime::Value,
+        io: &::swf_runtime::Io,
+    ) -> ::core::result::Result<::swf_runtime::ScopeEnd, ::swf_runtime::WorkflowError> {
         let state = match self.begin_subflow(input, io)? {
             ::core::result::Result::Ok(state) => state,
             ::core::result::Result::Err(output) => {
                 return ::core::result::Result::Ok(
-                    ::swf_runtime::__private::ScopeEnd::Completed(output),
+                    ::swf_runtime::ScopeEnd::Completed(output),
                 );
             }
         };
@@ -625,10 +601,10 @@ impl<F: NestedFunctions> NestedWorkflow<F> {
     pub async fn advance(
         &self,
         state: NestedState,
-        io: &::swf_runtime::__private::Io,
+        io: &::swf_runtime::Io,
     ) -> ::core::result::Result<
-        ::swf_runtime::__private::Progress<NestedState>,
-        ::swf_runtime::__private::WorkflowError,
+        ::swf_runtime::Progress<NestedState>,
+        ::swf_runtime::WorkflowError,
     > {
         match state {
             NestedState::With { data, branches } => {
@@ -636,15 +612,13 @@ impl<F: NestedFunctions> NestedWorkflow<F> {
             }
             NestedState::Run { data, each } => self.run_task_run(data, each, io).await,
             ended @ (NestedState::Completed { .. } | NestedState::Terminated { .. }) => {
-                ::core::result::Result::Ok(
-                    ::swf_runtime::__private::Progress::Ran(ended),
-                )
+                ::core::result::Result::Ok(::swf_runtime::Progress::Ran(ended))
             }
         }
     }
     fn enter_task_with(
-        data: ::swf_runtime::__private::Value,
-    ) -> ::core::result::Result<NestedState, ::swf_runtime::__private::WorkflowError> {
+        data: ::swf_runtime::Value,
+    ) -> ::core::result::Result<NestedState, ::swf_runtime::WorkflowError> {
         ::core::result::Result::Ok(NestedState::With {
             data,
             branches: ::core::option::Option::None,
@@ -653,17 +627,17 @@ impl<F: NestedFunctions> NestedWorkflow<F> {
     /// Runs one step of task `With`.
     async fn run_task_with(
         &self,
-        data: ::swf_runtime::__private::Value,
+        data: ::swf_runtime::Value,
         branches: ::core::option::Option<NestedWithBranches>,
-        io: &::swf_runtime::__private::Io,
+        io: &::swf_runtime::Io,
     ) -> ::core::result::Result<
-        ::swf_runtime::__private::Progress<NestedState>,
-        ::swf_runtime::__private::WorkflowError,
+        ::swf_runtime::Progress<NestedState>,
+        ::swf_runtime::WorkflowError,
     > {
         let mut data = data;
         let attempt: ::core::result::Result<
             ::swf_runtime::__private::Attempt<NestedWithBranches>,
-            ::swf_runtime::__private::ErrorObject,
+            ::swf_runtime::ErrorObject,
         > = async {
             let fresh = branches.is_none();
             let mut branches = match branches {
@@ -674,7 +648,7 @@ impl<F: NestedFunctions> NestedWorkflow<F> {
                             .map_err(|failure| failure.error().clone())?
                         {
                             ::core::result::Result::Ok(state) => {
-                                ::swf_runtime::__private::Slot::start(
+                                ::swf_runtime::Slot::start(
                                     state,
                                     ::swf_runtime::__private::deadline_of(
                                         io,
@@ -683,7 +657,7 @@ impl<F: NestedFunctions> NestedWorkflow<F> {
                                 )
                             }
                             ::core::result::Result::Err(output) => {
-                                ::swf_runtime::__private::Slot::Done {
+                                ::swf_runtime::Slot::Done {
                                     output,
                                 }
                             }
@@ -692,7 +666,7 @@ impl<F: NestedFunctions> NestedWorkflow<F> {
                             .map_err(|failure| failure.error().clone())?
                         {
                             ::core::result::Result::Ok(state) => {
-                                ::swf_runtime::__private::Slot::start(
+                                ::swf_runtime::Slot::start(
                                     state,
                                     ::swf_runtime::__private::deadline_of(
                                         io,
@@ -701,7 +675,7 @@ impl<F: NestedFunctions> NestedWorkflow<F> {
                                 )
                             }
                             ::core::result::Result::Err(output) => {
-                                ::swf_runtime::__private::Slot::Done {
+                                ::swf_runtime::Slot::Done {
                                     output,
                                 }
                             }
@@ -778,10 +752,7 @@ impl<F: NestedFunctions> NestedWorkflow<F> {
             ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Exit(0))
         }
             .await;
-        let next: ::core::result::Result<
-            NestedState,
-            ::swf_runtime::__private::WorkflowError,
-        > = match attempt {
+        let next: ::core::result::Result<NestedState, ::swf_runtime::WorkflowError> = match attempt {
             ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Exit(_)) => {
                 async {
                     let output = data;
@@ -810,25 +781,20 @@ impl<F: NestedFunctions> NestedWorkflow<F> {
             ::core::result::Result::Err(error) => {
                 async {
                     ::core::result::Result::Err(
-                        ::swf_runtime::__private::WorkflowError::new(
-                            "nested",
-                            "With",
-                            error,
-                            data,
-                        ),
+                        ::swf_runtime::WorkflowError::new("nested", "With", error, data),
                     )
                 }
                     .await
             }
         };
-        next.map(::swf_runtime::__private::Progress::Ran)
+        next.map(::swf_runtime::Progress::Ran)
     }
     fn with_b1_begin(
-        input: ::swf_runtime::__private::Value,
-        io: &::swf_runtime::__private::Io,
+        input: ::swf_runtime::Value,
+        io: &::swf_runtime::Io,
     ) -> ::core::result::Result<
-        ::core::result::Result<NestedWithBranch1, ::swf_runtime::__private::Value>,
-        ::swf_runtime::__private::WorkflowError,
+        ::core::result::Result<NestedWithBranch1, ::swf_runtime::Value>,
+        ::swf_runtime::WorkflowError,
     > {
         let _ = io;
         Self::with_b1_enter_task_self2(input).map(::core::result::Result::Ok)
@@ -836,10 +802,10 @@ impl<F: NestedFunctions> NestedWorkflow<F> {
     async fn with_b1_advance(
         &self,
         state: NestedWithBranch1,
-        io: &::swf_runtime::__private::Io,
+        io: &::swf_runtime::Io,
     ) -> ::core::result::Result<
-        ::swf_runtime::__private::Progress<NestedWithBranch1>,
-        ::swf_runtime::__private::WorkflowError,
+        ::swf_runtime::Progress<NestedWithBranch1>,
+        ::swf_runtime::WorkflowError,
     > {
         match state {
             NestedWithBranch1::Self2 { data } => {
@@ -847,33 +813,28 @@ impl<F: NestedFunctions> NestedWorkflow<F> {
             }
             ended @ (NestedWithBranch1::Completed { .. }
             | NestedWithBranch1::Terminated { .. }) => {
-                ::core::result::Result::Ok(
-                    ::swf_runtime::__private::Progress::Ran(ended),
-                )
+                ::core::result::Result::Ok(::swf_runtime::Progress::Ran(ended))
             }
         }
     }
     fn with_b1_enter_task_self2(
-        data: ::swf_runtime::__private::Value,
-    ) -> ::core::result::Result<
-        NestedWithBranch1,
-        ::swf_runtime::__private::WorkflowError,
-    > {
+        data: ::swf_runtime::Value,
+    ) -> ::core::result::Result<NestedWithBranch1, ::swf_runtime::WorkflowError> {
         ::core::result::Result::Ok(NestedWithBranch1::Self2 { data })
     }
     /// Runs one step of task `Self`.
     async fn with_b1_run_task_self2(
         &self,
-        data: ::swf_runtime::__private::Value,
-        _io: &::swf_runtime::__private::Io,
+        data: ::swf_runtime::Value,
+        _io: &::swf_runtime::Io,
     ) -> ::core::result::Result<
-        ::swf_runtime::__private::Progress<NestedWithBranch1>,
-        ::swf_runtime::__private::WorkflowError,
+        ::swf_runtime::Progress<NestedWithBranch1>,
+        ::swf_runtime::WorkflowError,
     > {
         let mut data = data;
         let attempt: ::core::result::Result<
             ::swf_runtime::__private::Attempt<::core::convert::Infallible>,
-            ::swf_runtime::__private::ErrorObject,
+            ::swf_runtime::ErrorObject,
         > = async {
             ::swf_runtime::__private::merge_data(
                 &mut data,
@@ -881,9 +842,9 @@ impl<F: NestedFunctions> NestedWorkflow<F> {
                     let mut map = ::swf_runtime::__private::Map::new();
                     map.insert(
                         ::std::string::String::from("first"),
-                        ::swf_runtime::__private::Value::Bool(true),
+                        ::swf_runtime::Value::Bool(true),
                     );
-                    ::swf_runtime::__private::Value::Object(map)
+                    ::swf_runtime::Value::Object(map)
                 },
                 "Self",
                 "inject data",
@@ -893,7 +854,7 @@ impl<F: NestedFunctions> NestedWorkflow<F> {
             .await;
         let next: ::core::result::Result<
             NestedWithBranch1,
-            ::swf_runtime::__private::WorkflowError,
+            ::swf_runtime::WorkflowError,
         > = match attempt {
             ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Exit(_)) => {
                 async {
@@ -915,25 +876,20 @@ impl<F: NestedFunctions> NestedWorkflow<F> {
             ::core::result::Result::Err(error) => {
                 async {
                     ::core::result::Result::Err(
-                        ::swf_runtime::__private::WorkflowError::new(
-                            "nested",
-                            "Self",
-                            error,
-                            data,
-                        ),
+                        ::swf_runtime::WorkflowError::new("nested", "Self", error, data),
                     )
                 }
                     .await
             }
         };
-        next.map(::swf_runtime::__private::Progress::Ran)
+        next.map(::swf_runtime::Progress::Ran)
     }
     fn with_b2_begin(
-        input: ::swf_runtime::__private::Value,
-        io: &::swf_runtime::__private::Io,
+        input: ::swf_runtime::Value,
+        io: &::swf_runtime::Io,
     ) -> ::core::result::Result<
-        ::core::result::Result<NestedWithBranch2, ::swf_runtime::__private::Value>,
-        ::swf_runtime::__private::WorkflowError,
+        ::core::result::Result<NestedWithBranch2, ::swf_runtime::Value>,
+        ::swf_runtime::WorkflowError,
     > {
         let _ = io;
         Self::with_b2_enter_task_log(input).map(::core::result::Result::Ok)
@@ -941,42 +897,37 @@ impl<F: NestedFunctions> NestedWorkflow<F> {
     async fn with_b2_advance(
         &self,
         state: NestedWithBranch2,
-        io: &::swf_runtime::__private::Io,
+        io: &::swf_runtime::Io,
     ) -> ::core::result::Result<
-        ::swf_runtime::__private::Progress<NestedWithBranch2>,
-        ::swf_runtime::__private::WorkflowError,
+        ::swf_runtime::Progress<NestedWithBranch2>,
+        ::swf_runtime::WorkflowError,
     > {
         match state {
             NestedWithBranch2::Log { data } => self.with_b2_run_task_log(data, io).await,
             ended @ (NestedWithBranch2::Completed { .. }
             | NestedWithBranch2::Terminated { .. }) => {
-                ::core::result::Result::Ok(
-                    ::swf_runtime::__private::Progress::Ran(ended),
-                )
+                ::core::result::Result::Ok(::swf_runtime::Progress::Ran(ended))
             }
         }
     }
     fn with_b2_enter_task_log(
-        data: ::swf_runtime::__private::Value,
-    ) -> ::core::result::Result<
-        NestedWithBranch2,
-        ::swf_runtime::__private::WorkflowError,
-    > {
+        data: ::swf_runtime::Value,
+    ) -> ::core::result::Result<NestedWithBranch2, ::swf_runtime::WorkflowError> {
         ::core::result::Result::Ok(NestedWithBranch2::Log { data })
     }
     /// Runs one step of task `Log`.
     async fn with_b2_run_task_log(
         &self,
-        data: ::swf_runtime::__private::Value,
-        io: &::swf_runtime::__private::Io,
+        data: ::swf_runtime::Value,
+        io: &::swf_runtime::Io,
     ) -> ::core::result::Result<
-        ::swf_runtime::__private::Progress<NestedWithBranch2>,
-        ::swf_runtime::__private::WorkflowError,
+        ::swf_runtime::Progress<NestedWithBranch2>,
+        ::swf_runtime::WorkflowError,
     > {
         let mut data = data;
         let attempt: ::core::result::Result<
             ::swf_runtime::__private::Attempt<::core::convert::Infallible>,
-            ::swf_runtime::__private::ErrorObject,
+            ::swf_runtime::ErrorObject,
         > = async {
             {
                 let result = async {
@@ -984,9 +935,9 @@ impl<F: NestedFunctions> NestedWorkflow<F> {
                         let mut map = ::swf_runtime::__private::Map::new();
                         map.insert(
                             ::std::string::String::from("what"),
-                            ::swf_runtime::__private::Value::from("branch"),
+                            ::swf_runtime::Value::from("branch"),
                         );
-                        ::swf_runtime::__private::Value::Object(map)
+                        ::swf_runtime::Value::Object(map)
                     };
                     ::swf_runtime::__private::call_action(
                             io,
@@ -1017,7 +968,7 @@ impl<F: NestedFunctions> NestedWorkflow<F> {
             .await;
         let next: ::core::result::Result<
             NestedWithBranch2,
-            ::swf_runtime::__private::WorkflowError,
+            ::swf_runtime::WorkflowError,
         > = match attempt {
             ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Exit(_)) => {
                 async {
@@ -1039,22 +990,17 @@ impl<F: NestedFunctions> NestedWorkflow<F> {
             ::core::result::Result::Err(error) => {
                 async {
                     ::core::result::Result::Err(
-                        ::swf_runtime::__private::WorkflowError::new(
-                            "nested",
-                            "Log",
-                            error,
-                            data,
-                        ),
+                        ::swf_runtime::WorkflowError::new("nested", "Log", error, data),
                     )
                 }
                     .await
             }
         };
-        next.map(::swf_runtime::__private::Progress::Ran)
+        next.map(::swf_runtime::Progress::Ran)
     }
     fn enter_task_run(
-        data: ::swf_runtime::__private::Value,
-    ) -> ::core::result::Result<NestedState, ::swf_runtime::__private::WorkflowError> {
+        data: ::swf_runtime::Value,
+    ) -> ::core::result::Result<NestedState, ::swf_runtime::WorkflowError> {
         ::core::result::Result::Ok(NestedState::Run {
             data,
             each: ::core::option::Option::None,
@@ -1063,21 +1009,17 @@ impl<F: NestedFunctions> NestedWorkflow<F> {
     /// Runs one step of task `Run`.
     async fn run_task_run(
         &self,
-        data: ::swf_runtime::__private::Value,
-        each: ::core::option::Option<
-            ::swf_runtime::__private::Iterations<NestedRunBody>,
-        >,
-        io: &::swf_runtime::__private::Io,
+        data: ::swf_runtime::Value,
+        each: ::core::option::Option<::swf_runtime::Iterations<NestedRunBody>>,
+        io: &::swf_runtime::Io,
     ) -> ::core::result::Result<
-        ::swf_runtime::__private::Progress<NestedState>,
-        ::swf_runtime::__private::WorkflowError,
+        ::swf_runtime::Progress<NestedState>,
+        ::swf_runtime::WorkflowError,
     > {
         let mut data = data;
         let attempt: ::core::result::Result<
-            ::swf_runtime::__private::Attempt<
-                ::swf_runtime::__private::Iterations<NestedRunBody>,
-            >,
-            ::swf_runtime::__private::ErrorObject,
+            ::swf_runtime::__private::Attempt<::swf_runtime::Iterations<NestedRunBody>>,
+            ::swf_runtime::ErrorObject,
         > = async {
             let fresh = each.is_none();
             let items = ::swf_runtime::__private::collection_refs(
@@ -1093,20 +1035,17 @@ impl<F: NestedFunctions> NestedWorkflow<F> {
                 "$.items",
             )?;
             let mut each = each
-                .unwrap_or_else(|| ::swf_runtime::__private::Iterations::new(
+                .unwrap_or_else(|| ::swf_runtime::Iterations::new(
                     items.len(),
                     true,
                     ::swf_runtime::__private::step_origin(io),
                 ));
             let begin = |
                 item: usize,
-            | -> ::core::result::Result<_, ::swf_runtime::__private::ErrorObject> {
+            | -> ::core::result::Result<_, ::swf_runtime::ErrorObject> {
                 let element = items
                     .get(item)
-                    .map_or(
-                        ::swf_runtime::__private::Value::Null,
-                        |element| (*element).clone(),
-                    );
+                    .map_or(::swf_runtime::Value::Null, |element| (*element).clone());
                 let mut input = data.clone();
                 {
                     static PATH: ::swf_runtime::__private::JsonPath = ::swf_runtime::__private::JsonPath::definite(
@@ -1129,9 +1068,7 @@ impl<F: NestedFunctions> NestedWorkflow<F> {
                         &::std::format!("{}[{}]", "Run", item),
                         self.run_body_advance(state, io),
                     ),
-                    &|_: &::swf_runtime::__private::Value| ::core::result::Result::Ok(
-                        false,
-                    ),
+                    &|_: &::swf_runtime::Value| ::core::result::Result::Ok(false),
                 )
                 .await?;
             match end {
@@ -1166,17 +1103,11 @@ impl<F: NestedFunctions> NestedWorkflow<F> {
                 );
                 &PATH
             }
-                .write(
-                    &mut data,
-                    ::swf_runtime::__private::Value::Array(each.into_outputs()),
-                )?;
+                .write(&mut data, ::swf_runtime::Value::Array(each.into_outputs()))?;
             ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Exit(0))
         }
             .await;
-        let next: ::core::result::Result<
-            NestedState,
-            ::swf_runtime::__private::WorkflowError,
-        > = match attempt {
+        let next: ::core::result::Result<NestedState, ::swf_runtime::WorkflowError> = match attempt {
             ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Exit(_)) => {
                 async {
                     let output = data;
@@ -1205,25 +1136,20 @@ impl<F: NestedFunctions> NestedWorkflow<F> {
             ::core::result::Result::Err(error) => {
                 async {
                     ::core::result::Result::Err(
-                        ::swf_runtime::__private::WorkflowError::new(
-                            "nested",
-                            "Run",
-                            error,
-                            data,
-                        ),
+                        ::swf_runtime::WorkflowError::new("nested", "Run", error, data),
                     )
                 }
                     .await
             }
         };
-        next.map(::swf_runtime::__private::Progress::Ran)
+        next.map(::swf_runtime::Progress::Ran)
     }
     fn run_body_begin(
-        input: ::swf_runtime::__private::Value,
-        io: &::swf_runtime::__private::Io,
+        input: ::swf_runtime::Value,
+        io: &::swf_runtime::Io,
     ) -> ::core::result::Result<
-        ::core::result::Result<NestedRunBody, ::swf_runtime::__private::Value>,
-        ::swf_runtime::__private::WorkflowError,
+        ::core::result::Result<NestedRunBody, ::swf_runtime::Value>,
+        ::swf_runtime::WorkflowError,
     > {
         let _ = io;
         Self::run_body_enter_task_iteration(input).map(::core::result::Result::Ok)
@@ -1231,10 +1157,10 @@ impl<F: NestedFunctions> NestedWorkflow<F> {
     async fn run_body_advance(
         &self,
         state: NestedRunBody,
-        io: &::swf_runtime::__private::Io,
+        io: &::swf_runtime::Io,
     ) -> ::core::result::Result<
-        ::swf_runtime::__private::Progress<NestedRunBody>,
-        ::swf_runtime::__private::WorkflowError,
+        ::swf_runtime::Progress<NestedRunBody>,
+        ::swf_runtime::WorkflowError,
     > {
         match state {
             NestedRunBody::Iteration { data, child } => {
@@ -1242,15 +1168,13 @@ impl<F: NestedFunctions> NestedWorkflow<F> {
             }
             ended @ (NestedRunBody::Completed { .. }
             | NestedRunBody::Terminated { .. }) => {
-                ::core::result::Result::Ok(
-                    ::swf_runtime::__private::Progress::Ran(ended),
-                )
+                ::core::result::Result::Ok(::swf_runtime::Progress::Ran(ended))
             }
         }
     }
     fn run_body_enter_task_iteration(
-        data: ::swf_runtime::__private::Value,
-    ) -> ::core::result::Result<NestedRunBody, ::swf_runtime::__private::WorkflowError> {
+        data: ::swf_runtime::Value,
+    ) -> ::core::result::Result<NestedRunBody, ::swf_runtime::WorkflowError> {
         ::core::result::Result::Ok(NestedRunBody::Iteration {
             data,
             child: ::core::option::Option::None,
@@ -1259,17 +1183,17 @@ impl<F: NestedFunctions> NestedWorkflow<F> {
     /// Runs one step of task `Iteration`.
     async fn run_body_run_task_iteration(
         &self,
-        data: ::swf_runtime::__private::Value,
+        data: ::swf_runtime::Value,
         child: ::core::option::Option<NestedChildState>,
-        io: &::swf_runtime::__private::Io,
+        io: &::swf_runtime::Io,
     ) -> ::core::result::Result<
-        ::swf_runtime::__private::Progress<NestedRunBody>,
-        ::swf_runtime::__private::WorkflowError,
+        ::swf_runtime::Progress<NestedRunBody>,
+        ::swf_runtime::WorkflowError,
     > {
         let mut data = data;
         let attempt: ::core::result::Result<
             ::swf_runtime::__private::Attempt<NestedChildState>,
-            ::swf_runtime::__private::ErrorObject,
+            ::swf_runtime::ErrorObject,
         > = async {
             let machine = NestedChildWorkflow::new(&self.functions);
             let fresh = child.is_none();
@@ -1297,7 +1221,7 @@ impl<F: NestedFunctions> NestedWorkflow<F> {
                 .await
                 .map_err(|failure| failure.error().clone())?;
             match stepped {
-                ::swf_runtime::__private::Progress::Waiting(child, wait) => {
+                ::swf_runtime::Progress::Waiting(child, wait) => {
                     ::core::result::Result::Ok(
                         ::swf_runtime::__private::Attempt::Stay(
                             child,
@@ -1305,10 +1229,10 @@ impl<F: NestedFunctions> NestedWorkflow<F> {
                         ),
                     )
                 }
-                ::swf_runtime::__private::Progress::Ran(child) => {
-                    match ::swf_runtime::__private::ScopeState::end(child) {
+                ::swf_runtime::Progress::Ran(child) => {
+                    match ::swf_runtime::ScopeState::end(child) {
                         ::core::result::Result::Ok(
-                            ::swf_runtime::__private::ScopeEnd::Completed(output),
+                            ::swf_runtime::ScopeEnd::Completed(output),
                         ) => {
                             data = output;
                             ::core::result::Result::Ok(
@@ -1316,7 +1240,7 @@ impl<F: NestedFunctions> NestedWorkflow<F> {
                             )
                         }
                         ::core::result::Result::Ok(
-                            ::swf_runtime::__private::ScopeEnd::Terminated(output),
+                            ::swf_runtime::ScopeEnd::Terminated(output),
                         ) => {
                             data = output;
                             ::core::result::Result::Ok(
@@ -1336,10 +1260,7 @@ impl<F: NestedFunctions> NestedWorkflow<F> {
             }
         }
             .await;
-        let next: ::core::result::Result<
-            NestedRunBody,
-            ::swf_runtime::__private::WorkflowError,
-        > = match attempt {
+        let next: ::core::result::Result<NestedRunBody, ::swf_runtime::WorkflowError> = match attempt {
             ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Exit(_)) => {
                 async {
                     let output = data;
@@ -1368,7 +1289,7 @@ impl<F: NestedFunctions> NestedWorkflow<F> {
             ::core::result::Result::Err(error) => {
                 async {
                     ::core::result::Result::Err(
-                        ::swf_runtime::__private::WorkflowError::new(
+                        ::swf_runtime::WorkflowError::new(
                             "nested",
                             "Iteration",
                             error,
@@ -1379,11 +1300,10 @@ impl<F: NestedFunctions> NestedWorkflow<F> {
                     .await
             }
         };
-        next.map(::swf_runtime::__private::Progress::Ran)
+        next.map(::swf_runtime::Progress::Ran)
     }
 }
-impl<F: NestedFunctions + 'static> ::swf_runtime::__private::Machine
-for NestedWorkflow<F> {
+impl<F: NestedFunctions + 'static> ::swf_runtime::Machine for NestedWorkflow<F> {
     type State = NestedState;
     fn workflow_id(&self) -> &'static str {
         Self::ID
@@ -1397,36 +1317,32 @@ for NestedWorkflow<F> {
     fn definition_hash(&self) -> &'static str {
         Self::DEFINITION_HASH
     }
-    fn events(&self) -> &'static [::swf_runtime::__private::EventSpec] {
+    fn events(&self) -> &'static [::swf_runtime::EventSpec] {
         &[]
     }
-    fn start_on_events(
-        &self,
-    ) -> ::core::option::Option<::swf_runtime::__private::StartOnEvents> {
+    fn start_on_events(&self) -> ::core::option::Option<::swf_runtime::StartOnEvents> {
         ::core::option::Option::None
     }
     fn start(
         &self,
-        input: ::swf_runtime::__private::Value,
-        io: &::swf_runtime::__private::Io,
-    ) -> ::core::result::Result<NestedState, ::swf_runtime::__private::WorkflowError> {
+        input: ::swf_runtime::Value,
+        io: &::swf_runtime::Io,
+    ) -> ::core::result::Result<NestedState, ::swf_runtime::WorkflowError> {
         self.begin(input, io)
     }
     fn step<'a>(
         &'a self,
         state: NestedState,
-        io: &'a ::swf_runtime::__private::Io,
+        io: &'a ::swf_runtime::Io,
     ) -> impl ::core::future::Future<
         Output = ::core::result::Result<
-            ::swf_runtime::__private::Progress<NestedState>,
-            ::swf_runtime::__private::WorkflowError,
+            ::swf_runtime::Progress<NestedState>,
+            ::swf_runtime::WorkflowError,
         >,
     > + ::core::marker::Send + 'a {
         self.advance(state, io)
     }
-    fn output(
-        state: &NestedState,
-    ) -> ::core::option::Option<&::swf_runtime::__private::Value> {
+    fn output(state: &NestedState) -> ::core::option::Option<&::swf_runtime::Value> {
         state.output()
     }
 }

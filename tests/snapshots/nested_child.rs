@@ -5,22 +5,22 @@ pub trait NestedChildFunctions: ::core::marker::Send + ::core::marker::Sync {
     /// Function `log` (resource `audit`), defined at line 5.
     fn log(
         &self,
-        args: ::swf_runtime::__private::Value,
+        args: ::swf_runtime::Value,
     ) -> impl ::core::future::Future<
         Output = ::core::result::Result<
-            ::swf_runtime::__private::Value,
-            ::swf_runtime::__private::FunctionError,
+            ::swf_runtime::Value,
+            ::swf_runtime::FunctionError,
         >,
     > + ::core::marker::Send;
 }
 impl<T: NestedChildFunctions + ?Sized> NestedChildFunctions for &T {
     fn log(
         &self,
-        args: ::swf_runtime::__private::Value,
+        args: ::swf_runtime::Value,
     ) -> impl ::core::future::Future<
         Output = ::core::result::Result<
-            ::swf_runtime::__private::Value,
-            ::swf_runtime::__private::FunctionError,
+            ::swf_runtime::Value,
+            ::swf_runtime::FunctionError,
         >,
     > + ::core::marker::Send {
         <T as NestedChildFunctions>::log(*self, args)
@@ -41,19 +41,19 @@ pub enum NestedChildState {
     #[serde(rename = "Log")]
     Log {
         /// The task's data.
-        data: ::swf_runtime::__private::Value,
+        data: ::swf_runtime::Value,
     },
     /// The scope ended; `output` is its data output.
     #[serde(rename = "completed")]
     Completed {
         /// The output.
-        output: ::swf_runtime::__private::Value,
+        output: ::swf_runtime::Value,
     },
     /// An `end: {kind: terminate}` ended the whole instance.
     #[serde(rename = "terminated")]
     Terminated {
         /// The output.
-        output: ::swf_runtime::__private::Value,
+        output: ::swf_runtime::Value,
     },
 }
 #[allow(dead_code)]
@@ -68,7 +68,7 @@ impl NestedChildState {
         }
     }
     /// The output, once the scope has ended.
-    pub fn output(&self) -> ::core::option::Option<&::swf_runtime::__private::Value> {
+    pub fn output(&self) -> ::core::option::Option<&::swf_runtime::Value> {
         match self {
             NestedChildState::Completed { output }
             | NestedChildState::Terminated { output } => {
@@ -78,24 +78,20 @@ impl NestedChildState {
         }
     }
 }
-impl ::swf_runtime::__private::ScopeState for NestedChildState {
-    fn end(self) -> ::core::result::Result<::swf_runtime::__private::ScopeEnd, Self> {
+impl ::swf_runtime::ScopeState for NestedChildState {
+    fn end(self) -> ::core::result::Result<::swf_runtime::ScopeEnd, Self> {
         match self {
             NestedChildState::Completed { output } => {
-                ::core::result::Result::Ok(
-                    ::swf_runtime::__private::ScopeEnd::Completed(output),
-                )
+                ::core::result::Result::Ok(::swf_runtime::ScopeEnd::Completed(output))
             }
             NestedChildState::Terminated { output } => {
-                ::core::result::Result::Ok(
-                    ::swf_runtime::__private::ScopeEnd::Terminated(output),
-                )
+                ::core::result::Result::Ok(::swf_runtime::ScopeEnd::Terminated(output))
             }
             other => ::core::result::Result::Err(other),
         }
     }
-    fn listening(&self) -> ::swf_runtime::__private::Wait {
-        ::swf_runtime::__private::Wait::default()
+    fn listening(&self) -> ::swf_runtime::Wait {
+        ::swf_runtime::Wait::default()
     }
     fn position(&self) -> ::std::string::String {
         match self {
@@ -135,7 +131,7 @@ impl<F: NestedChildFunctions> NestedChildWorkflow<F> {
     /// it, so that a host can tell an instance saved by another definition.
     pub const DEFINITION_HASH: &'static str = "0a81776edc958d06";
     /// The workflow's id, name and version, as its traces name them.
-    pub const INFO: ::swf_runtime::__private::WorkflowInfo = ::swf_runtime::__private::WorkflowInfo {
+    pub const INFO: ::swf_runtime::WorkflowInfo = ::swf_runtime::WorkflowInfo {
         id: Self::ID,
         name: Self::NAME,
         version: Self::VERSION,
@@ -155,12 +151,9 @@ impl<F: NestedChildFunctions> NestedChildWorkflow<F> {
     /// or onError left, with the data it had.
     pub async fn run(
         &self,
-        input: ::swf_runtime::__private::Value,
-    ) -> ::core::result::Result<
-        ::swf_runtime::__private::Value,
-        ::swf_runtime::__private::WorkflowError,
-    > {
-        let io = ::swf_runtime::__private::Io::standalone();
+        input: ::swf_runtime::Value,
+    ) -> ::core::result::Result<::swf_runtime::Value, ::swf_runtime::WorkflowError> {
+        let io = ::swf_runtime::Io::standalone();
         let state = self.begin(input, &io)?;
         let run = ::swf_runtime::__private::run_to_end(
             state,
@@ -170,7 +163,7 @@ impl<F: NestedChildFunctions> NestedChildWorkflow<F> {
         );
         ::swf_runtime::__private::traced_run(Self::INFO, &io, run)
             .await
-            .map(::swf_runtime::__private::ScopeEnd::into_output)
+            .map(::swf_runtime::ScopeEnd::into_output)
     }
     /// The first state of an instance: the start task with its filtered input.
     ///
@@ -178,12 +171,9 @@ impl<F: NestedChildFunctions> NestedChildWorkflow<F> {
     /// The refusal of the input (not a JSON object), or of the start task's input filter.
     pub fn start(
         &self,
-        input: ::swf_runtime::__private::Value,
-    ) -> ::core::result::Result<
-        NestedChildState,
-        ::swf_runtime::__private::WorkflowError,
-    > {
-        self.begin(input, &::swf_runtime::__private::Io::standalone())
+        input: ::swf_runtime::Value,
+    ) -> ::core::result::Result<NestedChildState, ::swf_runtime::WorkflowError> {
+        self.begin(input, &::swf_runtime::Io::standalone())
     }
     /// Runs the next step of `state`, waiting first as long as it must (a delay, a retry
     /// wait): the state after one step that ran. A state that has ended is returned
@@ -194,11 +184,8 @@ impl<F: NestedChildFunctions> NestedChildWorkflow<F> {
     pub async fn step(
         &self,
         state: NestedChildState,
-    ) -> ::core::result::Result<
-        NestedChildState,
-        ::swf_runtime::__private::WorkflowError,
-    > {
-        let io = ::swf_runtime::__private::Io::standalone();
+    ) -> ::core::result::Result<NestedChildState, ::swf_runtime::WorkflowError> {
+        let io = ::swf_runtime::Io::standalone();
         ::swf_runtime::__private::step_until_ran(
                 state,
                 &io,
@@ -209,12 +196,9 @@ impl<F: NestedChildFunctions> NestedChildWorkflow<F> {
     }
     fn begin(
         &self,
-        input: ::swf_runtime::__private::Value,
-        io: &::swf_runtime::__private::Io,
-    ) -> ::core::result::Result<
-        NestedChildState,
-        ::swf_runtime::__private::WorkflowError,
-    > {
+        input: ::swf_runtime::Value,
+        io: &::swf_runtime::Io,
+    ) -> ::core::result::Result<NestedChildState, ::swf_runtime::WorkflowError> {
         let _ = io;
         let input = ::swf_runtime::__private::workflow_input(Self::ID, "Log", input)?;
         Self::enter_task_log(input)
@@ -222,28 +206,25 @@ impl<F: NestedChildFunctions> NestedChildWorkflow<F> {
     #[doc(hidden)]
     pub fn begin_subflow(
         &self,
-        input: ::swf_runtime::__private::Value,
-        io: &::swf_runtime::__private::Io,
+        input: ::swf_runtime::Value,
+        io: &::swf_runtime::Io,
     ) -> ::core::result::Result<
-        ::core::result::Result<NestedChildState, ::swf_runtime::__private::Value>,
-        ::swf_runtime::__private::WorkflowError,
+        ::core::result::Result<NestedChildState, ::swf_runtime::Value>,
+        ::swf_runtime::WorkflowError,
     > {
         self.begin(input, io).map(::core::result::Result::Ok)
     }
     #[doc(hidden)]
     pub async fn run_detached(
         &self,
-        input: ::swf_runtime::__private::Value,
-        io: &::swf_runtime::__private::Io,
-    ) -> ::core::result::Result<
-        ::swf_runtime::__private::ScopeEnd,
-        ::swf_runtime::__private::WorkflowError,
-    > {
+        input: ::swf_runtime::Value,
+        io: &::swf_runtime::Io,
+    ) -> ::core::result::Result<::swf_runtime::ScopeEnd, ::swf_runtime::WorkflowError> {
         let state = match self.begin_subflow(input, io)? {
             ::core::result::Result::Ok(state) => state,
             ::core::result::Result::Err(output) => {
                 return ::core::result::Result::Ok(
-                    ::swf_runtime::__private::ScopeEnd::Completed(output),
+                    ::swf_runtime::ScopeEnd::Completed(output),
                 );
             }
         };
@@ -270,42 +251,37 @@ impl<F: NestedChildFunctions> NestedChildWorkflow<F> {
     pub async fn advance(
         &self,
         state: NestedChildState,
-        io: &::swf_runtime::__private::Io,
+        io: &::swf_runtime::Io,
     ) -> ::core::result::Result<
-        ::swf_runtime::__private::Progress<NestedChildState>,
-        ::swf_runtime::__private::WorkflowError,
+        ::swf_runtime::Progress<NestedChildState>,
+        ::swf_runtime::WorkflowError,
     > {
         match state {
             NestedChildState::Log { data } => self.run_task_log(data, io).await,
             ended @ (NestedChildState::Completed { .. }
             | NestedChildState::Terminated { .. }) => {
-                ::core::result::Result::Ok(
-                    ::swf_runtime::__private::Progress::Ran(ended),
-                )
+                ::core::result::Result::Ok(::swf_runtime::Progress::Ran(ended))
             }
         }
     }
     fn enter_task_log(
-        data: ::swf_runtime::__private::Value,
-    ) -> ::core::result::Result<
-        NestedChildState,
-        ::swf_runtime::__private::WorkflowError,
-    > {
+        data: ::swf_runtime::Value,
+    ) -> ::core::result::Result<NestedChildState, ::swf_runtime::WorkflowError> {
         ::core::result::Result::Ok(NestedChildState::Log { data })
     }
     /// Runs one step of task `Log`.
     async fn run_task_log(
         &self,
-        data: ::swf_runtime::__private::Value,
-        io: &::swf_runtime::__private::Io,
+        data: ::swf_runtime::Value,
+        io: &::swf_runtime::Io,
     ) -> ::core::result::Result<
-        ::swf_runtime::__private::Progress<NestedChildState>,
-        ::swf_runtime::__private::WorkflowError,
+        ::swf_runtime::Progress<NestedChildState>,
+        ::swf_runtime::WorkflowError,
     > {
         let mut data = data;
         let attempt: ::core::result::Result<
             ::swf_runtime::__private::Attempt<::core::convert::Infallible>,
-            ::swf_runtime::__private::ErrorObject,
+            ::swf_runtime::ErrorObject,
         > = async {
             {
                 let result = async {
@@ -324,7 +300,7 @@ impl<F: NestedChildFunctions> NestedChildWorkflow<F> {
                                 &data,
                             )?,
                         );
-                        ::swf_runtime::__private::Value::Object(map)
+                        ::swf_runtime::Value::Object(map)
                     };
                     ::swf_runtime::__private::call_action(
                             io,
@@ -355,7 +331,7 @@ impl<F: NestedChildFunctions> NestedChildWorkflow<F> {
             .await;
         let next: ::core::result::Result<
             NestedChildState,
-            ::swf_runtime::__private::WorkflowError,
+            ::swf_runtime::WorkflowError,
         > = match attempt {
             ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Exit(_)) => {
                 async {
@@ -372,7 +348,7 @@ impl<F: NestedChildFunctions> NestedChildWorkflow<F> {
                     ) {
                         let data = output;
                         return ::core::result::Result::Err(
-                            ::swf_runtime::__private::WorkflowError::new(
+                            ::swf_runtime::WorkflowError::new(
                                 "nested-child",
                                 "Log",
                                 error,
@@ -397,7 +373,7 @@ impl<F: NestedChildFunctions> NestedChildWorkflow<F> {
             ::core::result::Result::Err(error) => {
                 async {
                     ::core::result::Result::Err(
-                        ::swf_runtime::__private::WorkflowError::new(
+                        ::swf_runtime::WorkflowError::new(
                             "nested-child",
                             "Log",
                             error,
@@ -408,10 +384,10 @@ impl<F: NestedChildFunctions> NestedChildWorkflow<F> {
                     .await
             }
         };
-        next.map(::swf_runtime::__private::Progress::Ran)
+        next.map(::swf_runtime::Progress::Ran)
     }
 }
-impl<F: NestedChildFunctions + 'static> ::swf_runtime::__private::Machine
+impl<F: NestedChildFunctions + 'static> ::swf_runtime::Machine
 for NestedChildWorkflow<F> {
     type State = NestedChildState;
     fn workflow_id(&self) -> &'static str {
@@ -426,39 +402,34 @@ for NestedChildWorkflow<F> {
     fn definition_hash(&self) -> &'static str {
         Self::DEFINITION_HASH
     }
-    fn events(&self) -> &'static [::swf_runtime::__private::EventSpec] {
+    fn events(&self) -> &'static [::swf_runtime::EventSpec] {
         &[]
     }
-    fn start_on_events(
-        &self,
-    ) -> ::core::option::Option<::swf_runtime::__private::StartOnEvents> {
+    fn start_on_events(&self) -> ::core::option::Option<::swf_runtime::StartOnEvents> {
         ::core::option::Option::None
     }
     fn start(
         &self,
-        input: ::swf_runtime::__private::Value,
-        io: &::swf_runtime::__private::Io,
-    ) -> ::core::result::Result<
-        NestedChildState,
-        ::swf_runtime::__private::WorkflowError,
-    > {
+        input: ::swf_runtime::Value,
+        io: &::swf_runtime::Io,
+    ) -> ::core::result::Result<NestedChildState, ::swf_runtime::WorkflowError> {
         self.begin(input, io)
     }
     fn step<'a>(
         &'a self,
         state: NestedChildState,
-        io: &'a ::swf_runtime::__private::Io,
+        io: &'a ::swf_runtime::Io,
     ) -> impl ::core::future::Future<
         Output = ::core::result::Result<
-            ::swf_runtime::__private::Progress<NestedChildState>,
-            ::swf_runtime::__private::WorkflowError,
+            ::swf_runtime::Progress<NestedChildState>,
+            ::swf_runtime::WorkflowError,
         >,
     > + ::core::marker::Send + 'a {
         self.advance(state, io)
     }
     fn output(
         state: &NestedChildState,
-    ) -> ::core::option::Option<&::swf_runtime::__private::Value> {
+    ) -> ::core::option::Option<&::swf_runtime::Value> {
         state.output()
     }
 }

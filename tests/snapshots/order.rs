@@ -5,64 +5,64 @@ pub trait OrderFunctions: ::core::marker::Send + ::core::marker::Sync {
     /// Function `checkInventory` (resource `inventory-service`), defined at line 10.
     fn check_inventory(
         &self,
-        args: ::swf_runtime::__private::Value,
+        args: ::swf_runtime::Value,
     ) -> impl ::core::future::Future<
         Output = ::core::result::Result<
-            ::swf_runtime::__private::Value,
-            ::swf_runtime::__private::FunctionError,
+            ::swf_runtime::Value,
+            ::swf_runtime::FunctionError,
         >,
     > + ::core::marker::Send;
     /// Function `chargeCard` (resource `payment-service`), defined at line 12.
     fn charge_card(
         &self,
-        args: ::swf_runtime::__private::Value,
+        args: ::swf_runtime::Value,
     ) -> impl ::core::future::Future<
         Output = ::core::result::Result<
-            ::swf_runtime::__private::Value,
-            ::swf_runtime::__private::FunctionError,
+            ::swf_runtime::Value,
+            ::swf_runtime::FunctionError,
         >,
     > + ::core::marker::Send;
     /// Function `shipOrder` (resource `shipping-service`), defined at line 14.
     fn ship_order(
         &self,
-        args: ::swf_runtime::__private::Value,
+        args: ::swf_runtime::Value,
     ) -> impl ::core::future::Future<
         Output = ::core::result::Result<
-            ::swf_runtime::__private::Value,
-            ::swf_runtime::__private::FunctionError,
+            ::swf_runtime::Value,
+            ::swf_runtime::FunctionError,
         >,
     > + ::core::marker::Send;
 }
 impl<T: OrderFunctions + ?Sized> OrderFunctions for &T {
     fn check_inventory(
         &self,
-        args: ::swf_runtime::__private::Value,
+        args: ::swf_runtime::Value,
     ) -> impl ::core::future::Future<
         Output = ::core::result::Result<
-            ::swf_runtime::__private::Value,
-            ::swf_runtime::__private::FunctionError,
+            ::swf_runtime::Value,
+            ::swf_runtime::FunctionError,
         >,
     > + ::core::marker::Send {
         <T as OrderFunctions>::check_inventory(*self, args)
     }
     fn charge_card(
         &self,
-        args: ::swf_runtime::__private::Value,
+        args: ::swf_runtime::Value,
     ) -> impl ::core::future::Future<
         Output = ::core::result::Result<
-            ::swf_runtime::__private::Value,
-            ::swf_runtime::__private::FunctionError,
+            ::swf_runtime::Value,
+            ::swf_runtime::FunctionError,
         >,
     > + ::core::marker::Send {
         <T as OrderFunctions>::charge_card(*self, args)
     }
     fn ship_order(
         &self,
-        args: ::swf_runtime::__private::Value,
+        args: ::swf_runtime::Value,
     ) -> impl ::core::future::Future<
         Output = ::core::result::Result<
-            ::swf_runtime::__private::Value,
-            ::swf_runtime::__private::FunctionError,
+            ::swf_runtime::Value,
+            ::swf_runtime::FunctionError,
         >,
     > + ::core::marker::Send {
         <T as OrderFunctions>::ship_order(*self, args)
@@ -83,52 +83,52 @@ pub enum OrderState {
     #[serde(rename = "CheckInventory")]
     CheckInventory {
         /// The task's data.
-        data: ::swf_runtime::__private::Value,
+        data: ::swf_runtime::Value,
     },
     /// Task `ChargeCard` (operation, line 32), about to run (or running) with `data` as its input.
     #[serde(rename = "ChargeCard")]
     ChargeCard {
         /// The task's data.
-        data: ::swf_runtime::__private::Value,
+        data: ::swf_runtime::Value,
         /// The task's retries so far, and when the next attempt may start.
         #[serde(default)]
-        retry: ::swf_runtime::__private::RetryProgress,
+        retry: ::swf_runtime::RetryProgress,
     },
     /// Task `Route` (switch, line 57), about to run (or running) with `data` as its input.
     #[serde(rename = "Route")]
     Route {
         /// The task's data.
-        data: ::swf_runtime::__private::Value,
+        data: ::swf_runtime::Value,
     },
     /// Task `ManualReview` (inject, line 67), about to run (or running) with `data` as its input.
     #[serde(rename = "ManualReview")]
     ManualReview {
         /// The task's data.
-        data: ::swf_runtime::__private::Value,
+        data: ::swf_runtime::Value,
     },
     /// Task `Ship` (operation, line 73), about to run (or running) with `data` as its input.
     #[serde(rename = "Ship")]
     Ship {
         /// The task's data.
-        data: ::swf_runtime::__private::Value,
+        data: ::swf_runtime::Value,
     },
     /// Task `Declined` (inject, line 86), about to run (or running) with `data` as its input.
     #[serde(rename = "Declined")]
     Declined {
         /// The task's data.
-        data: ::swf_runtime::__private::Value,
+        data: ::swf_runtime::Value,
     },
     /// The scope ended; `output` is its data output.
     #[serde(rename = "completed")]
     Completed {
         /// The output.
-        output: ::swf_runtime::__private::Value,
+        output: ::swf_runtime::Value,
     },
     /// An `end: {kind: terminate}` ended the whole instance.
     #[serde(rename = "terminated")]
     Terminated {
         /// The output.
-        output: ::swf_runtime::__private::Value,
+        output: ::swf_runtime::Value,
     },
 }
 #[allow(dead_code)]
@@ -152,7 +152,7 @@ impl OrderState {
         }
     }
     /// The output, once the scope has ended.
-    pub fn output(&self) -> ::core::option::Option<&::swf_runtime::__private::Value> {
+    pub fn output(&self) -> ::core::option::Option<&::swf_runtime::Value> {
         match self {
             OrderState::Completed { output } | OrderState::Terminated { output } => {
                 ::core::option::Option::Some(output)
@@ -161,32 +161,26 @@ impl OrderState {
         }
     }
 }
-impl ::swf_runtime::__private::ScopeState for OrderState {
-    fn end(self) -> ::core::result::Result<::swf_runtime::__private::ScopeEnd, Self> {
+impl ::swf_runtime::ScopeState for OrderState {
+    fn end(self) -> ::core::result::Result<::swf_runtime::ScopeEnd, Self> {
         match self {
             OrderState::Completed { output } => {
-                ::core::result::Result::Ok(
-                    ::swf_runtime::__private::ScopeEnd::Completed(output),
-                )
+                ::core::result::Result::Ok(::swf_runtime::ScopeEnd::Completed(output))
             }
             OrderState::Terminated { output } => {
-                ::core::result::Result::Ok(
-                    ::swf_runtime::__private::ScopeEnd::Terminated(output),
-                )
+                ::core::result::Result::Ok(::swf_runtime::ScopeEnd::Terminated(output))
             }
             other => ::core::result::Result::Err(other),
         }
     }
-    fn listening(&self) -> ::swf_runtime::__private::Wait {
+    fn listening(&self) -> ::swf_runtime::Wait {
         match self {
             OrderState::ChargeCard { retry, .. } => {
-                let mut wait = ::swf_runtime::__private::Wait::default();
-                wait.merge(
-                    &::swf_runtime::__private::Wait::new(retry.not_before(), &[]),
-                );
+                let mut wait = ::swf_runtime::Wait::default();
+                wait.merge(&::swf_runtime::Wait::new(retry.not_before(), &[]));
                 wait
             }
-            _ => ::swf_runtime::__private::Wait::default(),
+            _ => ::swf_runtime::Wait::default(),
         }
     }
     fn position(&self) -> ::std::string::String {
@@ -238,7 +232,7 @@ impl<F: OrderFunctions> OrderWorkflow<F> {
     /// it, so that a host can tell an instance saved by another definition.
     pub const DEFINITION_HASH: &'static str = "0a07c0b35cda6de3";
     /// The workflow's id, name and version, as its traces name them.
-    pub const INFO: ::swf_runtime::__private::WorkflowInfo = ::swf_runtime::__private::WorkflowInfo {
+    pub const INFO: ::swf_runtime::WorkflowInfo = ::swf_runtime::WorkflowInfo {
         id: Self::ID,
         name: Self::NAME,
         version: Self::VERSION,
@@ -258,12 +252,9 @@ impl<F: OrderFunctions> OrderWorkflow<F> {
     /// or onError left, with the data it had.
     pub async fn run(
         &self,
-        input: ::swf_runtime::__private::Value,
-    ) -> ::core::result::Result<
-        ::swf_runtime::__private::Value,
-        ::swf_runtime::__private::WorkflowError,
-    > {
-        let io = ::swf_runtime::__private::Io::standalone();
+        input: ::swf_runtime::Value,
+    ) -> ::core::result::Result<::swf_runtime::Value, ::swf_runtime::WorkflowError> {
+        let io = ::swf_runtime::Io::standalone();
         let state = self.begin(input, &io)?;
         let run = ::swf_runtime::__private::run_to_end(
             state,
@@ -273,7 +264,7 @@ impl<F: OrderFunctions> OrderWorkflow<F> {
         );
         ::swf_runtime::__private::traced_run(Self::INFO, &io, run)
             .await
-            .map(::swf_runtime::__private::ScopeEnd::into_output)
+            .map(::swf_runtime::ScopeEnd::into_output)
     }
     /// The first state of an instance: the start task with its filtered input.
     ///
@@ -281,9 +272,9 @@ impl<F: OrderFunctions> OrderWorkflow<F> {
     /// The refusal of the input (not a JSON object), or of the start task's input filter.
     pub fn start(
         &self,
-        input: ::swf_runtime::__private::Value,
-    ) -> ::core::result::Result<OrderState, ::swf_runtime::__private::WorkflowError> {
-        self.begin(input, &::swf_runtime::__private::Io::standalone())
+        input: ::swf_runtime::Value,
+    ) -> ::core::result::Result<OrderState, ::swf_runtime::WorkflowError> {
+        self.begin(input, &::swf_runtime::Io::standalone())
     }
     /// Runs the next step of `state`, waiting first as long as it must (a delay, a retry
     /// wait): the state after one step that ran. A state that has ended is returned
@@ -294,8 +285,8 @@ impl<F: OrderFunctions> OrderWorkflow<F> {
     pub async fn step(
         &self,
         state: OrderState,
-    ) -> ::core::result::Result<OrderState, ::swf_runtime::__private::WorkflowError> {
-        let io = ::swf_runtime::__private::Io::standalone();
+    ) -> ::core::result::Result<OrderState, ::swf_runtime::WorkflowError> {
+        let io = ::swf_runtime::Io::standalone();
         ::swf_runtime::__private::step_until_ran(
                 state,
                 &io,
@@ -306,9 +297,9 @@ impl<F: OrderFunctions> OrderWorkflow<F> {
     }
     fn begin(
         &self,
-        input: ::swf_runtime::__private::Value,
-        io: &::swf_runtime::__private::Io,
-    ) -> ::core::result::Result<OrderState, ::swf_runtime::__private::WorkflowError> {
+        input: ::swf_runtime::Value,
+        io: &::swf_runtime::Io,
+    ) -> ::core::result::Result<OrderState, ::swf_runtime::WorkflowError> {
         let _ = io;
         let input = ::swf_runtime::__private::workflow_input(
             Self::ID,
@@ -320,28 +311,25 @@ impl<F: OrderFunctions> OrderWorkflow<F> {
     #[doc(hidden)]
     pub fn begin_subflow(
         &self,
-        input: ::swf_runtime::__private::Value,
-        io: &::swf_runtime::__private::Io,
+        input: ::swf_runtime::Value,
+        io: &::swf_runtime::Io,
     ) -> ::core::result::Result<
-        ::core::result::Result<OrderState, ::swf_runtime::__private::Value>,
-        ::swf_runtime::__private::WorkflowError,
+        ::core::result::Result<OrderState, ::swf_runtime::Value>,
+        ::swf_runtime::WorkflowError,
     > {
         self.begin(input, io).map(::core::result::Result::Ok)
     }
     #[doc(hidden)]
     pub async fn run_detached(
         &self,
-        input: ::swf_runtime::__private::Value,
-        io: &::swf_runtime::__private::Io,
-    ) -> ::core::result::Result<
-        ::swf_runtime::__private::ScopeEnd,
-        ::swf_runtime::__private::WorkflowError,
-    > {
+        input: ::swf_runtime::Value,
+        io: &::swf_runtime::Io,
+    ) -> ::core::result::Result<::swf_runtime::ScopeEnd, ::swf_runtime::WorkflowError> {
         let state = match self.begin_subflow(input, io)? {
             ::core::result::Result::Ok(state) => state,
             ::core::result::Result::Err(output) => {
                 return ::core::result::Result::Ok(
-                    ::swf_runtime::__private::ScopeEnd::Completed(output),
+                    ::swf_runtime::ScopeEnd::Completed(output),
                 );
             }
         };
@@ -368,10 +356,10 @@ impl<F: OrderFunctions> OrderWorkflow<F> {
     pub async fn advance(
         &self,
         state: OrderState,
-        io: &::swf_runtime::__private::Io,
+        io: &::swf_runtime::Io,
     ) -> ::core::result::Result<
-        ::swf_runtime::__private::Progress<OrderState>,
-        ::swf_runtime::__private::WorkflowError,
+        ::swf_runtime::Progress<OrderState>,
+        ::swf_runtime::WorkflowError,
     > {
         match state {
             OrderState::CheckInventory { data } => {
@@ -387,30 +375,28 @@ impl<F: OrderFunctions> OrderWorkflow<F> {
             OrderState::Ship { data } => self.run_task_ship(data, io).await,
             OrderState::Declined { data } => self.run_task_declined(data, io).await,
             ended @ (OrderState::Completed { .. } | OrderState::Terminated { .. }) => {
-                ::core::result::Result::Ok(
-                    ::swf_runtime::__private::Progress::Ran(ended),
-                )
+                ::core::result::Result::Ok(::swf_runtime::Progress::Ran(ended))
             }
         }
     }
     fn enter_task_check_inventory(
-        data: ::swf_runtime::__private::Value,
-    ) -> ::core::result::Result<OrderState, ::swf_runtime::__private::WorkflowError> {
+        data: ::swf_runtime::Value,
+    ) -> ::core::result::Result<OrderState, ::swf_runtime::WorkflowError> {
         ::core::result::Result::Ok(OrderState::CheckInventory { data })
     }
     /// Runs one step of task `CheckInventory`.
     async fn run_task_check_inventory(
         &self,
-        data: ::swf_runtime::__private::Value,
-        io: &::swf_runtime::__private::Io,
+        data: ::swf_runtime::Value,
+        io: &::swf_runtime::Io,
     ) -> ::core::result::Result<
-        ::swf_runtime::__private::Progress<OrderState>,
-        ::swf_runtime::__private::WorkflowError,
+        ::swf_runtime::Progress<OrderState>,
+        ::swf_runtime::WorkflowError,
     > {
         let mut data = data;
         let attempt: ::core::result::Result<
             ::swf_runtime::__private::Attempt<::core::convert::Infallible>,
-            ::swf_runtime::__private::ErrorObject,
+            ::swf_runtime::ErrorObject,
         > = async {
             {
                 let result = async {
@@ -448,7 +434,7 @@ impl<F: OrderFunctions> OrderWorkflow<F> {
                                 &data,
                             )?,
                         );
-                        ::swf_runtime::__private::Value::Object(map)
+                        ::swf_runtime::Value::Object(map)
                     };
                     ::swf_runtime::__private::call_action(
                             io,
@@ -477,10 +463,7 @@ impl<F: OrderFunctions> OrderWorkflow<F> {
             ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Exit(0))
         }
             .await;
-        let next: ::core::result::Result<
-            OrderState,
-            ::swf_runtime::__private::WorkflowError,
-        > = match attempt {
+        let next: ::core::result::Result<OrderState, ::swf_runtime::WorkflowError> = match attempt {
             ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Exit(_)) => {
                 async {
                     let output = data;
@@ -499,7 +482,7 @@ impl<F: OrderFunctions> OrderWorkflow<F> {
             ::core::result::Result::Err(error) => {
                 async {
                     ::core::result::Result::Err(
-                        ::swf_runtime::__private::WorkflowError::new(
+                        ::swf_runtime::WorkflowError::new(
                             "order",
                             "CheckInventory",
                             error,
@@ -510,11 +493,11 @@ impl<F: OrderFunctions> OrderWorkflow<F> {
                     .await
             }
         };
-        next.map(::swf_runtime::__private::Progress::Ran)
+        next.map(::swf_runtime::Progress::Ran)
     }
     fn enter_task_charge_card(
-        data: ::swf_runtime::__private::Value,
-    ) -> ::core::result::Result<OrderState, ::swf_runtime::__private::WorkflowError> {
+        data: ::swf_runtime::Value,
+    ) -> ::core::result::Result<OrderState, ::swf_runtime::WorkflowError> {
         ::core::result::Result::Ok(OrderState::ChargeCard {
             data,
             retry: ::core::default::Default::default(),
@@ -523,16 +506,16 @@ impl<F: OrderFunctions> OrderWorkflow<F> {
     /// Runs one step of task `ChargeCard`.
     async fn run_task_charge_card(
         &self,
-        data: ::swf_runtime::__private::Value,
-        retry: ::swf_runtime::__private::RetryProgress,
-        io: &::swf_runtime::__private::Io,
+        data: ::swf_runtime::Value,
+        retry: ::swf_runtime::RetryProgress,
+        io: &::swf_runtime::Io,
     ) -> ::core::result::Result<
-        ::swf_runtime::__private::Progress<OrderState>,
-        ::swf_runtime::__private::WorkflowError,
+        ::swf_runtime::Progress<OrderState>,
+        ::swf_runtime::WorkflowError,
     > {
         if let ::core::option::Option::Some(wait) = retry.pending(io) {
             return ::core::result::Result::Ok(
-                ::swf_runtime::__private::Progress::Waiting(
+                ::swf_runtime::Progress::Waiting(
                     OrderState::ChargeCard {
                         data,
                         retry,
@@ -545,7 +528,7 @@ impl<F: OrderFunctions> OrderWorkflow<F> {
         let mut data = data;
         let attempt: ::core::result::Result<
             ::swf_runtime::__private::Attempt<::core::convert::Infallible>,
-            ::swf_runtime::__private::ErrorObject,
+            ::swf_runtime::ErrorObject,
         > = async {
             {
                 let result = async {
@@ -567,7 +550,7 @@ impl<F: OrderFunctions> OrderWorkflow<F> {
                                 &data,
                             )?,
                         );
-                        ::swf_runtime::__private::Value::Object(map)
+                        ::swf_runtime::Value::Object(map)
                     };
                     ::swf_runtime::__private::call_action(
                             io,
@@ -598,10 +581,7 @@ impl<F: OrderFunctions> OrderWorkflow<F> {
             ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Exit(0))
         }
             .await;
-        let next: ::core::result::Result<
-            OrderState,
-            ::swf_runtime::__private::WorkflowError,
-        > = match attempt {
+        let next: ::core::result::Result<OrderState, ::swf_runtime::WorkflowError> = match attempt {
             ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Exit(_)) => {
                 async {
                     let output = data;
@@ -624,11 +604,11 @@ impl<F: OrderFunctions> OrderWorkflow<F> {
                         &error,
                     );
                     let error_scope = error.to_json();
-                    let failed: &::swf_runtime::__private::Value = &failed_data;
-                    let scope: &::swf_runtime::__private::Value = &error_scope;
+                    let failed: &::swf_runtime::Value = &failed_data;
+                    let scope: &::swf_runtime::Value = &error_scope;
                     let _ = (failed, scope);
-                    const POLICIES: [::swf_runtime::__private::RetryPolicy; 1usize] = [
-                        ::swf_runtime::__private::RetryPolicy::new(
+                    const POLICIES: [::swf_runtime::RetryPolicy; 1usize] = [
+                        ::swf_runtime::RetryPolicy::new(
                             ::swf_runtime::__private::Duration::from_millis(1000u64),
                             ::swf_runtime::__private::Duration::from_millis(2000u64),
                             3u32,
@@ -638,11 +618,11 @@ impl<F: OrderFunctions> OrderWorkflow<F> {
                         let outcome = {
                             /// `$.error.name eq 'PaymentServiceBusy'`
                             fn condition(
-                                data: &::swf_runtime::__private::Value,
-                                _: &::swf_runtime::__private::Value,
+                                data: &::swf_runtime::Value,
+                                _: &::swf_runtime::Value,
                             ) -> ::core::result::Result<
                                 bool,
-                                ::swf_runtime::__private::ErrorObject,
+                                ::swf_runtime::ErrorObject,
                             > {
                                 ::core::result::Result::Ok(
                                     ::swf_runtime::__private::expr::compare(
@@ -660,7 +640,7 @@ impl<F: OrderFunctions> OrderWorkflow<F> {
                                             },
                                             data,
                                         )?,
-                                        &::swf_runtime::__private::Value::from("PaymentServiceBusy"),
+                                        &::swf_runtime::Value::from("PaymentServiceBusy"),
                                     ),
                                 )
                             }
@@ -670,7 +650,7 @@ impl<F: OrderFunctions> OrderWorkflow<F> {
                             ::core::result::Result::Ok(matched) => matched,
                             ::core::result::Result::Err(condition_error) => {
                                 return ::core::result::Result::Err(
-                                    ::swf_runtime::__private::WorkflowError::new(
+                                    ::swf_runtime::WorkflowError::new(
                                         "order",
                                         "ChargeCard",
                                         condition_error,
@@ -699,12 +679,9 @@ impl<F: OrderFunctions> OrderWorkflow<F> {
                     let outcome = {
                         /// `name eq 'CardDeclined'`
                         fn condition(
-                            _: &::swf_runtime::__private::Value,
-                            scope: &::swf_runtime::__private::Value,
-                        ) -> ::core::result::Result<
-                            bool,
-                            ::swf_runtime::__private::ErrorObject,
-                        > {
+                            _: &::swf_runtime::Value,
+                            scope: &::swf_runtime::Value,
+                        ) -> ::core::result::Result<bool, ::swf_runtime::ErrorObject> {
                             ::core::result::Result::Ok(
                                 ::swf_runtime::__private::expr::compare(
                                     ::swf_runtime::__private::expr::CompareOp::Eq,
@@ -712,7 +689,7 @@ impl<F: OrderFunctions> OrderWorkflow<F> {
                                         scope,
                                         "name",
                                     ),
-                                    &::swf_runtime::__private::Value::from("CardDeclined"),
+                                    &::swf_runtime::Value::from("CardDeclined"),
                                 ),
                             )
                         }
@@ -722,7 +699,7 @@ impl<F: OrderFunctions> OrderWorkflow<F> {
                         ::core::result::Result::Ok(matched) => matched,
                         ::core::result::Result::Err(condition_error) => {
                             return ::core::result::Result::Err(
-                                ::swf_runtime::__private::WorkflowError::new(
+                                ::swf_runtime::WorkflowError::new(
                                     "order",
                                     "ChargeCard",
                                     condition_error,
@@ -742,7 +719,7 @@ impl<F: OrderFunctions> OrderWorkflow<F> {
                         ) {
                             let data = handled;
                             return ::core::result::Result::Err(
-                                ::swf_runtime::__private::WorkflowError::new(
+                                ::swf_runtime::WorkflowError::new(
                                     "order",
                                     "ChargeCard",
                                     merge_error,
@@ -753,7 +730,7 @@ impl<F: OrderFunctions> OrderWorkflow<F> {
                         return Self::enter_task_declined(handled);
                     }
                     ::core::result::Result::Err(
-                        ::swf_runtime::__private::WorkflowError::new(
+                        ::swf_runtime::WorkflowError::new(
                             "order",
                             "ChargeCard",
                             error,
@@ -764,25 +741,25 @@ impl<F: OrderFunctions> OrderWorkflow<F> {
                     .await
             }
         };
-        next.map(::swf_runtime::__private::Progress::Ran)
+        next.map(::swf_runtime::Progress::Ran)
     }
     fn enter_task_route(
-        data: ::swf_runtime::__private::Value,
-    ) -> ::core::result::Result<OrderState, ::swf_runtime::__private::WorkflowError> {
+        data: ::swf_runtime::Value,
+    ) -> ::core::result::Result<OrderState, ::swf_runtime::WorkflowError> {
         ::core::result::Result::Ok(OrderState::Route { data })
     }
     /// Runs one step of task `Route`.
     async fn run_task_route(
         &self,
-        data: ::swf_runtime::__private::Value,
-        _io: &::swf_runtime::__private::Io,
+        data: ::swf_runtime::Value,
+        _io: &::swf_runtime::Io,
     ) -> ::core::result::Result<
-        ::swf_runtime::__private::Progress<OrderState>,
-        ::swf_runtime::__private::WorkflowError,
+        ::swf_runtime::Progress<OrderState>,
+        ::swf_runtime::WorkflowError,
     > {
         let attempt: ::core::result::Result<
             ::swf_runtime::__private::Attempt<::core::convert::Infallible>,
-            ::swf_runtime::__private::ErrorObject,
+            ::swf_runtime::ErrorObject,
         > = async {
             let matched = ::swf_runtime::__private::switch::data_condition(
                 ::swf_runtime::__private::switch::ConditionOp::GreaterThan,
@@ -810,10 +787,7 @@ impl<F: OrderFunctions> OrderWorkflow<F> {
             ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Exit(1usize))
         }
             .await;
-        let next: ::core::result::Result<
-            OrderState,
-            ::swf_runtime::__private::WorkflowError,
-        > = match attempt {
+        let next: ::core::result::Result<OrderState, ::swf_runtime::WorkflowError> = match attempt {
             ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Exit(exit)) => {
                 async {
                     let output = data;
@@ -835,37 +809,32 @@ impl<F: OrderFunctions> OrderWorkflow<F> {
             ::core::result::Result::Err(error) => {
                 async {
                     ::core::result::Result::Err(
-                        ::swf_runtime::__private::WorkflowError::new(
-                            "order",
-                            "Route",
-                            error,
-                            data,
-                        ),
+                        ::swf_runtime::WorkflowError::new("order", "Route", error, data),
                     )
                 }
                     .await
             }
         };
-        next.map(::swf_runtime::__private::Progress::Ran)
+        next.map(::swf_runtime::Progress::Ran)
     }
     fn enter_task_manual_review(
-        data: ::swf_runtime::__private::Value,
-    ) -> ::core::result::Result<OrderState, ::swf_runtime::__private::WorkflowError> {
+        data: ::swf_runtime::Value,
+    ) -> ::core::result::Result<OrderState, ::swf_runtime::WorkflowError> {
         ::core::result::Result::Ok(OrderState::ManualReview { data })
     }
     /// Runs one step of task `ManualReview`.
     async fn run_task_manual_review(
         &self,
-        data: ::swf_runtime::__private::Value,
-        _io: &::swf_runtime::__private::Io,
+        data: ::swf_runtime::Value,
+        _io: &::swf_runtime::Io,
     ) -> ::core::result::Result<
-        ::swf_runtime::__private::Progress<OrderState>,
-        ::swf_runtime::__private::WorkflowError,
+        ::swf_runtime::Progress<OrderState>,
+        ::swf_runtime::WorkflowError,
     > {
         let mut data = data;
         let attempt: ::core::result::Result<
             ::swf_runtime::__private::Attempt<::core::convert::Infallible>,
-            ::swf_runtime::__private::ErrorObject,
+            ::swf_runtime::ErrorObject,
         > = async {
             ::swf_runtime::__private::merge_data(
                 &mut data,
@@ -873,9 +842,9 @@ impl<F: OrderFunctions> OrderWorkflow<F> {
                     let mut map = ::swf_runtime::__private::Map::new();
                     map.insert(
                         ::std::string::String::from("status"),
-                        ::swf_runtime::__private::Value::from("awaiting review"),
+                        ::swf_runtime::Value::from("awaiting review"),
                     );
-                    ::swf_runtime::__private::Value::Object(map)
+                    ::swf_runtime::Value::Object(map)
                 },
                 "ManualReview",
                 "inject data",
@@ -883,10 +852,7 @@ impl<F: OrderFunctions> OrderWorkflow<F> {
             ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Exit(0))
         }
             .await;
-        let next: ::core::result::Result<
-            OrderState,
-            ::swf_runtime::__private::WorkflowError,
-        > = match attempt {
+        let next: ::core::result::Result<OrderState, ::swf_runtime::WorkflowError> = match attempt {
             ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Exit(_)) => {
                 async {
                     let output = data;
@@ -905,7 +871,7 @@ impl<F: OrderFunctions> OrderWorkflow<F> {
             ::core::result::Result::Err(error) => {
                 async {
                     ::core::result::Result::Err(
-                        ::swf_runtime::__private::WorkflowError::new(
+                        ::swf_runtime::WorkflowError::new(
                             "order",
                             "ManualReview",
                             error,
@@ -916,26 +882,26 @@ impl<F: OrderFunctions> OrderWorkflow<F> {
                     .await
             }
         };
-        next.map(::swf_runtime::__private::Progress::Ran)
+        next.map(::swf_runtime::Progress::Ran)
     }
     fn enter_task_ship(
-        data: ::swf_runtime::__private::Value,
-    ) -> ::core::result::Result<OrderState, ::swf_runtime::__private::WorkflowError> {
+        data: ::swf_runtime::Value,
+    ) -> ::core::result::Result<OrderState, ::swf_runtime::WorkflowError> {
         ::core::result::Result::Ok(OrderState::Ship { data })
     }
     /// Runs one step of task `Ship`.
     async fn run_task_ship(
         &self,
-        data: ::swf_runtime::__private::Value,
-        io: &::swf_runtime::__private::Io,
+        data: ::swf_runtime::Value,
+        io: &::swf_runtime::Io,
     ) -> ::core::result::Result<
-        ::swf_runtime::__private::Progress<OrderState>,
-        ::swf_runtime::__private::WorkflowError,
+        ::swf_runtime::Progress<OrderState>,
+        ::swf_runtime::WorkflowError,
     > {
         let mut data = data;
         let attempt: ::core::result::Result<
             ::swf_runtime::__private::Attempt<::core::convert::Infallible>,
-            ::swf_runtime::__private::ErrorObject,
+            ::swf_runtime::ErrorObject,
         > = async {
             {
                 let result = async {
@@ -957,7 +923,7 @@ impl<F: OrderFunctions> OrderWorkflow<F> {
                                 &data,
                             )?,
                         );
-                        ::swf_runtime::__private::Value::Object(map)
+                        ::swf_runtime::Value::Object(map)
                     };
                     ::swf_runtime::__private::call_action(
                             io,
@@ -986,10 +952,7 @@ impl<F: OrderFunctions> OrderWorkflow<F> {
             ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Exit(0))
         }
             .await;
-        let next: ::core::result::Result<
-            OrderState,
-            ::swf_runtime::__private::WorkflowError,
-        > = match attempt {
+        let next: ::core::result::Result<OrderState, ::swf_runtime::WorkflowError> = match attempt {
             ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Exit(_)) => {
                 async {
                     let mut output = data;
@@ -1005,7 +968,7 @@ impl<F: OrderFunctions> OrderWorkflow<F> {
                     ) {
                         let data = output;
                         return ::core::result::Result::Err(
-                            ::swf_runtime::__private::WorkflowError::new(
+                            ::swf_runtime::WorkflowError::new(
                                 "order",
                                 "Ship",
                                 error,
@@ -1028,37 +991,32 @@ impl<F: OrderFunctions> OrderWorkflow<F> {
             ::core::result::Result::Err(error) => {
                 async {
                     ::core::result::Result::Err(
-                        ::swf_runtime::__private::WorkflowError::new(
-                            "order",
-                            "Ship",
-                            error,
-                            data,
-                        ),
+                        ::swf_runtime::WorkflowError::new("order", "Ship", error, data),
                     )
                 }
                     .await
             }
         };
-        next.map(::swf_runtime::__private::Progress::Ran)
+        next.map(::swf_runtime::Progress::Ran)
     }
     fn enter_task_declined(
-        data: ::swf_runtime::__private::Value,
-    ) -> ::core::result::Result<OrderState, ::swf_runtime::__private::WorkflowError> {
+        data: ::swf_runtime::Value,
+    ) -> ::core::result::Result<OrderState, ::swf_runtime::WorkflowError> {
         ::core::result::Result::Ok(OrderState::Declined { data })
     }
     /// Runs one step of task `Declined`.
     async fn run_task_declined(
         &self,
-        data: ::swf_runtime::__private::Value,
-        _io: &::swf_runtime::__private::Io,
+        data: ::swf_runtime::Value,
+        _io: &::swf_runtime::Io,
     ) -> ::core::result::Result<
-        ::swf_runtime::__private::Progress<OrderState>,
-        ::swf_runtime::__private::WorkflowError,
+        ::swf_runtime::Progress<OrderState>,
+        ::swf_runtime::WorkflowError,
     > {
         let mut data = data;
         let attempt: ::core::result::Result<
             ::swf_runtime::__private::Attempt<::core::convert::Infallible>,
-            ::swf_runtime::__private::ErrorObject,
+            ::swf_runtime::ErrorObject,
         > = async {
             ::swf_runtime::__private::merge_data(
                 &mut data,
@@ -1066,9 +1024,9 @@ impl<F: OrderFunctions> OrderWorkflow<F> {
                     let mut map = ::swf_runtime::__private::Map::new();
                     map.insert(
                         ::std::string::String::from("status"),
-                        ::swf_runtime::__private::Value::from("declined"),
+                        ::swf_runtime::Value::from("declined"),
                     );
-                    ::swf_runtime::__private::Value::Object(map)
+                    ::swf_runtime::Value::Object(map)
                 },
                 "Declined",
                 "inject data",
@@ -1076,10 +1034,7 @@ impl<F: OrderFunctions> OrderWorkflow<F> {
             ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Exit(0))
         }
             .await;
-        let next: ::core::result::Result<
-            OrderState,
-            ::swf_runtime::__private::WorkflowError,
-        > = match attempt {
+        let next: ::core::result::Result<OrderState, ::swf_runtime::WorkflowError> = match attempt {
             ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Exit(_)) => {
                 async {
                     let output = data;
@@ -1098,7 +1053,7 @@ impl<F: OrderFunctions> OrderWorkflow<F> {
             ::core::result::Result::Err(error) => {
                 async {
                     ::core::result::Result::Err(
-                        ::swf_runtime::__private::WorkflowError::new(
+                        ::swf_runtime::WorkflowError::new(
                             "order",
                             "Declined",
                             error,
@@ -1109,11 +1064,10 @@ impl<F: OrderFunctions> OrderWorkflow<F> {
                     .await
             }
         };
-        next.map(::swf_runtime::__private::Progress::Ran)
+        next.map(::swf_runtime::Progress::Ran)
     }
 }
-impl<F: OrderFunctions + 'static> ::swf_runtime::__private::Machine
-for OrderWorkflow<F> {
+impl<F: OrderFunctions + 'static> ::swf_runtime::Machine for OrderWorkflow<F> {
     type State = OrderState;
     fn workflow_id(&self) -> &'static str {
         Self::ID
@@ -1127,36 +1081,32 @@ for OrderWorkflow<F> {
     fn definition_hash(&self) -> &'static str {
         Self::DEFINITION_HASH
     }
-    fn events(&self) -> &'static [::swf_runtime::__private::EventSpec] {
+    fn events(&self) -> &'static [::swf_runtime::EventSpec] {
         &[]
     }
-    fn start_on_events(
-        &self,
-    ) -> ::core::option::Option<::swf_runtime::__private::StartOnEvents> {
+    fn start_on_events(&self) -> ::core::option::Option<::swf_runtime::StartOnEvents> {
         ::core::option::Option::None
     }
     fn start(
         &self,
-        input: ::swf_runtime::__private::Value,
-        io: &::swf_runtime::__private::Io,
-    ) -> ::core::result::Result<OrderState, ::swf_runtime::__private::WorkflowError> {
+        input: ::swf_runtime::Value,
+        io: &::swf_runtime::Io,
+    ) -> ::core::result::Result<OrderState, ::swf_runtime::WorkflowError> {
         self.begin(input, io)
     }
     fn step<'a>(
         &'a self,
         state: OrderState,
-        io: &'a ::swf_runtime::__private::Io,
+        io: &'a ::swf_runtime::Io,
     ) -> impl ::core::future::Future<
         Output = ::core::result::Result<
-            ::swf_runtime::__private::Progress<OrderState>,
-            ::swf_runtime::__private::WorkflowError,
+            ::swf_runtime::Progress<OrderState>,
+            ::swf_runtime::WorkflowError,
         >,
     > + ::core::marker::Send + 'a {
         self.advance(state, io)
     }
-    fn output(
-        state: &OrderState,
-    ) -> ::core::option::Option<&::swf_runtime::__private::Value> {
+    fn output(state: &OrderState) -> ::core::option::Option<&::swf_runtime::Value> {
         state.output()
     }
 }

@@ -5,64 +5,64 @@ pub trait SagaFunctions: ::core::marker::Send + ::core::marker::Sync {
     /// Function `book` (resource `test`), defined at line 8.
     fn book(
         &self,
-        args: ::swf_runtime::__private::Value,
+        args: ::swf_runtime::Value,
     ) -> impl ::core::future::Future<
         Output = ::core::result::Result<
-            ::swf_runtime::__private::Value,
-            ::swf_runtime::__private::FunctionError,
+            ::swf_runtime::Value,
+            ::swf_runtime::FunctionError,
         >,
     > + ::core::marker::Send;
     /// Function `charge` (resource `test`), defined at line 9.
     fn charge(
         &self,
-        args: ::swf_runtime::__private::Value,
+        args: ::swf_runtime::Value,
     ) -> impl ::core::future::Future<
         Output = ::core::result::Result<
-            ::swf_runtime::__private::Value,
-            ::swf_runtime::__private::FunctionError,
+            ::swf_runtime::Value,
+            ::swf_runtime::FunctionError,
         >,
     > + ::core::marker::Send;
     /// Function `cancel` (resource `test`), defined at line 10.
     fn cancel(
         &self,
-        args: ::swf_runtime::__private::Value,
+        args: ::swf_runtime::Value,
     ) -> impl ::core::future::Future<
         Output = ::core::result::Result<
-            ::swf_runtime::__private::Value,
-            ::swf_runtime::__private::FunctionError,
+            ::swf_runtime::Value,
+            ::swf_runtime::FunctionError,
         >,
     > + ::core::marker::Send;
 }
 impl<T: SagaFunctions + ?Sized> SagaFunctions for &T {
     fn book(
         &self,
-        args: ::swf_runtime::__private::Value,
+        args: ::swf_runtime::Value,
     ) -> impl ::core::future::Future<
         Output = ::core::result::Result<
-            ::swf_runtime::__private::Value,
-            ::swf_runtime::__private::FunctionError,
+            ::swf_runtime::Value,
+            ::swf_runtime::FunctionError,
         >,
     > + ::core::marker::Send {
         <T as SagaFunctions>::book(*self, args)
     }
     fn charge(
         &self,
-        args: ::swf_runtime::__private::Value,
+        args: ::swf_runtime::Value,
     ) -> impl ::core::future::Future<
         Output = ::core::result::Result<
-            ::swf_runtime::__private::Value,
-            ::swf_runtime::__private::FunctionError,
+            ::swf_runtime::Value,
+            ::swf_runtime::FunctionError,
         >,
     > + ::core::marker::Send {
         <T as SagaFunctions>::charge(*self, args)
     }
     fn cancel(
         &self,
-        args: ::swf_runtime::__private::Value,
+        args: ::swf_runtime::Value,
     ) -> impl ::core::future::Future<
         Output = ::core::result::Result<
-            ::swf_runtime::__private::Value,
-            ::swf_runtime::__private::FunctionError,
+            ::swf_runtime::Value,
+            ::swf_runtime::FunctionError,
         >,
     > + ::core::marker::Send {
         <T as SagaFunctions>::cancel(*self, args)
@@ -83,109 +83,109 @@ pub enum SagaState {
     #[serde(rename = "BookFlight")]
     BookFlight {
         /// The task's data.
-        data: ::swf_runtime::__private::Value,
+        data: ::swf_runtime::Value,
         /// The completed tasks of this scope awaiting compensation.
         #[serde(default)]
-        compensations: ::swf_runtime::__private::CompensationLog,
+        compensations: ::swf_runtime::CompensationLog,
     },
     /// Task `BookHotel` (operation, line 19), about to run (or running) with `data` as its input.
     #[serde(rename = "BookHotel")]
     BookHotel {
         /// The task's data.
-        data: ::swf_runtime::__private::Value,
+        data: ::swf_runtime::Value,
         /// The completed tasks of this scope awaiting compensation.
         #[serde(default)]
-        compensations: ::swf_runtime::__private::CompensationLog,
+        compensations: ::swf_runtime::CompensationLog,
     },
     /// Task `Charge` (operation, line 25), about to run (or running) with `data` as its input.
     #[serde(rename = "Charge")]
     Charge {
         /// The task's data.
-        data: ::swf_runtime::__private::Value,
+        data: ::swf_runtime::Value,
         /// The completed tasks of this scope awaiting compensation.
         #[serde(default)]
-        compensations: ::swf_runtime::__private::CompensationLog,
+        compensations: ::swf_runtime::CompensationLog,
     },
     /// Task `Decide` (switch, line 33), about to run (or running) with `data` as its input.
     #[serde(rename = "Decide")]
     Decide {
         /// The task's data.
-        data: ::swf_runtime::__private::Value,
+        data: ::swf_runtime::Value,
         /// The completed tasks of this scope awaiting compensation.
         #[serde(default)]
-        compensations: ::swf_runtime::__private::CompensationLog,
+        compensations: ::swf_runtime::CompensationLog,
     },
     /// Task `Done` (inject, line 45), about to run (or running) with `data` as its input.
     #[serde(rename = "Done")]
     Done {
         /// The task's data.
-        data: ::swf_runtime::__private::Value,
+        data: ::swf_runtime::Value,
         /// The completed tasks of this scope awaiting compensation.
         #[serde(default)]
-        compensations: ::swf_runtime::__private::CompensationLog,
+        compensations: ::swf_runtime::CompensationLog,
     },
     /// Task `CallOff` (inject, line 48), about to run (or running) with `data` as its input.
     #[serde(rename = "CallOff")]
     CallOff {
         /// The task's data.
-        data: ::swf_runtime::__private::Value,
+        data: ::swf_runtime::Value,
         /// The completed tasks of this scope awaiting compensation.
         #[serde(default)]
-        compensations: ::swf_runtime::__private::CompensationLog,
+        compensations: ::swf_runtime::CompensationLog,
     },
     /// Task `Cancelled` (inject, line 52), about to run (or running) with `data` as its input.
     #[serde(rename = "Cancelled")]
     Cancelled {
         /// The task's data.
-        data: ::swf_runtime::__private::Value,
+        data: ::swf_runtime::Value,
         /// The completed tasks of this scope awaiting compensation.
         #[serde(default)]
-        compensations: ::swf_runtime::__private::CompensationLog,
+        compensations: ::swf_runtime::CompensationLog,
     },
     /// Task `Failed` (inject, line 56), about to run (or running) with `data` as its input.
     #[serde(rename = "Failed")]
     Failed {
         /// The task's data.
-        data: ::swf_runtime::__private::Value,
+        data: ::swf_runtime::Value,
         /// The completed tasks of this scope awaiting compensation.
         #[serde(default)]
-        compensations: ::swf_runtime::__private::CompensationLog,
+        compensations: ::swf_runtime::CompensationLog,
     },
     /// Task `CancelHotel` (operation, line 60), about to run (or running) with `data` as its input.
     #[serde(rename = "CancelHotel")]
     CancelHotel {
         /// The task's data.
-        data: ::swf_runtime::__private::Value,
+        data: ::swf_runtime::Value,
         /// The compensation this task runs for.
-        compensating: ::swf_runtime::__private::Compensating,
+        compensating: ::swf_runtime::Compensating,
     },
     /// Task `RefundDeposit` (inject, line 66), about to run (or running) with `data` as its input.
     #[serde(rename = "RefundDeposit")]
     RefundDeposit {
         /// The task's data.
-        data: ::swf_runtime::__private::Value,
+        data: ::swf_runtime::Value,
         /// The compensation this task runs for.
-        compensating: ::swf_runtime::__private::Compensating,
+        compensating: ::swf_runtime::Compensating,
     },
     /// Task `CancelFlight` (operation, line 71), about to run (or running) with `data` as its input.
     #[serde(rename = "CancelFlight")]
     CancelFlight {
         /// The task's data.
-        data: ::swf_runtime::__private::Value,
+        data: ::swf_runtime::Value,
         /// The compensation this task runs for.
-        compensating: ::swf_runtime::__private::Compensating,
+        compensating: ::swf_runtime::Compensating,
     },
     /// The scope ended; `output` is its data output.
     #[serde(rename = "completed")]
     Completed {
         /// The output.
-        output: ::swf_runtime::__private::Value,
+        output: ::swf_runtime::Value,
     },
     /// An `end: {kind: terminate}` ended the whole instance.
     #[serde(rename = "terminated")]
     Terminated {
         /// The output.
-        output: ::swf_runtime::__private::Value,
+        output: ::swf_runtime::Value,
     },
 }
 #[allow(dead_code)]
@@ -214,7 +214,7 @@ impl SagaState {
         }
     }
     /// The output, once the scope has ended.
-    pub fn output(&self) -> ::core::option::Option<&::swf_runtime::__private::Value> {
+    pub fn output(&self) -> ::core::option::Option<&::swf_runtime::Value> {
         match self {
             SagaState::Completed { output } | SagaState::Terminated { output } => {
                 ::core::option::Option::Some(output)
@@ -223,24 +223,20 @@ impl SagaState {
         }
     }
 }
-impl ::swf_runtime::__private::ScopeState for SagaState {
-    fn end(self) -> ::core::result::Result<::swf_runtime::__private::ScopeEnd, Self> {
+impl ::swf_runtime::ScopeState for SagaState {
+    fn end(self) -> ::core::result::Result<::swf_runtime::ScopeEnd, Self> {
         match self {
             SagaState::Completed { output } => {
-                ::core::result::Result::Ok(
-                    ::swf_runtime::__private::ScopeEnd::Completed(output),
-                )
+                ::core::result::Result::Ok(::swf_runtime::ScopeEnd::Completed(output))
             }
             SagaState::Terminated { output } => {
-                ::core::result::Result::Ok(
-                    ::swf_runtime::__private::ScopeEnd::Terminated(output),
-                )
+                ::core::result::Result::Ok(::swf_runtime::ScopeEnd::Terminated(output))
             }
             other => ::core::result::Result::Err(other),
         }
     }
-    fn listening(&self) -> ::swf_runtime::__private::Wait {
-        ::swf_runtime::__private::Wait::default()
+    fn listening(&self) -> ::swf_runtime::Wait {
+        ::swf_runtime::Wait::default()
     }
     fn position(&self) -> ::std::string::String {
         match self {
@@ -294,7 +290,7 @@ impl<F: SagaFunctions> SagaWorkflow<F> {
     /// it, so that a host can tell an instance saved by another definition.
     pub const DEFINITION_HASH: &'static str = "82ab995e9a6b0a26";
     /// The workflow's id, name and version, as its traces name them.
-    pub const INFO: ::swf_runtime::__private::WorkflowInfo = ::swf_runtime::__private::WorkflowInfo {
+    pub const INFO: ::swf_runtime::WorkflowInfo = ::swf_runtime::WorkflowInfo {
         id: Self::ID,
         name: Self::NAME,
         version: Self::VERSION,
@@ -314,12 +310,9 @@ impl<F: SagaFunctions> SagaWorkflow<F> {
     /// or onError left, with the data it had.
     pub async fn run(
         &self,
-        input: ::swf_runtime::__private::Value,
-    ) -> ::core::result::Result<
-        ::swf_runtime::__private::Value,
-        ::swf_runtime::__private::WorkflowError,
-    > {
-        let io = ::swf_runtime::__private::Io::standalone();
+        input: ::swf_runtime::Value,
+    ) -> ::core::result::Result<::swf_runtime::Value, ::swf_runtime::WorkflowError> {
+        let io = ::swf_runtime::Io::standalone();
         let state = self.begin(input, &io)?;
         let run = ::swf_runtime::__private::run_to_end(
             state,
@@ -329,7 +322,7 @@ impl<F: SagaFunctions> SagaWorkflow<F> {
         );
         ::swf_runtime::__private::traced_run(Self::INFO, &io, run)
             .await
-            .map(::swf_runtime::__private::ScopeEnd::into_output)
+            .map(::swf_runtime::ScopeEnd::into_output)
     }
     /// The first state of an instance: the start task with its filtered input.
     ///
@@ -337,9 +330,9 @@ impl<F: SagaFunctions> SagaWorkflow<F> {
     /// The refusal of the input (not a JSON object), or of the start task's input filter.
     pub fn start(
         &self,
-        input: ::swf_runtime::__private::Value,
-    ) -> ::core::result::Result<SagaState, ::swf_runtime::__private::WorkflowError> {
-        self.begin(input, &::swf_runtime::__private::Io::standalone())
+        input: ::swf_runtime::Value,
+    ) -> ::core::result::Result<SagaState, ::swf_runtime::WorkflowError> {
+        self.begin(input, &::swf_runtime::Io::standalone())
     }
     /// Runs the next step of `state`, waiting first as long as it must (a delay, a retry
     /// wait): the state after one step that ran. A state that has ended is returned
@@ -350,8 +343,8 @@ impl<F: SagaFunctions> SagaWorkflow<F> {
     pub async fn step(
         &self,
         state: SagaState,
-    ) -> ::core::result::Result<SagaState, ::swf_runtime::__private::WorkflowError> {
-        let io = ::swf_runtime::__private::Io::standalone();
+    ) -> ::core::result::Result<SagaState, ::swf_runtime::WorkflowError> {
+        let io = ::swf_runtime::Io::standalone();
         ::swf_runtime::__private::step_until_ran(
                 state,
                 &io,
@@ -362,45 +355,39 @@ impl<F: SagaFunctions> SagaWorkflow<F> {
     }
     fn begin(
         &self,
-        input: ::swf_runtime::__private::Value,
-        io: &::swf_runtime::__private::Io,
-    ) -> ::core::result::Result<SagaState, ::swf_runtime::__private::WorkflowError> {
+        input: ::swf_runtime::Value,
+        io: &::swf_runtime::Io,
+    ) -> ::core::result::Result<SagaState, ::swf_runtime::WorkflowError> {
         let _ = io;
         let input = ::swf_runtime::__private::workflow_input(
             Self::ID,
             "BookFlight",
             input,
         )?;
-        Self::enter_task_book_flight(
-            input,
-            ::swf_runtime::__private::CompensationLog::new(),
-        )
+        Self::enter_task_book_flight(input, ::swf_runtime::CompensationLog::new())
     }
     #[doc(hidden)]
     pub fn begin_subflow(
         &self,
-        input: ::swf_runtime::__private::Value,
-        io: &::swf_runtime::__private::Io,
+        input: ::swf_runtime::Value,
+        io: &::swf_runtime::Io,
     ) -> ::core::result::Result<
-        ::core::result::Result<SagaState, ::swf_runtime::__private::Value>,
-        ::swf_runtime::__private::WorkflowError,
+        ::core::result::Result<SagaState, ::swf_runtime::Value>,
+        ::swf_runtime::WorkflowError,
     > {
         self.begin(input, io).map(::core::result::Result::Ok)
     }
     #[doc(hidden)]
     pub async fn run_detached(
         &self,
-        input: ::swf_runtime::__private::Value,
-        io: &::swf_runtime::__private::Io,
-    ) -> ::core::result::Result<
-        ::swf_runtime::__private::ScopeEnd,
-        ::swf_runtime::__private::WorkflowError,
-    > {
+        input: ::swf_runtime::Value,
+        io: &::swf_runtime::Io,
+    ) -> ::core::result::Result<::swf_runtime::ScopeEnd, ::swf_runtime::WorkflowError> {
         let state = match self.begin_subflow(input, io)? {
             ::core::result::Result::Ok(state) => state,
             ::core::result::Result::Err(output) => {
                 return ::core::result::Result::Ok(
-                    ::swf_runtime::__private::ScopeEnd::Completed(output),
+                    ::swf_runtime::ScopeEnd::Completed(output),
                 );
             }
         };
@@ -427,10 +414,10 @@ impl<F: SagaFunctions> SagaWorkflow<F> {
     pub async fn advance(
         &self,
         state: SagaState,
-        io: &::swf_runtime::__private::Io,
+        io: &::swf_runtime::Io,
     ) -> ::core::result::Result<
-        ::swf_runtime::__private::Progress<SagaState>,
-        ::swf_runtime::__private::WorkflowError,
+        ::swf_runtime::Progress<SagaState>,
+        ::swf_runtime::WorkflowError,
     > {
         match state {
             SagaState::BookFlight { data, compensations } => {
@@ -467,25 +454,23 @@ impl<F: SagaFunctions> SagaWorkflow<F> {
                 self.run_task_cancel_flight(data, compensating, io).await
             }
             ended @ (SagaState::Completed { .. } | SagaState::Terminated { .. }) => {
-                ::core::result::Result::Ok(
-                    ::swf_runtime::__private::Progress::Ran(ended),
-                )
+                ::core::result::Result::Ok(::swf_runtime::Progress::Ran(ended))
             }
         }
     }
     /// Compensates the latest task recorded in `remaining` in the workflow, or, once none is left, takes the exit that asked for the compensation.
     async fn compensate(
         &self,
-        data: ::swf_runtime::__private::Value,
-        mut remaining: ::swf_runtime::__private::CompensationLog,
+        data: ::swf_runtime::Value,
+        mut remaining: ::swf_runtime::CompensationLog,
         resume: u32,
-        cause: ::core::option::Option<::swf_runtime::__private::ErrorObject>,
-        io: &::swf_runtime::__private::Io,
-    ) -> ::core::result::Result<SagaState, ::swf_runtime::__private::WorkflowError> {
+        cause: ::core::option::Option<::swf_runtime::ErrorObject>,
+        io: &::swf_runtime::Io,
+    ) -> ::core::result::Result<SagaState, ::swf_runtime::WorkflowError> {
         let ::core::option::Option::Some(task) = remaining.pop_latest() else {
             return self.after_compensation(resume, data, io).await;
         };
-        let compensating = ::swf_runtime::__private::Compensating {
+        let compensating = ::swf_runtime::Compensating {
             task: task.clone(),
             remaining,
             resume,
@@ -505,10 +490,10 @@ impl<F: SagaFunctions> SagaWorkflow<F> {
                 ::core::result::Result::Err(
                     marking
                         .mark(
-                            ::swf_runtime::__private::WorkflowError::new(
+                            ::swf_runtime::WorkflowError::new(
                                 "saga",
                                 task.as_str(),
-                                ::swf_runtime::__private::ErrorObject::new(
+                                ::swf_runtime::ErrorObject::new(
                                     ::swf_runtime::__private::COMPENSATION_ERROR,
                                     ::std::format!(
                                         "the compensation record names task `{}`, which has no compensation in this workflow",
@@ -526,22 +511,14 @@ impl<F: SagaFunctions> SagaWorkflow<F> {
     async fn after_compensation(
         &self,
         exit: u32,
-        data: ::swf_runtime::__private::Value,
-        io: &::swf_runtime::__private::Io,
-    ) -> ::core::result::Result<SagaState, ::swf_runtime::__private::WorkflowError> {
+        data: ::swf_runtime::Value,
+        io: &::swf_runtime::Io,
+    ) -> ::core::result::Result<SagaState, ::swf_runtime::WorkflowError> {
         let _ = io;
         match exit {
-            0u32 => {
-                Self::enter_task_failed(
-                    data,
-                    ::swf_runtime::__private::CompensationLog::new(),
-                )
-            }
+            0u32 => Self::enter_task_failed(data, ::swf_runtime::CompensationLog::new()),
             1u32 => {
-                Self::enter_task_cancelled(
-                    data,
-                    ::swf_runtime::__private::CompensationLog::new(),
-                )
+                Self::enter_task_cancelled(data, ::swf_runtime::CompensationLog::new())
             }
             2u32 => {
                 ::core::result::Result::Ok(SagaState::Completed {
@@ -550,10 +527,10 @@ impl<F: SagaFunctions> SagaWorkflow<F> {
             }
             _ => {
                 ::core::result::Result::Err(
-                    ::swf_runtime::__private::WorkflowError::new(
+                    ::swf_runtime::WorkflowError::new(
                         "saga",
                         "",
-                        ::swf_runtime::__private::ErrorObject::new(
+                        ::swf_runtime::ErrorObject::new(
                             ::swf_runtime::__private::COMPENSATION_ERROR,
                             ::std::format!(
                                 "a saved compensation resumes with exit {exit}, which this workflow does not have"
@@ -566,9 +543,9 @@ impl<F: SagaFunctions> SagaWorkflow<F> {
         }
     }
     fn enter_task_book_flight(
-        data: ::swf_runtime::__private::Value,
-        compensations: ::swf_runtime::__private::CompensationLog,
-    ) -> ::core::result::Result<SagaState, ::swf_runtime::__private::WorkflowError> {
+        data: ::swf_runtime::Value,
+        compensations: ::swf_runtime::CompensationLog,
+    ) -> ::core::result::Result<SagaState, ::swf_runtime::WorkflowError> {
         ::core::result::Result::Ok(SagaState::BookFlight {
             data,
             compensations,
@@ -577,17 +554,17 @@ impl<F: SagaFunctions> SagaWorkflow<F> {
     /// Runs one step of task `BookFlight`.
     async fn run_task_book_flight(
         &self,
-        data: ::swf_runtime::__private::Value,
-        compensations: ::swf_runtime::__private::CompensationLog,
-        io: &::swf_runtime::__private::Io,
+        data: ::swf_runtime::Value,
+        compensations: ::swf_runtime::CompensationLog,
+        io: &::swf_runtime::Io,
     ) -> ::core::result::Result<
-        ::swf_runtime::__private::Progress<SagaState>,
-        ::swf_runtime::__private::WorkflowError,
+        ::swf_runtime::Progress<SagaState>,
+        ::swf_runtime::WorkflowError,
     > {
         let mut data = data;
         let attempt: ::core::result::Result<
             ::swf_runtime::__private::Attempt<::core::convert::Infallible>,
-            ::swf_runtime::__private::ErrorObject,
+            ::swf_runtime::ErrorObject,
         > = async {
             {
                 let result = async {
@@ -595,9 +572,9 @@ impl<F: SagaFunctions> SagaWorkflow<F> {
                         let mut map = ::swf_runtime::__private::Map::new();
                         map.insert(
                             ::std::string::String::from("what"),
-                            ::swf_runtime::__private::Value::from("flight"),
+                            ::swf_runtime::Value::from("flight"),
                         );
-                        ::swf_runtime::__private::Value::Object(map)
+                        ::swf_runtime::Value::Object(map)
                     };
                     ::swf_runtime::__private::call_action(
                             io,
@@ -624,10 +601,7 @@ impl<F: SagaFunctions> SagaWorkflow<F> {
             ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Exit(0))
         }
             .await;
-        let next: ::core::result::Result<
-            SagaState,
-            ::swf_runtime::__private::WorkflowError,
-        > = match attempt {
+        let next: ::core::result::Result<SagaState, ::swf_runtime::WorkflowError> = match attempt {
             ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Exit(_)) => {
                 async {
                     let output = data;
@@ -648,7 +622,7 @@ impl<F: SagaFunctions> SagaWorkflow<F> {
             ::core::result::Result::Err(error) => {
                 async {
                     ::core::result::Result::Err(
-                        ::swf_runtime::__private::WorkflowError::new(
+                        ::swf_runtime::WorkflowError::new(
                             "saga",
                             "BookFlight",
                             error,
@@ -659,12 +633,12 @@ impl<F: SagaFunctions> SagaWorkflow<F> {
                     .await
             }
         };
-        next.map(::swf_runtime::__private::Progress::Ran)
+        next.map(::swf_runtime::Progress::Ran)
     }
     fn enter_task_book_hotel(
-        data: ::swf_runtime::__private::Value,
-        compensations: ::swf_runtime::__private::CompensationLog,
-    ) -> ::core::result::Result<SagaState, ::swf_runtime::__private::WorkflowError> {
+        data: ::swf_runtime::Value,
+        compensations: ::swf_runtime::CompensationLog,
+    ) -> ::core::result::Result<SagaState, ::swf_runtime::WorkflowError> {
         ::core::result::Result::Ok(SagaState::BookHotel {
             data,
             compensations,
@@ -673,17 +647,17 @@ impl<F: SagaFunctions> SagaWorkflow<F> {
     /// Runs one step of task `BookHotel`.
     async fn run_task_book_hotel(
         &self,
-        data: ::swf_runtime::__private::Value,
-        compensations: ::swf_runtime::__private::CompensationLog,
-        io: &::swf_runtime::__private::Io,
+        data: ::swf_runtime::Value,
+        compensations: ::swf_runtime::CompensationLog,
+        io: &::swf_runtime::Io,
     ) -> ::core::result::Result<
-        ::swf_runtime::__private::Progress<SagaState>,
-        ::swf_runtime::__private::WorkflowError,
+        ::swf_runtime::Progress<SagaState>,
+        ::swf_runtime::WorkflowError,
     > {
         let mut data = data;
         let attempt: ::core::result::Result<
             ::swf_runtime::__private::Attempt<::core::convert::Infallible>,
-            ::swf_runtime::__private::ErrorObject,
+            ::swf_runtime::ErrorObject,
         > = async {
             {
                 let result = async {
@@ -691,9 +665,9 @@ impl<F: SagaFunctions> SagaWorkflow<F> {
                         let mut map = ::swf_runtime::__private::Map::new();
                         map.insert(
                             ::std::string::String::from("what"),
-                            ::swf_runtime::__private::Value::from("hotel"),
+                            ::swf_runtime::Value::from("hotel"),
                         );
-                        ::swf_runtime::__private::Value::Object(map)
+                        ::swf_runtime::Value::Object(map)
                     };
                     ::swf_runtime::__private::call_action(
                             io,
@@ -720,10 +694,7 @@ impl<F: SagaFunctions> SagaWorkflow<F> {
             ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Exit(0))
         }
             .await;
-        let next: ::core::result::Result<
-            SagaState,
-            ::swf_runtime::__private::WorkflowError,
-        > = match attempt {
+        let next: ::core::result::Result<SagaState, ::swf_runtime::WorkflowError> = match attempt {
             ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Exit(_)) => {
                 async {
                     let output = data;
@@ -744,7 +715,7 @@ impl<F: SagaFunctions> SagaWorkflow<F> {
             ::core::result::Result::Err(error) => {
                 async {
                     ::core::result::Result::Err(
-                        ::swf_runtime::__private::WorkflowError::new(
+                        ::swf_runtime::WorkflowError::new(
                             "saga",
                             "BookHotel",
                             error,
@@ -755,12 +726,12 @@ impl<F: SagaFunctions> SagaWorkflow<F> {
                     .await
             }
         };
-        next.map(::swf_runtime::__private::Progress::Ran)
+        next.map(::swf_runtime::Progress::Ran)
     }
     fn enter_task_charge(
-        data: ::swf_runtime::__private::Value,
-        compensations: ::swf_runtime::__private::CompensationLog,
-    ) -> ::core::result::Result<SagaState, ::swf_runtime::__private::WorkflowError> {
+        data: ::swf_runtime::Value,
+        compensations: ::swf_runtime::CompensationLog,
+    ) -> ::core::result::Result<SagaState, ::swf_runtime::WorkflowError> {
         ::core::result::Result::Ok(SagaState::Charge {
             data,
             compensations,
@@ -769,17 +740,17 @@ impl<F: SagaFunctions> SagaWorkflow<F> {
     /// Runs one step of task `Charge`.
     async fn run_task_charge(
         &self,
-        data: ::swf_runtime::__private::Value,
-        compensations: ::swf_runtime::__private::CompensationLog,
-        io: &::swf_runtime::__private::Io,
+        data: ::swf_runtime::Value,
+        compensations: ::swf_runtime::CompensationLog,
+        io: &::swf_runtime::Io,
     ) -> ::core::result::Result<
-        ::swf_runtime::__private::Progress<SagaState>,
-        ::swf_runtime::__private::WorkflowError,
+        ::swf_runtime::Progress<SagaState>,
+        ::swf_runtime::WorkflowError,
     > {
         let mut data = data;
         let attempt: ::core::result::Result<
             ::swf_runtime::__private::Attempt<::core::convert::Infallible>,
-            ::swf_runtime::__private::ErrorObject,
+            ::swf_runtime::ErrorObject,
         > = async {
             {
                 let result = async {
@@ -798,7 +769,7 @@ impl<F: SagaFunctions> SagaWorkflow<F> {
                                 &data,
                             )?,
                         );
-                        ::swf_runtime::__private::Value::Object(map)
+                        ::swf_runtime::Value::Object(map)
                     };
                     ::swf_runtime::__private::call_action(
                             io,
@@ -825,10 +796,7 @@ impl<F: SagaFunctions> SagaWorkflow<F> {
             ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Exit(0))
         }
             .await;
-        let next: ::core::result::Result<
-            SagaState,
-            ::swf_runtime::__private::WorkflowError,
-        > = match attempt {
+        let next: ::core::result::Result<SagaState, ::swf_runtime::WorkflowError> = match attempt {
             ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Exit(_)) => {
                 async {
                     let output = data;
@@ -851,18 +819,15 @@ impl<F: SagaFunctions> SagaWorkflow<F> {
                         &error,
                     );
                     let error_scope = error.to_json();
-                    let failed: &::swf_runtime::__private::Value = &failed_data;
-                    let scope: &::swf_runtime::__private::Value = &error_scope;
+                    let failed: &::swf_runtime::Value = &failed_data;
+                    let scope: &::swf_runtime::Value = &error_scope;
                     let _ = (failed, scope);
                     let outcome = {
                         /// `name eq 'CardDeclined'`
                         fn condition(
-                            _: &::swf_runtime::__private::Value,
-                            scope: &::swf_runtime::__private::Value,
-                        ) -> ::core::result::Result<
-                            bool,
-                            ::swf_runtime::__private::ErrorObject,
-                        > {
+                            _: &::swf_runtime::Value,
+                            scope: &::swf_runtime::Value,
+                        ) -> ::core::result::Result<bool, ::swf_runtime::ErrorObject> {
                             ::core::result::Result::Ok(
                                 ::swf_runtime::__private::expr::compare(
                                     ::swf_runtime::__private::expr::CompareOp::Eq,
@@ -870,7 +835,7 @@ impl<F: SagaFunctions> SagaWorkflow<F> {
                                         scope,
                                         "name",
                                     ),
-                                    &::swf_runtime::__private::Value::from("CardDeclined"),
+                                    &::swf_runtime::Value::from("CardDeclined"),
                                 ),
                             )
                         }
@@ -880,7 +845,7 @@ impl<F: SagaFunctions> SagaWorkflow<F> {
                         ::core::result::Result::Ok(matched) => matched,
                         ::core::result::Result::Err(condition_error) => {
                             return ::core::result::Result::Err(
-                                ::swf_runtime::__private::WorkflowError::new(
+                                ::swf_runtime::WorkflowError::new(
                                     "saga",
                                     "Charge",
                                     condition_error,
@@ -900,7 +865,7 @@ impl<F: SagaFunctions> SagaWorkflow<F> {
                         ) {
                             let data = handled;
                             return ::core::result::Result::Err(
-                                ::swf_runtime::__private::WorkflowError::new(
+                                ::swf_runtime::WorkflowError::new(
                                     "saga",
                                     "Charge",
                                     merge_error,
@@ -921,23 +886,18 @@ impl<F: SagaFunctions> SagaWorkflow<F> {
                             .await;
                     }
                     ::core::result::Result::Err(
-                        ::swf_runtime::__private::WorkflowError::new(
-                            "saga",
-                            "Charge",
-                            error,
-                            data,
-                        ),
+                        ::swf_runtime::WorkflowError::new("saga", "Charge", error, data),
                     )
                 }
                     .await
             }
         };
-        next.map(::swf_runtime::__private::Progress::Ran)
+        next.map(::swf_runtime::Progress::Ran)
     }
     fn enter_task_decide(
-        data: ::swf_runtime::__private::Value,
-        compensations: ::swf_runtime::__private::CompensationLog,
-    ) -> ::core::result::Result<SagaState, ::swf_runtime::__private::WorkflowError> {
+        data: ::swf_runtime::Value,
+        compensations: ::swf_runtime::CompensationLog,
+    ) -> ::core::result::Result<SagaState, ::swf_runtime::WorkflowError> {
         ::core::result::Result::Ok(SagaState::Decide {
             data,
             compensations,
@@ -946,16 +906,16 @@ impl<F: SagaFunctions> SagaWorkflow<F> {
     /// Runs one step of task `Decide`.
     async fn run_task_decide(
         &self,
-        data: ::swf_runtime::__private::Value,
-        compensations: ::swf_runtime::__private::CompensationLog,
-        io: &::swf_runtime::__private::Io,
+        data: ::swf_runtime::Value,
+        compensations: ::swf_runtime::CompensationLog,
+        io: &::swf_runtime::Io,
     ) -> ::core::result::Result<
-        ::swf_runtime::__private::Progress<SagaState>,
-        ::swf_runtime::__private::WorkflowError,
+        ::swf_runtime::Progress<SagaState>,
+        ::swf_runtime::WorkflowError,
     > {
         let attempt: ::core::result::Result<
             ::swf_runtime::__private::Attempt<::core::convert::Infallible>,
-            ::swf_runtime::__private::ErrorObject,
+            ::swf_runtime::ErrorObject,
         > = async {
             let matched = ::swf_runtime::__private::switch::data_condition(
                 ::swf_runtime::__private::switch::ConditionOp::Equals,
@@ -1000,10 +960,7 @@ impl<F: SagaFunctions> SagaWorkflow<F> {
             ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Exit(2usize))
         }
             .await;
-        let next: ::core::result::Result<
-            SagaState,
-            ::swf_runtime::__private::WorkflowError,
-        > = match attempt {
+        let next: ::core::result::Result<SagaState, ::swf_runtime::WorkflowError> = match attempt {
             ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Exit(exit)) => {
                 async {
                     let output = data;
@@ -1035,23 +992,18 @@ impl<F: SagaFunctions> SagaWorkflow<F> {
             ::core::result::Result::Err(error) => {
                 async {
                     ::core::result::Result::Err(
-                        ::swf_runtime::__private::WorkflowError::new(
-                            "saga",
-                            "Decide",
-                            error,
-                            data,
-                        ),
+                        ::swf_runtime::WorkflowError::new("saga", "Decide", error, data),
                     )
                 }
                     .await
             }
         };
-        next.map(::swf_runtime::__private::Progress::Ran)
+        next.map(::swf_runtime::Progress::Ran)
     }
     fn enter_task_done(
-        data: ::swf_runtime::__private::Value,
-        compensations: ::swf_runtime::__private::CompensationLog,
-    ) -> ::core::result::Result<SagaState, ::swf_runtime::__private::WorkflowError> {
+        data: ::swf_runtime::Value,
+        compensations: ::swf_runtime::CompensationLog,
+    ) -> ::core::result::Result<SagaState, ::swf_runtime::WorkflowError> {
         ::core::result::Result::Ok(SagaState::Done {
             data,
             compensations,
@@ -1060,24 +1012,21 @@ impl<F: SagaFunctions> SagaWorkflow<F> {
     /// Runs one step of task `Done`.
     async fn run_task_done(
         &self,
-        data: ::swf_runtime::__private::Value,
-        compensations: ::swf_runtime::__private::CompensationLog,
-        _io: &::swf_runtime::__private::Io,
+        data: ::swf_runtime::Value,
+        compensations: ::swf_runtime::CompensationLog,
+        _io: &::swf_runtime::Io,
     ) -> ::core::result::Result<
-        ::swf_runtime::__private::Progress<SagaState>,
-        ::swf_runtime::__private::WorkflowError,
+        ::swf_runtime::Progress<SagaState>,
+        ::swf_runtime::WorkflowError,
     > {
         let attempt: ::core::result::Result<
             ::swf_runtime::__private::Attempt<::core::convert::Infallible>,
-            ::swf_runtime::__private::ErrorObject,
+            ::swf_runtime::ErrorObject,
         > = async {
             ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Exit(0))
         }
             .await;
-        let next: ::core::result::Result<
-            SagaState,
-            ::swf_runtime::__private::WorkflowError,
-        > = match attempt {
+        let next: ::core::result::Result<SagaState, ::swf_runtime::WorkflowError> = match attempt {
             ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Exit(_)) => {
                 async {
                     let output = data;
@@ -1099,23 +1048,18 @@ impl<F: SagaFunctions> SagaWorkflow<F> {
             ::core::result::Result::Err(error) => {
                 async {
                     ::core::result::Result::Err(
-                        ::swf_runtime::__private::WorkflowError::new(
-                            "saga",
-                            "Done",
-                            error,
-                            data,
-                        ),
+                        ::swf_runtime::WorkflowError::new("saga", "Done", error, data),
                     )
                 }
                     .await
             }
         };
-        next.map(::swf_runtime::__private::Progress::Ran)
+        next.map(::swf_runtime::Progress::Ran)
     }
     fn enter_task_call_off(
-        data: ::swf_runtime::__private::Value,
-        compensations: ::swf_runtime::__private::CompensationLog,
-    ) -> ::core::result::Result<SagaState, ::swf_runtime::__private::WorkflowError> {
+        data: ::swf_runtime::Value,
+        compensations: ::swf_runtime::CompensationLog,
+    ) -> ::core::result::Result<SagaState, ::swf_runtime::WorkflowError> {
         ::core::result::Result::Ok(SagaState::CallOff {
             data,
             compensations,
@@ -1124,17 +1068,17 @@ impl<F: SagaFunctions> SagaWorkflow<F> {
     /// Runs one step of task `CallOff`.
     async fn run_task_call_off(
         &self,
-        data: ::swf_runtime::__private::Value,
-        compensations: ::swf_runtime::__private::CompensationLog,
-        io: &::swf_runtime::__private::Io,
+        data: ::swf_runtime::Value,
+        compensations: ::swf_runtime::CompensationLog,
+        io: &::swf_runtime::Io,
     ) -> ::core::result::Result<
-        ::swf_runtime::__private::Progress<SagaState>,
-        ::swf_runtime::__private::WorkflowError,
+        ::swf_runtime::Progress<SagaState>,
+        ::swf_runtime::WorkflowError,
     > {
         let mut data = data;
         let attempt: ::core::result::Result<
             ::swf_runtime::__private::Attempt<::core::convert::Infallible>,
-            ::swf_runtime::__private::ErrorObject,
+            ::swf_runtime::ErrorObject,
         > = async {
             ::swf_runtime::__private::merge_data(
                 &mut data,
@@ -1142,9 +1086,9 @@ impl<F: SagaFunctions> SagaWorkflow<F> {
                     let mut map = ::swf_runtime::__private::Map::new();
                     map.insert(
                         ::std::string::String::from("calledOff"),
-                        ::swf_runtime::__private::Value::Bool(true),
+                        ::swf_runtime::Value::Bool(true),
                     );
-                    ::swf_runtime::__private::Value::Object(map)
+                    ::swf_runtime::Value::Object(map)
                 },
                 "CallOff",
                 "inject data",
@@ -1152,10 +1096,7 @@ impl<F: SagaFunctions> SagaWorkflow<F> {
             ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Exit(0))
         }
             .await;
-        let next: ::core::result::Result<
-            SagaState,
-            ::swf_runtime::__private::WorkflowError,
-        > = match attempt {
+        let next: ::core::result::Result<SagaState, ::swf_runtime::WorkflowError> = match attempt {
             ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Exit(_)) => {
                 async {
                     let output = data;
@@ -1181,23 +1122,18 @@ impl<F: SagaFunctions> SagaWorkflow<F> {
             ::core::result::Result::Err(error) => {
                 async {
                     ::core::result::Result::Err(
-                        ::swf_runtime::__private::WorkflowError::new(
-                            "saga",
-                            "CallOff",
-                            error,
-                            data,
-                        ),
+                        ::swf_runtime::WorkflowError::new("saga", "CallOff", error, data),
                     )
                 }
                     .await
             }
         };
-        next.map(::swf_runtime::__private::Progress::Ran)
+        next.map(::swf_runtime::Progress::Ran)
     }
     fn enter_task_cancelled(
-        data: ::swf_runtime::__private::Value,
-        compensations: ::swf_runtime::__private::CompensationLog,
-    ) -> ::core::result::Result<SagaState, ::swf_runtime::__private::WorkflowError> {
+        data: ::swf_runtime::Value,
+        compensations: ::swf_runtime::CompensationLog,
+    ) -> ::core::result::Result<SagaState, ::swf_runtime::WorkflowError> {
         ::core::result::Result::Ok(SagaState::Cancelled {
             data,
             compensations,
@@ -1206,17 +1142,17 @@ impl<F: SagaFunctions> SagaWorkflow<F> {
     /// Runs one step of task `Cancelled`.
     async fn run_task_cancelled(
         &self,
-        data: ::swf_runtime::__private::Value,
-        compensations: ::swf_runtime::__private::CompensationLog,
-        _io: &::swf_runtime::__private::Io,
+        data: ::swf_runtime::Value,
+        compensations: ::swf_runtime::CompensationLog,
+        _io: &::swf_runtime::Io,
     ) -> ::core::result::Result<
-        ::swf_runtime::__private::Progress<SagaState>,
-        ::swf_runtime::__private::WorkflowError,
+        ::swf_runtime::Progress<SagaState>,
+        ::swf_runtime::WorkflowError,
     > {
         let mut data = data;
         let attempt: ::core::result::Result<
             ::swf_runtime::__private::Attempt<::core::convert::Infallible>,
-            ::swf_runtime::__private::ErrorObject,
+            ::swf_runtime::ErrorObject,
         > = async {
             ::swf_runtime::__private::merge_data(
                 &mut data,
@@ -1224,9 +1160,9 @@ impl<F: SagaFunctions> SagaWorkflow<F> {
                     let mut map = ::swf_runtime::__private::Map::new();
                     map.insert(
                         ::std::string::String::from("tripCancelled"),
-                        ::swf_runtime::__private::Value::Bool(true),
+                        ::swf_runtime::Value::Bool(true),
                     );
-                    ::swf_runtime::__private::Value::Object(map)
+                    ::swf_runtime::Value::Object(map)
                 },
                 "Cancelled",
                 "inject data",
@@ -1234,10 +1170,7 @@ impl<F: SagaFunctions> SagaWorkflow<F> {
             ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Exit(0))
         }
             .await;
-        let next: ::core::result::Result<
-            SagaState,
-            ::swf_runtime::__private::WorkflowError,
-        > = match attempt {
+        let next: ::core::result::Result<SagaState, ::swf_runtime::WorkflowError> = match attempt {
             ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Exit(_)) => {
                 async {
                     let output = data;
@@ -1259,7 +1192,7 @@ impl<F: SagaFunctions> SagaWorkflow<F> {
             ::core::result::Result::Err(error) => {
                 async {
                     ::core::result::Result::Err(
-                        ::swf_runtime::__private::WorkflowError::new(
+                        ::swf_runtime::WorkflowError::new(
                             "saga",
                             "Cancelled",
                             error,
@@ -1270,12 +1203,12 @@ impl<F: SagaFunctions> SagaWorkflow<F> {
                     .await
             }
         };
-        next.map(::swf_runtime::__private::Progress::Ran)
+        next.map(::swf_runtime::Progress::Ran)
     }
     fn enter_task_failed(
-        data: ::swf_runtime::__private::Value,
-        compensations: ::swf_runtime::__private::CompensationLog,
-    ) -> ::core::result::Result<SagaState, ::swf_runtime::__private::WorkflowError> {
+        data: ::swf_runtime::Value,
+        compensations: ::swf_runtime::CompensationLog,
+    ) -> ::core::result::Result<SagaState, ::swf_runtime::WorkflowError> {
         ::core::result::Result::Ok(SagaState::Failed {
             data,
             compensations,
@@ -1284,17 +1217,17 @@ impl<F: SagaFunctions> SagaWorkflow<F> {
     /// Runs one step of task `Failed`.
     async fn run_task_failed(
         &self,
-        data: ::swf_runtime::__private::Value,
-        compensations: ::swf_runtime::__private::CompensationLog,
-        _io: &::swf_runtime::__private::Io,
+        data: ::swf_runtime::Value,
+        compensations: ::swf_runtime::CompensationLog,
+        _io: &::swf_runtime::Io,
     ) -> ::core::result::Result<
-        ::swf_runtime::__private::Progress<SagaState>,
-        ::swf_runtime::__private::WorkflowError,
+        ::swf_runtime::Progress<SagaState>,
+        ::swf_runtime::WorkflowError,
     > {
         let mut data = data;
         let attempt: ::core::result::Result<
             ::swf_runtime::__private::Attempt<::core::convert::Infallible>,
-            ::swf_runtime::__private::ErrorObject,
+            ::swf_runtime::ErrorObject,
         > = async {
             ::swf_runtime::__private::merge_data(
                 &mut data,
@@ -1302,9 +1235,9 @@ impl<F: SagaFunctions> SagaWorkflow<F> {
                     let mut map = ::swf_runtime::__private::Map::new();
                     map.insert(
                         ::std::string::String::from("failed"),
-                        ::swf_runtime::__private::Value::Bool(true),
+                        ::swf_runtime::Value::Bool(true),
                     );
-                    ::swf_runtime::__private::Value::Object(map)
+                    ::swf_runtime::Value::Object(map)
                 },
                 "Failed",
                 "inject data",
@@ -1312,10 +1245,7 @@ impl<F: SagaFunctions> SagaWorkflow<F> {
             ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Exit(0))
         }
             .await;
-        let next: ::core::result::Result<
-            SagaState,
-            ::swf_runtime::__private::WorkflowError,
-        > = match attempt {
+        let next: ::core::result::Result<SagaState, ::swf_runtime::WorkflowError> = match attempt {
             ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Exit(_)) => {
                 async {
                     let output = data;
@@ -1337,23 +1267,18 @@ impl<F: SagaFunctions> SagaWorkflow<F> {
             ::core::result::Result::Err(error) => {
                 async {
                     ::core::result::Result::Err(
-                        ::swf_runtime::__private::WorkflowError::new(
-                            "saga",
-                            "Failed",
-                            error,
-                            data,
-                        ),
+                        ::swf_runtime::WorkflowError::new("saga", "Failed", error, data),
                     )
                 }
                     .await
             }
         };
-        next.map(::swf_runtime::__private::Progress::Ran)
+        next.map(::swf_runtime::Progress::Ran)
     }
     fn enter_task_cancel_hotel(
-        data: ::swf_runtime::__private::Value,
-        compensating: ::swf_runtime::__private::Compensating,
-    ) -> ::core::result::Result<SagaState, ::swf_runtime::__private::WorkflowError> {
+        data: ::swf_runtime::Value,
+        compensating: ::swf_runtime::Compensating,
+    ) -> ::core::result::Result<SagaState, ::swf_runtime::WorkflowError> {
         ::core::result::Result::Ok(SagaState::CancelHotel {
             data,
             compensating,
@@ -1362,18 +1287,18 @@ impl<F: SagaFunctions> SagaWorkflow<F> {
     /// Runs one step of task `CancelHotel`.
     async fn run_task_cancel_hotel(
         &self,
-        data: ::swf_runtime::__private::Value,
-        compensating: ::swf_runtime::__private::Compensating,
-        io: &::swf_runtime::__private::Io,
+        data: ::swf_runtime::Value,
+        compensating: ::swf_runtime::Compensating,
+        io: &::swf_runtime::Io,
     ) -> ::core::result::Result<
-        ::swf_runtime::__private::Progress<SagaState>,
-        ::swf_runtime::__private::WorkflowError,
+        ::swf_runtime::Progress<SagaState>,
+        ::swf_runtime::WorkflowError,
     > {
         let marking = compensating.clone();
         let mut data = data;
         let attempt: ::core::result::Result<
             ::swf_runtime::__private::Attempt<::core::convert::Infallible>,
-            ::swf_runtime::__private::ErrorObject,
+            ::swf_runtime::ErrorObject,
         > = async {
             {
                 let result = async {
@@ -1381,9 +1306,9 @@ impl<F: SagaFunctions> SagaWorkflow<F> {
                         let mut map = ::swf_runtime::__private::Map::new();
                         map.insert(
                             ::std::string::String::from("what"),
-                            ::swf_runtime::__private::Value::from("hotel"),
+                            ::swf_runtime::Value::from("hotel"),
                         );
-                        ::swf_runtime::__private::Value::Object(map)
+                        ::swf_runtime::Value::Object(map)
                     };
                     ::swf_runtime::__private::call_action(
                             io,
@@ -1410,10 +1335,7 @@ impl<F: SagaFunctions> SagaWorkflow<F> {
             ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Exit(0))
         }
             .await;
-        let next: ::core::result::Result<
-            SagaState,
-            ::swf_runtime::__private::WorkflowError,
-        > = match attempt {
+        let next: ::core::result::Result<SagaState, ::swf_runtime::WorkflowError> = match attempt {
             ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Exit(_)) => {
                 async {
                     let output = data;
@@ -1432,7 +1354,7 @@ impl<F: SagaFunctions> SagaWorkflow<F> {
             ::core::result::Result::Err(error) => {
                 async {
                     ::core::result::Result::Err(
-                        ::swf_runtime::__private::WorkflowError::new(
+                        ::swf_runtime::WorkflowError::new(
                             "saga",
                             "CancelHotel",
                             error,
@@ -1443,13 +1365,12 @@ impl<F: SagaFunctions> SagaWorkflow<F> {
                     .await
             }
         };
-        next.map_err(|failure| marking.mark(failure))
-            .map(::swf_runtime::__private::Progress::Ran)
+        next.map_err(|failure| marking.mark(failure)).map(::swf_runtime::Progress::Ran)
     }
     fn enter_task_refund_deposit(
-        data: ::swf_runtime::__private::Value,
-        compensating: ::swf_runtime::__private::Compensating,
-    ) -> ::core::result::Result<SagaState, ::swf_runtime::__private::WorkflowError> {
+        data: ::swf_runtime::Value,
+        compensating: ::swf_runtime::Compensating,
+    ) -> ::core::result::Result<SagaState, ::swf_runtime::WorkflowError> {
         ::core::result::Result::Ok(SagaState::RefundDeposit {
             data,
             compensating,
@@ -1458,18 +1379,18 @@ impl<F: SagaFunctions> SagaWorkflow<F> {
     /// Runs one step of task `RefundDeposit`.
     async fn run_task_refund_deposit(
         &self,
-        data: ::swf_runtime::__private::Value,
-        compensating: ::swf_runtime::__private::Compensating,
-        io: &::swf_runtime::__private::Io,
+        data: ::swf_runtime::Value,
+        compensating: ::swf_runtime::Compensating,
+        io: &::swf_runtime::Io,
     ) -> ::core::result::Result<
-        ::swf_runtime::__private::Progress<SagaState>,
-        ::swf_runtime::__private::WorkflowError,
+        ::swf_runtime::Progress<SagaState>,
+        ::swf_runtime::WorkflowError,
     > {
         let marking = compensating.clone();
         let mut data = data;
         let attempt: ::core::result::Result<
             ::swf_runtime::__private::Attempt<::core::convert::Infallible>,
-            ::swf_runtime::__private::ErrorObject,
+            ::swf_runtime::ErrorObject,
         > = async {
             ::swf_runtime::__private::merge_data(
                 &mut data,
@@ -1477,9 +1398,9 @@ impl<F: SagaFunctions> SagaWorkflow<F> {
                     let mut map = ::swf_runtime::__private::Map::new();
                     map.insert(
                         ::std::string::String::from("deposit"),
-                        ::swf_runtime::__private::Value::from("refunded"),
+                        ::swf_runtime::Value::from("refunded"),
                     );
-                    ::swf_runtime::__private::Value::Object(map)
+                    ::swf_runtime::Value::Object(map)
                 },
                 "RefundDeposit",
                 "inject data",
@@ -1487,15 +1408,12 @@ impl<F: SagaFunctions> SagaWorkflow<F> {
             ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Exit(0))
         }
             .await;
-        let next: ::core::result::Result<
-            SagaState,
-            ::swf_runtime::__private::WorkflowError,
-        > = match attempt {
+        let next: ::core::result::Result<SagaState, ::swf_runtime::WorkflowError> = match attempt {
             ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Exit(_)) => {
                 async {
                     let output = data;
                     {
-                        let ::swf_runtime::__private::Compensating {
+                        let ::swf_runtime::Compensating {
                             remaining,
                             resume,
                             cause,
@@ -1517,7 +1435,7 @@ impl<F: SagaFunctions> SagaWorkflow<F> {
             ::core::result::Result::Err(error) => {
                 async {
                     ::core::result::Result::Err(
-                        ::swf_runtime::__private::WorkflowError::new(
+                        ::swf_runtime::WorkflowError::new(
                             "saga",
                             "RefundDeposit",
                             error,
@@ -1528,13 +1446,12 @@ impl<F: SagaFunctions> SagaWorkflow<F> {
                     .await
             }
         };
-        next.map_err(|failure| marking.mark(failure))
-            .map(::swf_runtime::__private::Progress::Ran)
+        next.map_err(|failure| marking.mark(failure)).map(::swf_runtime::Progress::Ran)
     }
     fn enter_task_cancel_flight(
-        data: ::swf_runtime::__private::Value,
-        compensating: ::swf_runtime::__private::Compensating,
-    ) -> ::core::result::Result<SagaState, ::swf_runtime::__private::WorkflowError> {
+        data: ::swf_runtime::Value,
+        compensating: ::swf_runtime::Compensating,
+    ) -> ::core::result::Result<SagaState, ::swf_runtime::WorkflowError> {
         ::core::result::Result::Ok(SagaState::CancelFlight {
             data,
             compensating,
@@ -1543,18 +1460,18 @@ impl<F: SagaFunctions> SagaWorkflow<F> {
     /// Runs one step of task `CancelFlight`.
     async fn run_task_cancel_flight(
         &self,
-        data: ::swf_runtime::__private::Value,
-        compensating: ::swf_runtime::__private::Compensating,
-        io: &::swf_runtime::__private::Io,
+        data: ::swf_runtime::Value,
+        compensating: ::swf_runtime::Compensating,
+        io: &::swf_runtime::Io,
     ) -> ::core::result::Result<
-        ::swf_runtime::__private::Progress<SagaState>,
-        ::swf_runtime::__private::WorkflowError,
+        ::swf_runtime::Progress<SagaState>,
+        ::swf_runtime::WorkflowError,
     > {
         let marking = compensating.clone();
         let mut data = data;
         let attempt: ::core::result::Result<
             ::swf_runtime::__private::Attempt<::core::convert::Infallible>,
-            ::swf_runtime::__private::ErrorObject,
+            ::swf_runtime::ErrorObject,
         > = async {
             {
                 let result = async {
@@ -1562,9 +1479,9 @@ impl<F: SagaFunctions> SagaWorkflow<F> {
                         let mut map = ::swf_runtime::__private::Map::new();
                         map.insert(
                             ::std::string::String::from("what"),
-                            ::swf_runtime::__private::Value::from("flight"),
+                            ::swf_runtime::Value::from("flight"),
                         );
-                        ::swf_runtime::__private::Value::Object(map)
+                        ::swf_runtime::Value::Object(map)
                     };
                     ::swf_runtime::__private::call_action(
                             io,
@@ -1591,15 +1508,12 @@ impl<F: SagaFunctions> SagaWorkflow<F> {
             ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Exit(0))
         }
             .await;
-        let next: ::core::result::Result<
-            SagaState,
-            ::swf_runtime::__private::WorkflowError,
-        > = match attempt {
+        let next: ::core::result::Result<SagaState, ::swf_runtime::WorkflowError> = match attempt {
             ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Exit(_)) => {
                 async {
                     let output = data;
                     {
-                        let ::swf_runtime::__private::Compensating {
+                        let ::swf_runtime::Compensating {
                             remaining,
                             resume,
                             cause,
@@ -1621,7 +1535,7 @@ impl<F: SagaFunctions> SagaWorkflow<F> {
             ::core::result::Result::Err(error) => {
                 async {
                     ::core::result::Result::Err(
-                        ::swf_runtime::__private::WorkflowError::new(
+                        ::swf_runtime::WorkflowError::new(
                             "saga",
                             "CancelFlight",
                             error,
@@ -1632,11 +1546,10 @@ impl<F: SagaFunctions> SagaWorkflow<F> {
                     .await
             }
         };
-        next.map_err(|failure| marking.mark(failure))
-            .map(::swf_runtime::__private::Progress::Ran)
+        next.map_err(|failure| marking.mark(failure)).map(::swf_runtime::Progress::Ran)
     }
 }
-impl<F: SagaFunctions + 'static> ::swf_runtime::__private::Machine for SagaWorkflow<F> {
+impl<F: SagaFunctions + 'static> ::swf_runtime::Machine for SagaWorkflow<F> {
     type State = SagaState;
     fn workflow_id(&self) -> &'static str {
         Self::ID
@@ -1650,36 +1563,32 @@ impl<F: SagaFunctions + 'static> ::swf_runtime::__private::Machine for SagaWorkf
     fn definition_hash(&self) -> &'static str {
         Self::DEFINITION_HASH
     }
-    fn events(&self) -> &'static [::swf_runtime::__private::EventSpec] {
+    fn events(&self) -> &'static [::swf_runtime::EventSpec] {
         &[]
     }
-    fn start_on_events(
-        &self,
-    ) -> ::core::option::Option<::swf_runtime::__private::StartOnEvents> {
+    fn start_on_events(&self) -> ::core::option::Option<::swf_runtime::StartOnEvents> {
         ::core::option::Option::None
     }
     fn start(
         &self,
-        input: ::swf_runtime::__private::Value,
-        io: &::swf_runtime::__private::Io,
-    ) -> ::core::result::Result<SagaState, ::swf_runtime::__private::WorkflowError> {
+        input: ::swf_runtime::Value,
+        io: &::swf_runtime::Io,
+    ) -> ::core::result::Result<SagaState, ::swf_runtime::WorkflowError> {
         self.begin(input, io)
     }
     fn step<'a>(
         &'a self,
         state: SagaState,
-        io: &'a ::swf_runtime::__private::Io,
+        io: &'a ::swf_runtime::Io,
     ) -> impl ::core::future::Future<
         Output = ::core::result::Result<
-            ::swf_runtime::__private::Progress<SagaState>,
-            ::swf_runtime::__private::WorkflowError,
+            ::swf_runtime::Progress<SagaState>,
+            ::swf_runtime::WorkflowError,
         >,
     > + ::core::marker::Send + 'a {
         self.advance(state, io)
     }
-    fn output(
-        state: &SagaState,
-    ) -> ::core::option::Option<&::swf_runtime::__private::Value> {
+    fn output(state: &SagaState) -> ::core::option::Option<&::swf_runtime::Value> {
         state.output()
     }
 }

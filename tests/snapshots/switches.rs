@@ -3,16 +3,10 @@
 /// The functions the `Switch operators` workflow calls. Implement every method to run it.
 pub trait SwitchesFunctions: ::core::marker::Send + ::core::marker::Sync {
     /// Decides the switch data conditions whose operator is `custom`.
-    fn custom_condition(
-        &self,
-        condition: ::swf_runtime::__private::CustomCondition<'_>,
-    ) -> bool;
+    fn custom_condition(&self, condition: ::swf_runtime::CustomCondition<'_>) -> bool;
 }
 impl<T: SwitchesFunctions + ?Sized> SwitchesFunctions for &T {
-    fn custom_condition(
-        &self,
-        condition: ::swf_runtime::__private::CustomCondition<'_>,
-    ) -> bool {
+    fn custom_condition(&self, condition: ::swf_runtime::CustomCondition<'_>) -> bool {
         <T as SwitchesFunctions>::custom_condition(*self, condition)
     }
 }
@@ -31,43 +25,43 @@ pub enum SwitchesState {
     #[serde(rename = "Classify")]
     Classify {
         /// The task's data.
-        data: ::swf_runtime::__private::Value,
+        data: ::swf_runtime::Value,
     },
     /// Task `Minor` (inject, line 25), about to run (or running) with `data` as its input.
     #[serde(rename = "Minor")]
     Minor {
         /// The task's data.
-        data: ::swf_runtime::__private::Value,
+        data: ::swf_runtime::Value,
     },
     /// Task `Staff` (inject, line 26), about to run (or running) with `data` as its input.
     #[serde(rename = "Staff")]
     Staff {
         /// The task's data.
-        data: ::swf_runtime::__private::Value,
+        data: ::swf_runtime::Value,
     },
     /// Task `Premium` (inject, line 27), about to run (or running) with `data` as its input.
     #[serde(rename = "Premium")]
     Premium {
         /// The task's data.
-        data: ::swf_runtime::__private::Value,
+        data: ::swf_runtime::Value,
     },
     /// Task `Other` (inject, line 28), about to run (or running) with `data` as its input.
     #[serde(rename = "Other")]
     Other {
         /// The task's data.
-        data: ::swf_runtime::__private::Value,
+        data: ::swf_runtime::Value,
     },
     /// The scope ended; `output` is its data output.
     #[serde(rename = "completed")]
     Completed {
         /// The output.
-        output: ::swf_runtime::__private::Value,
+        output: ::swf_runtime::Value,
     },
     /// An `end: {kind: terminate}` ended the whole instance.
     #[serde(rename = "terminated")]
     Terminated {
         /// The output.
-        output: ::swf_runtime::__private::Value,
+        output: ::swf_runtime::Value,
     },
 }
 #[allow(dead_code)]
@@ -86,7 +80,7 @@ impl SwitchesState {
         }
     }
     /// The output, once the scope has ended.
-    pub fn output(&self) -> ::core::option::Option<&::swf_runtime::__private::Value> {
+    pub fn output(&self) -> ::core::option::Option<&::swf_runtime::Value> {
         match self {
             SwitchesState::Completed { output }
             | SwitchesState::Terminated { output } => {
@@ -96,24 +90,20 @@ impl SwitchesState {
         }
     }
 }
-impl ::swf_runtime::__private::ScopeState for SwitchesState {
-    fn end(self) -> ::core::result::Result<::swf_runtime::__private::ScopeEnd, Self> {
+impl ::swf_runtime::ScopeState for SwitchesState {
+    fn end(self) -> ::core::result::Result<::swf_runtime::ScopeEnd, Self> {
         match self {
             SwitchesState::Completed { output } => {
-                ::core::result::Result::Ok(
-                    ::swf_runtime::__private::ScopeEnd::Completed(output),
-                )
+                ::core::result::Result::Ok(::swf_runtime::ScopeEnd::Completed(output))
             }
             SwitchesState::Terminated { output } => {
-                ::core::result::Result::Ok(
-                    ::swf_runtime::__private::ScopeEnd::Terminated(output),
-                )
+                ::core::result::Result::Ok(::swf_runtime::ScopeEnd::Terminated(output))
             }
             other => ::core::result::Result::Err(other),
         }
     }
-    fn listening(&self) -> ::swf_runtime::__private::Wait {
-        ::swf_runtime::__private::Wait::default()
+    fn listening(&self) -> ::swf_runtime::Wait {
+        ::swf_runtime::Wait::default()
     }
     fn position(&self) -> ::std::string::String {
         match self {
@@ -155,7 +145,7 @@ impl<F: SwitchesFunctions> SwitchesWorkflow<F> {
     /// it, so that a host can tell an instance saved by another definition.
     pub const DEFINITION_HASH: &'static str = "4b79001ab5d7d92f";
     /// The workflow's id, name and version, as its traces name them.
-    pub const INFO: ::swf_runtime::__private::WorkflowInfo = ::swf_runtime::__private::WorkflowInfo {
+    pub const INFO: ::swf_runtime::WorkflowInfo = ::swf_runtime::WorkflowInfo {
         id: Self::ID,
         name: Self::NAME,
         version: Self::VERSION,
@@ -175,12 +165,9 @@ impl<F: SwitchesFunctions> SwitchesWorkflow<F> {
     /// or onError left, with the data it had.
     pub async fn run(
         &self,
-        input: ::swf_runtime::__private::Value,
-    ) -> ::core::result::Result<
-        ::swf_runtime::__private::Value,
-        ::swf_runtime::__private::WorkflowError,
-    > {
-        let io = ::swf_runtime::__private::Io::standalone();
+        input: ::swf_runtime::Value,
+    ) -> ::core::result::Result<::swf_runtime::Value, ::swf_runtime::WorkflowError> {
+        let io = ::swf_runtime::Io::standalone();
         let state = self.begin(input, &io)?;
         let run = ::swf_runtime::__private::run_to_end(
             state,
@@ -190,7 +177,7 @@ impl<F: SwitchesFunctions> SwitchesWorkflow<F> {
         );
         ::swf_runtime::__private::traced_run(Self::INFO, &io, run)
             .await
-            .map(::swf_runtime::__private::ScopeEnd::into_output)
+            .map(::swf_runtime::ScopeEnd::into_output)
     }
     /// The first state of an instance: the start task with its filtered input.
     ///
@@ -198,9 +185,9 @@ impl<F: SwitchesFunctions> SwitchesWorkflow<F> {
     /// The refusal of the input (not a JSON object), or of the start task's input filter.
     pub fn start(
         &self,
-        input: ::swf_runtime::__private::Value,
-    ) -> ::core::result::Result<SwitchesState, ::swf_runtime::__private::WorkflowError> {
-        self.begin(input, &::swf_runtime::__private::Io::standalone())
+        input: ::swf_runtime::Value,
+    ) -> ::core::result::Result<SwitchesState, ::swf_runtime::WorkflowError> {
+        self.begin(input, &::swf_runtime::Io::standalone())
     }
     /// Runs the next step of `state`, waiting first as long as it must (a delay, a retry
     /// wait): the state after one step that ran. A state that has ended is returned
@@ -211,8 +198,8 @@ impl<F: SwitchesFunctions> SwitchesWorkflow<F> {
     pub async fn step(
         &self,
         state: SwitchesState,
-    ) -> ::core::result::Result<SwitchesState, ::swf_runtime::__private::WorkflowError> {
-        let io = ::swf_runtime::__private::Io::standalone();
+    ) -> ::core::result::Result<SwitchesState, ::swf_runtime::WorkflowError> {
+        let io = ::swf_runtime::Io::standalone();
         ::swf_runtime::__private::step_until_ran(
                 state,
                 &io,
@@ -223,9 +210,9 @@ impl<F: SwitchesFunctions> SwitchesWorkflow<F> {
     }
     fn begin(
         &self,
-        input: ::swf_runtime::__private::Value,
-        io: &::swf_runtime::__private::Io,
-    ) -> ::core::result::Result<SwitchesState, ::swf_runtime::__private::WorkflowError> {
+        input: ::swf_runtime::Value,
+        io: &::swf_runtime::Io,
+    ) -> ::core::result::Result<SwitchesState, ::swf_runtime::WorkflowError> {
         let _ = io;
         let input = ::swf_runtime::__private::workflow_input(
             Self::ID,
@@ -237,28 +224,25 @@ impl<F: SwitchesFunctions> SwitchesWorkflow<F> {
     #[doc(hidden)]
     pub fn begin_subflow(
         &self,
-        input: ::swf_runtime::__private::Value,
-        io: &::swf_runtime::__private::Io,
+        input: ::swf_runtime::Value,
+        io: &::swf_runtime::Io,
     ) -> ::core::result::Result<
-        ::core::result::Result<SwitchesState, ::swf_runtime::__private::Value>,
-        ::swf_runtime::__private::WorkflowError,
+        ::core::result::Result<SwitchesState, ::swf_runtime::Value>,
+        ::swf_runtime::WorkflowError,
     > {
         self.begin(input, io).map(::core::result::Result::Ok)
     }
     #[doc(hidden)]
     pub async fn run_detached(
         &self,
-        input: ::swf_runtime::__private::Value,
-        io: &::swf_runtime::__private::Io,
-    ) -> ::core::result::Result<
-        ::swf_runtime::__private::ScopeEnd,
-        ::swf_runtime::__private::WorkflowError,
-    > {
+        input: ::swf_runtime::Value,
+        io: &::swf_runtime::Io,
+    ) -> ::core::result::Result<::swf_runtime::ScopeEnd, ::swf_runtime::WorkflowError> {
         let state = match self.begin_subflow(input, io)? {
             ::core::result::Result::Ok(state) => state,
             ::core::result::Result::Err(output) => {
                 return ::core::result::Result::Ok(
-                    ::swf_runtime::__private::ScopeEnd::Completed(output),
+                    ::swf_runtime::ScopeEnd::Completed(output),
                 );
             }
         };
@@ -285,10 +269,10 @@ impl<F: SwitchesFunctions> SwitchesWorkflow<F> {
     pub async fn advance(
         &self,
         state: SwitchesState,
-        io: &::swf_runtime::__private::Io,
+        io: &::swf_runtime::Io,
     ) -> ::core::result::Result<
-        ::swf_runtime::__private::Progress<SwitchesState>,
-        ::swf_runtime::__private::WorkflowError,
+        ::swf_runtime::Progress<SwitchesState>,
+        ::swf_runtime::WorkflowError,
     > {
         match state {
             SwitchesState::Classify { data } => self.run_task_classify(data, io).await,
@@ -298,29 +282,27 @@ impl<F: SwitchesFunctions> SwitchesWorkflow<F> {
             SwitchesState::Other { data } => self.run_task_other(data, io).await,
             ended @ (SwitchesState::Completed { .. }
             | SwitchesState::Terminated { .. }) => {
-                ::core::result::Result::Ok(
-                    ::swf_runtime::__private::Progress::Ran(ended),
-                )
+                ::core::result::Result::Ok(::swf_runtime::Progress::Ran(ended))
             }
         }
     }
     fn enter_task_classify(
-        data: ::swf_runtime::__private::Value,
-    ) -> ::core::result::Result<SwitchesState, ::swf_runtime::__private::WorkflowError> {
+        data: ::swf_runtime::Value,
+    ) -> ::core::result::Result<SwitchesState, ::swf_runtime::WorkflowError> {
         ::core::result::Result::Ok(SwitchesState::Classify { data })
     }
     /// Runs one step of task `Classify`.
     async fn run_task_classify(
         &self,
-        data: ::swf_runtime::__private::Value,
-        _io: &::swf_runtime::__private::Io,
+        data: ::swf_runtime::Value,
+        _io: &::swf_runtime::Io,
     ) -> ::core::result::Result<
-        ::swf_runtime::__private::Progress<SwitchesState>,
-        ::swf_runtime::__private::WorkflowError,
+        ::swf_runtime::Progress<SwitchesState>,
+        ::swf_runtime::WorkflowError,
     > {
         let attempt: ::core::result::Result<
             ::swf_runtime::__private::Attempt<::core::convert::Infallible>,
-            ::swf_runtime::__private::ErrorObject,
+            ::swf_runtime::ErrorObject,
         > = async {
             let matched = ::swf_runtime::__private::switch::data_condition(
                 ::swf_runtime::__private::switch::ConditionOp::LessThan,
@@ -380,13 +362,13 @@ impl<F: SwitchesFunctions> SwitchesWorkflow<F> {
                     let mut map = ::swf_runtime::__private::Map::new();
                     map.insert(
                         ::std::string::String::from("predicate"),
-                        ::swf_runtime::__private::Value::from("isPremium"),
+                        ::swf_runtime::Value::from("isPremium"),
                     );
-                    ::swf_runtime::__private::Value::Object(map)
+                    ::swf_runtime::Value::Object(map)
                 };
                 SwitchesFunctions::custom_condition(
                     &self.functions,
-                    ::swf_runtime::__private::CustomCondition {
+                    ::swf_runtime::CustomCondition {
                         task: "Classify",
                         path: "$.tier",
                         selected: selected.as_ref(),
@@ -403,10 +385,7 @@ impl<F: SwitchesFunctions> SwitchesWorkflow<F> {
             ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Exit(3usize))
         }
             .await;
-        let next: ::core::result::Result<
-            SwitchesState,
-            ::swf_runtime::__private::WorkflowError,
-        > = match attempt {
+        let next: ::core::result::Result<SwitchesState, ::swf_runtime::WorkflowError> = match attempt {
             ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Exit(exit)) => {
                 async {
                     let output = data;
@@ -430,7 +409,7 @@ impl<F: SwitchesFunctions> SwitchesWorkflow<F> {
             ::core::result::Result::Err(error) => {
                 async {
                     ::core::result::Result::Err(
-                        ::swf_runtime::__private::WorkflowError::new(
+                        ::swf_runtime::WorkflowError::new(
                             "switches",
                             "Classify",
                             error,
@@ -441,26 +420,26 @@ impl<F: SwitchesFunctions> SwitchesWorkflow<F> {
                     .await
             }
         };
-        next.map(::swf_runtime::__private::Progress::Ran)
+        next.map(::swf_runtime::Progress::Ran)
     }
     fn enter_task_minor(
-        data: ::swf_runtime::__private::Value,
-    ) -> ::core::result::Result<SwitchesState, ::swf_runtime::__private::WorkflowError> {
+        data: ::swf_runtime::Value,
+    ) -> ::core::result::Result<SwitchesState, ::swf_runtime::WorkflowError> {
         ::core::result::Result::Ok(SwitchesState::Minor { data })
     }
     /// Runs one step of task `Minor`.
     async fn run_task_minor(
         &self,
-        data: ::swf_runtime::__private::Value,
-        _io: &::swf_runtime::__private::Io,
+        data: ::swf_runtime::Value,
+        _io: &::swf_runtime::Io,
     ) -> ::core::result::Result<
-        ::swf_runtime::__private::Progress<SwitchesState>,
-        ::swf_runtime::__private::WorkflowError,
+        ::swf_runtime::Progress<SwitchesState>,
+        ::swf_runtime::WorkflowError,
     > {
         let mut data = data;
         let attempt: ::core::result::Result<
             ::swf_runtime::__private::Attempt<::core::convert::Infallible>,
-            ::swf_runtime::__private::ErrorObject,
+            ::swf_runtime::ErrorObject,
         > = async {
             ::swf_runtime::__private::merge_data(
                 &mut data,
@@ -468,9 +447,9 @@ impl<F: SwitchesFunctions> SwitchesWorkflow<F> {
                     let mut map = ::swf_runtime::__private::Map::new();
                     map.insert(
                         ::std::string::String::from("group"),
-                        ::swf_runtime::__private::Value::from("minor"),
+                        ::swf_runtime::Value::from("minor"),
                     );
-                    ::swf_runtime::__private::Value::Object(map)
+                    ::swf_runtime::Value::Object(map)
                 },
                 "Minor",
                 "inject data",
@@ -478,10 +457,7 @@ impl<F: SwitchesFunctions> SwitchesWorkflow<F> {
             ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Exit(0))
         }
             .await;
-        let next: ::core::result::Result<
-            SwitchesState,
-            ::swf_runtime::__private::WorkflowError,
-        > = match attempt {
+        let next: ::core::result::Result<SwitchesState, ::swf_runtime::WorkflowError> = match attempt {
             ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Exit(_)) => {
                 async {
                     let output = data;
@@ -500,7 +476,7 @@ impl<F: SwitchesFunctions> SwitchesWorkflow<F> {
             ::core::result::Result::Err(error) => {
                 async {
                     ::core::result::Result::Err(
-                        ::swf_runtime::__private::WorkflowError::new(
+                        ::swf_runtime::WorkflowError::new(
                             "switches",
                             "Minor",
                             error,
@@ -511,26 +487,26 @@ impl<F: SwitchesFunctions> SwitchesWorkflow<F> {
                     .await
             }
         };
-        next.map(::swf_runtime::__private::Progress::Ran)
+        next.map(::swf_runtime::Progress::Ran)
     }
     fn enter_task_staff(
-        data: ::swf_runtime::__private::Value,
-    ) -> ::core::result::Result<SwitchesState, ::swf_runtime::__private::WorkflowError> {
+        data: ::swf_runtime::Value,
+    ) -> ::core::result::Result<SwitchesState, ::swf_runtime::WorkflowError> {
         ::core::result::Result::Ok(SwitchesState::Staff { data })
     }
     /// Runs one step of task `Staff`.
     async fn run_task_staff(
         &self,
-        data: ::swf_runtime::__private::Value,
-        _io: &::swf_runtime::__private::Io,
+        data: ::swf_runtime::Value,
+        _io: &::swf_runtime::Io,
     ) -> ::core::result::Result<
-        ::swf_runtime::__private::Progress<SwitchesState>,
-        ::swf_runtime::__private::WorkflowError,
+        ::swf_runtime::Progress<SwitchesState>,
+        ::swf_runtime::WorkflowError,
     > {
         let mut data = data;
         let attempt: ::core::result::Result<
             ::swf_runtime::__private::Attempt<::core::convert::Infallible>,
-            ::swf_runtime::__private::ErrorObject,
+            ::swf_runtime::ErrorObject,
         > = async {
             ::swf_runtime::__private::merge_data(
                 &mut data,
@@ -538,9 +514,9 @@ impl<F: SwitchesFunctions> SwitchesWorkflow<F> {
                     let mut map = ::swf_runtime::__private::Map::new();
                     map.insert(
                         ::std::string::String::from("group"),
-                        ::swf_runtime::__private::Value::from("staff"),
+                        ::swf_runtime::Value::from("staff"),
                     );
-                    ::swf_runtime::__private::Value::Object(map)
+                    ::swf_runtime::Value::Object(map)
                 },
                 "Staff",
                 "inject data",
@@ -548,10 +524,7 @@ impl<F: SwitchesFunctions> SwitchesWorkflow<F> {
             ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Exit(0))
         }
             .await;
-        let next: ::core::result::Result<
-            SwitchesState,
-            ::swf_runtime::__private::WorkflowError,
-        > = match attempt {
+        let next: ::core::result::Result<SwitchesState, ::swf_runtime::WorkflowError> = match attempt {
             ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Exit(_)) => {
                 async {
                     let output = data;
@@ -572,7 +545,7 @@ impl<F: SwitchesFunctions> SwitchesWorkflow<F> {
             ::core::result::Result::Err(error) => {
                 async {
                     ::core::result::Result::Err(
-                        ::swf_runtime::__private::WorkflowError::new(
+                        ::swf_runtime::WorkflowError::new(
                             "switches",
                             "Staff",
                             error,
@@ -583,26 +556,26 @@ impl<F: SwitchesFunctions> SwitchesWorkflow<F> {
                     .await
             }
         };
-        next.map(::swf_runtime::__private::Progress::Ran)
+        next.map(::swf_runtime::Progress::Ran)
     }
     fn enter_task_premium(
-        data: ::swf_runtime::__private::Value,
-    ) -> ::core::result::Result<SwitchesState, ::swf_runtime::__private::WorkflowError> {
+        data: ::swf_runtime::Value,
+    ) -> ::core::result::Result<SwitchesState, ::swf_runtime::WorkflowError> {
         ::core::result::Result::Ok(SwitchesState::Premium { data })
     }
     /// Runs one step of task `Premium`.
     async fn run_task_premium(
         &self,
-        data: ::swf_runtime::__private::Value,
-        _io: &::swf_runtime::__private::Io,
+        data: ::swf_runtime::Value,
+        _io: &::swf_runtime::Io,
     ) -> ::core::result::Result<
-        ::swf_runtime::__private::Progress<SwitchesState>,
-        ::swf_runtime::__private::WorkflowError,
+        ::swf_runtime::Progress<SwitchesState>,
+        ::swf_runtime::WorkflowError,
     > {
         let mut data = data;
         let attempt: ::core::result::Result<
             ::swf_runtime::__private::Attempt<::core::convert::Infallible>,
-            ::swf_runtime::__private::ErrorObject,
+            ::swf_runtime::ErrorObject,
         > = async {
             ::swf_runtime::__private::merge_data(
                 &mut data,
@@ -610,9 +583,9 @@ impl<F: SwitchesFunctions> SwitchesWorkflow<F> {
                     let mut map = ::swf_runtime::__private::Map::new();
                     map.insert(
                         ::std::string::String::from("group"),
-                        ::swf_runtime::__private::Value::from("premium"),
+                        ::swf_runtime::Value::from("premium"),
                     );
-                    ::swf_runtime::__private::Value::Object(map)
+                    ::swf_runtime::Value::Object(map)
                 },
                 "Premium",
                 "inject data",
@@ -620,10 +593,7 @@ impl<F: SwitchesFunctions> SwitchesWorkflow<F> {
             ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Exit(0))
         }
             .await;
-        let next: ::core::result::Result<
-            SwitchesState,
-            ::swf_runtime::__private::WorkflowError,
-        > = match attempt {
+        let next: ::core::result::Result<SwitchesState, ::swf_runtime::WorkflowError> = match attempt {
             ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Exit(_)) => {
                 async {
                     let output = data;
@@ -642,7 +612,7 @@ impl<F: SwitchesFunctions> SwitchesWorkflow<F> {
             ::core::result::Result::Err(error) => {
                 async {
                     ::core::result::Result::Err(
-                        ::swf_runtime::__private::WorkflowError::new(
+                        ::swf_runtime::WorkflowError::new(
                             "switches",
                             "Premium",
                             error,
@@ -653,26 +623,26 @@ impl<F: SwitchesFunctions> SwitchesWorkflow<F> {
                     .await
             }
         };
-        next.map(::swf_runtime::__private::Progress::Ran)
+        next.map(::swf_runtime::Progress::Ran)
     }
     fn enter_task_other(
-        data: ::swf_runtime::__private::Value,
-    ) -> ::core::result::Result<SwitchesState, ::swf_runtime::__private::WorkflowError> {
+        data: ::swf_runtime::Value,
+    ) -> ::core::result::Result<SwitchesState, ::swf_runtime::WorkflowError> {
         ::core::result::Result::Ok(SwitchesState::Other { data })
     }
     /// Runs one step of task `Other`.
     async fn run_task_other(
         &self,
-        data: ::swf_runtime::__private::Value,
-        _io: &::swf_runtime::__private::Io,
+        data: ::swf_runtime::Value,
+        _io: &::swf_runtime::Io,
     ) -> ::core::result::Result<
-        ::swf_runtime::__private::Progress<SwitchesState>,
-        ::swf_runtime::__private::WorkflowError,
+        ::swf_runtime::Progress<SwitchesState>,
+        ::swf_runtime::WorkflowError,
     > {
         let mut data = data;
         let attempt: ::core::result::Result<
             ::swf_runtime::__private::Attempt<::core::convert::Infallible>,
-            ::swf_runtime::__private::ErrorObject,
+            ::swf_runtime::ErrorObject,
         > = async {
             ::swf_runtime::__private::merge_data(
                 &mut data,
@@ -680,9 +650,9 @@ impl<F: SwitchesFunctions> SwitchesWorkflow<F> {
                     let mut map = ::swf_runtime::__private::Map::new();
                     map.insert(
                         ::std::string::String::from("group"),
-                        ::swf_runtime::__private::Value::from("other"),
+                        ::swf_runtime::Value::from("other"),
                     );
-                    ::swf_runtime::__private::Value::Object(map)
+                    ::swf_runtime::Value::Object(map)
                 },
                 "Other",
                 "inject data",
@@ -690,10 +660,7 @@ impl<F: SwitchesFunctions> SwitchesWorkflow<F> {
             ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Exit(0))
         }
             .await;
-        let next: ::core::result::Result<
-            SwitchesState,
-            ::swf_runtime::__private::WorkflowError,
-        > = match attempt {
+        let next: ::core::result::Result<SwitchesState, ::swf_runtime::WorkflowError> = match attempt {
             ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Exit(_)) => {
                 async {
                     let output = data;
@@ -712,7 +679,7 @@ impl<F: SwitchesFunctions> SwitchesWorkflow<F> {
             ::core::result::Result::Err(error) => {
                 async {
                     ::core::result::Result::Err(
-                        ::swf_runtime::__private::WorkflowError::new(
+                        ::swf_runtime::WorkflowError::new(
                             "switches",
                             "Other",
                             error,
@@ -723,11 +690,10 @@ impl<F: SwitchesFunctions> SwitchesWorkflow<F> {
                     .await
             }
         };
-        next.map(::swf_runtime::__private::Progress::Ran)
+        next.map(::swf_runtime::Progress::Ran)
     }
 }
-impl<F: SwitchesFunctions + 'static> ::swf_runtime::__private::Machine
-for SwitchesWorkflow<F> {
+impl<F: SwitchesFunctions + 'static> ::swf_runtime::Machine for SwitchesWorkflow<F> {
     type State = SwitchesState;
     fn workflow_id(&self) -> &'static str {
         Self::ID
@@ -741,36 +707,32 @@ for SwitchesWorkflow<F> {
     fn definition_hash(&self) -> &'static str {
         Self::DEFINITION_HASH
     }
-    fn events(&self) -> &'static [::swf_runtime::__private::EventSpec] {
+    fn events(&self) -> &'static [::swf_runtime::EventSpec] {
         &[]
     }
-    fn start_on_events(
-        &self,
-    ) -> ::core::option::Option<::swf_runtime::__private::StartOnEvents> {
+    fn start_on_events(&self) -> ::core::option::Option<::swf_runtime::StartOnEvents> {
         ::core::option::Option::None
     }
     fn start(
         &self,
-        input: ::swf_runtime::__private::Value,
-        io: &::swf_runtime::__private::Io,
-    ) -> ::core::result::Result<SwitchesState, ::swf_runtime::__private::WorkflowError> {
+        input: ::swf_runtime::Value,
+        io: &::swf_runtime::Io,
+    ) -> ::core::result::Result<SwitchesState, ::swf_runtime::WorkflowError> {
         self.begin(input, io)
     }
     fn step<'a>(
         &'a self,
         state: SwitchesState,
-        io: &'a ::swf_runtime::__private::Io,
+        io: &'a ::swf_runtime::Io,
     ) -> impl ::core::future::Future<
         Output = ::core::result::Result<
-            ::swf_runtime::__private::Progress<SwitchesState>,
-            ::swf_runtime::__private::WorkflowError,
+            ::swf_runtime::Progress<SwitchesState>,
+            ::swf_runtime::WorkflowError,
         >,
     > + ::core::marker::Send + 'a {
         self.advance(state, io)
     }
-    fn output(
-        state: &SwitchesState,
-    ) -> ::core::option::Option<&::swf_runtime::__private::Value> {
+    fn output(state: &SwitchesState) -> ::core::option::Option<&::swf_runtime::Value> {
         state.output()
     }
 }

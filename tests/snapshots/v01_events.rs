@@ -5,22 +5,22 @@ pub trait V01EventsFunctions: ::core::marker::Send + ::core::marker::Sync {
     /// Function `ship` (resource `warehouse`), defined at line 16.
     fn ship(
         &self,
-        args: ::swf_runtime::__private::Value,
+        args: ::swf_runtime::Value,
     ) -> impl ::core::future::Future<
         Output = ::core::result::Result<
-            ::swf_runtime::__private::Value,
-            ::swf_runtime::__private::FunctionError,
+            ::swf_runtime::Value,
+            ::swf_runtime::FunctionError,
         >,
     > + ::core::marker::Send;
 }
 impl<T: V01EventsFunctions + ?Sized> V01EventsFunctions for &T {
     fn ship(
         &self,
-        args: ::swf_runtime::__private::Value,
+        args: ::swf_runtime::Value,
     ) -> impl ::core::future::Future<
         Output = ::core::result::Result<
-            ::swf_runtime::__private::Value,
-            ::swf_runtime::__private::FunctionError,
+            ::swf_runtime::Value,
+            ::swf_runtime::FunctionError,
         >,
     > + ::core::marker::Send {
         <T as V01EventsFunctions>::ship(*self, args)
@@ -60,21 +60,21 @@ impl V01EventsEvent {
     /// The events the workflow produces (on transitions and ends).
     pub const PRODUCED: &'static [V01EventsEvent] = &[];
     /// Every definition's source, type and correlation attribute, in document order.
-    pub fn specs() -> &'static [::swf_runtime::__private::EventSpec; 3usize] {
-        static SPECS: [::swf_runtime::__private::EventSpec; 3usize] = [
-            ::swf_runtime::__private::EventSpec {
+    pub fn specs() -> &'static [::swf_runtime::EventSpec; 3usize] {
+        static SPECS: [::swf_runtime::EventSpec; 3usize] = [
+            ::swf_runtime::EventSpec {
                 name: "OrderPlaced",
                 source: "shop",
                 event_type: "order.placed",
                 correlation: ::core::option::Option::None,
             },
-            ::swf_runtime::__private::EventSpec {
+            ::swf_runtime::EventSpec {
                 name: "PaymentReceived",
                 source: "bank",
                 event_type: "payment.received",
                 correlation: ::core::option::Option::None,
             },
-            ::swf_runtime::__private::EventSpec {
+            ::swf_runtime::EventSpec {
                 name: "OrderCancelled",
                 source: "shop",
                 event_type: "order.cancelled",
@@ -84,7 +84,7 @@ impl V01EventsEvent {
         &SPECS
     }
     /// The definition's source, type and correlation attribute.
-    pub fn spec(self) -> &'static ::swf_runtime::__private::EventSpec {
+    pub fn spec(self) -> &'static ::swf_runtime::EventSpec {
         let specs = Self::specs();
         match self {
             V01EventsEvent::OrderPlaced => &specs[0usize],
@@ -93,20 +93,15 @@ impl V01EventsEvent {
         }
     }
     /// The definition a CloudEvent matches (source and type), if any.
-    pub fn of(
-        event: &::swf_runtime::__private::CloudEvent,
-    ) -> ::core::option::Option<Self> {
+    pub fn of(event: &::swf_runtime::CloudEvent) -> ::core::option::Option<Self> {
         Self::ALL.iter().copied().find(|kind| kind.spec().matches(event))
     }
     /// A CloudEvent of this definition with `id` and JSON `data`.
     pub fn event(
         self,
         id: &str,
-        data: ::swf_runtime::__private::Value,
-    ) -> ::core::result::Result<
-        ::swf_runtime::__private::CloudEvent,
-        ::swf_runtime::__private::ErrorObject,
-    > {
+        data: ::swf_runtime::Value,
+    ) -> ::core::result::Result<::swf_runtime::CloudEvent, ::swf_runtime::ErrorObject> {
         self.spec().event(id, data)
     }
     /// A CloudEvent of this definition carrying `value` in its correlation attribute.
@@ -114,11 +109,8 @@ impl V01EventsEvent {
         self,
         id: &str,
         value: &str,
-        data: ::swf_runtime::__private::Value,
-    ) -> ::core::result::Result<
-        ::swf_runtime::__private::CloudEvent,
-        ::swf_runtime::__private::ErrorObject,
-    > {
+        data: ::swf_runtime::Value,
+    ) -> ::core::result::Result<::swf_runtime::CloudEvent, ::swf_runtime::ErrorObject> {
         self.spec().correlated_event(id, value, data)
     }
 }
@@ -137,34 +129,34 @@ pub enum V01EventsState {
     #[serde(rename = "WaitForOrder")]
     WaitForOrder {
         /// The task's data.
-        data: ::swf_runtime::__private::Value,
+        data: ::swf_runtime::Value,
         /// When the wait for events ends without one.
         #[serde(default, skip_serializing_if = "::core::option::Option::is_none")]
-        until: ::core::option::Option<::swf_runtime::__private::Timestamp>,
+        until: ::core::option::Option<::swf_runtime::Timestamp>,
     },
     /// Task `Shipped` (inject, line 32), about to run (or running) with `data` as its input.
     #[serde(rename = "Shipped")]
     Shipped {
         /// The task's data.
-        data: ::swf_runtime::__private::Value,
+        data: ::swf_runtime::Value,
     },
     /// Task `Cancelled` (inject, line 33), about to run (or running) with `data` as its input.
     #[serde(rename = "Cancelled")]
     Cancelled {
         /// The task's data.
-        data: ::swf_runtime::__private::Value,
+        data: ::swf_runtime::Value,
     },
     /// The scope ended; `output` is its data output.
     #[serde(rename = "completed")]
     Completed {
         /// The output.
-        output: ::swf_runtime::__private::Value,
+        output: ::swf_runtime::Value,
     },
     /// An `end: {kind: terminate}` ended the whole instance.
     #[serde(rename = "terminated")]
     Terminated {
         /// The output.
-        output: ::swf_runtime::__private::Value,
+        output: ::swf_runtime::Value,
     },
 }
 #[allow(dead_code)]
@@ -183,7 +175,7 @@ impl V01EventsState {
         }
     }
     /// The output, once the scope has ended.
-    pub fn output(&self) -> ::core::option::Option<&::swf_runtime::__private::Value> {
+    pub fn output(&self) -> ::core::option::Option<&::swf_runtime::Value> {
         match self {
             V01EventsState::Completed { output }
             | V01EventsState::Terminated { output } => {
@@ -193,28 +185,24 @@ impl V01EventsState {
         }
     }
 }
-impl ::swf_runtime::__private::ScopeState for V01EventsState {
-    fn end(self) -> ::core::result::Result<::swf_runtime::__private::ScopeEnd, Self> {
+impl ::swf_runtime::ScopeState for V01EventsState {
+    fn end(self) -> ::core::result::Result<::swf_runtime::ScopeEnd, Self> {
         match self {
             V01EventsState::Completed { output } => {
-                ::core::result::Result::Ok(
-                    ::swf_runtime::__private::ScopeEnd::Completed(output),
-                )
+                ::core::result::Result::Ok(::swf_runtime::ScopeEnd::Completed(output))
             }
             V01EventsState::Terminated { output } => {
-                ::core::result::Result::Ok(
-                    ::swf_runtime::__private::ScopeEnd::Terminated(output),
-                )
+                ::core::result::Result::Ok(::swf_runtime::ScopeEnd::Terminated(output))
             }
             other => ::core::result::Result::Err(other),
         }
     }
-    fn listening(&self) -> ::swf_runtime::__private::Wait {
+    fn listening(&self) -> ::swf_runtime::Wait {
         match self {
             V01EventsState::WaitForOrder { until, .. } => {
-                let mut wait = ::swf_runtime::__private::Wait::default();
+                let mut wait = ::swf_runtime::Wait::default();
                 wait.merge(
-                    &::swf_runtime::__private::Wait::new(
+                    &::swf_runtime::Wait::new(
                         *until,
                         &[
                             &V01EventsEvent::specs()[0usize],
@@ -225,7 +213,7 @@ impl ::swf_runtime::__private::ScopeState for V01EventsState {
                 );
                 wait
             }
-            _ => ::swf_runtime::__private::Wait::default(),
+            _ => ::swf_runtime::Wait::default(),
         }
     }
     fn position(&self) -> ::std::string::String {
@@ -268,7 +256,7 @@ impl<F: V01EventsFunctions> V01EventsWorkflow<F> {
     /// it, so that a host can tell an instance saved by another definition.
     pub const DEFINITION_HASH: &'static str = "99f90e18f55ecfae";
     /// The workflow's id, name and version, as its traces name them.
-    pub const INFO: ::swf_runtime::__private::WorkflowInfo = ::swf_runtime::__private::WorkflowInfo {
+    pub const INFO: ::swf_runtime::WorkflowInfo = ::swf_runtime::WorkflowInfo {
         id: Self::ID,
         name: Self::NAME,
         version: Self::VERSION,
@@ -289,12 +277,9 @@ impl<F: V01EventsFunctions> V01EventsWorkflow<F> {
     /// that failed with no retry or onError left, with the data it had.
     pub async fn run_with(
         &self,
-        input: ::swf_runtime::__private::Value,
-        io: &::swf_runtime::__private::Io,
-    ) -> ::core::result::Result<
-        ::swf_runtime::__private::Value,
-        ::swf_runtime::__private::WorkflowError,
-    > {
+        input: ::swf_runtime::Value,
+        io: &::swf_runtime::Io,
+    ) -> ::core::result::Result<::swf_runtime::Value, ::swf_runtime::WorkflowError> {
         let state = self.begin(input, io)?;
         let run = ::swf_runtime::__private::run_to_end(
             state,
@@ -304,7 +289,7 @@ impl<F: V01EventsFunctions> V01EventsWorkflow<F> {
         );
         ::swf_runtime::__private::traced_run(Self::INFO, io, run)
             .await
-            .map(::swf_runtime::__private::ScopeEnd::into_output)
+            .map(::swf_runtime::ScopeEnd::into_output)
     }
     /// The first state of an instance: the start task with its filtered input. A scheduled
     /// start refuses to create the instance outside its window (by `io`'s clock).
@@ -313,12 +298,9 @@ impl<F: V01EventsFunctions> V01EventsWorkflow<F> {
     /// The refusal of the input or of the scheduled start.
     pub fn start_with(
         &self,
-        input: ::swf_runtime::__private::Value,
-        io: &::swf_runtime::__private::Io,
-    ) -> ::core::result::Result<
-        V01EventsState,
-        ::swf_runtime::__private::WorkflowError,
-    > {
+        input: ::swf_runtime::Value,
+        io: &::swf_runtime::Io,
+    ) -> ::core::result::Result<V01EventsState, ::swf_runtime::WorkflowError> {
         self.begin(input, io)
     }
     /// Runs the next step of `state`, waiting first as long as it must (for its events, a
@@ -330,11 +312,8 @@ impl<F: V01EventsFunctions> V01EventsWorkflow<F> {
     pub async fn step_with(
         &self,
         state: V01EventsState,
-        io: &::swf_runtime::__private::Io,
-    ) -> ::core::result::Result<
-        V01EventsState,
-        ::swf_runtime::__private::WorkflowError,
-    > {
+        io: &::swf_runtime::Io,
+    ) -> ::core::result::Result<V01EventsState, ::swf_runtime::WorkflowError> {
         ::swf_runtime::__private::step_until_ran(
                 state,
                 io,
@@ -345,12 +324,9 @@ impl<F: V01EventsFunctions> V01EventsWorkflow<F> {
     }
     fn begin(
         &self,
-        input: ::swf_runtime::__private::Value,
-        io: &::swf_runtime::__private::Io,
-    ) -> ::core::result::Result<
-        V01EventsState,
-        ::swf_runtime::__private::WorkflowError,
-    > {
+        input: ::swf_runtime::Value,
+        io: &::swf_runtime::Io,
+    ) -> ::core::result::Result<V01EventsState, ::swf_runtime::WorkflowError> {
         let _ = io;
         let input = ::swf_runtime::__private::workflow_input(
             Self::ID,
@@ -362,28 +338,25 @@ impl<F: V01EventsFunctions> V01EventsWorkflow<F> {
     #[doc(hidden)]
     pub fn begin_subflow(
         &self,
-        input: ::swf_runtime::__private::Value,
-        io: &::swf_runtime::__private::Io,
+        input: ::swf_runtime::Value,
+        io: &::swf_runtime::Io,
     ) -> ::core::result::Result<
-        ::core::result::Result<V01EventsState, ::swf_runtime::__private::Value>,
-        ::swf_runtime::__private::WorkflowError,
+        ::core::result::Result<V01EventsState, ::swf_runtime::Value>,
+        ::swf_runtime::WorkflowError,
     > {
         self.begin(input, io).map(::core::result::Result::Ok)
     }
     #[doc(hidden)]
     pub async fn run_detached(
         &self,
-        input: ::swf_runtime::__private::Value,
-        io: &::swf_runtime::__private::Io,
-    ) -> ::core::result::Result<
-        ::swf_runtime::__private::ScopeEnd,
-        ::swf_runtime::__private::WorkflowError,
-    > {
+        input: ::swf_runtime::Value,
+        io: &::swf_runtime::Io,
+    ) -> ::core::result::Result<::swf_runtime::ScopeEnd, ::swf_runtime::WorkflowError> {
         let state = match self.begin_subflow(input, io)? {
             ::core::result::Result::Ok(state) => state,
             ::core::result::Result::Err(output) => {
                 return ::core::result::Result::Ok(
-                    ::swf_runtime::__private::ScopeEnd::Completed(output),
+                    ::swf_runtime::ScopeEnd::Completed(output),
                 );
             }
         };
@@ -395,7 +368,7 @@ impl<F: V01EventsFunctions> V01EventsWorkflow<F> {
             )
             .await
     }
-    fn event_specs() -> &'static [::swf_runtime::__private::EventSpec; 3usize] {
+    fn event_specs() -> &'static [::swf_runtime::EventSpec; 3usize] {
         V01EventsEvent::specs()
     }
     /// Runs one step of an instance: the task `state` is at, if it can run now.
@@ -413,10 +386,10 @@ impl<F: V01EventsFunctions> V01EventsWorkflow<F> {
     pub async fn advance(
         &self,
         state: V01EventsState,
-        io: &::swf_runtime::__private::Io,
+        io: &::swf_runtime::Io,
     ) -> ::core::result::Result<
-        ::swf_runtime::__private::Progress<V01EventsState>,
-        ::swf_runtime::__private::WorkflowError,
+        ::swf_runtime::Progress<V01EventsState>,
+        ::swf_runtime::WorkflowError,
     > {
         match state {
             V01EventsState::WaitForOrder { data, until } => {
@@ -426,19 +399,14 @@ impl<F: V01EventsFunctions> V01EventsWorkflow<F> {
             V01EventsState::Cancelled { data } => self.run_task_cancelled(data, io).await,
             ended @ (V01EventsState::Completed { .. }
             | V01EventsState::Terminated { .. }) => {
-                ::core::result::Result::Ok(
-                    ::swf_runtime::__private::Progress::Ran(ended),
-                )
+                ::core::result::Result::Ok(::swf_runtime::Progress::Ran(ended))
             }
         }
     }
     fn enter_task_wait_for_order(
-        data: ::swf_runtime::__private::Value,
-        io: &::swf_runtime::__private::Io,
-    ) -> ::core::result::Result<
-        V01EventsState,
-        ::swf_runtime::__private::WorkflowError,
-    > {
+        data: ::swf_runtime::Value,
+        io: &::swf_runtime::Io,
+    ) -> ::core::result::Result<V01EventsState, ::swf_runtime::WorkflowError> {
         ::core::result::Result::Ok(V01EventsState::WaitForOrder {
             data,
             until: ::swf_runtime::__private::deadline_of(
@@ -452,17 +420,17 @@ impl<F: V01EventsFunctions> V01EventsWorkflow<F> {
     /// Runs one step of task `WaitForOrder`.
     async fn run_task_wait_for_order(
         &self,
-        data: ::swf_runtime::__private::Value,
-        until: ::core::option::Option<::swf_runtime::__private::Timestamp>,
-        io: &::swf_runtime::__private::Io,
+        data: ::swf_runtime::Value,
+        until: ::core::option::Option<::swf_runtime::Timestamp>,
+        io: &::swf_runtime::Io,
     ) -> ::core::result::Result<
-        ::swf_runtime::__private::Progress<V01EventsState>,
-        ::swf_runtime::__private::WorkflowError,
+        ::swf_runtime::Progress<V01EventsState>,
+        ::swf_runtime::WorkflowError,
     > {
         let mut data = data;
         let attempt: ::core::result::Result<
             ::swf_runtime::__private::Attempt<()>,
-            ::swf_runtime::__private::ErrorObject,
+            ::swf_runtime::ErrorObject,
         > = async {
             #[allow(clippy::overly_complex_bool_expr, clippy::nonminimal_bool)]
             fn entry_0(arrived: &[bool]) -> bool {
@@ -473,11 +441,11 @@ impl<F: V01EventsFunctions> V01EventsWorkflow<F> {
                 arrived[2usize]
             }
             let entries = [
-                ::swf_runtime::__private::EventEntry {
+                ::swf_runtime::EventEntry {
                     holds: &entry_0,
                     uses: &[0usize, 1usize],
                 },
-                ::swf_runtime::__private::EventEntry {
+                ::swf_runtime::EventEntry {
                     holds: &entry_1,
                     uses: &[2usize],
                 },
@@ -485,7 +453,7 @@ impl<F: V01EventsFunctions> V01EventsWorkflow<F> {
             let (
                 entry,
                 events,
-            ): (usize, ::std::vec::Vec<(usize, ::swf_runtime::__private::CloudEvent)>) = match io
+            ): (usize, ::std::vec::Vec<(usize, ::swf_runtime::CloudEvent)>) = match io
                 .take_entries(Self::event_specs(), &[0usize, 1usize, 2usize], &entries)?
             {
                 ::core::option::Option::Some(taken) => taken,
@@ -504,7 +472,7 @@ impl<F: V01EventsFunctions> V01EventsWorkflow<F> {
                             ::swf_runtime::__private::Attempt::Stay(
                                 (),
                                 ::core::option::Option::Some(
-                                    ::swf_runtime::__private::Wait::new(
+                                    ::swf_runtime::Wait::new(
                                         until,
                                         &[&specs[0usize], &specs[1usize], &specs[2usize]],
                                     ),
@@ -625,10 +593,7 @@ impl<F: V01EventsFunctions> V01EventsWorkflow<F> {
             }
         }
             .await;
-        let next: ::core::result::Result<
-            V01EventsState,
-            ::swf_runtime::__private::WorkflowError,
-        > = match attempt {
+        let next: ::core::result::Result<V01EventsState, ::swf_runtime::WorkflowError> = match attempt {
             ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Exit(exit)) => {
                 async {
                     let output = data;
@@ -665,7 +630,7 @@ impl<F: V01EventsFunctions> V01EventsWorkflow<F> {
             ::core::result::Result::Err(error) => {
                 async {
                     ::core::result::Result::Err(
-                        ::swf_runtime::__private::WorkflowError::new(
+                        ::swf_runtime::WorkflowError::new(
                             "v01-events",
                             "WaitForOrder",
                             error,
@@ -676,29 +641,26 @@ impl<F: V01EventsFunctions> V01EventsWorkflow<F> {
                     .await
             }
         };
-        next.map(::swf_runtime::__private::Progress::Ran)
+        next.map(::swf_runtime::Progress::Ran)
     }
     fn enter_task_shipped(
-        data: ::swf_runtime::__private::Value,
-    ) -> ::core::result::Result<
-        V01EventsState,
-        ::swf_runtime::__private::WorkflowError,
-    > {
+        data: ::swf_runtime::Value,
+    ) -> ::core::result::Result<V01EventsState, ::swf_runtime::WorkflowError> {
         ::core::result::Result::Ok(V01EventsState::Shipped { data })
     }
     /// Runs one step of task `Shipped`.
     async fn run_task_shipped(
         &self,
-        data: ::swf_runtime::__private::Value,
-        _io: &::swf_runtime::__private::Io,
+        data: ::swf_runtime::Value,
+        _io: &::swf_runtime::Io,
     ) -> ::core::result::Result<
-        ::swf_runtime::__private::Progress<V01EventsState>,
-        ::swf_runtime::__private::WorkflowError,
+        ::swf_runtime::Progress<V01EventsState>,
+        ::swf_runtime::WorkflowError,
     > {
         let mut data = data;
         let attempt: ::core::result::Result<
             ::swf_runtime::__private::Attempt<::core::convert::Infallible>,
-            ::swf_runtime::__private::ErrorObject,
+            ::swf_runtime::ErrorObject,
         > = async {
             ::swf_runtime::__private::merge_data(
                 &mut data,
@@ -706,9 +668,9 @@ impl<F: V01EventsFunctions> V01EventsWorkflow<F> {
                     let mut map = ::swf_runtime::__private::Map::new();
                     map.insert(
                         ::std::string::String::from("status"),
-                        ::swf_runtime::__private::Value::from("shipped"),
+                        ::swf_runtime::Value::from("shipped"),
                     );
-                    ::swf_runtime::__private::Value::Object(map)
+                    ::swf_runtime::Value::Object(map)
                 },
                 "Shipped",
                 "inject data",
@@ -716,10 +678,7 @@ impl<F: V01EventsFunctions> V01EventsWorkflow<F> {
             ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Exit(0))
         }
             .await;
-        let next: ::core::result::Result<
-            V01EventsState,
-            ::swf_runtime::__private::WorkflowError,
-        > = match attempt {
+        let next: ::core::result::Result<V01EventsState, ::swf_runtime::WorkflowError> = match attempt {
             ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Exit(_)) => {
                 async {
                     let output = data;
@@ -740,7 +699,7 @@ impl<F: V01EventsFunctions> V01EventsWorkflow<F> {
             ::core::result::Result::Err(error) => {
                 async {
                     ::core::result::Result::Err(
-                        ::swf_runtime::__private::WorkflowError::new(
+                        ::swf_runtime::WorkflowError::new(
                             "v01-events",
                             "Shipped",
                             error,
@@ -751,29 +710,26 @@ impl<F: V01EventsFunctions> V01EventsWorkflow<F> {
                     .await
             }
         };
-        next.map(::swf_runtime::__private::Progress::Ran)
+        next.map(::swf_runtime::Progress::Ran)
     }
     fn enter_task_cancelled(
-        data: ::swf_runtime::__private::Value,
-    ) -> ::core::result::Result<
-        V01EventsState,
-        ::swf_runtime::__private::WorkflowError,
-    > {
+        data: ::swf_runtime::Value,
+    ) -> ::core::result::Result<V01EventsState, ::swf_runtime::WorkflowError> {
         ::core::result::Result::Ok(V01EventsState::Cancelled { data })
     }
     /// Runs one step of task `Cancelled`.
     async fn run_task_cancelled(
         &self,
-        data: ::swf_runtime::__private::Value,
-        _io: &::swf_runtime::__private::Io,
+        data: ::swf_runtime::Value,
+        _io: &::swf_runtime::Io,
     ) -> ::core::result::Result<
-        ::swf_runtime::__private::Progress<V01EventsState>,
-        ::swf_runtime::__private::WorkflowError,
+        ::swf_runtime::Progress<V01EventsState>,
+        ::swf_runtime::WorkflowError,
     > {
         let mut data = data;
         let attempt: ::core::result::Result<
             ::swf_runtime::__private::Attempt<::core::convert::Infallible>,
-            ::swf_runtime::__private::ErrorObject,
+            ::swf_runtime::ErrorObject,
         > = async {
             ::swf_runtime::__private::merge_data(
                 &mut data,
@@ -781,9 +737,9 @@ impl<F: V01EventsFunctions> V01EventsWorkflow<F> {
                     let mut map = ::swf_runtime::__private::Map::new();
                     map.insert(
                         ::std::string::String::from("status"),
-                        ::swf_runtime::__private::Value::from("cancelled"),
+                        ::swf_runtime::Value::from("cancelled"),
                     );
-                    ::swf_runtime::__private::Value::Object(map)
+                    ::swf_runtime::Value::Object(map)
                 },
                 "Cancelled",
                 "inject data",
@@ -791,10 +747,7 @@ impl<F: V01EventsFunctions> V01EventsWorkflow<F> {
             ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Exit(0))
         }
             .await;
-        let next: ::core::result::Result<
-            V01EventsState,
-            ::swf_runtime::__private::WorkflowError,
-        > = match attempt {
+        let next: ::core::result::Result<V01EventsState, ::swf_runtime::WorkflowError> = match attempt {
             ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Exit(_)) => {
                 async {
                     let output = data;
@@ -815,7 +768,7 @@ impl<F: V01EventsFunctions> V01EventsWorkflow<F> {
             ::core::result::Result::Err(error) => {
                 async {
                     ::core::result::Result::Err(
-                        ::swf_runtime::__private::WorkflowError::new(
+                        ::swf_runtime::WorkflowError::new(
                             "v01-events",
                             "Cancelled",
                             error,
@@ -826,11 +779,10 @@ impl<F: V01EventsFunctions> V01EventsWorkflow<F> {
                     .await
             }
         };
-        next.map(::swf_runtime::__private::Progress::Ran)
+        next.map(::swf_runtime::Progress::Ran)
     }
 }
-impl<F: V01EventsFunctions + 'static> ::swf_runtime::__private::Machine
-for V01EventsWorkflow<F> {
+impl<F: V01EventsFunctions + 'static> ::swf_runtime::Machine for V01EventsWorkflow<F> {
     type State = V01EventsState;
     fn workflow_id(&self) -> &'static str {
         Self::ID
@@ -844,13 +796,11 @@ for V01EventsWorkflow<F> {
     fn definition_hash(&self) -> &'static str {
         Self::DEFINITION_HASH
     }
-    fn events(&self) -> &'static [::swf_runtime::__private::EventSpec] {
+    fn events(&self) -> &'static [::swf_runtime::EventSpec] {
         Self::event_specs()
     }
-    fn start_on_events(
-        &self,
-    ) -> ::core::option::Option<::swf_runtime::__private::StartOnEvents> {
-        ::core::option::Option::Some(::swf_runtime::__private::StartOnEvents {
+    fn start_on_events(&self) -> ::core::option::Option<::swf_runtime::StartOnEvents> {
+        ::core::option::Option::Some(::swf_runtime::StartOnEvents {
             events: &[0usize, 1usize, 2usize],
             exclusive: true,
             timeout: ::core::option::Option::None,
@@ -858,29 +808,24 @@ for V01EventsWorkflow<F> {
     }
     fn start(
         &self,
-        input: ::swf_runtime::__private::Value,
-        io: &::swf_runtime::__private::Io,
-    ) -> ::core::result::Result<
-        V01EventsState,
-        ::swf_runtime::__private::WorkflowError,
-    > {
+        input: ::swf_runtime::Value,
+        io: &::swf_runtime::Io,
+    ) -> ::core::result::Result<V01EventsState, ::swf_runtime::WorkflowError> {
         self.begin(input, io)
     }
     fn step<'a>(
         &'a self,
         state: V01EventsState,
-        io: &'a ::swf_runtime::__private::Io,
+        io: &'a ::swf_runtime::Io,
     ) -> impl ::core::future::Future<
         Output = ::core::result::Result<
-            ::swf_runtime::__private::Progress<V01EventsState>,
-            ::swf_runtime::__private::WorkflowError,
+            ::swf_runtime::Progress<V01EventsState>,
+            ::swf_runtime::WorkflowError,
         >,
     > + ::core::marker::Send + 'a {
         self.advance(state, io)
     }
-    fn output(
-        state: &V01EventsState,
-    ) -> ::core::option::Option<&::swf_runtime::__private::Value> {
+    fn output(state: &V01EventsState) -> ::core::option::Option<&::swf_runtime::Value> {
         state.output()
     }
 }

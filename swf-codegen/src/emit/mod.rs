@@ -17,13 +17,17 @@ mod functions;
 mod machine;
 pub mod names;
 mod nested;
+mod public_paths;
 mod scope;
 mod state;
 mod stub;
 mod task;
 
 pub use names::{Names, PublicNames};
-pub use stub::stubs;
+/// Stand-ins for a failed compilation's public items (see [`stub::stubs`]), with public paths.
+pub fn stubs(names: &PublicNames, function_names: &[String]) -> TokenStream {
+    public_paths::public_paths(stub::stubs(names, function_names))
+}
 
 use crate::ir::{Operator, Scope, StartKind, SwitchConditions, Task, TaskKind, Workflow};
 use names::ident;
@@ -55,12 +59,12 @@ pub fn workflow(workflow: &Workflow, names: &Names) -> TokenStream {
     let machine = machine::emit(&cx, &scopes);
     let types = &scopes.types;
     let events = events::emit_event_enum(&cx);
-    quote! {
+    public_paths::public_paths(quote! {
         #functions
         #events
         #(#types)*
         #machine
-    }
+    })
 }
 
 /// `Some(Duration::from_millis(n))` for a duration, `None` without one.
