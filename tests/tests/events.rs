@@ -79,7 +79,10 @@ const HOUR: Duration = Duration::from_secs(3600);
 /// What the draft's "no instance" rule reports for a starting group that timed out.
 const LATE: &str = "the other starting events did not arrive within PT2M";
 const NOBODY: &str = "no instance is waiting for it and it does not start one";
-const NO_DEFINITION: &str = "matches no event definition";
+/// The reason of an event of source `nowhere` and type `nothing` under the patient workflow.
+const NOWHERE: &str = "it matches no event definition of `patient-vitals` (its source is \
+                       `nowhere` and its type `nothing`); the closest is `VitalsRecordedEvent` \
+                       (source `patientVitalsWorkflow`, type `com.hospital.patient.vitalsRecorded`)";
 
 // ---------------------------------------------------------------------------------------------
 // Helpers
@@ -1636,8 +1639,20 @@ async fn events_nobody_takes_come_back_with_their_reason() {
     assert_eq!(
         reasons(&unmatched),
         [
-            ("U-1", NO_DEFINITION),
-            ("U-2", NO_DEFINITION),
+            (
+                "U-1",
+                "it matches no event definition of `patient-vitals` (its source is \
+                 `hospitalMonitorSystem` and its type `com.hospital.patient.temperature`); the \
+                 closest is `BloodPressureReadingEvent` (source `hospitalMonitorSystem`, type \
+                 `com.hospital.patient.bloodPressureMonitor`)"
+            ),
+            (
+                "U-2",
+                "it matches no event definition of `patient-vitals` (its source is \
+                 `otherSystem` and its type `com.hospital.patient.heartRateMonitor`); the \
+                 closest is `HeartRateReadingEvent` (source `hospitalMonitorSystem`, type \
+                 `com.hospital.patient.heartRateMonitor`)"
+            ),
             (
                 "U-3",
                 "it lacks the correlation attribute `patientId` of event definition \
@@ -1696,11 +1711,7 @@ async fn a_full_events_channel_makes_send_wait_and_drops_nothing() {
     let back = rest(&mut unmatched).await;
     assert_eq!(
         reasons(&back),
-        [
-            ("1", NO_DEFINITION),
-            ("2", NO_DEFINITION),
-            ("3", NO_DEFINITION)
-        ]
+        [("1", NOWHERE), ("2", NOWHERE), ("3", NOWHERE)]
     );
 }
 

@@ -4,7 +4,7 @@
 //! [`Delivery`](crate::store::Delivery)) under its indexes, in the same transaction that stores
 //! the event.
 
-use cloudevents::{AttributesReader, Event};
+use cloudevents::Event;
 use serde_json::Value;
 
 use super::DurableHost;
@@ -120,18 +120,7 @@ impl<M: Machine, S: Store> DurableHost<M, S> {
         let specs = self.inner.machine.events();
         let workflow = self.inner.machine.workflow_id();
         if matching.is_empty() {
-            return format!(
-                "it matches no event definition of `{workflow}` (its source is `{}` and its type \
-                 `{}`){}",
-                event.source(),
-                event.ty(),
-                closest(specs, event)
-                    .map(|spec| format!(
-                        "; the closest is `{}` (source `{}`, type `{}`)",
-                        spec.name, spec.source, spec.event_type
-                    ))
-                    .unwrap_or_default()
-            );
+            return crate::events::matches_no_definition(workflow, specs, event);
         }
         let names: Vec<String> = matching
             .iter()
@@ -192,19 +181,4 @@ impl<M: Machine, S: Store> DurableHost<M, S> {
             .map(|spec| spec.name.to_owned())
             .collect()
     }
-}
-
-/// The definition whose source and type are closest to `event`'s (same source or same type
-/// first), for a message.
-fn closest<'a>(specs: &'a [EventSpec], event: &Event) -> Option<&'a EventSpec> {
-    specs.iter().max_by_key(|spec| {
-        (
-            u8::from(spec.source == event.source()) + u8::from(spec.event_type == event.ty()),
-            common_prefix(spec.event_type, event.ty()) + common_prefix(spec.source, event.source()),
-        )
-    })
-}
-
-fn common_prefix(a: &str, b: &str) -> usize {
-    a.chars().zip(b.chars()).take_while(|(x, y)| x == y).count()
 }

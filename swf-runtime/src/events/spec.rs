@@ -57,6 +57,37 @@ pub fn context_attribute(event: &Event, name: &str) -> Option<String> {
     folded.into_iter().next().map(|(_, value)| value)
 }
 
+/// Why `event` reaches no instance of `workflow` when it matches none of its definitions
+/// `specs`: its source and type, and the definition closest to it.
+pub(crate) fn matches_no_definition(workflow: &str, specs: &[EventSpec], event: &Event) -> String {
+    format!(
+        "it matches no event definition of `{workflow}` (its source is `{}` and its type `{}`){}",
+        event.source(),
+        event.ty(),
+        closest(specs, event)
+            .map(|spec| format!(
+                "; the closest is `{}` (source `{}`, type `{}`)",
+                spec.name, spec.source, spec.event_type
+            ))
+            .unwrap_or_default()
+    )
+}
+
+/// The definition whose source and type are closest to `event`'s (same source or same type
+/// first), for a message.
+fn closest<'a>(specs: &'a [EventSpec], event: &Event) -> Option<&'a EventSpec> {
+    specs.iter().max_by_key(|spec| {
+        (
+            u8::from(spec.source == event.source()) + u8::from(spec.event_type == event.ty()),
+            common_prefix(spec.event_type, event.ty()) + common_prefix(spec.source, event.source()),
+        )
+    })
+}
+
+fn common_prefix(a: &str, b: &str) -> usize {
+    a.chars().zip(b.chars()).take_while(|(x, y)| x == y).count()
+}
+
 #[cfg(test)]
 mod tests {
     use cloudevents::{EventBuilder, EventBuilderV10};

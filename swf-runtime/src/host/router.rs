@@ -11,7 +11,6 @@ use super::starting::{Offer, Starting};
 use super::{Machine, Shared};
 use crate::events::{Offered, lock_registry};
 
-const NO_DEFINITION: &str = "matches no event definition";
 const NOBODY: &str = "no instance is waiting for it and it does not start one";
 const CLOSED: &str = "the events channel closed before the other starting events arrived";
 
@@ -75,7 +74,12 @@ impl<M: Machine> Shared<M> {
             })
             .collect();
         if matching.is_empty() {
-            return self.report(event, String::from(NO_DEFINITION)).await;
+            let reason = crate::events::matches_no_definition(
+                self.machine.workflow_id(),
+                self.events,
+                &event,
+            );
+            return self.report(event, reason).await;
         }
         let receivers = lock_registry(&self.registry).receivers(self.events, &event, &matching);
         let mut delivered = false;

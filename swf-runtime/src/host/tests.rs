@@ -471,7 +471,11 @@ async fn correlated_events_reach_their_instance_and_the_rest_is_reported() {
             ),
             (
                 String::from("stranger"),
-                String::from("matches no event definition"),
+                String::from(
+                    "it matches no event definition of `orders` (its source is `elsewhere` and \
+                     its type `unknown`); the closest is `Receipt` (source `workflows/orders`, \
+                     type `order.paid`)"
+                ),
                 4
             ),
         ]
