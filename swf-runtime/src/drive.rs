@@ -6,11 +6,21 @@
 use std::future::Future;
 
 use crate::concurrent::{ScopeEnd, ScopeState};
-use crate::error::WorkflowError;
+use crate::error::{ErrorObject, WorkflowError};
 use crate::events::{EventSpec, Io};
-use crate::progress::Progress;
+use crate::progress::{Progress, Wait};
 use crate::trace;
+use serde_json::Value;
 use tracing::Instrument;
+
+/// What stepping an instance came to.
+pub(crate) enum Stepped<S> {
+    /// A step ran: the state after it.
+    Ran(S),
+    /// The state waits for events alone and its `Io` will never get another (its host's events
+    /// channel closed): it can never go on.
+    Stranded(S, Wait),
+}
 
 /// Steps `state` until a step runs, and returns the state after it. While a step cannot run,
 /// it waits on `io` for what the step waits for, registered with a host's router (`events`
@@ -18,13 +28,31 @@ use tracing::Instrument;
 /// routed elsewhere meanwhile. An ended state is returned unchanged.
 ///
 /// # Errors
-/// The error of the step that failed.
+/// The error of the step that failed; a `HostError` when the state can never go on (see
+/// [`Stepped::Stranded`]).
 pub async fn step_until_ran<S, F, Fut>(
     state: S,
     io: &Io,
     events: &'static [EventSpec],
-    mut advance: F,
+    advance: F,
 ) -> Result<S, WorkflowError>
+where
+    S: ScopeState,
+    F: FnMut(S) -> Fut,
+    Fut: Future<Output = Result<Progress<S>, WorkflowError>>,
+{
+    match step_or_strand(state, io, events, advance).await? {
+        Stepped::Ran(next) => Ok(next),
+        Stepped::Stranded(same, wait) => Err(stranded("", &same, &wait, Value::Null)),
+    }
+}
+
+async fn step_or_strand<S, F, Fut>(
+    state: S,
+    io: &Io,
+    events: &'static [EventSpec],
+    mut advance: F,
+) -> Result<Stepped<S>, WorkflowError>
 where
     S: ScopeState,
     F: FnMut(S) -> Fut,
@@ -37,10 +65,12 @@ where
         io.begin_step();
         let span = trace::task_span(&state);
         match advance(state).instrument(span).await? {
-            Progress::Ran(next) => return Ok(next),
+            Progress::Ran(next) => return Ok(Stepped::Ran(next)),
             Progress::Waiting(same, wait) => {
                 listening.update(&wait);
-                io.wait_for(&wait, seen).await;
+                if !io.wait_for(&wait, seen).await {
+                    return Ok(Stepped::Stranded(same, wait));
+                }
                 state = same;
             }
         }
@@ -51,13 +81,35 @@ where
 /// turn, so that an instance retrying without pause does not starve the others.
 ///
 /// # Errors
-/// The error of the step that failed.
+/// The error of the step that failed, or a `HostError` when it can never go on.
 pub async fn run_to_end<S, F, Fut>(
     state: S,
     io: &Io,
     events: &'static [EventSpec],
-    mut advance: F,
+    advance: F,
 ) -> Result<ScopeEnd, WorkflowError>
+where
+    S: ScopeState,
+    F: FnMut(S) -> Fut,
+    Fut: Future<Output = Result<Progress<S>, WorkflowError>>,
+{
+    match run_until_stranded(state, io, events, advance).await? {
+        Ok(end) => Ok(end),
+        Err((same, wait)) => Err(stranded("", &same, &wait, Value::Null)),
+    }
+}
+
+/// [`run_to_end`], giving back the state of an instance that can never go on (with what it
+/// waits for) rather than an error, so that a host can report it with its state.
+///
+/// # Errors
+/// The error of the step that failed.
+pub(crate) async fn run_until_stranded<S, F, Fut>(
+    state: S,
+    io: &Io,
+    events: &'static [EventSpec],
+    mut advance: F,
+) -> Result<Result<ScopeEnd, (S, Wait)>, WorkflowError>
 where
     S: ScopeState,
     F: FnMut(S) -> Fut,
@@ -66,9 +118,47 @@ where
     let mut state = state;
     loop {
         match state.end() {
-            Ok(end) => return Ok(end),
-            Err(running) => state = step_until_ran(running, io, events, &mut advance).await?,
+            Ok(end) => return Ok(Ok(end)),
+            Err(running) => match step_or_strand(running, io, events, &mut advance).await? {
+                Stepped::Ran(next) => state = next,
+                Stepped::Stranded(same, wait) => return Ok(Err((same, wait))),
+            },
         }
         tokio::task::consume_budget().await;
     }
+}
+
+/// The error of an instance of `workflow` that waits at `state` for `wait`'s events alone,
+/// none of which can reach it any more; `data` is what the caller keeps of it (its saved
+/// state, for a host).
+pub(crate) fn stranded<S: ScopeState>(
+    workflow: &str,
+    state: &S,
+    wait: &Wait,
+    data: Value,
+) -> WorkflowError {
+    let position = state.position();
+    let names: Vec<String> = wait
+        .events
+        .iter()
+        .map(|spec| format!("`{}`", spec.name))
+        .collect();
+    let waited = if names.is_empty() {
+        String::from("events")
+    } else {
+        names.join(", ")
+    };
+    WorkflowError::new(
+        workflow,
+        position.clone(),
+        ErrorObject::new(
+            crate::host::HOST_ERROR,
+            format!(
+                "the host's events channel closed while the instance waited at `{position}` for \
+                 {waited} with no timeout: nothing can reach it any more (its saved state is the \
+                 error's data)"
+            ),
+        ),
+        data,
+    )
 }

@@ -117,8 +117,14 @@ impl Control {
             return false;
         }
         tokio::select! {
-            () = io.wait_for(wait, seen) => {}
-            () = over => return false,
+            progressed = io.wait_for(wait, seen) => {
+                if !progressed {
+                    // Nothing can reach it any more: it waits out the round.
+                    over.await;
+                    return false;
+                }
+            }
+            () = &mut over => return false,
         }
         self.join()
     }

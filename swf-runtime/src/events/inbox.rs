@@ -32,6 +32,9 @@ pub(crate) struct InboxState {
     /// How many of `events` are beyond the capacity (offered while it was full), as counted
     /// in the host's [`Spill`].
     spilled: usize,
+    /// Set when no event will ever be delivered again (the host's events channel closed): a
+    /// wait for events alone can then never end.
+    sealed: bool,
     next_seq: u64,
     /// Counts arrivals (deliveries and events put back), so that a driver can tell whether
     /// anything arrived since it last looked.
@@ -278,6 +281,17 @@ impl Inbox {
         // Deliveries waiting for room must now see the inbox closed.
         self.freed.notify_waiters();
         leftovers.into_iter().map(|queued| queued.event).collect()
+    }
+
+    /// No event will be delivered any more: wakes the waits, which see it.
+    pub(crate) fn seal(&self) {
+        self.lock().sealed = true;
+        self.arrived.notify_waiters();
+    }
+
+    /// Whether [`Inbox::seal`] was called.
+    pub(crate) fn is_sealed(&self) -> bool {
+        self.lock().sealed
     }
 
     /// Wakes deliveries waiting for room, after a wait took events.

@@ -49,6 +49,11 @@ impl Registry {
         self.inboxes.insert(instance, inbox);
     }
 
+    /// The inboxes of the live instances.
+    pub(crate) fn inboxes(&self) -> Vec<Arc<Inbox>> {
+        self.inboxes.values().cloned().collect()
+    }
+
     /// Removes an instance that ended, with its correlation entries and any wait left behind.
     pub(crate) fn remove(&mut self, instance: InstanceId) -> Option<Arc<Inbox>> {
         let inbox = self.inboxes.remove(&instance)?;

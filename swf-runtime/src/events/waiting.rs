@@ -34,20 +34,31 @@ impl Io {
 
     /// Waits until an event arrives after the reading `seen` of [`Io::arrivals`], or until
     /// `wait.until` comes (by this `Io`'s clock). Returns at once when one already arrived.
-    pub async fn wait_for(&self, wait: &Wait, seen: u64) {
+    ///
+    /// Returns `false` (at once) when nothing can end the wait any more: no deadline, nothing
+    /// arrived since `seen`, and the inbox is sealed (its host's events channel closed).
+    pub async fn wait_for(&self, wait: &Wait, seen: u64) -> bool {
         let mut arrived = pin!(self.inner.inbox.arrived());
         arrived.as_mut().enable();
         if self.arrivals() != seen {
-            return;
+            return true;
         }
         match wait.until {
-            None => arrived.await,
+            None => {
+                if self.inner.inbox.is_sealed() {
+                    return false;
+                }
+                arrived.await;
+                // Woken by an arrival, or by the seal.
+                self.arrivals() != seen || !self.inner.inbox.is_sealed()
+            }
             Some(deadline) => {
                 let sleep = self.clock().sleep_until(deadline);
                 tokio::select! {
                     () = arrived => {}
                     () = sleep => {}
                 }
+                true
             }
         }
     }

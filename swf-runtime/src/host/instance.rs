@@ -87,7 +87,11 @@ impl<M: Machine> Shared<M> {
         );
         let state = self.machine.start(input, &io)?;
         // Registered before it runs, so that events correlated with it reach it from now on.
-        lock_registry(&self.registry).insert(id, inbox);
+        lock_registry(&self.registry).insert(id, inbox.clone());
+        // Created after the events channel closed (or while it closed): nothing will come.
+        if self.closed.load(Ordering::SeqCst) {
+            inbox.seal();
+        }
         let running = Running::new(&self.live);
         runtime.spawn(self.clone().supervise(id, io, state, running));
         Ok(id)
@@ -124,9 +128,18 @@ impl<M: Machine> Shared<M> {
     }
 
     async fn drive(self: Arc<Self>, io: Io, state: M::State) -> Result<Value, WorkflowError> {
-        let run = crate::drive::run_to_end(state, &io, self.events, |state| {
-            self.machine.step(state, &io)
-        });
+        let run = async {
+            let ran = crate::drive::run_until_stranded(state, &io, self.events, |state| {
+                self.machine.step(state, &io)
+            })
+            .await?;
+            // Stranded once the events channel closed: reported with its saved state, which
+            // another host (a durable one) can resume.
+            ran.map_err(|(state, wait)| {
+                let saved = serde_json::to_value(&state).unwrap_or(Value::Null);
+                crate::drive::stranded(self.machine.workflow_id(), &state, &wait, saved)
+            })
+        };
         crate::trace::traced_run(self.machine.info(), &io, run)
             .await
             .map(crate::concurrent::ScopeEnd::into_output)

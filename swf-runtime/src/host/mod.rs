@@ -11,7 +11,7 @@ mod starting;
 mod tests;
 
 use std::collections::BTreeMap;
-use std::sync::atomic::AtomicU64;
+use std::sync::atomic::{AtomicBool, AtomicU64};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use cloudevents::Event;
@@ -79,6 +79,8 @@ struct Shared<M> {
     inbox_capacity: usize,
     /// What the overflows of full inboxes hold, all instances together.
     spill: Arc<Spill>,
+    /// Set once the events channel closed: no event will be routed any more.
+    closed: AtomicBool,
     next_instance: AtomicU64,
     live: Arc<Liveness>,
     /// Taken by the first `run`.
@@ -102,6 +104,7 @@ impl<M: Machine> Host<M> {
             clock: config.clock,
             inbox_capacity: config.inbox_capacity,
             spill: Arc::new(Spill::new(config.overflow_capacity)),
+            closed: AtomicBool::new(false),
             next_instance: AtomicU64::new(1),
             live: Arc::default(),
             incoming: Mutex::new(Some(channels.events)),
@@ -136,9 +139,11 @@ impl<M: Machine> Host<M> {
     }
 
     /// Routes the incoming events until every sender of [`HostChannels::events`] is dropped,
-    /// then reports the starting events still waiting for their group as unmatched, waits for
-    /// every running instance to end, and returns. Only one `run` routes: on another clone of
-    /// the host it only waits for the instances.
+    /// then reports the starting events still waiting for their group as unmatched, lets the
+    /// instances that can still go on (on a deadline, or with events already in their inbox)
+    /// run to their end, ends those that wait for events alone with an outcome that carries
+    /// their saved state (a `HostError`: nothing can reach them any more), and returns. Only one
+    /// `run` routes: on another clone of the host it only waits for the instances.
     pub async fn run(self) {
         let incoming = self
             .shared

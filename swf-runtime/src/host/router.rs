@@ -63,6 +63,12 @@ impl<M: Machine> Shared<M> {
                 self.report(event, String::from(CLOSED)).await;
             }
         }
+        // No event will come: instances waiting for events alone can never go on.
+        self.closed.store(true, std::sync::atomic::Ordering::SeqCst);
+        let inboxes = lock_registry(&self.registry).inboxes();
+        for inbox in inboxes {
+            inbox.seal();
+        }
     }
 
     async fn route(self: &Arc<Self>, event: Event, starting: Option<&mut Starting>) {

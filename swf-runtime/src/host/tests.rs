@@ -739,6 +739,36 @@ fn outside_a_runtime_an_instance_cannot_start() {
 }
 
 #[tokio::test(start_paused = true)]
+async fn once_the_events_channel_closes_run_finishes_what_can_go_on_and_returns() {
+    // Instance 1 waits for a ping with no timeout: once the channel closes nothing can reach
+    // it. Instance 2 waits for one with a 30 s timeout: it times out and completes.
+    let plan = |timeout| vec![Step::Any(vec![PING], timeout), Step::Produce(ORDER)];
+    let (stranded, channels) = Host::new(Plan::new(plan(None)), small_config());
+    assert!(stranded.start_instance(json!({"n": 1})).is_ok());
+    let report = serve(stranded, channels, timeline(vec![])).await;
+    assert_eq!(report.outcomes.len(), 1, "run returned, with the outcome");
+    let (outcome, at) = &report.outcomes[0];
+    assert_eq!(at.as_secs(), 0, "at once");
+    let error = outcome.result.clone().unwrap_err();
+    assert_eq!(error.error().name, HOST_ERROR);
+    assert!(
+        error.error().message.contains("for `Ping` with no timeout"),
+        "{error}"
+    );
+    // Its saved state, which a durable host could resume.
+    let saved: State = serde_json::from_value(error.data().clone()).unwrap();
+    assert_eq!(saved.data, json!({"n": 1}));
+
+    let (timed, channels) = Host::new(Plan::new(plan(Some(30))), small_config());
+    assert!(timed.start_instance(json!({"n": 2})).is_ok());
+    let report = serve(timed, channels, timeline(vec![])).await;
+    assert_eq!(report.outcomes.len(), 1);
+    let (outcome, at) = &report.outcomes[0];
+    assert!(outcome.result.is_ok(), "{outcome:?}");
+    assert_eq!(at.as_secs(), 30, "it went on to its timeout");
+}
+
+#[tokio::test(start_paused = true)]
 async fn a_full_inbox_holds_up_no_event_behind_it() {
     // An inbox of 2 and an instance waiting for a ping until 30 s: the third order goes beyond
     // the inbox's capacity without holding up the router, so the ping behind it reaches the
