@@ -3,7 +3,7 @@
 use std::fmt;
 use std::future::Future;
 use std::panic::AssertUnwindSafe;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use futures_util::FutureExt;
 use serde_json::Value;
@@ -162,7 +162,7 @@ where
         how.attempt,
         &context.scope,
     );
-    let started = Instant::now();
+    let started = trace::call_started(&span);
     let call = CALL.scope(context, AssertUnwindSafe(call).catch_unwind());
     let outcome = match how.timeout {
         None => call.instrument(span.clone()).await,

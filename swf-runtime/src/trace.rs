@@ -125,14 +125,7 @@ pub(crate) fn action_span(
     attempt: u32,
     scope: &str,
 ) -> Span {
-    // The task span learns its attempt, and its scope path inside branches and iterations,
-    // from the action it runs.
-    let task_span = Span::current();
-    if !task_span.is_disabled() {
-        task_span.record("task.attempt", i64::from(attempt));
-        task_span.record("task.scope", scope);
-    }
-    tracing::info_span!(
+    let span = tracing::info_span!(
         target: "swf",
         "action",
         action.function = function,
@@ -143,14 +136,27 @@ pub(crate) fn action_span(
         action.outcome = Empty,
         action.duration_ms = Empty,
         error.name = Empty,
-    )
+    );
+    // The task span learns its attempt, and its scope path inside branches and iterations,
+    // from the action it runs; with nobody listening, nothing more is done.
+    if !span.is_disabled() {
+        let task_span = Span::current();
+        task_span.record("task.attempt", i64::from(attempt));
+        task_span.record("task.scope", scope);
+    }
+    span
+}
+
+/// When a call traced in `span` starts: read only when somebody listens.
+pub(crate) fn call_started(span: &Span) -> Option<Instant> {
+    (!span.is_disabled()).then(Instant::now)
 }
 
 /// Records how the call in `span`, started at `started`, ended (`Err` with the error's name).
-pub(crate) fn record_call(span: &Span, started: Instant, outcome: Result<(), &str>) {
-    if span.is_disabled() {
+pub(crate) fn record_call(span: &Span, started: Option<Instant>, outcome: Result<(), &str>) {
+    let Some(started) = started else {
         return;
-    }
+    };
     span.record(
         "action.duration_ms",
         started.elapsed().as_secs_f64() * 1_000.0,

@@ -250,7 +250,7 @@ pub enum CarAuctionState {
         #[serde(default, skip_serializing_if = "::core::option::Option::is_none")]
         branches: ::core::option::Option<CarAuctionDeliverBranches>,
     },
-    /// Task `Sold` (inject, line 82), about to run (or running) with `data` as its input.
+    /// Task `Sold` (END, line 82), about to run (or running) with `data` as its input.
     #[serde(rename = "Sold")]
     Sold {
         /// The task's data.
@@ -262,7 +262,7 @@ pub enum CarAuctionState {
         /// The task's data.
         data: ::swf_runtime::Value,
     },
-    /// Task `Failed` (inject, line 88), about to run (or running) with `data` as its input.
+    /// Task `Failed` (END, line 88), about to run (or running) with `data` as its input.
     #[serde(rename = "Failed")]
     Failed {
         /// The task's data.
@@ -394,9 +394,9 @@ impl ::swf_runtime::ScopeState for CarAuctionState {
             CarAuctionState::Convert { .. } => "delay",
             CarAuctionState::Charge { .. } => "operation",
             CarAuctionState::Deliver { .. } => "parallel",
-            CarAuctionState::Sold { .. } => "inject",
+            CarAuctionState::Sold { .. } => "END",
             CarAuctionState::Unsold { .. } => "operation",
-            CarAuctionState::Failed { .. } => "inject",
+            CarAuctionState::Failed { .. } => "END",
             CarAuctionState::Completed { .. } | CarAuctionState::Terminated { .. } => "",
         }
     }
@@ -464,7 +464,7 @@ pub enum CarAuctionDeliverBranch1 {
         /// The task's data.
         data: ::swf_runtime::Value,
     },
-    /// Task `Registered` (inject, line 68), about to run (or running) with `data` as its input.
+    /// Task `Registered` (END, line 68), about to run (or running) with `data` as its input.
     #[serde(rename = "Registered")]
     Registered {
         /// The task's data.
@@ -543,7 +543,7 @@ impl ::swf_runtime::ScopeState for CarAuctionDeliverBranch1 {
     fn task_type(&self) -> &'static str {
         match self {
             CarAuctionDeliverBranch1::Register { .. } => "operation",
-            CarAuctionDeliverBranch1::Registered { .. } => "inject",
+            CarAuctionDeliverBranch1::Registered { .. } => "END",
             CarAuctionDeliverBranch1::Completed { .. }
             | CarAuctionDeliverBranch1::Terminated { .. } => "",
         }
@@ -566,7 +566,7 @@ pub enum CarAuctionDeliverBranch2 {
         /// The task's data.
         data: ::swf_runtime::Value,
     },
-    /// Task `Shipped` (inject, line 80), about to run (or running) with `data` as its input.
+    /// Task `Shipped` (END, line 80), about to run (or running) with `data` as its input.
     #[serde(rename = "Shipped")]
     Shipped {
         /// The task's data.
@@ -641,7 +641,7 @@ impl ::swf_runtime::ScopeState for CarAuctionDeliverBranch2 {
     fn task_type(&self) -> &'static str {
         match self {
             CarAuctionDeliverBranch2::Ship { .. } => "operation",
-            CarAuctionDeliverBranch2::Shipped { .. } => "inject",
+            CarAuctionDeliverBranch2::Shipped { .. } => "END",
             CarAuctionDeliverBranch2::Completed { .. }
             | CarAuctionDeliverBranch2::Terminated { .. } => "",
         }

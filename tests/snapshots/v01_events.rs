@@ -134,13 +134,13 @@ pub enum V01EventsState {
         #[serde(default, skip_serializing_if = "::core::option::Option::is_none")]
         until: ::core::option::Option<::swf_runtime::Timestamp>,
     },
-    /// Task `Shipped` (inject, line 32), about to run (or running) with `data` as its input.
+    /// Task `Shipped` (RELAY, line 32), about to run (or running) with `data` as its input.
     #[serde(rename = "Shipped")]
     Shipped {
         /// The task's data.
         data: ::swf_runtime::Value,
     },
-    /// Task `Cancelled` (inject, line 33), about to run (or running) with `data` as its input.
+    /// Task `Cancelled` (RELAY, line 33), about to run (or running) with `data` as its input.
     #[serde(rename = "Cancelled")]
     Cancelled {
         /// The task's data.
@@ -232,8 +232,8 @@ impl ::swf_runtime::ScopeState for V01EventsState {
     fn task_type(&self) -> &'static str {
         match self {
             V01EventsState::WaitForOrder { .. } => "event",
-            V01EventsState::Shipped { .. } => "inject",
-            V01EventsState::Cancelled { .. } => "inject",
+            V01EventsState::Shipped { .. } => "RELAY",
+            V01EventsState::Cancelled { .. } => "RELAY",
             V01EventsState::Completed { .. } | V01EventsState::Terminated { .. } => "",
         }
     }

@@ -23,7 +23,7 @@ pub(super) fn emit(cx: &Context<'_>) -> TokenStream {
         let doc = format!(
             " Task `{}` ({}, line {}), about to run (or running) with `data` as its input.",
             task.name.value,
-            task.type_name(),
+            task.written_type(cx.workflow.dialect),
             task.span.line
         );
         let doc = super::names::doc_text(&doc);
@@ -180,7 +180,7 @@ fn emit_scope_state(cx: &Context<'_>) -> TokenStream {
     });
     let task_types = (0..cx.scope.tasks.len()).map(|i| {
         let variant = cx.variant(i);
-        let kind = cx.task(i).kind.type_name();
+        let kind = cx.task(i).written_type(cx.workflow.dialect);
         quote!(#state::#variant { .. } => #kind,)
     });
     let listening: Vec<TokenStream> = listening.collect();

@@ -197,6 +197,17 @@ impl Task {
     pub fn type_name(&self) -> &'static str {
         self.kind.type_name()
     }
+
+    /// The type as the workflow's dialect writes it, for documentation and traces: what the
+    /// earlier drafts lower into an inject is their `END` state (kebab-case drafts) or `RELAY`
+    /// state (v0.1); every other kind keeps its name.
+    pub fn written_type(&self, dialect: Dialect) -> &'static str {
+        match (&self.kind, dialect) {
+            (TaskKind::Inject { .. }, Dialect::First | Dialect::Second) => "END",
+            (TaskKind::Inject { .. }, Dialect::V01) => "RELAY",
+            _ => self.type_name(),
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
