@@ -119,7 +119,7 @@ mod durable_snippet {
 
     swf_runtime::workflow!("workflows/order.sw.yaml");
 
-    struct Services;
+    pub(crate) struct Services;
 
     impl OrderFunctions for Services {
         async fn check_inventory(&self, _args: Value) -> Result<Value, FunctionError> {
@@ -274,6 +274,44 @@ fn the_readme_s_rust_snippets_are_the_ones_compiled_here() {
             index + 1
         );
     }
+}
+
+/// The build.rs route (`include_workflow!`) and the macro name the same workflow file's items
+/// alike, and compile the same definition.
+#[test]
+fn include_workflow_and_the_macro_agree_on_names() {
+    struct Nothing;
+    impl include_snippet::OrderFunctions for Nothing {
+        async fn check_inventory(
+            &self,
+            _args: swf_runtime::Value,
+        ) -> Result<swf_runtime::Value, swf_runtime::FunctionError> {
+            Ok(swf_runtime::Value::Null)
+        }
+        async fn charge_card(
+            &self,
+            _args: swf_runtime::Value,
+        ) -> Result<swf_runtime::Value, swf_runtime::FunctionError> {
+            Ok(swf_runtime::Value::Null)
+        }
+        async fn ship_order(
+            &self,
+            _args: swf_runtime::Value,
+        ) -> Result<swf_runtime::Value, swf_runtime::FunctionError> {
+            Ok(swf_runtime::Value::Null)
+        }
+    }
+    let built = include_snippet::OrderWorkflow::<Nothing>::DEFINITION_HASH;
+    let expanded = durable_snippet::OrderWorkflow::<durable_snippet::Services>::DEFINITION_HASH;
+    assert_eq!(built, expanded);
+    assert_eq!(
+        include_snippet::OrderWorkflow::<Nothing>::INFO,
+        swf_runtime::WorkflowInfo {
+            id: "order",
+            name: "Order fulfilment",
+            version: Some("1.0"),
+        }
+    );
 }
 
 #[tokio::test(start_paused = true)]
