@@ -28,8 +28,8 @@ pub(crate) enum Stepped<S> {
 /// routed elsewhere meanwhile. An ended state is returned unchanged.
 ///
 /// # Errors
-/// The error of the step that failed; a `HostError` when the state can never go on (see
-/// [`Stepped::Stranded`]).
+/// The error of the step that failed; a `HostError` when the state can never go on (it
+/// waits for events alone and its host's events channel closed).
 pub async fn step_until_ran<S, F, Fut>(
     state: S,
     io: &Io,

@@ -45,8 +45,10 @@ use batch::Batcher;
 /// The error name of a failure of the durable host itself (a state it cannot save).
 pub const DURABLE_ERROR: &str = "DurableHostError";
 
-/// Runs the instances of one compiled workflow on a [`Store`], durably: see the
-/// [module documentation](self). Cloning is cheap and shares the host.
+/// Runs the instances of one compiled workflow on a [`Store`], durably: every transition is
+/// committed with the events it took and produced, a waiting instance is a row rather than a
+/// future, and any number of workers (processes, machines) share the instances of a store.
+/// Cloning is cheap and shares the host.
 ///
 /// ```ignore
 /// let store = SqliteStore::open("orders.db").await?;
