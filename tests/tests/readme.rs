@@ -221,35 +221,20 @@ fn dedented(lines: &[&str]) -> Vec<String> {
         .collect()
 }
 
-fn readme_blocks(readme: &str) -> Vec<Vec<String>> {
+/// The blocks of `text` between a line `open` and a line `close` (compared trimmed),
+/// dedented.
+fn blocks(text: &str, open: &str, close: &str) -> Vec<Vec<String>> {
     let mut blocks = Vec::new();
     let mut current: Option<Vec<&str>> = None;
-    for line in readme.lines() {
-        match (&mut current, line.trim_start()) {
-            (None, "```rust") => current = Some(Vec::new()),
-            (Some(block), "```") => {
+    for line in text.lines() {
+        match &mut current {
+            None if line.trim() == open => current = Some(Vec::new()),
+            Some(block) if line.trim() == close => {
                 blocks.push(dedented(block));
                 current = None;
             }
-            (Some(block), _) => block.push(line),
-            (None, _) => {}
-        }
-    }
-    blocks
-}
-
-fn compiled_blocks(source: &str) -> Vec<Vec<String>> {
-    let mut blocks = Vec::new();
-    let mut current: Option<Vec<&str>> = None;
-    for line in source.lines() {
-        match (&mut current, line.trim()) {
-            (None, "// README {") => current = Some(Vec::new()),
-            (Some(block), "// README }") => {
-                blocks.push(dedented(block));
-                current = None;
-            }
-            (Some(block), _) => block.push(line),
-            (None, _) => {}
+            Some(block) => block.push(line),
+            None => {}
         }
     }
     blocks
@@ -257,8 +242,8 @@ fn compiled_blocks(source: &str) -> Vec<Vec<String>> {
 
 #[test]
 fn the_readme_s_rust_snippets_are_the_ones_compiled_here() {
-    let readme = readme_blocks(include_str!("../../README.md"));
-    let compiled = compiled_blocks(include_str!("readme.rs"));
+    let readme = blocks(include_str!("../../README.md"), "```rust", "```");
+    let compiled = blocks(include_str!("readme.rs"), "// README {", "// README }");
     assert_eq!(
         readme.len(),
         compiled.len(),
