@@ -23,11 +23,9 @@ use swf_runtime::store::postgres::PostgresStore;
 use swf_runtime::store::sqlite::SqliteStore;
 use swf_runtime::store::{HistoryKind, Status, Store};
 use swf_runtime::{
-    Discard, DurableConfig, DurableHost, Ended, FunctionError, Host, HostConfig, Report, Value,
-    json,
+    DurableConfig, DurableHost, Ended, FunctionError, Host, HostConfig, Report, Value, json,
 };
 use swf_tests::stores;
-use tokio::sync::oneshot;
 use tokio::task::JoinSet;
 
 use common::{Commits, median, mib, postgres_bytes, sqlite_bytes, thousands};
@@ -179,16 +177,7 @@ async fn durable<S: Store>(
         .await
         .expect("a durable host");
     let odd_reports = common::watch_reports(host.reports());
-    let (stop, stopped) = oneshot::channel::<()>();
-    let worker = tokio::spawn({
-        let host = host.clone();
-        async move {
-            host.run(Discard, async {
-                let _ = stopped.await;
-            })
-            .await;
-        }
-    });
+    let worker = common::Worker::start(&host);
     // Let the worker loop start (instances created before it runs wait for its first poll).
     tokio::time::sleep(Duration::from_millis(50)).await;
 
@@ -273,8 +262,7 @@ async fn durable<S: Store>(
         assert_eq!(record.status, Status::Completed);
         assert_eq!(record.outcome, Some(output()));
     }
-    let _ = stop.send(());
-    worker.await.expect("the worker");
+    worker.stop().await;
     let odd = odd_reports.load(std::sync::atomic::Ordering::Relaxed);
     assert_eq!(odd, 0, "{name}: reports other than ends (printed above)");
     Measured {

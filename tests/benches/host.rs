@@ -1,34 +1,17 @@
 //! The host: memory held per instance waiting on an event, and correlated events delivered per
 //! second. Run with `cargo bench -p swf-tests --bench host`; it prints its measurements.
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::sync::atomic::{AtomicIsize, Ordering};
 use std::time::Instant;
 use swf_runtime::{Host, HostConfig};
 
 swf_runtime::workflow!("benches/waiting.sw.yaml");
 
+#[path = "common/mod.rs"]
+mod common;
+
 /// Counts the bytes currently allocated, to measure what waiting instances hold.
-struct Counting;
-
-static LIVE_BYTES: AtomicIsize = AtomicIsize::new(0);
-
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        LIVE_BYTES.fetch_add(layout.size() as isize, Ordering::Relaxed);
-        // SAFETY: forwarded unchanged to the system allocator.
-        unsafe { System.alloc(layout) }
-    }
-
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        LIVE_BYTES.fetch_sub(layout.size() as isize, Ordering::Relaxed);
-        // SAFETY: forwarded unchanged to the system allocator.
-        unsafe { System.dealloc(ptr, layout) }
-    }
-}
-
 #[global_allocator]
-static ALLOCATOR: Counting = Counting;
+static ALLOCATOR: common::Counting = common::Counting;
 
 struct NoFunctions;
 impl WaitingBenchFunctions for NoFunctions {}
@@ -61,7 +44,7 @@ fn main() {
         };
 
         // Memory: start every instance, let each reach its wait for `Closed`.
-        let before = LIVE_BYTES.load(Ordering::Relaxed);
+        let before = common::live_bytes();
         for i in 0..INSTANCES {
             channels.events.send(opened(i)).await.expect("router running");
         }
@@ -69,7 +52,7 @@ fn main() {
         for _ in 0..200 {
             tokio::time::sleep(std::time::Duration::from_millis(5)).await;
         }
-        let after = LIVE_BYTES.load(Ordering::Relaxed);
+        let after = common::live_bytes();
         let per_instance = (after - before) as f64 / INSTANCES as f64;
 
         // Throughput: one correlated event per waiting instance, each completing it.

@@ -13,41 +13,20 @@
 #[path = "common/mod.rs"]
 mod common;
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::sync::atomic::{AtomicIsize, Ordering};
+use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use swf_runtime::store::sqlite::SqliteStore;
 use swf_runtime::store::{ListFilter, Routed, Status, Store};
-use swf_runtime::{CloudEvent, Discard, DurableConfig, DurableHost, Host, HostConfig};
-use tokio::sync::oneshot;
+use swf_runtime::{CloudEvent, DurableConfig, DurableHost, Host, HostConfig};
 use tokio::task::JoinSet;
 
 use common::{Commits, Counted, mib, proc_status_bytes, sqlite_bytes, thousands};
 
 swf_runtime::workflow!("benches/waiting.sw.yaml");
 
-/// Counts the bytes currently allocated.
-struct Counting;
-
-static LIVE_BYTES: AtomicIsize = AtomicIsize::new(0);
-
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        LIVE_BYTES.fetch_add(layout.size() as isize, Ordering::Relaxed);
-        // SAFETY: forwarded unchanged to the system allocator.
-        unsafe { System.alloc(layout) }
-    }
-
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        LIVE_BYTES.fetch_sub(layout.size() as isize, Ordering::Relaxed);
-        // SAFETY: forwarded unchanged to the system allocator.
-        unsafe { System.dealloc(ptr, layout) }
-    }
-}
-
 #[global_allocator]
-static ALLOCATOR: Counting = Counting;
+static ALLOCATOR: common::Counting = common::Counting;
 
 #[derive(Clone)]
 struct NoFunctions;
@@ -76,7 +55,7 @@ fn closed(key: &str) -> CloudEvent {
 }
 
 fn live_heap() -> i64 {
-    LIVE_BYTES.load(Ordering::Relaxed) as i64
+    common::live_bytes() as i64
 }
 
 /// Delivers `make(i)` for every `i` below `count`, `FEEDERS` at a time, checking each routing.
@@ -205,16 +184,7 @@ async fn durable(instances: usize) -> Durable {
     .await
     .expect("a durable host");
     let odd_reports = common::watch_reports(host.reports());
-    let (stop, stopped) = oneshot::channel::<()>();
-    let worker = tokio::spawn({
-        let host = host.clone();
-        async move {
-            host.run(Discard, async {
-                let _ = stopped.await;
-            })
-            .await;
-        }
-    });
+    let worker = common::Worker::start(&host);
     tokio::time::sleep(Duration::from_millis(50)).await;
 
     // One instance first, to learn how many commits take an instance to its wait and from its
@@ -299,8 +269,7 @@ async fn durable(instances: usize) -> Durable {
         );
     }
     let hwm_end = proc_status_bytes("VmHWM");
-    let _ = stop.send(());
-    worker.await.expect("the worker");
+    worker.stop().await;
     drop(host);
     drop(store);
     Durable {

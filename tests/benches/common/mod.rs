@@ -3,12 +3,65 @@
 
 #![allow(dead_code)]
 
+use std::alloc::{GlobalAlloc, Layout, System};
 use std::path::Path;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicIsize, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
-use swf_runtime::{DurableConfig, ProbePoint};
+use swf_runtime::{Discard, DurableConfig, DurableHost, Machine, ProbePoint};
+
+/// Counts the bytes currently allocated; a bench makes it its global allocator (`#[global_allocator]
+/// static ALLOCATOR: common::Counting = common::Counting;`) and reads [`live_bytes`].
+pub struct Counting;
+
+static LIVE_BYTES: AtomicIsize = AtomicIsize::new(0);
+
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        LIVE_BYTES.fetch_add(layout.size() as isize, Ordering::Relaxed);
+        // SAFETY: forwarded unchanged to the system allocator.
+        unsafe { System.alloc(layout) }
+    }
+
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        LIVE_BYTES.fetch_sub(layout.size() as isize, Ordering::Relaxed);
+        // SAFETY: forwarded unchanged to the system allocator.
+        unsafe { System.dealloc(ptr, layout) }
+    }
+}
+
+/// The bytes allocated now, under [`Counting`].
+pub fn live_bytes() -> isize {
+    LIVE_BYTES.load(Ordering::Relaxed)
+}
+
+/// A durable host's worker loop running in the background until [`Worker::stop`].
+pub struct Worker {
+    stop: tokio::sync::oneshot::Sender<()>,
+    done: tokio::task::JoinHandle<()>,
+}
+
+impl Worker {
+    /// Runs `host`'s worker loop, its produced events discarded.
+    pub fn start<M: Machine, S: Store>(host: &DurableHost<M, S>) -> Self {
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        let host = host.clone();
+        let done = tokio::spawn(async move {
+            host.run(Discard, async {
+                let _ = stopped.await;
+            })
+            .await;
+        });
+        Self { stop, done }
+    }
+
+    /// Stops the loop and waits for it to end.
+    pub async fn stop(self) {
+        let _ = self.stop.send(());
+        self.done.await.expect("the worker");
+    }
+}
 
 /// Counts the transitions a durable host commits and, when asked, times each commit (from the
 /// moment the step is about to be committed to the moment the store answered).
