@@ -50,13 +50,6 @@ const STEPS: u64 = 10;
 /// Instances run one after the other for the latency rows.
 const ALONE: usize = 200;
 
-fn env_number(name: &str, default: usize) -> usize {
-    std::env::var(name)
-        .ok()
-        .and_then(|value| value.replace('_', "").parse().ok())
-        .unwrap_or(default)
-}
-
 fn input() -> Value {
     json!({"total": 0})
 }
@@ -325,8 +318,8 @@ fn micros(duration: Duration) -> String {
 }
 
 fn main() {
-    let instances = env_number("SWF_BENCH_INSTANCES", 2_000);
-    let rounds = env_number("SWF_BENCH_ROUNDS", 3).max(1);
+    let instances = common::env_number("SWF_BENCH_INSTANCES", 2_000);
+    let rounds = common::env_number("SWF_BENCH_ROUNDS", 3).max(1);
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()

@@ -35,13 +35,6 @@ impl WaitingBenchFunctions for NoFunctions {}
 /// Deliveries in flight at once (the host groups them into store transactions of up to 512).
 const FEEDERS: usize = 2_048;
 
-fn env_number(name: &str, default: usize) -> usize {
-    std::env::var(name)
-        .ok()
-        .and_then(|value| value.replace('_', "").parse().ok())
-        .unwrap_or(default)
-}
-
 fn opened(key: &str) -> CloudEvent {
     WaitingBenchEvent::Opened
         .correlated(&format!("open-{key}"), key, swf_runtime::json!({}))
@@ -349,8 +342,9 @@ fn per_second(count: usize, took: Duration) -> String {
 }
 
 fn main() {
-    let instances = env_number("SWF_BENCH_INSTANCES", 100_000).max(1);
-    let memory_instances = env_number("SWF_BENCH_MEMORY_INSTANCES", instances.min(20_000)).max(1);
+    let instances = common::env_number("SWF_BENCH_INSTANCES", 100_000).max(1);
+    let memory_instances =
+        common::env_number("SWF_BENCH_MEMORY_INSTANCES", instances.min(20_000)).max(1);
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()

@@ -102,3 +102,32 @@ pub async fn postgres() -> Option<(PostgresStore, Schema)> {
         .expect("a PostgreSQL store");
     Some((store, schema))
 }
+
+/// Checks that `history` records each transition once: revisions 0, 1, 2... with none missing
+/// or repeated, each transition starting where the one before ended, the first starting the
+/// instance and the last completing it. `what` names the instance in messages.
+///
+/// # Panics
+/// When it does not.
+pub fn assert_committed_once(history: &[swf_runtime::store::HistoryEntry], what: &str) {
+    use swf_runtime::store::HistoryKind;
+    let revisions: Vec<u64> = history.iter().map(|entry| entry.revision).collect();
+    assert_eq!(
+        revisions,
+        (0..history.len() as u64).collect::<Vec<_>>(),
+        "{what}: each revision committed once"
+    );
+    for pair in history.windows(2) {
+        assert_eq!(pair[0].to, pair[1].from, "{what}: {history:#?}");
+    }
+    assert_eq!(
+        history.first().map(|e| e.kind),
+        Some(HistoryKind::Started),
+        "{what}"
+    );
+    assert_eq!(
+        history.last().map(|e| e.kind),
+        Some(HistoryKind::Completed),
+        "{what}"
+    );
+}

@@ -146,15 +146,7 @@ async fn read(db: &Path, dir: &Path) -> Outcome {
         let output = record.outcome.clone().unwrap();
         let order = output["orderId"].as_u64().unwrap();
         let history = store.history(summary.id).await.unwrap();
-        let revisions: Vec<u64> = history.iter().map(|entry| entry.revision).collect();
-        assert_eq!(
-            revisions,
-            (0..history.len() as u64).collect::<Vec<_>>(),
-            "order {order}: each revision committed once"
-        );
-        for pair in history.windows(2) {
-            assert_eq!(pair[0].to, pair[1].from, "order {order}: {history:#?}");
-        }
+        swf_tests::stores::assert_committed_once(&history, &format!("order {order}"));
         let made: Vec<&String> = history.iter().flat_map(|entry| &entry.produced).collect();
         assert_eq!(made.len(), 1, "order {order} produced its end event once");
         orders.insert(

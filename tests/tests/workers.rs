@@ -140,25 +140,14 @@ async fn three_workers_share_a_thousand_orders_and_one_is_killed() {
         assert_eq!(output, order_output(order, ITEMS), "order {order}");
 
         let history = store.history(summary.id).await.unwrap();
-        let revisions: Vec<u64> = history.iter().map(|entry| entry.revision).collect();
-        assert_eq!(
-            revisions,
-            (0..history.len() as u64).collect::<Vec<_>>(),
-            "order {order}: each revision committed once"
-        );
+        stores::assert_committed_once(&history, &format!("order {order}"));
         let consumed: Vec<&String> = history.iter().flat_map(|e| &e.consumed).collect();
         assert_eq!(
             consumed,
             [&format!("warehouse ship-{order}")],
             "order {order}"
         );
-        // The transitions chain: each starts where the one before ended, the first starts the
-        // instance and the last completes it, and every task was passed through.
-        assert_eq!(history[0].kind, HistoryKind::Started, "order {order}");
-        assert_eq!(history.last().unwrap().kind, HistoryKind::Completed);
-        for pair in history.windows(2) {
-            assert_eq!(pair[0].to, pair[1].from, "order {order}: {history:#?}");
-        }
+        // Every task was passed through (a takeover skipped nothing), and it started once.
         let visited: BTreeSet<&str> = history.iter().map(|entry| entry.from.as_str()).collect();
         for task in ["Charge", "Pack", "AwaitShipping", "Paperwork", "PickAll"] {
             assert!(visited.contains(task), "order {order} skipped {task}");

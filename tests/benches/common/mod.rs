@@ -31,6 +31,14 @@ unsafe impl GlobalAlloc for Counting {
     }
 }
 
+/// The number in environment variable `name` (`1_000_000` allowed), else `default`.
+pub fn env_number(name: &str, default: usize) -> usize {
+    std::env::var(name)
+        .ok()
+        .and_then(|value| value.replace('_', "").parse().ok())
+        .unwrap_or(default)
+}
+
 /// The bytes allocated now, under [`Counting`].
 pub fn live_bytes() -> isize {
     LIVE_BYTES.load(Ordering::Relaxed)
