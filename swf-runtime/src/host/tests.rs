@@ -745,7 +745,13 @@ async fn once_the_events_channel_closes_run_finishes_what_can_go_on_and_returns(
     let plan = |timeout| vec![Step::Any(vec![PING], timeout), Step::Produce(ORDER)];
     let (stranded, channels) = Host::new(Plan::new(plan(None)), small_config());
     assert!(stranded.start_instance(json!({"n": 1})).is_ok());
-    let report = serve(stranded, channels, timeline(vec![])).await;
+    // Before the fix, run() never returned: the day of virtual time ends the test instead.
+    let report = tokio::time::timeout(
+        Duration::from_secs(86_400),
+        serve(stranded, channels, timeline(vec![])),
+    )
+    .await
+    .expect("run() returns once the events channel closed");
     assert_eq!(report.outcomes.len(), 1, "run returned, with the outcome");
     let (outcome, at) = &report.outcomes[0];
     assert_eq!(at.as_secs(), 0, "at once");
