@@ -53,6 +53,16 @@ fn check(bencher: divan::Bencher, count: usize) {
     });
 }
 
+/// The macro: check and generate the tokens (it does not format them).
+#[divan::bench(args = COUNTS, sample_count = 5, sample_size = 1)]
+fn gen_tokens(bencher: divan::Bencher, count: usize) {
+    let source = workflow(count);
+    bencher.bench(|| {
+        let compilation = swf_codegen::compile(divan::black_box(&source));
+        compilation.tokens.expect("compiles")
+    });
+}
+
 /// `swfc gen`: check, generate the tokens and format them as a file.
 #[divan::bench(args = COUNTS, sample_count = 5, sample_size = 1)]
 fn gen_formatted(bencher: divan::Bencher, count: usize) {

@@ -132,6 +132,42 @@ pub struct ActionCall<'a> {
     pub attempt: u32,
 }
 
+impl<'a> ActionCall<'a> {
+    /// Attempt `attempt` of action `action` of task `task`, calling `function`, with no timeout.
+    #[must_use]
+    pub const fn new(function: &'a str, task: &'a str, action: &'a str, attempt: u32) -> Self {
+        Self {
+            function,
+            task,
+            action,
+            timeout: None,
+            timeout_text: "",
+            attempt,
+        }
+    }
+
+    /// Awaits `call` as this action: see [`call_action`].
+    ///
+    /// # Errors
+    /// The function's error, a `TimeoutError` or a `FunctionPanic`.
+    pub async fn call<F>(self, io: &Io, call: F) -> Result<Value, ErrorObject>
+    where
+        F: Future<Output = Result<Value, FunctionError>>,
+    {
+        call_action(io, self, call).await
+    }
+
+    /// The same call limited to `timeout`, written `text` in the workflow (`PT15M`).
+    #[must_use]
+    pub const fn with_timeout(self, timeout: Duration, text: &'a str) -> Self {
+        Self {
+            timeout: Some(timeout),
+            timeout_text: text,
+            ..self
+        }
+    }
+}
+
 /// Awaits `call` (the user's function) for at most the action's timeout, with its
 /// [`CallContext`] readable from inside it.
 ///

@@ -136,7 +136,8 @@ pub mod __private {
     pub use crate::collection::collection_refs;
     pub use crate::compensation::{COMPENSATION_ERROR, Compensating, CompensationLog};
     pub use crate::data::{
-        data_with_error, filter_in_place, merge_data, merge_result, select_input, select_or_null,
+        data_with_error, filter_in_place, merge_data, merge_result, object, select_input,
+        select_or_null,
     };
     pub use crate::input::workflow_input;
     pub use crate::path::{JsonPath, Segment};
@@ -144,6 +145,10 @@ pub mod __private {
 
     /// A JSON object, as serde_json represents it (members kept in document order).
     pub type Map = serde_json::Map<String, Value>;
+
+    /// What one step of a task gives: the state after it (or what it waits for), or the
+    /// failure of the run.
+    pub type Step<S> = Result<Progress<S>, WorkflowError>;
 
     /// The building blocks of compiled expressions.
     pub mod expr {

@@ -375,7 +375,10 @@ impl<F: ApprovalFunctions> ApprovalWorkflow<F> {
             "AskManager",
             input,
         )?;
-        Self::enter_task_ask_manager(input)
+        ::core::result::Result::Ok(ApprovalState::AskManager {
+            data: input,
+            phase: ::swf_runtime::CallbackPhase::Call,
+        })
     }
     #[doc(hidden)]
     pub fn begin_subflow(
@@ -449,528 +452,6 @@ impl<F: ApprovalFunctions> ApprovalWorkflow<F> {
             }
         }
     }
-    fn enter_task_ask_manager(
-        data: ::swf_runtime::Value,
-    ) -> ::core::result::Result<ApprovalState, ::swf_runtime::WorkflowError> {
-        ::core::result::Result::Ok(ApprovalState::AskManager {
-            data,
-            phase: ::swf_runtime::CallbackPhase::Call,
-        })
-    }
-    /// Runs one step of task `AskManager`.
-    async fn run_task_ask_manager(
-        &self,
-        data: ::swf_runtime::Value,
-        phase: ::swf_runtime::CallbackPhase,
-        io: &::swf_runtime::Io,
-    ) -> ::core::result::Result<
-        ::swf_runtime::Progress<ApprovalState>,
-        ::swf_runtime::WorkflowError,
-    > {
-        let mut data = data;
-        let attempt: ::core::result::Result<
-            ::swf_runtime::__private::Attempt<::swf_runtime::CallbackPhase>,
-            ::swf_runtime::ErrorObject,
-        > = async {
-            match &phase {
-                ::swf_runtime::CallbackPhase::Call => {
-                    {
-                        let result = async {
-                            let args = data.clone();
-                            ::swf_runtime::__private::call_action(
-                                    io,
-                                    ::swf_runtime::__private::ActionCall {
-                                        function: "askManager",
-                                        task: "AskManager",
-                                        action: "action 1",
-                                        timeout: ::core::option::Option::None,
-                                        timeout_text: "",
-                                        attempt: 1,
-                                    },
-                                    ApprovalFunctions::ask_manager(&self.functions, args),
-                                )
-                                .await
-                        }
-                            .await?;
-                        ::swf_runtime::__private::merge_result(
-                            &mut data,
-                            result,
-                            "AskManager",
-                            "action 1",
-                        )?;
-                    }
-                    let until = ::swf_runtime::__private::deadline_of(
-                        io,
-                        ::core::option::Option::Some(
-                            ::swf_runtime::__private::Duration::from_millis(3600000u64),
-                        ),
-                    );
-                    ::core::result::Result::Ok(
-                        ::swf_runtime::__private::Attempt::Stay(
-                            ::swf_runtime::CallbackPhase::Wait {
-                                until,
-                                input: ::core::option::Option::None,
-                            },
-                            ::core::option::Option::None,
-                        ),
-                    )
-                }
-                ::swf_runtime::CallbackPhase::Wait { until, .. } => {
-                    match io.take_any(Self::event_specs(), &[0usize])? {
-                        ::core::option::Option::Some((_, event)) => {
-                            let mut event_data = ::swf_runtime::__private::event_data(
-                                &event,
-                            );
-                            ::swf_runtime::__private::filter_in_place(
-                                {
-                                    static PATH: ::swf_runtime::__private::JsonPath = ::swf_runtime::__private::JsonPath::definite(
-                                        "$.decision",
-                                        &[::swf_runtime::__private::Segment::Key("decision")],
-                                    );
-                                    &PATH
-                                },
-                                &mut event_data,
-                            )?;
-                            ::swf_runtime::__private::merge_data(
-                                &mut data,
-                                event_data,
-                                "AskManager",
-                                "event data",
-                            )?;
-                            ::core::result::Result::Ok(
-                                ::swf_runtime::__private::Attempt::Exit(0),
-                            )
-                        }
-                        ::core::option::Option::None if ::swf_runtime::__private::passed(
-                            io,
-                            *until,
-                        ) => {
-                            ::core::result::Result::Ok(
-                                ::swf_runtime::__private::Attempt::Exit(0),
-                            )
-                        }
-                        ::core::option::Option::None => {
-                            let specs = ApprovalEvent::specs();
-                            ::core::result::Result::Ok(
-                                ::swf_runtime::__private::Attempt::Stay(
-                                    phase.clone(),
-                                    ::core::option::Option::Some(
-                                        ::swf_runtime::Wait::new(*until, &[&specs[0usize]]),
-                                    ),
-                                ),
-                            )
-                        }
-                    }
-                }
-            }
-        }
-            .await;
-        let next: ::core::result::Result<ApprovalState, ::swf_runtime::WorkflowError> = match attempt {
-            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Exit(_)) => {
-                async {
-                    let output = data;
-                    Self::enter_task_await_outcome(output, io)
-                }
-                    .await
-            }
-            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Terminate) => {
-                ::core::result::Result::Ok(ApprovalState::Terminated {
-                    output: data,
-                })
-            }
-            ::core::result::Result::Ok(
-                ::swf_runtime::__private::Attempt::Stay(stay, wait),
-            ) => {
-                return ::core::result::Result::Ok(
-                    ::swf_runtime::__private::progress(
-                        ApprovalState::AskManager {
-                            data,
-                            phase: stay,
-                        },
-                        wait,
-                    ),
-                );
-            }
-            ::core::result::Result::Err(error) => {
-                async {
-                    ::core::result::Result::Err(
-                        ::swf_runtime::WorkflowError::new(
-                            "approval",
-                            "AskManager",
-                            error,
-                            data,
-                        ),
-                    )
-                }
-                    .await
-            }
-        };
-        next.map(::swf_runtime::Progress::Ran)
-    }
-    fn enter_task_await_outcome(
-        data: ::swf_runtime::Value,
-        io: &::swf_runtime::Io,
-    ) -> ::core::result::Result<ApprovalState, ::swf_runtime::WorkflowError> {
-        ::core::result::Result::Ok(ApprovalState::AwaitOutcome {
-            data,
-            until: ::swf_runtime::__private::deadline_of(
-                io,
-                ::core::option::Option::Some(
-                    ::swf_runtime::__private::Duration::from_millis(1800000u64),
-                ),
-            ),
-        })
-    }
-    /// Runs one step of task `AwaitOutcome`.
-    async fn run_task_await_outcome(
-        &self,
-        data: ::swf_runtime::Value,
-        until: ::core::option::Option<::swf_runtime::Timestamp>,
-        io: &::swf_runtime::Io,
-    ) -> ::core::result::Result<
-        ::swf_runtime::Progress<ApprovalState>,
-        ::swf_runtime::WorkflowError,
-    > {
-        let mut data = data;
-        let attempt: ::core::result::Result<
-            ::swf_runtime::__private::Attempt<()>,
-            ::swf_runtime::ErrorObject,
-        > = async {
-            match io.take_any(Self::event_specs(), &[1usize, 2usize])? {
-                ::core::option::Option::Some((index, event)) => {
-                    match index {
-                        1usize => {
-                            let event_data = ::swf_runtime::__private::event_data(
-                                &event,
-                            );
-                            ::swf_runtime::__private::merge_data(
-                                &mut data,
-                                event_data,
-                                "AwaitOutcome",
-                                "event data",
-                            )?;
-                            ::core::result::Result::Ok(
-                                ::swf_runtime::__private::Attempt::Exit(0usize),
-                            )
-                        }
-                        2usize => {
-                            let event_data = ::swf_runtime::__private::event_data(
-                                &event,
-                            );
-                            ::swf_runtime::__private::merge_data(
-                                &mut data,
-                                event_data,
-                                "AwaitOutcome",
-                                "event data",
-                            )?;
-                            ::core::result::Result::Ok(
-                                ::swf_runtime::__private::Attempt::Exit(1usize),
-                            )
-                        }
-                        _ => {
-                            ::core::result::Result::Ok(
-                                ::swf_runtime::__private::Attempt::Exit(2usize),
-                            )
-                        }
-                    }
-                }
-                ::core::option::Option::None if ::swf_runtime::__private::passed(
-                    io,
-                    until,
-                ) => {
-                    ::core::result::Result::Ok(
-                        ::swf_runtime::__private::Attempt::Exit(2usize),
-                    )
-                }
-                ::core::option::Option::None => {
-                    let specs = ApprovalEvent::specs();
-                    ::core::result::Result::Ok(
-                        ::swf_runtime::__private::Attempt::Stay(
-                            (),
-                            ::core::option::Option::Some(
-                                ::swf_runtime::Wait::new(
-                                    until,
-                                    &[&specs[1usize], &specs[2usize]],
-                                ),
-                            ),
-                        ),
-                    )
-                }
-            }
-        }
-            .await;
-        let next: ::core::result::Result<ApprovalState, ::swf_runtime::WorkflowError> = match attempt {
-            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Exit(exit)) => {
-                async {
-                    let output = data;
-                    match exit {
-                        0usize => {
-                            let produced = io
-                                .produce(
-                                    &Self::event_specs()[3usize],
-                                    {
-                                        let mut map = ::swf_runtime::__private::Map::new();
-                                        map.insert(
-                                            ::std::string::String::from("outcome"),
-                                            ::swf_runtime::Value::from("approved"),
-                                        );
-                                        ::swf_runtime::Value::Object(map)
-                                    },
-                                )
-                                .await;
-                            if let ::core::result::Result::Err(error) = produced {
-                                return ::core::result::Result::Err(
-                                    ::swf_runtime::WorkflowError::new(
-                                        "approval",
-                                        "AwaitOutcome",
-                                        error,
-                                        output,
-                                    ),
-                                );
-                            }
-                            Self::enter_task_accept(output)
-                        }
-                        1usize => Self::enter_task_refuse(output),
-                        _ => Self::enter_task_expire(output),
-                    }
-                }
-                    .await
-            }
-            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Terminate) => {
-                ::core::result::Result::Ok(ApprovalState::Terminated {
-                    output: data,
-                })
-            }
-            ::core::result::Result::Ok(
-                ::swf_runtime::__private::Attempt::Stay((), wait),
-            ) => {
-                return ::core::result::Result::Ok(
-                    ::swf_runtime::__private::progress(
-                        ApprovalState::AwaitOutcome {
-                            data,
-                            until,
-                        },
-                        wait,
-                    ),
-                );
-            }
-            ::core::result::Result::Err(error) => {
-                async {
-                    ::core::result::Result::Err(
-                        ::swf_runtime::WorkflowError::new(
-                            "approval",
-                            "AwaitOutcome",
-                            error,
-                            data,
-                        ),
-                    )
-                }
-                    .await
-            }
-        };
-        next.map(::swf_runtime::Progress::Ran)
-    }
-    fn enter_task_accept(
-        data: ::swf_runtime::Value,
-    ) -> ::core::result::Result<ApprovalState, ::swf_runtime::WorkflowError> {
-        ::core::result::Result::Ok(ApprovalState::Accept { data })
-    }
-    /// Runs one step of task `Accept`.
-    async fn run_task_accept(
-        &self,
-        data: ::swf_runtime::Value,
-        _io: &::swf_runtime::Io,
-    ) -> ::core::result::Result<
-        ::swf_runtime::Progress<ApprovalState>,
-        ::swf_runtime::WorkflowError,
-    > {
-        let mut data = data;
-        let attempt: ::core::result::Result<
-            ::swf_runtime::__private::Attempt<::core::convert::Infallible>,
-            ::swf_runtime::ErrorObject,
-        > = async {
-            ::swf_runtime::__private::merge_data(
-                &mut data,
-                {
-                    let mut map = ::swf_runtime::__private::Map::new();
-                    map.insert(
-                        ::std::string::String::from("status"),
-                        ::swf_runtime::Value::from("accepted"),
-                    );
-                    ::swf_runtime::Value::Object(map)
-                },
-                "Accept",
-                "inject data",
-            )?;
-            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Exit(0))
-        }
-            .await;
-        let next: ::core::result::Result<ApprovalState, ::swf_runtime::WorkflowError> = match attempt {
-            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Exit(_)) => {
-                async {
-                    let output = data;
-                    ::core::result::Result::Ok(ApprovalState::Completed { output })
-                }
-                    .await
-            }
-            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Terminate) => {
-                ::core::result::Result::Ok(ApprovalState::Terminated {
-                    output: data,
-                })
-            }
-            ::core::result::Result::Ok(
-                ::swf_runtime::__private::Attempt::Stay(never, _),
-            ) => match never {}
-            ::core::result::Result::Err(error) => {
-                async {
-                    ::core::result::Result::Err(
-                        ::swf_runtime::WorkflowError::new(
-                            "approval",
-                            "Accept",
-                            error,
-                            data,
-                        ),
-                    )
-                }
-                    .await
-            }
-        };
-        next.map(::swf_runtime::Progress::Ran)
-    }
-    fn enter_task_refuse(
-        data: ::swf_runtime::Value,
-    ) -> ::core::result::Result<ApprovalState, ::swf_runtime::WorkflowError> {
-        ::core::result::Result::Ok(ApprovalState::Refuse { data })
-    }
-    /// Runs one step of task `Refuse`.
-    async fn run_task_refuse(
-        &self,
-        data: ::swf_runtime::Value,
-        _io: &::swf_runtime::Io,
-    ) -> ::core::result::Result<
-        ::swf_runtime::Progress<ApprovalState>,
-        ::swf_runtime::WorkflowError,
-    > {
-        let mut data = data;
-        let attempt: ::core::result::Result<
-            ::swf_runtime::__private::Attempt<::core::convert::Infallible>,
-            ::swf_runtime::ErrorObject,
-        > = async {
-            ::swf_runtime::__private::merge_data(
-                &mut data,
-                {
-                    let mut map = ::swf_runtime::__private::Map::new();
-                    map.insert(
-                        ::std::string::String::from("status"),
-                        ::swf_runtime::Value::from("refused"),
-                    );
-                    ::swf_runtime::Value::Object(map)
-                },
-                "Refuse",
-                "inject data",
-            )?;
-            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Exit(0))
-        }
-            .await;
-        let next: ::core::result::Result<ApprovalState, ::swf_runtime::WorkflowError> = match attempt {
-            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Exit(_)) => {
-                async {
-                    let output = data;
-                    ::core::result::Result::Ok(ApprovalState::Completed { output })
-                }
-                    .await
-            }
-            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Terminate) => {
-                ::core::result::Result::Ok(ApprovalState::Terminated {
-                    output: data,
-                })
-            }
-            ::core::result::Result::Ok(
-                ::swf_runtime::__private::Attempt::Stay(never, _),
-            ) => match never {}
-            ::core::result::Result::Err(error) => {
-                async {
-                    ::core::result::Result::Err(
-                        ::swf_runtime::WorkflowError::new(
-                            "approval",
-                            "Refuse",
-                            error,
-                            data,
-                        ),
-                    )
-                }
-                    .await
-            }
-        };
-        next.map(::swf_runtime::Progress::Ran)
-    }
-    fn enter_task_expire(
-        data: ::swf_runtime::Value,
-    ) -> ::core::result::Result<ApprovalState, ::swf_runtime::WorkflowError> {
-        ::core::result::Result::Ok(ApprovalState::Expire { data })
-    }
-    /// Runs one step of task `Expire`.
-    async fn run_task_expire(
-        &self,
-        data: ::swf_runtime::Value,
-        _io: &::swf_runtime::Io,
-    ) -> ::core::result::Result<
-        ::swf_runtime::Progress<ApprovalState>,
-        ::swf_runtime::WorkflowError,
-    > {
-        let mut data = data;
-        let attempt: ::core::result::Result<
-            ::swf_runtime::__private::Attempt<::core::convert::Infallible>,
-            ::swf_runtime::ErrorObject,
-        > = async {
-            ::swf_runtime::__private::merge_data(
-                &mut data,
-                {
-                    let mut map = ::swf_runtime::__private::Map::new();
-                    map.insert(
-                        ::std::string::String::from("status"),
-                        ::swf_runtime::Value::from("expired"),
-                    );
-                    ::swf_runtime::Value::Object(map)
-                },
-                "Expire",
-                "inject data",
-            )?;
-            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Exit(0))
-        }
-            .await;
-        let next: ::core::result::Result<ApprovalState, ::swf_runtime::WorkflowError> = match attempt {
-            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Exit(_)) => {
-                async {
-                    let output = data;
-                    ::core::result::Result::Ok(ApprovalState::Completed { output })
-                }
-                    .await
-            }
-            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Terminate) => {
-                ::core::result::Result::Ok(ApprovalState::Terminated {
-                    output: data,
-                })
-            }
-            ::core::result::Result::Ok(
-                ::swf_runtime::__private::Attempt::Stay(never, _),
-            ) => match never {}
-            ::core::result::Result::Err(error) => {
-                async {
-                    ::core::result::Result::Err(
-                        ::swf_runtime::WorkflowError::new(
-                            "approval",
-                            "Expire",
-                            error,
-                            data,
-                        ),
-                    )
-                }
-                    .await
-            }
-        };
-        next.map(::swf_runtime::Progress::Ran)
-    }
 }
 impl<F: ApprovalFunctions + 'static> ::swf_runtime::Machine for ApprovalWorkflow<F> {
     type State = ApprovalState;
@@ -1015,3 +496,306 @@ impl<F: ApprovalFunctions + 'static> ::swf_runtime::Machine for ApprovalWorkflow
         state.output()
     }
 }
+const _: () = {
+    #[allow(unused_imports)]
+    use ::swf_runtime::__private::{
+        self as rt, Attempt, ErrorObject, Io, Progress, Step, Value, WorkflowError,
+    };
+    #[allow(unused_imports)]
+    use ::core::option::Option::{self, None, Some};
+    #[allow(unused_imports)]
+    use ::core::result::Result::{self, Err, Ok};
+    #[allow(unused_imports)]
+    use ::core::convert::Infallible;
+    #[allow(unused_imports)]
+    use ::std::string::String;
+    static PATH_DECISION: rt::JsonPath = rt::JsonPath::definite(
+        "$.decision",
+        &[rt::Segment::Key("decision")],
+    );
+    #[allow(dead_code)]
+    impl<F: ApprovalFunctions> ApprovalWorkflow<F> {
+        /// Runs one step of task `AskManager`.
+        async fn run_task_ask_manager(
+            &self,
+            data: Value,
+            phase: rt::CallbackPhase,
+            io: &Io,
+        ) -> Step<ApprovalState> {
+            let mut data = data;
+            let attempt: Result<Attempt<rt::CallbackPhase>, ErrorObject> = async {
+                match &phase {
+                    rt::CallbackPhase::Call => {
+                        let args = data.clone();
+                        let result = rt::ActionCall::new(
+                                "askManager",
+                                "AskManager",
+                                "action 1",
+                                1,
+                            )
+                            .call(
+                                io,
+                                ApprovalFunctions::ask_manager(&self.functions, args),
+                            )
+                            .await?;
+                        rt::merge_result(&mut data, result, "AskManager", "action 1")?;
+                        let until = rt::deadline_of(
+                            io,
+                            Some(rt::Duration::from_millis(3600000u64)),
+                        );
+                        Ok(
+                            Attempt::Stay(
+                                rt::CallbackPhase::Wait {
+                                    until,
+                                    input: None,
+                                },
+                                None,
+                            ),
+                        )
+                    }
+                    rt::CallbackPhase::Wait { until, .. } => {
+                        match io.take_any(Self::event_specs(), &[0usize])? {
+                            Some((_, event)) => {
+                                let mut event_data = rt::event_data(&event);
+                                rt::filter_in_place(&PATH_DECISION, &mut event_data)?;
+                                rt::merge_data(
+                                    &mut data,
+                                    event_data,
+                                    "AskManager",
+                                    "event data",
+                                )?;
+                                Ok(Attempt::Exit(0))
+                            }
+                            None if rt::passed(io, *until) => Ok(Attempt::Exit(0)),
+                            None => {
+                                let specs = ApprovalEvent::specs();
+                                Ok(
+                                    Attempt::Stay(
+                                        phase.clone(),
+                                        Some(rt::Wait::new(*until, &[&specs[0usize]])),
+                                    ),
+                                )
+                            }
+                        }
+                    }
+                }
+            }
+                .await;
+            let next: Result<ApprovalState, WorkflowError> = match attempt {
+                Ok(Attempt::Exit(_)) => Self::enter_task_await_outcome(data, io),
+                Ok(Attempt::Terminate) => {
+                    Ok(ApprovalState::Terminated {
+                        output: data,
+                    })
+                }
+                Ok(Attempt::Stay(stay, wait)) => {
+                    return Ok(
+                        rt::progress(
+                            ApprovalState::AskManager {
+                                data,
+                                phase: stay,
+                            },
+                            wait,
+                        ),
+                    );
+                }
+                Err(error) => {
+                    Err(WorkflowError::new("approval", "AskManager", error, data))
+                }
+            };
+            next.map(Progress::Ran)
+        }
+        fn enter_task_await_outcome(
+            data: Value,
+            io: &Io,
+        ) -> Result<ApprovalState, WorkflowError> {
+            Ok(ApprovalState::AwaitOutcome {
+                data,
+                until: rt::deadline_of(io, Some(rt::Duration::from_millis(1800000u64))),
+            })
+        }
+        /// Runs one step of task `AwaitOutcome`.
+        async fn run_task_await_outcome(
+            &self,
+            data: Value,
+            until: Option<rt::Timestamp>,
+            io: &Io,
+        ) -> Step<ApprovalState> {
+            let mut data = data;
+            let attempt: Result<Attempt<()>, ErrorObject> = async {
+                match io.take_any(Self::event_specs(), &[1usize, 2usize])? {
+                    Some((index, event)) => {
+                        match index {
+                            1usize => {
+                                let event_data = rt::event_data(&event);
+                                rt::merge_data(
+                                    &mut data,
+                                    event_data,
+                                    "AwaitOutcome",
+                                    "event data",
+                                )?;
+                                Ok(Attempt::Exit(0usize))
+                            }
+                            2usize => {
+                                let event_data = rt::event_data(&event);
+                                rt::merge_data(
+                                    &mut data,
+                                    event_data,
+                                    "AwaitOutcome",
+                                    "event data",
+                                )?;
+                                Ok(Attempt::Exit(1usize))
+                            }
+                            _ => Ok(Attempt::Exit(2usize)),
+                        }
+                    }
+                    None if rt::passed(io, until) => Ok(Attempt::Exit(2usize)),
+                    None => {
+                        let specs = ApprovalEvent::specs();
+                        Ok(
+                            Attempt::Stay(
+                                (),
+                                Some(
+                                    rt::Wait::new(until, &[&specs[1usize], &specs[2usize]]),
+                                ),
+                            ),
+                        )
+                    }
+                }
+            }
+                .await;
+            let next: Result<ApprovalState, WorkflowError> = match attempt {
+                Ok(Attempt::Exit(exit)) => {
+                    async {
+                        match exit {
+                            0usize => {
+                                let produced = io
+                                    .produce(
+                                        &Self::event_specs()[3usize],
+                                        rt::object([("outcome", Value::from("approved"))]),
+                                    )
+                                    .await;
+                                if let Err(error) = produced {
+                                    return Err(
+                                        WorkflowError::new("approval", "AwaitOutcome", error, data),
+                                    );
+                                }
+                                Ok(ApprovalState::Accept { data })
+                            }
+                            1usize => Ok(ApprovalState::Refuse { data }),
+                            _ => Ok(ApprovalState::Expire { data }),
+                        }
+                    }
+                        .await
+                }
+                Ok(Attempt::Terminate) => {
+                    Ok(ApprovalState::Terminated {
+                        output: data,
+                    })
+                }
+                Ok(Attempt::Stay((), wait)) => {
+                    return Ok(
+                        rt::progress(
+                            ApprovalState::AwaitOutcome {
+                                data,
+                                until,
+                            },
+                            wait,
+                        ),
+                    );
+                }
+                Err(error) => {
+                    Err(WorkflowError::new("approval", "AwaitOutcome", error, data))
+                }
+            };
+            next.map(Progress::Ran)
+        }
+        /// Runs one step of task `Accept`.
+        async fn run_task_accept(&self, data: Value, _io: &Io) -> Step<ApprovalState> {
+            let mut data = data;
+            let attempt: Result<Attempt<Infallible>, ErrorObject> = async {
+                rt::merge_data(
+                    &mut data,
+                    rt::object([("status", Value::from("accepted"))]),
+                    "Accept",
+                    "inject data",
+                )?;
+                Ok(Attempt::Exit(0))
+            }
+                .await;
+            let next: Result<ApprovalState, WorkflowError> = match attempt {
+                Ok(Attempt::Exit(_)) => {
+                    Ok(ApprovalState::Completed {
+                        output: data,
+                    })
+                }
+                Ok(Attempt::Terminate) => {
+                    Ok(ApprovalState::Terminated {
+                        output: data,
+                    })
+                }
+                Ok(Attempt::Stay(never, _)) => match never {}
+                Err(error) => Err(WorkflowError::new("approval", "Accept", error, data)),
+            };
+            next.map(Progress::Ran)
+        }
+        /// Runs one step of task `Refuse`.
+        async fn run_task_refuse(&self, data: Value, _io: &Io) -> Step<ApprovalState> {
+            let mut data = data;
+            let attempt: Result<Attempt<Infallible>, ErrorObject> = async {
+                rt::merge_data(
+                    &mut data,
+                    rt::object([("status", Value::from("refused"))]),
+                    "Refuse",
+                    "inject data",
+                )?;
+                Ok(Attempt::Exit(0))
+            }
+                .await;
+            let next: Result<ApprovalState, WorkflowError> = match attempt {
+                Ok(Attempt::Exit(_)) => {
+                    Ok(ApprovalState::Completed {
+                        output: data,
+                    })
+                }
+                Ok(Attempt::Terminate) => {
+                    Ok(ApprovalState::Terminated {
+                        output: data,
+                    })
+                }
+                Ok(Attempt::Stay(never, _)) => match never {}
+                Err(error) => Err(WorkflowError::new("approval", "Refuse", error, data)),
+            };
+            next.map(Progress::Ran)
+        }
+        /// Runs one step of task `Expire`.
+        async fn run_task_expire(&self, data: Value, _io: &Io) -> Step<ApprovalState> {
+            let mut data = data;
+            let attempt: Result<Attempt<Infallible>, ErrorObject> = async {
+                rt::merge_data(
+                    &mut data,
+                    rt::object([("status", Value::from("expired"))]),
+                    "Expire",
+                    "inject data",
+                )?;
+                Ok(Attempt::Exit(0))
+            }
+                .await;
+            let next: Result<ApprovalState, WorkflowError> = match attempt {
+                Ok(Attempt::Exit(_)) => {
+                    Ok(ApprovalState::Completed {
+                        output: data,
+                    })
+                }
+                Ok(Attempt::Terminate) => {
+                    Ok(ApprovalState::Terminated {
+                        output: data,
+                    })
+                }
+                Ok(Attempt::Stay(never, _)) => match never {}
+                Err(error) => Err(WorkflowError::new("approval", "Expire", error, data)),
+            };
+            next.map(Progress::Ran)
+        }
+    }
+};

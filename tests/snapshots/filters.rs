@@ -242,7 +242,7 @@ impl<F: FiltersFunctions> FiltersWorkflow<F> {
     ) -> ::core::result::Result<FiltersState, ::swf_runtime::WorkflowError> {
         let _ = io;
         let input = ::swf_runtime::__private::workflow_input(Self::ID, "Seed", input)?;
-        Self::enter_task_seed(input)
+        ::core::result::Result::Ok(FiltersState::Seed { data: input })
     }
     #[doc(hidden)]
     pub fn begin_subflow(
@@ -309,320 +309,6 @@ impl<F: FiltersFunctions> FiltersWorkflow<F> {
             }
         }
     }
-    fn enter_task_seed(
-        data: ::swf_runtime::Value,
-    ) -> ::core::result::Result<FiltersState, ::swf_runtime::WorkflowError> {
-        ::core::result::Result::Ok(FiltersState::Seed { data })
-    }
-    /// Runs one step of task `Seed`.
-    async fn run_task_seed(
-        &self,
-        data: ::swf_runtime::Value,
-        _io: &::swf_runtime::Io,
-    ) -> ::core::result::Result<
-        ::swf_runtime::Progress<FiltersState>,
-        ::swf_runtime::WorkflowError,
-    > {
-        let mut data = data;
-        let attempt: ::core::result::Result<
-            ::swf_runtime::__private::Attempt<::core::convert::Infallible>,
-            ::swf_runtime::ErrorObject,
-        > = async {
-            ::swf_runtime::__private::merge_data(
-                &mut data,
-                {
-                    let mut map = ::swf_runtime::__private::Map::new();
-                    map.insert(
-                        ::std::string::String::from("people"),
-                        ::swf_runtime::Value::Array(
-                            ::std::vec![
-                                { let mut map = ::swf_runtime::__private::Map::new(); map
-                                .insert(::std::string::String::from("name"),
-                                ::swf_runtime::Value::from("Ann")); map
-                                .insert(::std::string::String::from("age"),
-                                ::swf_runtime::Value::from(31u64));
-                                ::swf_runtime::Value::Object(map) }, { let mut map =
-                                ::swf_runtime::__private::Map::new(); map
-                                .insert(::std::string::String::from("name"),
-                                ::swf_runtime::Value::from("Bob")); map
-                                .insert(::std::string::String::from("age"),
-                                ::swf_runtime::Value::from(45u64));
-                                ::swf_runtime::Value::Object(map) }
-                            ],
-                        ),
-                    );
-                    ::swf_runtime::Value::Object(map)
-                },
-                "Seed",
-                "inject data",
-            )?;
-            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Exit(0))
-        }
-            .await;
-        let next: ::core::result::Result<FiltersState, ::swf_runtime::WorkflowError> = match attempt {
-            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Exit(_)) => {
-                async {
-                    let output = data;
-                    Self::enter_task_enrich(output)
-                }
-                    .await
-            }
-            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Terminate) => {
-                ::core::result::Result::Ok(FiltersState::Terminated {
-                    output: data,
-                })
-            }
-            ::core::result::Result::Ok(
-                ::swf_runtime::__private::Attempt::Stay(never, _),
-            ) => match never {}
-            ::core::result::Result::Err(error) => {
-                async {
-                    ::core::result::Result::Err(
-                        ::swf_runtime::WorkflowError::new("filters", "Seed", error, data),
-                    )
-                }
-                    .await
-            }
-        };
-        next.map(::swf_runtime::Progress::Ran)
-    }
-    fn enter_task_enrich(
-        data: ::swf_runtime::Value,
-    ) -> ::core::result::Result<FiltersState, ::swf_runtime::WorkflowError> {
-        ::core::result::Result::Ok(FiltersState::Enrich { data })
-    }
-    /// Runs one step of task `Enrich`.
-    async fn run_task_enrich(
-        &self,
-        data: ::swf_runtime::Value,
-        io: &::swf_runtime::Io,
-    ) -> ::core::result::Result<
-        ::swf_runtime::Progress<FiltersState>,
-        ::swf_runtime::WorkflowError,
-    > {
-        let mut data = data;
-        let attempt: ::core::result::Result<
-            ::swf_runtime::__private::Attempt<::core::convert::Infallible>,
-            ::swf_runtime::ErrorObject,
-        > = async {
-            let (result_0, result_1) = ::swf_runtime::__private::tokio::join!(
-                async { let args = { let mut map = ::swf_runtime::__private::Map::new();
-                map.insert(::std::string::String::from("young"),
-                ::swf_runtime::__private::select_or_null({ static PATH :
-                ::swf_runtime::__private::JsonPath =
-                ::swf_runtime::__private::JsonPath::query("$.people[?(@.age < 40)].name");
-                & PATH }, & data) ?); map.insert(::std::string::String::from("first"),
-                ::swf_runtime::__private::select_or_null({ static PATH :
-                ::swf_runtime::__private::JsonPath =
-                ::swf_runtime::__private::JsonPath::definite("$.people[0].name", &
-                [::swf_runtime::__private::Segment::Key("people"),
-                ::swf_runtime::__private::Segment::Index(0),
-                ::swf_runtime::__private::Segment::Key("name")]); & PATH }, & data) ?);
-                map.insert(::std::string::String::from("fields"),
-                ::swf_runtime::Value::Array(::std::vec![::swf_runtime::Value::from("email"),
-                ::swf_runtime::Value::from("phone")])); ::swf_runtime::Value::Object(map)
-                }; ::swf_runtime::__private::call_action(io,
-                ::swf_runtime::__private::ActionCall { function : "lookup", task :
-                "Enrich", action : "look up", timeout : ::core::option::Option::None,
-                timeout_text : "", attempt : 1, }, FiltersFunctions::lookup(& self
-                .functions, args),). await }, async { let args = data.clone();
-                ::swf_runtime::__private::call_action(io,
-                ::swf_runtime::__private::ActionCall { function : "score", task :
-                "Enrich", action : "score", timeout :
-                ::core::option::Option::Some(::swf_runtime::__private::Duration::from_millis(2000u64)),
-                timeout_text : "PT2S", attempt : 1, }, FiltersFunctions::score(& self
-                .functions, args),). await }
-            );
-            let result_0 = result_0?;
-            {
-                static PATH: ::swf_runtime::__private::JsonPath = ::swf_runtime::__private::JsonPath::definite(
-                    "$.contact",
-                    &[::swf_runtime::__private::Segment::Key("contact")],
-                );
-                &PATH
-            }
-                .write(&mut data, result_0)?;
-            let result_1 = result_1?;
-            {
-                static PATH: ::swf_runtime::__private::JsonPath = ::swf_runtime::__private::JsonPath::definite(
-                    "$.score",
-                    &[::swf_runtime::__private::Segment::Key("score")],
-                );
-                &PATH
-            }
-                .write(&mut data, result_1)?;
-            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Exit(0))
-        }
-            .await;
-        let next: ::core::result::Result<FiltersState, ::swf_runtime::WorkflowError> = match attempt {
-            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Exit(_)) => {
-                async {
-                    let output = data;
-                    {
-                        let outcome = {
-                            let condition_data: &::swf_runtime::Value = &output;
-                            {
-                                /// `$.contact`
-                                fn condition(
-                                    data: &::swf_runtime::Value,
-                                    _: &::swf_runtime::Value,
-                                ) -> ::core::result::Result<
-                                    bool,
-                                    ::swf_runtime::ErrorObject,
-                                > {
-                                    ::swf_runtime::__private::expr::path_test(
-                                        {
-                                            static PATH: ::swf_runtime::__private::JsonPath = ::swf_runtime::__private::JsonPath::definite(
-                                                "$.contact",
-                                                &[::swf_runtime::__private::Segment::Key("contact")],
-                                            );
-                                            &PATH
-                                        },
-                                        data,
-                                    )
-                                }
-                                condition(condition_data, condition_data)
-                            }
-                        };
-                        match outcome {
-                            ::core::result::Result::Ok(true) => {}
-                            ::core::result::Result::Ok(false) => {
-                                return ::core::result::Result::Err(
-                                    ::swf_runtime::__private::transition_refused(
-                                        "filters",
-                                        "Enrich",
-                                        "Done",
-                                        "$.contact",
-                                        output,
-                                    ),
-                                );
-                            }
-                            ::core::result::Result::Err(error) => {
-                                return ::core::result::Result::Err(
-                                    ::swf_runtime::WorkflowError::new(
-                                        "filters",
-                                        "Enrich",
-                                        error,
-                                        output,
-                                    ),
-                                );
-                            }
-                        }
-                        Self::enter_task_done(output, io)
-                    }
-                }
-                    .await
-            }
-            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Terminate) => {
-                ::core::result::Result::Ok(FiltersState::Terminated {
-                    output: data,
-                })
-            }
-            ::core::result::Result::Ok(
-                ::swf_runtime::__private::Attempt::Stay(never, _),
-            ) => match never {}
-            ::core::result::Result::Err(error) => {
-                async {
-                    ::core::result::Result::Err(
-                        ::swf_runtime::WorkflowError::new(
-                            "filters",
-                            "Enrich",
-                            error,
-                            data,
-                        ),
-                    )
-                }
-                    .await
-            }
-        };
-        next.map(::swf_runtime::Progress::Ran)
-    }
-    fn enter_task_done(
-        data: ::swf_runtime::Value,
-        io: &::swf_runtime::Io,
-    ) -> ::core::result::Result<FiltersState, ::swf_runtime::WorkflowError> {
-        let mut data = data;
-        if let ::core::result::Result::Err(error) = ::swf_runtime::__private::filter_in_place(
-            {
-                static PATH: ::swf_runtime::__private::JsonPath = ::swf_runtime::__private::JsonPath::definite(
-                    "$.contact",
-                    &[::swf_runtime::__private::Segment::Key("contact")],
-                );
-                &PATH
-            },
-            &mut data,
-        ) {
-            return ::core::result::Result::Err(
-                ::swf_runtime::WorkflowError::new("filters", "Done", error, data),
-            );
-        }
-        ::core::result::Result::Ok(FiltersState::Done {
-            data,
-            until: ::swf_runtime::__private::deadline(
-                io,
-                ::swf_runtime::__private::Duration::from_millis(60000u64),
-            ),
-        })
-    }
-    /// Runs one step of task `Done`.
-    async fn run_task_done(
-        &self,
-        data: ::swf_runtime::Value,
-        until: ::swf_runtime::Timestamp,
-        io: &::swf_runtime::Io,
-    ) -> ::core::result::Result<
-        ::swf_runtime::Progress<FiltersState>,
-        ::swf_runtime::WorkflowError,
-    > {
-        let attempt: ::core::result::Result<
-            ::swf_runtime::__private::Attempt<()>,
-            ::swf_runtime::ErrorObject,
-        > = async {
-            if io.now() < until {
-                return ::core::result::Result::Ok(
-                    ::swf_runtime::__private::Attempt::Stay(
-                        (),
-                        ::core::option::Option::Some(::swf_runtime::Wait::until(until)),
-                    ),
-                );
-            }
-            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Exit(0))
-        }
-            .await;
-        let next: ::core::result::Result<FiltersState, ::swf_runtime::WorkflowError> = match attempt {
-            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Exit(_)) => {
-                async {
-                    let output = data;
-                    ::core::result::Result::Ok(FiltersState::Completed { output })
-                }
-                    .await
-            }
-            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Terminate) => {
-                ::core::result::Result::Ok(FiltersState::Terminated {
-                    output: data,
-                })
-            }
-            ::core::result::Result::Ok(
-                ::swf_runtime::__private::Attempt::Stay((), wait),
-            ) => {
-                return ::core::result::Result::Ok(
-                    ::swf_runtime::__private::progress(
-                        FiltersState::Done { data, until },
-                        wait,
-                    ),
-                );
-            }
-            ::core::result::Result::Err(error) => {
-                async {
-                    ::core::result::Result::Err(
-                        ::swf_runtime::WorkflowError::new("filters", "Done", error, data),
-                    )
-                }
-                    .await
-            }
-        };
-        next.map(::swf_runtime::Progress::Ran)
-    }
 }
 impl<F: FiltersFunctions + 'static> ::swf_runtime::Machine for FiltersWorkflow<F> {
     type State = FiltersState;
@@ -667,3 +353,187 @@ impl<F: FiltersFunctions + 'static> ::swf_runtime::Machine for FiltersWorkflow<F
         state.output()
     }
 }
+const _: () = {
+    #[allow(unused_imports)]
+    use ::swf_runtime::__private::{
+        self as rt, Attempt, ErrorObject, Io, Progress, Step, Value, WorkflowError,
+    };
+    #[allow(unused_imports)]
+    use ::core::option::Option::{self, None, Some};
+    #[allow(unused_imports)]
+    use ::core::result::Result::{self, Err, Ok};
+    #[allow(unused_imports)]
+    use ::core::convert::Infallible;
+    #[allow(unused_imports)]
+    use ::std::string::String;
+    static PATH_PEOPLE_AGE_40_NAME: rt::JsonPath = rt::JsonPath::query(
+        "$.people[?(@.age < 40)].name",
+    );
+    static PATH_PEOPLE_0_NAME: rt::JsonPath = rt::JsonPath::definite(
+        "$.people[0].name",
+        &[rt::Segment::Key("people"), rt::Segment::Index(0), rt::Segment::Key("name")],
+    );
+    static PATH_CONTACT: rt::JsonPath = rt::JsonPath::definite(
+        "$.contact",
+        &[rt::Segment::Key("contact")],
+    );
+    static PATH_SCORE: rt::JsonPath = rt::JsonPath::definite(
+        "$.score",
+        &[rt::Segment::Key("score")],
+    );
+    #[allow(dead_code)]
+    impl<F: FiltersFunctions> FiltersWorkflow<F> {
+        /// Runs one step of task `Seed`.
+        async fn run_task_seed(&self, data: Value, _io: &Io) -> Step<FiltersState> {
+            let mut data = data;
+            let attempt: Result<Attempt<Infallible>, ErrorObject> = async {
+                rt::merge_data(
+                    &mut data,
+                    rt::object([
+                        (
+                            "people",
+                            Value::Array(
+                                ::std::vec![
+                                    rt::object([("name", Value::from("Ann")), ("age",
+                                    Value::from(31u64))]), rt::object([("name",
+                                    Value::from("Bob")), ("age", Value::from(45u64))])
+                                ],
+                            ),
+                        ),
+                    ]),
+                    "Seed",
+                    "inject data",
+                )?;
+                Ok(Attempt::Exit(0))
+            }
+                .await;
+            let next: Result<FiltersState, WorkflowError> = match attempt {
+                Ok(Attempt::Exit(_)) => Ok(FiltersState::Enrich { data }),
+                Ok(Attempt::Terminate) => {
+                    Ok(FiltersState::Terminated {
+                        output: data,
+                    })
+                }
+                Ok(Attempt::Stay(never, _)) => match never {}
+                Err(error) => Err(WorkflowError::new("filters", "Seed", error, data)),
+            };
+            next.map(Progress::Ran)
+        }
+        /// Runs one step of task `Enrich`.
+        async fn run_task_enrich(&self, data: Value, io: &Io) -> Step<FiltersState> {
+            let mut data = data;
+            let attempt: Result<Attempt<Infallible>, ErrorObject> = async {
+                let (result_0, result_1) = rt::tokio::join!(
+                    async { let args = rt::object([("young", rt::select_or_null(&
+                    PATH_PEOPLE_AGE_40_NAME, & data) ?), ("first", rt::select_or_null(&
+                    PATH_PEOPLE_0_NAME, & data) ?), ("fields",
+                    Value::Array(::std::vec![Value::from("email"),
+                    Value::from("phone")]))]); rt::ActionCall::new("lookup", "Enrich",
+                    "look up", 1).call(io, FiltersFunctions::lookup(& self.functions,
+                    args)). await }, async { let args = data.clone();
+                    rt::ActionCall::new("score", "Enrich", "score", 1)
+                    .with_timeout(rt::Duration::from_millis(2000u64), "PT2S").call(io,
+                    FiltersFunctions::score(& self.functions, args)). await }
+                );
+                let result_0 = result_0?;
+                PATH_CONTACT.write(&mut data, result_0)?;
+                let result_1 = result_1?;
+                PATH_SCORE.write(&mut data, result_1)?;
+                Ok(Attempt::Exit(0))
+            }
+                .await;
+            let next: Result<FiltersState, WorkflowError> = match attempt {
+                Ok(Attempt::Exit(_)) => {
+                    async {
+                        {
+                            let outcome = {
+                                let condition_data: &Value = &data;
+                                {
+                                    /// `$.contact`
+                                    fn condition(
+                                        data: &Value,
+                                        _: &Value,
+                                    ) -> Result<bool, ErrorObject> {
+                                        rt::expr::path_test(&PATH_CONTACT, data)
+                                    }
+                                    condition(condition_data, condition_data)
+                                }
+                            };
+                            match outcome {
+                                Ok(true) => {}
+                                Ok(false) => {
+                                    return Err(
+                                        rt::transition_refused(
+                                            "filters",
+                                            "Enrich",
+                                            "Done",
+                                            "$.contact",
+                                            data,
+                                        ),
+                                    );
+                                }
+                                Err(error) => {
+                                    return Err(
+                                        WorkflowError::new("filters", "Enrich", error, data),
+                                    );
+                                }
+                            }
+                            Self::enter_task_done(data, io)
+                        }
+                    }
+                        .await
+                }
+                Ok(Attempt::Terminate) => {
+                    Ok(FiltersState::Terminated {
+                        output: data,
+                    })
+                }
+                Ok(Attempt::Stay(never, _)) => match never {}
+                Err(error) => Err(WorkflowError::new("filters", "Enrich", error, data)),
+            };
+            next.map(Progress::Ran)
+        }
+        fn enter_task_done(data: Value, io: &Io) -> Result<FiltersState, WorkflowError> {
+            let mut data = data;
+            if let Err(error) = rt::filter_in_place(&PATH_CONTACT, &mut data) {
+                return Err(WorkflowError::new("filters", "Done", error, data));
+            }
+            Ok(FiltersState::Done {
+                data,
+                until: rt::deadline(io, rt::Duration::from_millis(60000u64)),
+            })
+        }
+        /// Runs one step of task `Done`.
+        async fn run_task_done(
+            &self,
+            data: Value,
+            until: rt::Timestamp,
+            io: &Io,
+        ) -> Step<FiltersState> {
+            let attempt: Result<Attempt<()>, ErrorObject> = async {
+                if io.now() < until {
+                    return Ok(Attempt::Stay((), Some(rt::Wait::until(until))));
+                }
+                Ok(Attempt::Exit(0))
+            }
+                .await;
+            let next: Result<FiltersState, WorkflowError> = match attempt {
+                Ok(Attempt::Exit(_)) => {
+                    Ok(FiltersState::Completed {
+                        output: data,
+                    })
+                }
+                Ok(Attempt::Terminate) => {
+                    Ok(FiltersState::Terminated {
+                        output: data,
+                    })
+                }
+                Ok(Attempt::Stay((), wait)) => {
+                    return Ok(rt::progress(FiltersState::Done { data, until }, wait));
+                }
+                Err(error) => Err(WorkflowError::new("filters", "Done", error, data)),
+            };
+            next.map(Progress::Ran)
+        }
+    }
+};

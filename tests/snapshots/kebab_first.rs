@@ -821,1501 +821,6 @@ impl<F: CarAuctionFunctions> CarAuctionWorkflow<F> {
             }
         }
     }
-    fn enter_task_bidding(
-        data: ::swf_runtime::Value,
-        io: &::swf_runtime::Io,
-    ) -> ::core::result::Result<CarAuctionState, ::swf_runtime::WorkflowError> {
-        ::core::result::Result::Ok(CarAuctionState::Bidding {
-            data,
-            until: ::swf_runtime::__private::deadline_of(
-                io,
-                ::core::option::Option::Some(
-                    ::swf_runtime::__private::Duration::from_millis(7200000u64),
-                ),
-            ),
-        })
-    }
-    /// Runs one step of task `Bidding`.
-    async fn run_task_bidding(
-        &self,
-        data: ::swf_runtime::Value,
-        until: ::core::option::Option<::swf_runtime::Timestamp>,
-        io: &::swf_runtime::Io,
-    ) -> ::core::result::Result<
-        ::swf_runtime::Progress<CarAuctionState>,
-        ::swf_runtime::WorkflowError,
-    > {
-        let mut data = data;
-        let attempt: ::core::result::Result<
-            ::swf_runtime::__private::Attempt<()>,
-            ::swf_runtime::ErrorObject,
-        > = async {
-            #[allow(clippy::overly_complex_bool_expr, clippy::nonminimal_bool)]
-            fn entry_0(arrived: &[bool]) -> bool {
-                (arrived[0usize] || arrived[1usize]) && arrived[2usize]
-            }
-            #[allow(clippy::overly_complex_bool_expr, clippy::nonminimal_bool)]
-            fn entry_1(arrived: &[bool]) -> bool {
-                arrived[2usize]
-            }
-            let entries = [
-                ::swf_runtime::EventEntry {
-                    holds: &entry_0,
-                    uses: &[0usize, 1usize, 2usize],
-                },
-                ::swf_runtime::EventEntry {
-                    holds: &entry_1,
-                    uses: &[2usize],
-                },
-            ];
-            let (
-                entry,
-                events,
-            ): (usize, ::std::vec::Vec<(usize, ::swf_runtime::CloudEvent)>) = match io
-                .take_entries(Self::event_specs(), &[0usize, 1usize, 2usize], &entries)?
-            {
-                ::core::option::Option::Some(taken) => taken,
-                ::core::option::Option::None if ::swf_runtime::__private::passed(
-                    io,
-                    until,
-                ) => {
-                    return ::core::result::Result::Ok(
-                        ::swf_runtime::__private::Attempt::Exit(1usize),
-                    );
-                }
-                ::core::option::Option::None => {
-                    return {
-                        let specs = CarAuctionEvent::specs();
-                        ::core::result::Result::Ok(
-                            ::swf_runtime::__private::Attempt::Stay(
-                                (),
-                                ::core::option::Option::Some(
-                                    ::swf_runtime::Wait::new(
-                                        until,
-                                        &[&specs[0usize], &specs[1usize], &specs[2usize]],
-                                    ),
-                                ),
-                            ),
-                        )
-                    };
-                }
-            };
-            match entry {
-                0usize => {
-                    for (_, event) in events.iter().filter(|(i, _)| *i == 0usize) {
-                        let event_data = ::swf_runtime::__private::event_data(event);
-                        ::swf_runtime::__private::merge_data(
-                            &mut data,
-                            event_data,
-                            "Bidding",
-                            "event data",
-                        )?;
-                    }
-                    for (_, event) in events.iter().filter(|(i, _)| *i == 1usize) {
-                        let event_data = ::swf_runtime::__private::event_data(event);
-                        ::swf_runtime::__private::merge_data(
-                            &mut data,
-                            event_data,
-                            "Bidding",
-                            "event data",
-                        )?;
-                    }
-                    for (_, event) in events.iter().filter(|(i, _)| *i == 2usize) {
-                        let event_data = ::swf_runtime::__private::event_data(event);
-                        ::swf_runtime::__private::merge_data(
-                            &mut data,
-                            event_data,
-                            "Bidding",
-                            "event data",
-                        )?;
-                    }
-                    {
-                        let result = async {
-                            let args = {
-                                let mut map = ::swf_runtime::__private::Map::new();
-                                map.insert(
-                                    ::std::string::String::from("bid"),
-                                    ::swf_runtime::__private::select_or_null(
-                                        {
-                                            static PATH: ::swf_runtime::__private::JsonPath = ::swf_runtime::__private::JsonPath::definite(
-                                                "$.bid",
-                                                &[::swf_runtime::__private::Segment::Key("bid")],
-                                            );
-                                            &PATH
-                                        },
-                                        &data,
-                                    )?,
-                                );
-                                ::swf_runtime::Value::Object(map)
-                            };
-                            ::swf_runtime::__private::call_action(
-                                    io,
-                                    ::swf_runtime::__private::ActionCall {
-                                        function: "recordBid",
-                                        task: "Bidding",
-                                        action: "action 1",
-                                        timeout: ::core::option::Option::None,
-                                        timeout_text: "",
-                                        attempt: 1,
-                                    },
-                                    CarAuctionFunctions::record_bid(&self.functions, args),
-                                )
-                                .await
-                        }
-                            .await?;
-                        {
-                            static PATH: ::swf_runtime::__private::JsonPath = ::swf_runtime::__private::JsonPath::definite(
-                                "$.recorded",
-                                &[::swf_runtime::__private::Segment::Key("recorded")],
-                            );
-                            &PATH
-                        }
-                            .write(&mut data, result)?;
-                    }
-                    ::core::result::Result::Ok(
-                        ::swf_runtime::__private::Attempt::Exit(0usize),
-                    )
-                }
-                1usize => {
-                    for (_, event) in events.iter().filter(|(i, _)| *i == 2usize) {
-                        let event_data = ::swf_runtime::__private::event_data(event);
-                        ::swf_runtime::__private::merge_data(
-                            &mut data,
-                            event_data,
-                            "Bidding",
-                            "event data",
-                        )?;
-                    }
-                    ::core::result::Result::Ok(
-                        ::swf_runtime::__private::Attempt::Exit(1usize),
-                    )
-                }
-                _ => {
-                    ::core::result::Result::Ok(
-                        ::swf_runtime::__private::Attempt::Exit(1usize),
-                    )
-                }
-            }
-        }
-            .await;
-        let next: ::core::result::Result<
-            CarAuctionState,
-            ::swf_runtime::WorkflowError,
-        > = match attempt {
-            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Exit(exit)) => {
-                async {
-                    let output = data;
-                    match exit {
-                        0usize => Self::enter_task_assess(output),
-                        1usize => Self::enter_task_unsold(output),
-                        _ => {
-                            ::core::result::Result::Ok(CarAuctionState::Completed {
-                                output,
-                            })
-                        }
-                    }
-                }
-                    .await
-            }
-            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Terminate) => {
-                ::core::result::Result::Ok(CarAuctionState::Terminated {
-                    output: data,
-                })
-            }
-            ::core::result::Result::Ok(
-                ::swf_runtime::__private::Attempt::Stay((), wait),
-            ) => {
-                return ::core::result::Result::Ok(
-                    ::swf_runtime::__private::progress(
-                        CarAuctionState::Bidding {
-                            data,
-                            until,
-                        },
-                        wait,
-                    ),
-                );
-            }
-            ::core::result::Result::Err(error) => {
-                async {
-                    ::core::result::Result::Err(
-                        ::swf_runtime::WorkflowError::new(
-                            "car-auction",
-                            "Bidding",
-                            error,
-                            data,
-                        ),
-                    )
-                }
-                    .await
-            }
-        };
-        next.map(::swf_runtime::Progress::Ran)
-    }
-    fn enter_task_assess(
-        data: ::swf_runtime::Value,
-    ) -> ::core::result::Result<CarAuctionState, ::swf_runtime::WorkflowError> {
-        ::core::result::Result::Ok(CarAuctionState::Assess { data })
-    }
-    /// Runs one step of task `Assess`.
-    async fn run_task_assess(
-        &self,
-        data: ::swf_runtime::Value,
-        io: &::swf_runtime::Io,
-    ) -> ::core::result::Result<
-        ::swf_runtime::Progress<CarAuctionState>,
-        ::swf_runtime::WorkflowError,
-    > {
-        let attempt: ::core::result::Result<
-            ::swf_runtime::__private::Attempt<::core::convert::Infallible>,
-            ::swf_runtime::ErrorObject,
-        > = async {
-            let matched = ::swf_runtime::__private::switch::data_condition(
-                ::swf_runtime::__private::switch::ConditionOp::LessThan,
-                ::swf_runtime::__private::switch::Comparison::Auto,
-                {
-                    static PATH: ::swf_runtime::__private::JsonPath = ::swf_runtime::__private::JsonPath::definite(
-                        "$.bid.amount",
-                        &[
-                            ::swf_runtime::__private::Segment::Key("bid"),
-                            ::swf_runtime::__private::Segment::Key("amount"),
-                        ],
-                    );
-                    &PATH
-                }
-                    .select(&data)?
-                    .as_ref(),
-                "1000",
-                ::core::option::Option::None,
-            )?;
-            if matched {
-                return ::core::result::Result::Ok(
-                    ::swf_runtime::__private::Attempt::Exit(0usize),
-                );
-            }
-            let matched = ::swf_runtime::__private::switch::data_condition(
-                ::swf_runtime::__private::switch::ConditionOp::GreaterThanOrEquals,
-                ::swf_runtime::__private::switch::Comparison::Auto,
-                {
-                    static PATH: ::swf_runtime::__private::JsonPath = ::swf_runtime::__private::JsonPath::definite(
-                        "$.bid.amount",
-                        &[
-                            ::swf_runtime::__private::Segment::Key("bid"),
-                            ::swf_runtime::__private::Segment::Key("amount"),
-                        ],
-                    );
-                    &PATH
-                }
-                    .select(&data)?
-                    .as_ref(),
-                "5000",
-                ::core::option::Option::None,
-            )?
-                && (::swf_runtime::__private::switch::data_condition(
-                    ::swf_runtime::__private::switch::ConditionOp::Equals,
-                    ::swf_runtime::__private::switch::Comparison::Auto,
-                    {
-                        static PATH: ::swf_runtime::__private::JsonPath = ::swf_runtime::__private::JsonPath::definite(
-                            "$.bid.currency",
-                            &[
-                                ::swf_runtime::__private::Segment::Key("bid"),
-                                ::swf_runtime::__private::Segment::Key("currency"),
-                            ],
-                        );
-                        &PATH
-                    }
-                        .select(&data)?
-                        .as_ref(),
-                    "EUR",
-                    ::core::option::Option::None,
-                )?
-                    || !::swf_runtime::__private::switch::data_condition(
-                        ::swf_runtime::__private::switch::ConditionOp::Exists,
-                        ::swf_runtime::__private::switch::Comparison::Auto,
-                        {
-                            static PATH: ::swf_runtime::__private::JsonPath = ::swf_runtime::__private::JsonPath::definite(
-                                "$.bid.currency",
-                                &[
-                                    ::swf_runtime::__private::Segment::Key("bid"),
-                                    ::swf_runtime::__private::Segment::Key("currency"),
-                                ],
-                            );
-                            &PATH
-                        }
-                            .select(&data)?
-                            .as_ref(),
-                        "",
-                        ::core::option::Option::None,
-                    )?);
-            if matched {
-                return ::core::result::Result::Ok(
-                    ::swf_runtime::__private::Attempt::Exit(1usize),
-                );
-            }
-            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Exit(2usize))
-        }
-            .await;
-        let next: ::core::result::Result<
-            CarAuctionState,
-            ::swf_runtime::WorkflowError,
-        > = match attempt {
-            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Exit(exit)) => {
-                async {
-                    let output = data;
-                    match exit {
-                        0usize => Self::enter_task_unsold(output),
-                        1usize => Self::enter_task_charge(output),
-                        _ => Self::enter_task_convert(output, io),
-                    }
-                }
-                    .await
-            }
-            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Terminate) => {
-                ::core::result::Result::Ok(CarAuctionState::Terminated {
-                    output: data,
-                })
-            }
-            ::core::result::Result::Ok(
-                ::swf_runtime::__private::Attempt::Stay(never, _),
-            ) => match never {}
-            ::core::result::Result::Err(error) => {
-                async {
-                    ::core::result::Result::Err(
-                        ::swf_runtime::WorkflowError::new(
-                            "car-auction",
-                            "Assess",
-                            error,
-                            data,
-                        ),
-                    )
-                }
-                    .await
-            }
-        };
-        next.map(::swf_runtime::Progress::Ran)
-    }
-    fn enter_task_convert(
-        data: ::swf_runtime::Value,
-        io: &::swf_runtime::Io,
-    ) -> ::core::result::Result<CarAuctionState, ::swf_runtime::WorkflowError> {
-        ::core::result::Result::Ok(CarAuctionState::Convert {
-            data,
-            until: ::swf_runtime::__private::deadline(
-                io,
-                ::swf_runtime::__private::Duration::from_millis(60000u64),
-            ),
-        })
-    }
-    /// Runs one step of task `Convert`.
-    async fn run_task_convert(
-        &self,
-        data: ::swf_runtime::Value,
-        until: ::swf_runtime::Timestamp,
-        io: &::swf_runtime::Io,
-    ) -> ::core::result::Result<
-        ::swf_runtime::Progress<CarAuctionState>,
-        ::swf_runtime::WorkflowError,
-    > {
-        let attempt: ::core::result::Result<
-            ::swf_runtime::__private::Attempt<()>,
-            ::swf_runtime::ErrorObject,
-        > = async {
-            if io.now() < until {
-                return ::core::result::Result::Ok(
-                    ::swf_runtime::__private::Attempt::Stay(
-                        (),
-                        ::core::option::Option::Some(::swf_runtime::Wait::until(until)),
-                    ),
-                );
-            }
-            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Exit(0))
-        }
-            .await;
-        let next: ::core::result::Result<
-            CarAuctionState,
-            ::swf_runtime::WorkflowError,
-        > = match attempt {
-            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Exit(_)) => {
-                async {
-                    let output = data;
-                    Self::enter_task_charge(output)
-                }
-                    .await
-            }
-            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Terminate) => {
-                ::core::result::Result::Ok(CarAuctionState::Terminated {
-                    output: data,
-                })
-            }
-            ::core::result::Result::Ok(
-                ::swf_runtime::__private::Attempt::Stay((), wait),
-            ) => {
-                return ::core::result::Result::Ok(
-                    ::swf_runtime::__private::progress(
-                        CarAuctionState::Convert {
-                            data,
-                            until,
-                        },
-                        wait,
-                    ),
-                );
-            }
-            ::core::result::Result::Err(error) => {
-                async {
-                    ::core::result::Result::Err(
-                        ::swf_runtime::WorkflowError::new(
-                            "car-auction",
-                            "Convert",
-                            error,
-                            data,
-                        ),
-                    )
-                }
-                    .await
-            }
-        };
-        next.map(::swf_runtime::Progress::Ran)
-    }
-    fn enter_task_charge(
-        data: ::swf_runtime::Value,
-    ) -> ::core::result::Result<CarAuctionState, ::swf_runtime::WorkflowError> {
-        ::core::result::Result::Ok(CarAuctionState::Charge {
-            data,
-            resume: ::core::option::Option::None,
-        })
-    }
-    /// Runs one step of task `Charge`.
-    async fn run_task_charge(
-        &self,
-        data: ::swf_runtime::Value,
-        resume: ::core::option::Option<::swf_runtime::ActionResume>,
-        io: &::swf_runtime::Io,
-    ) -> ::core::result::Result<
-        ::swf_runtime::Progress<CarAuctionState>,
-        ::swf_runtime::WorkflowError,
-    > {
-        if let ::core::option::Option::Some(wait) = resume
-            .as_ref()
-            .and_then(|resume| resume.retry.pending(io))
-        {
-            return ::core::result::Result::Ok(
-                ::swf_runtime::Progress::Waiting(
-                    CarAuctionState::Charge {
-                        data,
-                        resume,
-                    },
-                    wait,
-                ),
-            );
-        }
-        let mut data = data;
-        let failed_action = ::core::sync::atomic::AtomicUsize::new(usize::MAX);
-        let attempt: ::core::result::Result<
-            ::swf_runtime::__private::Attempt<
-                ::core::option::Option<::swf_runtime::ActionResume>,
-            >,
-            ::swf_runtime::ErrorObject,
-        > = async {
-            let from = resume.as_ref().map_or(0, |resume| resume.action);
-            if from == 0usize {
-                {
-                    let progress = match &resume {
-                        ::core::option::Option::Some(
-                            resume,
-                        ) if resume.action == 0usize => resume.retry.clone(),
-                        _ => ::swf_runtime::RetryProgress::default(),
-                    };
-                    let result = match async {
-                        let args = {
-                            let mut map = ::swf_runtime::__private::Map::new();
-                            map.insert(
-                                ::std::string::String::from("amount"),
-                                ::swf_runtime::__private::select_or_null(
-                                    {
-                                        static PATH: ::swf_runtime::__private::JsonPath = ::swf_runtime::__private::JsonPath::definite(
-                                            "$.bid.amount",
-                                            &[
-                                                ::swf_runtime::__private::Segment::Key("bid"),
-                                                ::swf_runtime::__private::Segment::Key("amount"),
-                                            ],
-                                        );
-                                        &PATH
-                                    },
-                                    &data,
-                                )?,
-                            );
-                            ::swf_runtime::Value::Object(map)
-                        };
-                        ::swf_runtime::__private::call_action(
-                                io,
-                                ::swf_runtime::__private::ActionCall {
-                                    function: "charge",
-                                    task: "Charge",
-                                    action: "action 1",
-                                    timeout: ::core::option::Option::Some(
-                                        ::swf_runtime::__private::Duration::from_millis(30000u64),
-                                    ),
-                                    timeout_text: "30",
-                                    attempt: progress.attempt(),
-                                },
-                                CarAuctionFunctions::charge(&self.functions, args),
-                            )
-                            .await
-                    }
-                        .await
-                    {
-                        ::core::result::Result::Ok(result) => result,
-                        ::core::result::Result::Err(error) => {
-                            const POLICIES: [::swf_runtime::RetryPolicy; 1usize] = [
-                                ::swf_runtime::RetryPolicy::new(
-                                    ::swf_runtime::__private::Duration::from_millis(300000u64),
-                                    ::swf_runtime::__private::Duration::from_millis(0u64),
-                                    2u32,
-                                ),
-                            ];
-                            let failed_data = ::swf_runtime::__private::data_with_error(
-                                &data,
-                                &error,
-                            );
-                            let error_scope = error.to_json();
-                            let failed: &::swf_runtime::Value = &failed_data;
-                            let scope: &::swf_runtime::Value = &error_scope;
-                            let _ = (failed, scope);
-                            let choice: ::core::result::Result<
-                                ::core::option::Option<usize>,
-                                ::swf_runtime::ErrorObject,
-                            > = 'choice: {
-                                let outcome = {
-                                    /// `name eq 'CardDeclined'`
-                                    fn condition(
-                                        _: &::swf_runtime::Value,
-                                        scope: &::swf_runtime::Value,
-                                    ) -> ::core::result::Result<
-                                        bool,
-                                        ::swf_runtime::ErrorObject,
-                                    > {
-                                        ::core::result::Result::Ok(
-                                            ::swf_runtime::__private::expr::compare(
-                                                ::swf_runtime::__private::expr::CompareOp::Eq,
-                                                &::swf_runtime::__private::expr::operand_name(
-                                                    scope,
-                                                    "name",
-                                                ),
-                                                &::swf_runtime::Value::from("CardDeclined"),
-                                            ),
-                                        )
-                                    }
-                                    condition(failed, scope)
-                                };
-                                match outcome {
-                                    ::core::result::Result::Ok(true) => {
-                                        break 'choice ::core::result::Result::Ok(
-                                            ::core::option::Option::Some(0usize),
-                                        );
-                                    }
-                                    ::core::result::Result::Ok(false) => {}
-                                    ::core::result::Result::Err(error) => {
-                                        break 'choice ::core::result::Result::Err(error);
-                                    }
-                                }
-                                ::core::result::Result::Ok(::core::option::Option::None)
-                            };
-                            let choice = match choice {
-                                ::core::result::Result::Ok(choice) => choice,
-                                ::core::result::Result::Err(condition_error) => {
-                                    return ::core::result::Result::Err(condition_error);
-                                }
-                            };
-                            let next = choice
-                                .and_then(|definition| {
-                                    POLICIES
-                                        .get(definition)
-                                        .and_then(|policy| {
-                                            progress.next(definition, policy, io.now())
-                                        })
-                                });
-                            if let ::core::option::Option::Some(retry) = next {
-                                return ::core::result::Result::Ok(
-                                    ::swf_runtime::__private::Attempt::Stay(
-                                        ::core::option::Option::Some(::swf_runtime::ActionResume {
-                                            action: 0usize,
-                                            retry,
-                                        }),
-                                        ::core::option::Option::None,
-                                    ),
-                                );
-                            }
-                            failed_action
-                                .store(0usize, ::core::sync::atomic::Ordering::Relaxed);
-                            return ::core::result::Result::Err(error);
-                        }
-                    };
-                    {
-                        static PATH: ::swf_runtime::__private::JsonPath = ::swf_runtime::__private::JsonPath::definite(
-                            "$.payment",
-                            &[::swf_runtime::__private::Segment::Key("payment")],
-                        );
-                        &PATH
-                    }
-                        .write(&mut data, result)?;
-                }
-            }
-            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Exit(0))
-        }
-            .await;
-        let next: ::core::result::Result<
-            CarAuctionState,
-            ::swf_runtime::WorkflowError,
-        > = match attempt {
-            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Exit(_)) => {
-                async {
-                    let output = data;
-                    Self::enter_task_deliver(output)
-                }
-                    .await
-            }
-            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Terminate) => {
-                ::core::result::Result::Ok(CarAuctionState::Terminated {
-                    output: data,
-                })
-            }
-            ::core::result::Result::Ok(
-                ::swf_runtime::__private::Attempt::Stay(stay, wait),
-            ) => {
-                return ::core::result::Result::Ok(
-                    ::swf_runtime::__private::progress(
-                        CarAuctionState::Charge {
-                            data,
-                            resume: stay,
-                        },
-                        wait,
-                    ),
-                );
-            }
-            ::core::result::Result::Err(error) => {
-                async {
-                    let failed_data = ::swf_runtime::__private::data_with_error(
-                        &data,
-                        &error,
-                    );
-                    let error_scope = error.to_json();
-                    let failed: &::swf_runtime::Value = &failed_data;
-                    let scope: &::swf_runtime::Value = &error_scope;
-                    let _ = (failed, scope);
-                    let outcome = {
-                        /// `name eq 'CardDeclined'`
-                        fn condition(
-                            _: &::swf_runtime::Value,
-                            scope: &::swf_runtime::Value,
-                        ) -> ::core::result::Result<bool, ::swf_runtime::ErrorObject> {
-                            ::core::result::Result::Ok(
-                                ::swf_runtime::__private::expr::compare(
-                                    ::swf_runtime::__private::expr::CompareOp::Eq,
-                                    &::swf_runtime::__private::expr::operand_name(
-                                        scope,
-                                        "name",
-                                    ),
-                                    &::swf_runtime::Value::from("CardDeclined"),
-                                ),
-                            )
-                        }
-                        condition(failed, scope)
-                    };
-                    let matched = match outcome {
-                        ::core::result::Result::Ok(matched) => matched,
-                        ::core::result::Result::Err(condition_error) => {
-                            return ::core::result::Result::Err(
-                                ::swf_runtime::WorkflowError::new(
-                                    "car-auction",
-                                    "Charge",
-                                    condition_error,
-                                    data,
-                                ),
-                            );
-                        }
-                    };
-                    if matched
-                        && failed_action.load(::core::sync::atomic::Ordering::Relaxed)
-                            == 0usize
-                    {
-                        let error_data = error.wrapped();
-                        let mut handled = data;
-                        if let ::core::result::Result::Err(merge_error) = ::swf_runtime::__private::merge_data(
-                            &mut handled,
-                            error_data,
-                            "Charge",
-                            "error data",
-                        ) {
-                            let data = handled;
-                            return ::core::result::Result::Err(
-                                ::swf_runtime::WorkflowError::new(
-                                    "car-auction",
-                                    "Charge",
-                                    merge_error,
-                                    data,
-                                ),
-                            );
-                        }
-                        return Self::enter_task_unsold(handled);
-                    }
-                    ::core::result::Result::Err(
-                        ::swf_runtime::WorkflowError::new(
-                            "car-auction",
-                            "Charge",
-                            error,
-                            data,
-                        ),
-                    )
-                }
-                    .await
-            }
-        };
-        next.map(::swf_runtime::Progress::Ran)
-    }
-    fn enter_task_deliver(
-        data: ::swf_runtime::Value,
-    ) -> ::core::result::Result<CarAuctionState, ::swf_runtime::WorkflowError> {
-        ::core::result::Result::Ok(CarAuctionState::Deliver {
-            data,
-            branches: ::core::option::Option::None,
-        })
-    }
-    /// Runs one step of task `Deliver`.
-    async fn run_task_deliver(
-        &self,
-        data: ::swf_runtime::Value,
-        branches: ::core::option::Option<CarAuctionDeliverBranches>,
-        io: &::swf_runtime::Io,
-    ) -> ::core::result::Result<
-        ::swf_runtime::Progress<CarAuctionState>,
-        ::swf_runtime::WorkflowError,
-    > {
-        let mut data = data;
-        let attempt: ::core::result::Result<
-            ::swf_runtime::__private::Attempt<CarAuctionDeliverBranches>,
-            ::swf_runtime::ErrorObject,
-        > = async {
-            let fresh = branches.is_none();
-            let mut branches = match branches {
-                ::core::option::Option::Some(branches) => branches,
-                ::core::option::Option::None => {
-                    CarAuctionDeliverBranches {
-                        b1: match Self::deliver_b1_begin(data.clone(), io)
-                            .map_err(|failure| failure.error().clone())?
-                        {
-                            ::core::result::Result::Ok(state) => {
-                                ::swf_runtime::Slot::start(
-                                    state,
-                                    ::swf_runtime::__private::deadline_of(
-                                        io,
-                                        ::core::option::Option::None,
-                                    ),
-                                )
-                            }
-                            ::core::result::Result::Err(output) => {
-                                ::swf_runtime::Slot::Done {
-                                    output,
-                                }
-                            }
-                        },
-                        b2: match Self::deliver_b2_begin(data.clone(), io)
-                            .map_err(|failure| failure.error().clone())?
-                        {
-                            ::core::result::Result::Ok(state) => {
-                                ::swf_runtime::Slot::start(
-                                    state,
-                                    ::swf_runtime::__private::deadline_of(
-                                        io,
-                                        ::core::option::Option::None,
-                                    ),
-                                )
-                            }
-                            ::core::result::Result::Err(output) => {
-                                ::swf_runtime::Slot::Done {
-                                    output,
-                                }
-                            }
-                        },
-                        until: ::swf_runtime::__private::deadline_of(
-                            io,
-                            ::core::option::Option::None,
-                        ),
-                        origin: ::swf_runtime::__private::step_origin(io),
-                    }
-                }
-            };
-            let origin = branches.origin;
-            let completed = [branches.b1.is_done(), branches.b2.is_done()]
-                .into_iter()
-                .filter(|done| *done)
-                .count();
-            let until = branches.until;
-            let end = ::swf_runtime::__private::round(
-                    ::std::vec![
-                        ::swf_runtime::__private::step_slot(& mut branches.b1, origin,
-                        io, "branch 1 of task `Deliver`", "", move | state | {
-                        ::swf_runtime::__private::in_scope("Deliver/paperwork", self
-                        .deliver_b1_advance(state, io)) }),
-                        ::swf_runtime::__private::step_slot(& mut branches.b2, origin,
-                        io, "branch 2 of task `Deliver`", "", move | state | {
-                        ::swf_runtime::__private::in_scope("Deliver/transport", self
-                        .deliver_b2_advance(state, io)) })
-                    ],
-                    completed,
-                    2usize,
-                    io,
-                    until,
-                    "",
-                )
-                .await?;
-            match end {
-                ::swf_runtime::__private::RoundEnd::Terminated(output) => {
-                    data = output;
-                    return ::core::result::Result::Ok(
-                        ::swf_runtime::__private::Attempt::Terminate,
-                    );
-                }
-                ::swf_runtime::__private::RoundEnd::Waiting(wait) if !fresh => {
-                    return ::core::result::Result::Ok(
-                        ::swf_runtime::__private::Attempt::Stay(
-                            branches,
-                            ::core::option::Option::Some(wait),
-                        ),
-                    );
-                }
-                ::swf_runtime::__private::RoundEnd::Ran
-                | ::swf_runtime::__private::RoundEnd::Waiting(_) => {
-                    return ::core::result::Result::Ok(
-                        ::swf_runtime::__private::Attempt::Stay(
-                            branches,
-                            ::core::option::Option::None,
-                        ),
-                    );
-                }
-                ::swf_runtime::__private::RoundEnd::Enough => {}
-            }
-            data = ::swf_runtime::Value::Array(
-                ::std::vec![
-                    branches.b1.take_output().unwrap_or(::swf_runtime::Value::Null),
-                    branches.b2.take_output().unwrap_or(::swf_runtime::Value::Null)
-                ],
-            );
-            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Exit(0))
-        }
-            .await;
-        let next: ::core::result::Result<
-            CarAuctionState,
-            ::swf_runtime::WorkflowError,
-        > = match attempt {
-            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Exit(_)) => {
-                async {
-                    let output = data;
-                    Self::enter_task_sold(output)
-                }
-                    .await
-            }
-            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Terminate) => {
-                ::core::result::Result::Ok(CarAuctionState::Terminated {
-                    output: data,
-                })
-            }
-            ::core::result::Result::Ok(
-                ::swf_runtime::__private::Attempt::Stay(stay, wait),
-            ) => {
-                return ::core::result::Result::Ok(
-                    ::swf_runtime::__private::progress(
-                        CarAuctionState::Deliver {
-                            data,
-                            branches: ::core::option::Option::Some(stay),
-                        },
-                        wait,
-                    ),
-                );
-            }
-            ::core::result::Result::Err(error) => {
-                async {
-                    ::core::result::Result::Err(
-                        ::swf_runtime::WorkflowError::new(
-                            "car-auction",
-                            "Deliver",
-                            error,
-                            data,
-                        ),
-                    )
-                }
-                    .await
-            }
-        };
-        next.map(::swf_runtime::Progress::Ran)
-    }
-    fn deliver_b1_begin(
-        input: ::swf_runtime::Value,
-        io: &::swf_runtime::Io,
-    ) -> ::core::result::Result<
-        ::core::result::Result<CarAuctionDeliverBranch1, ::swf_runtime::Value>,
-        ::swf_runtime::WorkflowError,
-    > {
-        let _ = io;
-        Self::deliver_b1_enter_task_register(input).map(::core::result::Result::Ok)
-    }
-    async fn deliver_b1_advance(
-        &self,
-        state: CarAuctionDeliverBranch1,
-        io: &::swf_runtime::Io,
-    ) -> ::core::result::Result<
-        ::swf_runtime::Progress<CarAuctionDeliverBranch1>,
-        ::swf_runtime::WorkflowError,
-    > {
-        match state {
-            CarAuctionDeliverBranch1::Register { data } => {
-                self.deliver_b1_run_task_register(data, io).await
-            }
-            CarAuctionDeliverBranch1::Registered { data } => {
-                self.deliver_b1_run_task_registered(data, io).await
-            }
-            ended @ (CarAuctionDeliverBranch1::Completed { .. }
-            | CarAuctionDeliverBranch1::Terminated { .. }) => {
-                ::core::result::Result::Ok(::swf_runtime::Progress::Ran(ended))
-            }
-        }
-    }
-    fn deliver_b1_enter_task_register(
-        data: ::swf_runtime::Value,
-    ) -> ::core::result::Result<CarAuctionDeliverBranch1, ::swf_runtime::WorkflowError> {
-        ::core::result::Result::Ok(CarAuctionDeliverBranch1::Register {
-            data,
-        })
-    }
-    /// Runs one step of task `Register`.
-    async fn deliver_b1_run_task_register(
-        &self,
-        data: ::swf_runtime::Value,
-        io: &::swf_runtime::Io,
-    ) -> ::core::result::Result<
-        ::swf_runtime::Progress<CarAuctionDeliverBranch1>,
-        ::swf_runtime::WorkflowError,
-    > {
-        let mut data = data;
-        let attempt: ::core::result::Result<
-            ::swf_runtime::__private::Attempt<::core::convert::Infallible>,
-            ::swf_runtime::ErrorObject,
-        > = async {
-            {
-                let result = async {
-                    let args = data.clone();
-                    ::swf_runtime::__private::call_action(
-                            io,
-                            ::swf_runtime::__private::ActionCall {
-                                function: "register",
-                                task: "Register",
-                                action: "action 1",
-                                timeout: ::core::option::Option::None,
-                                timeout_text: "",
-                                attempt: 1,
-                            },
-                            CarAuctionFunctions::register(&self.functions, args),
-                        )
-                        .await
-                }
-                    .await?;
-                ::swf_runtime::__private::merge_result(
-                    &mut data,
-                    result,
-                    "Register",
-                    "action 1",
-                )?;
-            }
-            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Exit(0))
-        }
-            .await;
-        let next: ::core::result::Result<
-            CarAuctionDeliverBranch1,
-            ::swf_runtime::WorkflowError,
-        > = match attempt {
-            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Exit(_)) => {
-                async {
-                    let output = data;
-                    Self::deliver_b1_enter_task_registered(output)
-                }
-                    .await
-            }
-            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Terminate) => {
-                ::core::result::Result::Ok(CarAuctionDeliverBranch1::Terminated {
-                    output: data,
-                })
-            }
-            ::core::result::Result::Ok(
-                ::swf_runtime::__private::Attempt::Stay(never, _),
-            ) => match never {}
-            ::core::result::Result::Err(error) => {
-                async {
-                    ::core::result::Result::Err(
-                        ::swf_runtime::WorkflowError::new(
-                            "car-auction",
-                            "Register",
-                            error,
-                            data,
-                        ),
-                    )
-                }
-                    .await
-            }
-        };
-        next.map(::swf_runtime::Progress::Ran)
-    }
-    fn deliver_b1_enter_task_registered(
-        data: ::swf_runtime::Value,
-    ) -> ::core::result::Result<CarAuctionDeliverBranch1, ::swf_runtime::WorkflowError> {
-        ::core::result::Result::Ok(CarAuctionDeliverBranch1::Registered {
-            data,
-        })
-    }
-    /// Runs one step of task `Registered`.
-    async fn deliver_b1_run_task_registered(
-        &self,
-        data: ::swf_runtime::Value,
-        _io: &::swf_runtime::Io,
-    ) -> ::core::result::Result<
-        ::swf_runtime::Progress<CarAuctionDeliverBranch1>,
-        ::swf_runtime::WorkflowError,
-    > {
-        let attempt: ::core::result::Result<
-            ::swf_runtime::__private::Attempt<::core::convert::Infallible>,
-            ::swf_runtime::ErrorObject,
-        > = async {
-            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Exit(0))
-        }
-            .await;
-        let next: ::core::result::Result<
-            CarAuctionDeliverBranch1,
-            ::swf_runtime::WorkflowError,
-        > = match attempt {
-            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Exit(_)) => {
-                async {
-                    let output = data;
-                    ::core::result::Result::Ok(CarAuctionDeliverBranch1::Completed {
-                        output,
-                    })
-                }
-                    .await
-            }
-            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Terminate) => {
-                ::core::result::Result::Ok(CarAuctionDeliverBranch1::Terminated {
-                    output: data,
-                })
-            }
-            ::core::result::Result::Ok(
-                ::swf_runtime::__private::Attempt::Stay(never, _),
-            ) => match never {}
-            ::core::result::Result::Err(error) => {
-                async {
-                    ::core::result::Result::Err(
-                        ::swf_runtime::WorkflowError::new(
-                            "car-auction",
-                            "Registered",
-                            error,
-                            data,
-                        ),
-                    )
-                }
-                    .await
-            }
-        };
-        next.map(::swf_runtime::Progress::Ran)
-    }
-    fn deliver_b2_begin(
-        input: ::swf_runtime::Value,
-        io: &::swf_runtime::Io,
-    ) -> ::core::result::Result<
-        ::core::result::Result<CarAuctionDeliverBranch2, ::swf_runtime::Value>,
-        ::swf_runtime::WorkflowError,
-    > {
-        let _ = io;
-        Self::deliver_b2_enter_task_ship(input).map(::core::result::Result::Ok)
-    }
-    async fn deliver_b2_advance(
-        &self,
-        state: CarAuctionDeliverBranch2,
-        io: &::swf_runtime::Io,
-    ) -> ::core::result::Result<
-        ::swf_runtime::Progress<CarAuctionDeliverBranch2>,
-        ::swf_runtime::WorkflowError,
-    > {
-        match state {
-            CarAuctionDeliverBranch2::Ship { data } => {
-                self.deliver_b2_run_task_ship(data, io).await
-            }
-            CarAuctionDeliverBranch2::Shipped { data } => {
-                self.deliver_b2_run_task_shipped(data, io).await
-            }
-            ended @ (CarAuctionDeliverBranch2::Completed { .. }
-            | CarAuctionDeliverBranch2::Terminated { .. }) => {
-                ::core::result::Result::Ok(::swf_runtime::Progress::Ran(ended))
-            }
-        }
-    }
-    fn deliver_b2_enter_task_ship(
-        data: ::swf_runtime::Value,
-    ) -> ::core::result::Result<CarAuctionDeliverBranch2, ::swf_runtime::WorkflowError> {
-        ::core::result::Result::Ok(CarAuctionDeliverBranch2::Ship {
-            data,
-        })
-    }
-    /// Runs one step of task `Ship`.
-    async fn deliver_b2_run_task_ship(
-        &self,
-        data: ::swf_runtime::Value,
-        io: &::swf_runtime::Io,
-    ) -> ::core::result::Result<
-        ::swf_runtime::Progress<CarAuctionDeliverBranch2>,
-        ::swf_runtime::WorkflowError,
-    > {
-        let mut data = data;
-        let attempt: ::core::result::Result<
-            ::swf_runtime::__private::Attempt<::core::convert::Infallible>,
-            ::swf_runtime::ErrorObject,
-        > = async {
-            let (result_0, result_1) = ::swf_runtime::__private::tokio::join!(
-                async { let args = data.clone();
-                ::swf_runtime::__private::call_action(io,
-                ::swf_runtime::__private::ActionCall { function : "ship", task : "Ship",
-                action : "action 1", timeout : ::core::option::Option::None, timeout_text
-                : "", attempt : 1, }, CarAuctionFunctions::ship(& self.functions, args),)
-                . await }, async { let args = { let mut map =
-                ::swf_runtime::__private::Map::new(); map
-                .insert(::std::string::String::from("about"),
-                ::swf_runtime::Value::from("shipping"));
-                ::swf_runtime::Value::Object(map) };
-                ::swf_runtime::__private::call_action(io,
-                ::swf_runtime::__private::ActionCall { function : "notify", task :
-                "Ship", action : "action 2", timeout : ::core::option::Option::None,
-                timeout_text : "", attempt : 1, }, CarAuctionFunctions::notify(& self
-                .functions, args),). await }
-            );
-            let result_0 = result_0?;
-            ::swf_runtime::__private::merge_result(
-                &mut data,
-                result_0,
-                "Ship",
-                "action 1",
-            )?;
-            let result_1 = result_1?;
-            ::swf_runtime::__private::merge_result(
-                &mut data,
-                result_1,
-                "Ship",
-                "action 2",
-            )?;
-            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Exit(0))
-        }
-            .await;
-        let next: ::core::result::Result<
-            CarAuctionDeliverBranch2,
-            ::swf_runtime::WorkflowError,
-        > = match attempt {
-            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Exit(_)) => {
-                async {
-                    let output = data;
-                    Self::deliver_b2_enter_task_shipped(output)
-                }
-                    .await
-            }
-            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Terminate) => {
-                ::core::result::Result::Ok(CarAuctionDeliverBranch2::Terminated {
-                    output: data,
-                })
-            }
-            ::core::result::Result::Ok(
-                ::swf_runtime::__private::Attempt::Stay(never, _),
-            ) => match never {}
-            ::core::result::Result::Err(error) => {
-                async {
-                    ::core::result::Result::Err(
-                        ::swf_runtime::WorkflowError::new(
-                            "car-auction",
-                            "Ship",
-                            error,
-                            data,
-                        ),
-                    )
-                }
-                    .await
-            }
-        };
-        next.map(::swf_runtime::Progress::Ran)
-    }
-    fn deliver_b2_enter_task_shipped(
-        data: ::swf_runtime::Value,
-    ) -> ::core::result::Result<CarAuctionDeliverBranch2, ::swf_runtime::WorkflowError> {
-        ::core::result::Result::Ok(CarAuctionDeliverBranch2::Shipped {
-            data,
-        })
-    }
-    /// Runs one step of task `Shipped`.
-    async fn deliver_b2_run_task_shipped(
-        &self,
-        data: ::swf_runtime::Value,
-        _io: &::swf_runtime::Io,
-    ) -> ::core::result::Result<
-        ::swf_runtime::Progress<CarAuctionDeliverBranch2>,
-        ::swf_runtime::WorkflowError,
-    > {
-        let attempt: ::core::result::Result<
-            ::swf_runtime::__private::Attempt<::core::convert::Infallible>,
-            ::swf_runtime::ErrorObject,
-        > = async {
-            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Exit(0))
-        }
-            .await;
-        let next: ::core::result::Result<
-            CarAuctionDeliverBranch2,
-            ::swf_runtime::WorkflowError,
-        > = match attempt {
-            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Exit(_)) => {
-                async {
-                    let output = data;
-                    ::core::result::Result::Ok(CarAuctionDeliverBranch2::Completed {
-                        output,
-                    })
-                }
-                    .await
-            }
-            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Terminate) => {
-                ::core::result::Result::Ok(CarAuctionDeliverBranch2::Terminated {
-                    output: data,
-                })
-            }
-            ::core::result::Result::Ok(
-                ::swf_runtime::__private::Attempt::Stay(never, _),
-            ) => match never {}
-            ::core::result::Result::Err(error) => {
-                async {
-                    ::core::result::Result::Err(
-                        ::swf_runtime::WorkflowError::new(
-                            "car-auction",
-                            "Shipped",
-                            error,
-                            data,
-                        ),
-                    )
-                }
-                    .await
-            }
-        };
-        next.map(::swf_runtime::Progress::Ran)
-    }
-    fn enter_task_sold(
-        data: ::swf_runtime::Value,
-    ) -> ::core::result::Result<CarAuctionState, ::swf_runtime::WorkflowError> {
-        ::core::result::Result::Ok(CarAuctionState::Sold { data })
-    }
-    /// Runs one step of task `Sold`.
-    async fn run_task_sold(
-        &self,
-        data: ::swf_runtime::Value,
-        _io: &::swf_runtime::Io,
-    ) -> ::core::result::Result<
-        ::swf_runtime::Progress<CarAuctionState>,
-        ::swf_runtime::WorkflowError,
-    > {
-        let attempt: ::core::result::Result<
-            ::swf_runtime::__private::Attempt<::core::convert::Infallible>,
-            ::swf_runtime::ErrorObject,
-        > = async {
-            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Exit(0))
-        }
-            .await;
-        let next: ::core::result::Result<
-            CarAuctionState,
-            ::swf_runtime::WorkflowError,
-        > = match attempt {
-            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Exit(_)) => {
-                async {
-                    let output = data;
-                    ::core::result::Result::Ok(CarAuctionState::Completed {
-                        output,
-                    })
-                }
-                    .await
-            }
-            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Terminate) => {
-                ::core::result::Result::Ok(CarAuctionState::Terminated {
-                    output: data,
-                })
-            }
-            ::core::result::Result::Ok(
-                ::swf_runtime::__private::Attempt::Stay(never, _),
-            ) => match never {}
-            ::core::result::Result::Err(error) => {
-                async {
-                    ::core::result::Result::Err(
-                        ::swf_runtime::WorkflowError::new(
-                            "car-auction",
-                            "Sold",
-                            error,
-                            data,
-                        ),
-                    )
-                }
-                    .await
-            }
-        };
-        next.map(::swf_runtime::Progress::Ran)
-    }
-    fn enter_task_unsold(
-        data: ::swf_runtime::Value,
-    ) -> ::core::result::Result<CarAuctionState, ::swf_runtime::WorkflowError> {
-        ::core::result::Result::Ok(CarAuctionState::Unsold { data })
-    }
-    /// Runs one step of task `Unsold`.
-    async fn run_task_unsold(
-        &self,
-        data: ::swf_runtime::Value,
-        io: &::swf_runtime::Io,
-    ) -> ::core::result::Result<
-        ::swf_runtime::Progress<CarAuctionState>,
-        ::swf_runtime::WorkflowError,
-    > {
-        let mut data = data;
-        let attempt: ::core::result::Result<
-            ::swf_runtime::__private::Attempt<::core::convert::Infallible>,
-            ::swf_runtime::ErrorObject,
-        > = async {
-            {
-                let result = async {
-                    let args = {
-                        let mut map = ::swf_runtime::__private::Map::new();
-                        map.insert(
-                            ::std::string::String::from("about"),
-                            ::swf_runtime::Value::from("unsold"),
-                        );
-                        ::swf_runtime::Value::Object(map)
-                    };
-                    ::swf_runtime::__private::call_action(
-                            io,
-                            ::swf_runtime::__private::ActionCall {
-                                function: "notify",
-                                task: "Unsold",
-                                action: "action 1",
-                                timeout: ::core::option::Option::None,
-                                timeout_text: "",
-                                attempt: 1,
-                            },
-                            CarAuctionFunctions::notify(&self.functions, args),
-                        )
-                        .await
-                }
-                    .await?;
-                ::swf_runtime::__private::merge_result(
-                    &mut data,
-                    result,
-                    "Unsold",
-                    "action 1",
-                )?;
-            }
-            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Exit(0))
-        }
-            .await;
-        let next: ::core::result::Result<
-            CarAuctionState,
-            ::swf_runtime::WorkflowError,
-        > = match attempt {
-            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Exit(_)) => {
-                async {
-                    let output = data;
-                    Self::enter_task_failed(output)
-                }
-                    .await
-            }
-            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Terminate) => {
-                ::core::result::Result::Ok(CarAuctionState::Terminated {
-                    output: data,
-                })
-            }
-            ::core::result::Result::Ok(
-                ::swf_runtime::__private::Attempt::Stay(never, _),
-            ) => match never {}
-            ::core::result::Result::Err(error) => {
-                async {
-                    ::core::result::Result::Err(
-                        ::swf_runtime::WorkflowError::new(
-                            "car-auction",
-                            "Unsold",
-                            error,
-                            data,
-                        ),
-                    )
-                }
-                    .await
-            }
-        };
-        next.map(::swf_runtime::Progress::Ran)
-    }
-    fn enter_task_failed(
-        data: ::swf_runtime::Value,
-    ) -> ::core::result::Result<CarAuctionState, ::swf_runtime::WorkflowError> {
-        ::core::result::Result::Ok(CarAuctionState::Failed { data })
-    }
-    /// Runs one step of task `Failed`.
-    async fn run_task_failed(
-        &self,
-        data: ::swf_runtime::Value,
-        _io: &::swf_runtime::Io,
-    ) -> ::core::result::Result<
-        ::swf_runtime::Progress<CarAuctionState>,
-        ::swf_runtime::WorkflowError,
-    > {
-        let attempt: ::core::result::Result<
-            ::swf_runtime::__private::Attempt<::core::convert::Infallible>,
-            ::swf_runtime::ErrorObject,
-        > = async {
-            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Exit(0))
-        }
-            .await;
-        let next: ::core::result::Result<
-            CarAuctionState,
-            ::swf_runtime::WorkflowError,
-        > = match attempt {
-            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Exit(_)) => {
-                async {
-                    let output = data;
-                    ::core::result::Result::Err(
-                        ::swf_runtime::WorkflowError::new(
-                            "car-auction",
-                            "Failed",
-                            ::swf_runtime::ErrorObject::new(
-                                ::swf_runtime::ErrorObject::END_FAILURE,
-                                "the workflow ended in END state `Failed` with status FAILURE",
-                            ),
-                            output,
-                        ),
-                    )
-                }
-                    .await
-            }
-            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Terminate) => {
-                ::core::result::Result::Ok(CarAuctionState::Terminated {
-                    output: data,
-                })
-            }
-            ::core::result::Result::Ok(
-                ::swf_runtime::__private::Attempt::Stay(never, _),
-            ) => match never {}
-            ::core::result::Result::Err(error) => {
-                async {
-                    ::core::result::Result::Err(
-                        ::swf_runtime::WorkflowError::new(
-                            "car-auction",
-                            "Failed",
-                            error,
-                            data,
-                        ),
-                    )
-                }
-                    .await
-            }
-        };
-        next.map(::swf_runtime::Progress::Ran)
-    }
 }
 impl<F: CarAuctionFunctions + 'static> ::swf_runtime::Machine for CarAuctionWorkflow<F> {
     type State = CarAuctionState;
@@ -2364,3 +869,904 @@ impl<F: CarAuctionFunctions + 'static> ::swf_runtime::Machine for CarAuctionWork
         state.output()
     }
 }
+const _: () = {
+    #[allow(unused_imports)]
+    use ::swf_runtime::__private::{
+        self as rt, Attempt, ErrorObject, Io, Progress, Step, Value, WorkflowError,
+    };
+    #[allow(unused_imports)]
+    use ::core::option::Option::{self, None, Some};
+    #[allow(unused_imports)]
+    use ::core::result::Result::{self, Err, Ok};
+    #[allow(unused_imports)]
+    use ::core::convert::Infallible;
+    #[allow(unused_imports)]
+    use ::std::string::String;
+    static PATH_BID: rt::JsonPath = rt::JsonPath::definite(
+        "$.bid",
+        &[rt::Segment::Key("bid")],
+    );
+    static PATH_RECORDED: rt::JsonPath = rt::JsonPath::definite(
+        "$.recorded",
+        &[rt::Segment::Key("recorded")],
+    );
+    static PATH_BID_AMOUNT: rt::JsonPath = rt::JsonPath::definite(
+        "$.bid.amount",
+        &[rt::Segment::Key("bid"), rt::Segment::Key("amount")],
+    );
+    static PATH_BID_CURRENCY: rt::JsonPath = rt::JsonPath::definite(
+        "$.bid.currency",
+        &[rt::Segment::Key("bid"), rt::Segment::Key("currency")],
+    );
+    static PATH_PAYMENT: rt::JsonPath = rt::JsonPath::definite(
+        "$.payment",
+        &[rt::Segment::Key("payment")],
+    );
+    #[allow(dead_code)]
+    impl<F: CarAuctionFunctions> CarAuctionWorkflow<F> {
+        fn enter_task_bidding(
+            data: Value,
+            io: &Io,
+        ) -> Result<CarAuctionState, WorkflowError> {
+            Ok(CarAuctionState::Bidding {
+                data,
+                until: rt::deadline_of(io, Some(rt::Duration::from_millis(7200000u64))),
+            })
+        }
+        /// Runs one step of task `Bidding`.
+        async fn run_task_bidding(
+            &self,
+            data: Value,
+            until: Option<rt::Timestamp>,
+            io: &Io,
+        ) -> Step<CarAuctionState> {
+            let mut data = data;
+            let attempt: Result<Attempt<()>, ErrorObject> = async {
+                #[allow(clippy::overly_complex_bool_expr, clippy::nonminimal_bool)]
+                fn entry_0(arrived: &[bool]) -> bool {
+                    (arrived[0usize] || arrived[1usize]) && arrived[2usize]
+                }
+                #[allow(clippy::overly_complex_bool_expr, clippy::nonminimal_bool)]
+                fn entry_1(arrived: &[bool]) -> bool {
+                    arrived[2usize]
+                }
+                let entries = [
+                    rt::EventEntry {
+                        holds: &entry_0,
+                        uses: &[0usize, 1usize, 2usize],
+                    },
+                    rt::EventEntry {
+                        holds: &entry_1,
+                        uses: &[2usize],
+                    },
+                ];
+                let (entry, events): (usize, ::std::vec::Vec<(usize, rt::CloudEvent)>) = match io
+                    .take_entries(
+                        Self::event_specs(),
+                        &[0usize, 1usize, 2usize],
+                        &entries,
+                    )?
+                {
+                    Some(taken) => taken,
+                    None if rt::passed(io, until) => {
+                        return Ok(Attempt::Exit(1usize));
+                    }
+                    None => {
+                        return {
+                            let specs = CarAuctionEvent::specs();
+                            Ok(
+                                Attempt::Stay(
+                                    (),
+                                    Some(
+                                        rt::Wait::new(
+                                            until,
+                                            &[&specs[0usize], &specs[1usize], &specs[2usize]],
+                                        ),
+                                    ),
+                                ),
+                            )
+                        };
+                    }
+                };
+                match entry {
+                    0usize => {
+                        for (_, event) in events.iter().filter(|(i, _)| *i == 0usize) {
+                            let event_data = rt::event_data(event);
+                            rt::merge_data(
+                                &mut data,
+                                event_data,
+                                "Bidding",
+                                "event data",
+                            )?;
+                        }
+                        for (_, event) in events.iter().filter(|(i, _)| *i == 1usize) {
+                            let event_data = rt::event_data(event);
+                            rt::merge_data(
+                                &mut data,
+                                event_data,
+                                "Bidding",
+                                "event data",
+                            )?;
+                        }
+                        for (_, event) in events.iter().filter(|(i, _)| *i == 2usize) {
+                            let event_data = rt::event_data(event);
+                            rt::merge_data(
+                                &mut data,
+                                event_data,
+                                "Bidding",
+                                "event data",
+                            )?;
+                        }
+                        let args = rt::object([
+                            ("bid", rt::select_or_null(&PATH_BID, &data)?),
+                        ]);
+                        let result = rt::ActionCall::new(
+                                "recordBid",
+                                "Bidding",
+                                "action 1",
+                                1,
+                            )
+                            .call(
+                                io,
+                                CarAuctionFunctions::record_bid(&self.functions, args),
+                            )
+                            .await?;
+                        PATH_RECORDED.write(&mut data, result)?;
+                        Ok(Attempt::Exit(0usize))
+                    }
+                    1usize => {
+                        for (_, event) in events.iter().filter(|(i, _)| *i == 2usize) {
+                            let event_data = rt::event_data(event);
+                            rt::merge_data(
+                                &mut data,
+                                event_data,
+                                "Bidding",
+                                "event data",
+                            )?;
+                        }
+                        Ok(Attempt::Exit(1usize))
+                    }
+                    _ => Ok(Attempt::Exit(1usize)),
+                }
+            }
+                .await;
+            let next: Result<CarAuctionState, WorkflowError> = match attempt {
+                Ok(Attempt::Exit(exit)) => {
+                    match exit {
+                        0usize => Ok(CarAuctionState::Assess { data }),
+                        1usize => Ok(CarAuctionState::Unsold { data }),
+                        _ => {
+                            Ok(CarAuctionState::Completed {
+                                output: data,
+                            })
+                        }
+                    }
+                }
+                Ok(Attempt::Terminate) => {
+                    Ok(CarAuctionState::Terminated {
+                        output: data,
+                    })
+                }
+                Ok(Attempt::Stay((), wait)) => {
+                    return Ok(
+                        rt::progress(
+                            CarAuctionState::Bidding {
+                                data,
+                                until,
+                            },
+                            wait,
+                        ),
+                    );
+                }
+                Err(error) => {
+                    Err(WorkflowError::new("car-auction", "Bidding", error, data))
+                }
+            };
+            next.map(Progress::Ran)
+        }
+        /// Runs one step of task `Assess`.
+        async fn run_task_assess(&self, data: Value, io: &Io) -> Step<CarAuctionState> {
+            let attempt: Result<Attempt<Infallible>, ErrorObject> = async {
+                let matched = rt::switch::data_condition(
+                    rt::switch::ConditionOp::LessThan,
+                    rt::switch::Comparison::Auto,
+                    PATH_BID_AMOUNT.select(&data)?.as_ref(),
+                    "1000",
+                    None,
+                )?;
+                if matched {
+                    return Ok(Attempt::Exit(0usize));
+                }
+                let matched = rt::switch::data_condition(
+                    rt::switch::ConditionOp::GreaterThanOrEquals,
+                    rt::switch::Comparison::Auto,
+                    PATH_BID_AMOUNT.select(&data)?.as_ref(),
+                    "5000",
+                    None,
+                )?
+                    && (rt::switch::data_condition(
+                        rt::switch::ConditionOp::Equals,
+                        rt::switch::Comparison::Auto,
+                        PATH_BID_CURRENCY.select(&data)?.as_ref(),
+                        "EUR",
+                        None,
+                    )?
+                        || !rt::switch::data_condition(
+                            rt::switch::ConditionOp::Exists,
+                            rt::switch::Comparison::Auto,
+                            PATH_BID_CURRENCY.select(&data)?.as_ref(),
+                            "",
+                            None,
+                        )?);
+                if matched {
+                    return Ok(Attempt::Exit(1usize));
+                }
+                Ok(Attempt::Exit(2usize))
+            }
+                .await;
+            let next: Result<CarAuctionState, WorkflowError> = match attempt {
+                Ok(Attempt::Exit(exit)) => {
+                    match exit {
+                        0usize => Ok(CarAuctionState::Unsold { data }),
+                        1usize => {
+                            Ok(CarAuctionState::Charge {
+                                data,
+                                resume: None,
+                            })
+                        }
+                        _ => Self::enter_task_convert(data, io),
+                    }
+                }
+                Ok(Attempt::Terminate) => {
+                    Ok(CarAuctionState::Terminated {
+                        output: data,
+                    })
+                }
+                Ok(Attempt::Stay(never, _)) => match never {}
+                Err(error) => {
+                    Err(WorkflowError::new("car-auction", "Assess", error, data))
+                }
+            };
+            next.map(Progress::Ran)
+        }
+        fn enter_task_convert(
+            data: Value,
+            io: &Io,
+        ) -> Result<CarAuctionState, WorkflowError> {
+            Ok(CarAuctionState::Convert {
+                data,
+                until: rt::deadline(io, rt::Duration::from_millis(60000u64)),
+            })
+        }
+        /// Runs one step of task `Convert`.
+        async fn run_task_convert(
+            &self,
+            data: Value,
+            until: rt::Timestamp,
+            io: &Io,
+        ) -> Step<CarAuctionState> {
+            let attempt: Result<Attempt<()>, ErrorObject> = async {
+                if io.now() < until {
+                    return Ok(Attempt::Stay((), Some(rt::Wait::until(until))));
+                }
+                Ok(Attempt::Exit(0))
+            }
+                .await;
+            let next: Result<CarAuctionState, WorkflowError> = match attempt {
+                Ok(Attempt::Exit(_)) => {
+                    Ok(CarAuctionState::Charge {
+                        data,
+                        resume: None,
+                    })
+                }
+                Ok(Attempt::Terminate) => {
+                    Ok(CarAuctionState::Terminated {
+                        output: data,
+                    })
+                }
+                Ok(Attempt::Stay((), wait)) => {
+                    return Ok(
+                        rt::progress(
+                            CarAuctionState::Convert {
+                                data,
+                                until,
+                            },
+                            wait,
+                        ),
+                    );
+                }
+                Err(error) => {
+                    Err(WorkflowError::new("car-auction", "Convert", error, data))
+                }
+            };
+            next.map(Progress::Ran)
+        }
+        /// Runs one step of task `Charge`.
+        async fn run_task_charge(
+            &self,
+            data: Value,
+            resume: Option<rt::ActionResume>,
+            io: &Io,
+        ) -> Step<CarAuctionState> {
+            if let Some(wait) = resume
+                .as_ref()
+                .and_then(|resume| resume.retry.pending(io))
+            {
+                return Ok(
+                    Progress::Waiting(
+                        CarAuctionState::Charge {
+                            data,
+                            resume,
+                        },
+                        wait,
+                    ),
+                );
+            }
+            let mut data = data;
+            let failed_action = ::core::sync::atomic::AtomicUsize::new(usize::MAX);
+            let attempt: Result<Attempt<Option<rt::ActionResume>>, ErrorObject> = async {
+                let from = resume.as_ref().map_or(0, |resume| resume.action);
+                if from == 0usize {
+                    {
+                        let progress = match &resume {
+                            Some(resume) if resume.action == 0usize => {
+                                resume.retry.clone()
+                            }
+                            _ => rt::RetryProgress::default(),
+                        };
+                        let result = match async {
+                            let args = rt::object([
+                                ("amount", rt::select_or_null(&PATH_BID_AMOUNT, &data)?),
+                            ]);
+                            rt::ActionCall::new(
+                                    "charge",
+                                    "Charge",
+                                    "action 1",
+                                    progress.attempt(),
+                                )
+                                .with_timeout(rt::Duration::from_millis(30000u64), "30")
+                                .call(
+                                    io,
+                                    CarAuctionFunctions::charge(&self.functions, args),
+                                )
+                                .await
+                        }
+                            .await
+                        {
+                            Ok(result) => result,
+                            Err(error) => {
+                                const POLICIES: [rt::RetryPolicy; 1usize] = [
+                                    rt::RetryPolicy::new(
+                                        rt::Duration::from_millis(300000u64),
+                                        rt::Duration::from_millis(0u64),
+                                        2u32,
+                                    ),
+                                ];
+                                let failed_data = rt::data_with_error(&data, &error);
+                                let error_scope = error.to_json();
+                                let failed: &Value = &failed_data;
+                                let scope: &Value = &error_scope;
+                                let _ = (failed, scope);
+                                let choice: Result<Option<usize>, ErrorObject> = 'choice: {
+                                    let outcome = {
+                                        /// `name eq 'CardDeclined'`
+                                        fn condition(
+                                            _: &Value,
+                                            scope: &Value,
+                                        ) -> Result<bool, ErrorObject> {
+                                            Ok(
+                                                rt::expr::compare(
+                                                    rt::expr::CompareOp::Eq,
+                                                    &rt::expr::operand_name(scope, "name"),
+                                                    &Value::from("CardDeclined"),
+                                                ),
+                                            )
+                                        }
+                                        condition(failed, scope)
+                                    };
+                                    match outcome {
+                                        Ok(true) => break 'choice Ok(Some(0usize)),
+                                        Ok(false) => {}
+                                        Err(error) => break 'choice Err(error),
+                                    }
+                                    Ok(None)
+                                };
+                                let choice = match choice {
+                                    Ok(choice) => choice,
+                                    Err(condition_error) => return Err(condition_error),
+                                };
+                                let next = choice
+                                    .and_then(|definition| {
+                                        POLICIES
+                                            .get(definition)
+                                            .and_then(|policy| {
+                                                progress.next(definition, policy, io.now())
+                                            })
+                                    });
+                                if let Some(retry) = next {
+                                    return Ok(
+                                        Attempt::Stay(
+                                            Some(rt::ActionResume {
+                                                action: 0usize,
+                                                retry,
+                                            }),
+                                            None,
+                                        ),
+                                    );
+                                }
+                                failed_action
+                                    .store(0usize, ::core::sync::atomic::Ordering::Relaxed);
+                                return Err(error);
+                            }
+                        };
+                        PATH_PAYMENT.write(&mut data, result)?;
+                    }
+                }
+                Ok(Attempt::Exit(0))
+            }
+                .await;
+            let next: Result<CarAuctionState, WorkflowError> = match attempt {
+                Ok(Attempt::Exit(_)) => {
+                    Ok(CarAuctionState::Deliver {
+                        data,
+                        branches: None,
+                    })
+                }
+                Ok(Attempt::Terminate) => {
+                    Ok(CarAuctionState::Terminated {
+                        output: data,
+                    })
+                }
+                Ok(Attempt::Stay(stay, wait)) => {
+                    return Ok(
+                        rt::progress(
+                            CarAuctionState::Charge {
+                                data,
+                                resume: stay,
+                            },
+                            wait,
+                        ),
+                    );
+                }
+                Err(error) => {
+                    async {
+                        let failed_data = rt::data_with_error(&data, &error);
+                        let error_scope = error.to_json();
+                        let failed: &Value = &failed_data;
+                        let scope: &Value = &error_scope;
+                        let _ = (failed, scope);
+                        let outcome = {
+                            /// `name eq 'CardDeclined'`
+                            fn condition(
+                                _: &Value,
+                                scope: &Value,
+                            ) -> Result<bool, ErrorObject> {
+                                Ok(
+                                    rt::expr::compare(
+                                        rt::expr::CompareOp::Eq,
+                                        &rt::expr::operand_name(scope, "name"),
+                                        &Value::from("CardDeclined"),
+                                    ),
+                                )
+                            }
+                            condition(failed, scope)
+                        };
+                        let matched = match outcome {
+                            Ok(matched) => matched,
+                            Err(condition_error) => {
+                                return Err(
+                                    WorkflowError::new(
+                                        "car-auction",
+                                        "Charge",
+                                        condition_error,
+                                        data,
+                                    ),
+                                );
+                            }
+                        };
+                        if matched
+                            && failed_action
+                                .load(::core::sync::atomic::Ordering::Relaxed) == 0usize
+                        {
+                            let error_data = error.wrapped();
+                            let mut handled = data;
+                            if let Err(merge_error) = rt::merge_data(
+                                &mut handled,
+                                error_data,
+                                "Charge",
+                                "error data",
+                            ) {
+                                let data = handled;
+                                return Err(
+                                    WorkflowError::new(
+                                        "car-auction",
+                                        "Charge",
+                                        merge_error,
+                                        data,
+                                    ),
+                                );
+                            }
+                            return Ok(CarAuctionState::Unsold {
+                                data: handled,
+                            });
+                        }
+                        Err(WorkflowError::new("car-auction", "Charge", error, data))
+                    }
+                        .await
+                }
+            };
+            next.map(Progress::Ran)
+        }
+        /// Runs one step of task `Deliver`.
+        async fn run_task_deliver(
+            &self,
+            data: Value,
+            branches: Option<CarAuctionDeliverBranches>,
+            io: &Io,
+        ) -> Step<CarAuctionState> {
+            let mut data = data;
+            let attempt: Result<Attempt<CarAuctionDeliverBranches>, ErrorObject> = async {
+                let fresh = branches.is_none();
+                let mut branches = match branches {
+                    Some(branches) => branches,
+                    None => {
+                        CarAuctionDeliverBranches {
+                            b1: match Self::deliver_b1_begin(data.clone(), io)
+                                .map_err(|failure| failure.error().clone())?
+                            {
+                                Ok(state) => {
+                                    rt::Slot::start(state, rt::deadline_of(io, None))
+                                }
+                                Err(output) => rt::Slot::Done { output },
+                            },
+                            b2: match Self::deliver_b2_begin(data.clone(), io)
+                                .map_err(|failure| failure.error().clone())?
+                            {
+                                Ok(state) => {
+                                    rt::Slot::start(state, rt::deadline_of(io, None))
+                                }
+                                Err(output) => rt::Slot::Done { output },
+                            },
+                            until: rt::deadline_of(io, None),
+                            origin: rt::step_origin(io),
+                        }
+                    }
+                };
+                let origin = branches.origin;
+                let completed = [branches.b1.is_done(), branches.b2.is_done()]
+                    .into_iter()
+                    .filter(|done| *done)
+                    .count();
+                let until = branches.until;
+                let end = rt::round(
+                        ::std::vec![
+                            rt::step_slot(& mut branches.b1, origin, io,
+                            "branch 1 of task `Deliver`", "", move | state | {
+                            rt::in_scope("Deliver/paperwork", self
+                            .deliver_b1_advance(state, io)) }), rt::step_slot(& mut
+                            branches.b2, origin, io, "branch 2 of task `Deliver`", "",
+                            move | state | { rt::in_scope("Deliver/transport", self
+                            .deliver_b2_advance(state, io)) })
+                        ],
+                        completed,
+                        2usize,
+                        io,
+                        until,
+                        "",
+                    )
+                    .await?;
+                match end {
+                    rt::RoundEnd::Terminated(output) => {
+                        data = output;
+                        return Ok(Attempt::Terminate);
+                    }
+                    rt::RoundEnd::Waiting(wait) if !fresh => {
+                        return Ok(Attempt::Stay(branches, Some(wait)));
+                    }
+                    rt::RoundEnd::Ran | rt::RoundEnd::Waiting(_) => {
+                        return Ok(Attempt::Stay(branches, None));
+                    }
+                    rt::RoundEnd::Enough => {}
+                }
+                data = Value::Array(
+                    ::std::vec![
+                        branches.b1.take_output().unwrap_or(Value::Null), branches.b2
+                        .take_output().unwrap_or(Value::Null)
+                    ],
+                );
+                Ok(Attempt::Exit(0))
+            }
+                .await;
+            let next: Result<CarAuctionState, WorkflowError> = match attempt {
+                Ok(Attempt::Exit(_)) => Ok(CarAuctionState::Sold { data }),
+                Ok(Attempt::Terminate) => {
+                    Ok(CarAuctionState::Terminated {
+                        output: data,
+                    })
+                }
+                Ok(Attempt::Stay(stay, wait)) => {
+                    return Ok(
+                        rt::progress(
+                            CarAuctionState::Deliver {
+                                data,
+                                branches: Some(stay),
+                            },
+                            wait,
+                        ),
+                    );
+                }
+                Err(error) => {
+                    Err(WorkflowError::new("car-auction", "Deliver", error, data))
+                }
+            };
+            next.map(Progress::Ran)
+        }
+        fn deliver_b1_begin(
+            input: Value,
+            io: &Io,
+        ) -> Result<Result<CarAuctionDeliverBranch1, Value>, WorkflowError> {
+            let _ = io;
+            Ok(
+                Ok(CarAuctionDeliverBranch1::Register {
+                    data: input,
+                }),
+            )
+        }
+        async fn deliver_b1_advance(
+            &self,
+            state: CarAuctionDeliverBranch1,
+            io: &Io,
+        ) -> Result<Progress<CarAuctionDeliverBranch1>, WorkflowError> {
+            match state {
+                CarAuctionDeliverBranch1::Register { data } => {
+                    self.deliver_b1_run_task_register(data, io).await
+                }
+                CarAuctionDeliverBranch1::Registered { data } => {
+                    self.deliver_b1_run_task_registered(data, io).await
+                }
+                ended @ (CarAuctionDeliverBranch1::Completed { .. }
+                | CarAuctionDeliverBranch1::Terminated { .. }) => {
+                    Ok(Progress::Ran(ended))
+                }
+            }
+        }
+        /// Runs one step of task `Register`.
+        async fn deliver_b1_run_task_register(
+            &self,
+            data: Value,
+            io: &Io,
+        ) -> Step<CarAuctionDeliverBranch1> {
+            let mut data = data;
+            let attempt: Result<Attempt<Infallible>, ErrorObject> = async {
+                let args = data.clone();
+                let result = rt::ActionCall::new("register", "Register", "action 1", 1)
+                    .call(io, CarAuctionFunctions::register(&self.functions, args))
+                    .await?;
+                rt::merge_result(&mut data, result, "Register", "action 1")?;
+                Ok(Attempt::Exit(0))
+            }
+                .await;
+            let next: Result<CarAuctionDeliverBranch1, WorkflowError> = match attempt {
+                Ok(Attempt::Exit(_)) => {
+                    Ok(CarAuctionDeliverBranch1::Registered {
+                        data,
+                    })
+                }
+                Ok(Attempt::Terminate) => {
+                    Ok(CarAuctionDeliverBranch1::Terminated {
+                        output: data,
+                    })
+                }
+                Ok(Attempt::Stay(never, _)) => match never {}
+                Err(error) => {
+                    Err(WorkflowError::new("car-auction", "Register", error, data))
+                }
+            };
+            next.map(Progress::Ran)
+        }
+        /// Runs one step of task `Registered`.
+        async fn deliver_b1_run_task_registered(
+            &self,
+            data: Value,
+            _io: &Io,
+        ) -> Step<CarAuctionDeliverBranch1> {
+            let attempt: Result<Attempt<Infallible>, ErrorObject> = async {
+                Ok(Attempt::Exit(0))
+            }
+                .await;
+            let next: Result<CarAuctionDeliverBranch1, WorkflowError> = match attempt {
+                Ok(Attempt::Exit(_)) => {
+                    Ok(CarAuctionDeliverBranch1::Completed {
+                        output: data,
+                    })
+                }
+                Ok(Attempt::Terminate) => {
+                    Ok(CarAuctionDeliverBranch1::Terminated {
+                        output: data,
+                    })
+                }
+                Ok(Attempt::Stay(never, _)) => match never {}
+                Err(error) => {
+                    Err(WorkflowError::new("car-auction", "Registered", error, data))
+                }
+            };
+            next.map(Progress::Ran)
+        }
+        fn deliver_b2_begin(
+            input: Value,
+            io: &Io,
+        ) -> Result<Result<CarAuctionDeliverBranch2, Value>, WorkflowError> {
+            let _ = io;
+            Ok(
+                Ok(CarAuctionDeliverBranch2::Ship {
+                    data: input,
+                }),
+            )
+        }
+        async fn deliver_b2_advance(
+            &self,
+            state: CarAuctionDeliverBranch2,
+            io: &Io,
+        ) -> Result<Progress<CarAuctionDeliverBranch2>, WorkflowError> {
+            match state {
+                CarAuctionDeliverBranch2::Ship { data } => {
+                    self.deliver_b2_run_task_ship(data, io).await
+                }
+                CarAuctionDeliverBranch2::Shipped { data } => {
+                    self.deliver_b2_run_task_shipped(data, io).await
+                }
+                ended @ (CarAuctionDeliverBranch2::Completed { .. }
+                | CarAuctionDeliverBranch2::Terminated { .. }) => {
+                    Ok(Progress::Ran(ended))
+                }
+            }
+        }
+        /// Runs one step of task `Ship`.
+        async fn deliver_b2_run_task_ship(
+            &self,
+            data: Value,
+            io: &Io,
+        ) -> Step<CarAuctionDeliverBranch2> {
+            let mut data = data;
+            let attempt: Result<Attempt<Infallible>, ErrorObject> = async {
+                let (result_0, result_1) = rt::tokio::join!(
+                    async { let args = data.clone(); rt::ActionCall::new("ship", "Ship",
+                    "action 1", 1).call(io, CarAuctionFunctions::ship(& self.functions,
+                    args)). await }, async { let args = rt::object([("about",
+                    Value::from("shipping"))]); rt::ActionCall::new("notify", "Ship",
+                    "action 2", 1).call(io, CarAuctionFunctions::notify(& self.functions,
+                    args)). await }
+                );
+                let result_0 = result_0?;
+                rt::merge_result(&mut data, result_0, "Ship", "action 1")?;
+                let result_1 = result_1?;
+                rt::merge_result(&mut data, result_1, "Ship", "action 2")?;
+                Ok(Attempt::Exit(0))
+            }
+                .await;
+            let next: Result<CarAuctionDeliverBranch2, WorkflowError> = match attempt {
+                Ok(Attempt::Exit(_)) => {
+                    Ok(CarAuctionDeliverBranch2::Shipped {
+                        data,
+                    })
+                }
+                Ok(Attempt::Terminate) => {
+                    Ok(CarAuctionDeliverBranch2::Terminated {
+                        output: data,
+                    })
+                }
+                Ok(Attempt::Stay(never, _)) => match never {}
+                Err(error) => Err(WorkflowError::new("car-auction", "Ship", error, data)),
+            };
+            next.map(Progress::Ran)
+        }
+        /// Runs one step of task `Shipped`.
+        async fn deliver_b2_run_task_shipped(
+            &self,
+            data: Value,
+            _io: &Io,
+        ) -> Step<CarAuctionDeliverBranch2> {
+            let attempt: Result<Attempt<Infallible>, ErrorObject> = async {
+                Ok(Attempt::Exit(0))
+            }
+                .await;
+            let next: Result<CarAuctionDeliverBranch2, WorkflowError> = match attempt {
+                Ok(Attempt::Exit(_)) => {
+                    Ok(CarAuctionDeliverBranch2::Completed {
+                        output: data,
+                    })
+                }
+                Ok(Attempt::Terminate) => {
+                    Ok(CarAuctionDeliverBranch2::Terminated {
+                        output: data,
+                    })
+                }
+                Ok(Attempt::Stay(never, _)) => match never {}
+                Err(error) => {
+                    Err(WorkflowError::new("car-auction", "Shipped", error, data))
+                }
+            };
+            next.map(Progress::Ran)
+        }
+        /// Runs one step of task `Sold`.
+        async fn run_task_sold(&self, data: Value, _io: &Io) -> Step<CarAuctionState> {
+            let attempt: Result<Attempt<Infallible>, ErrorObject> = async {
+                Ok(Attempt::Exit(0))
+            }
+                .await;
+            let next: Result<CarAuctionState, WorkflowError> = match attempt {
+                Ok(Attempt::Exit(_)) => {
+                    Ok(CarAuctionState::Completed {
+                        output: data,
+                    })
+                }
+                Ok(Attempt::Terminate) => {
+                    Ok(CarAuctionState::Terminated {
+                        output: data,
+                    })
+                }
+                Ok(Attempt::Stay(never, _)) => match never {}
+                Err(error) => Err(WorkflowError::new("car-auction", "Sold", error, data)),
+            };
+            next.map(Progress::Ran)
+        }
+        /// Runs one step of task `Unsold`.
+        async fn run_task_unsold(&self, data: Value, io: &Io) -> Step<CarAuctionState> {
+            let mut data = data;
+            let attempt: Result<Attempt<Infallible>, ErrorObject> = async {
+                let args = rt::object([("about", Value::from("unsold"))]);
+                let result = rt::ActionCall::new("notify", "Unsold", "action 1", 1)
+                    .call(io, CarAuctionFunctions::notify(&self.functions, args))
+                    .await?;
+                rt::merge_result(&mut data, result, "Unsold", "action 1")?;
+                Ok(Attempt::Exit(0))
+            }
+                .await;
+            let next: Result<CarAuctionState, WorkflowError> = match attempt {
+                Ok(Attempt::Exit(_)) => Ok(CarAuctionState::Failed { data }),
+                Ok(Attempt::Terminate) => {
+                    Ok(CarAuctionState::Terminated {
+                        output: data,
+                    })
+                }
+                Ok(Attempt::Stay(never, _)) => match never {}
+                Err(error) => {
+                    Err(WorkflowError::new("car-auction", "Unsold", error, data))
+                }
+            };
+            next.map(Progress::Ran)
+        }
+        /// Runs one step of task `Failed`.
+        async fn run_task_failed(&self, data: Value, _io: &Io) -> Step<CarAuctionState> {
+            let attempt: Result<Attempt<Infallible>, ErrorObject> = async {
+                Ok(Attempt::Exit(0))
+            }
+                .await;
+            let next: Result<CarAuctionState, WorkflowError> = match attempt {
+                Ok(Attempt::Exit(_)) => {
+                    Err(
+                        WorkflowError::new(
+                            "car-auction",
+                            "Failed",
+                            ErrorObject::new(
+                                ErrorObject::END_FAILURE,
+                                "the workflow ended in END state `Failed` with status FAILURE",
+                            ),
+                            data,
+                        ),
+                    )
+                }
+                Ok(Attempt::Terminate) => {
+                    Ok(CarAuctionState::Terminated {
+                        output: data,
+                    })
+                }
+                Ok(Attempt::Stay(never, _)) => match never {}
+                Err(error) => {
+                    Err(WorkflowError::new("car-auction", "Failed", error, data))
+                }
+            };
+            next.map(Progress::Ran)
+        }
+    }
+};

@@ -551,7 +551,10 @@ impl<F: NestedFunctions> NestedWorkflow<F> {
     ) -> ::core::result::Result<NestedState, ::swf_runtime::WorkflowError> {
         let _ = io;
         let input = ::swf_runtime::__private::workflow_input(Self::ID, "With", input)?;
-        Self::enter_task_with(input)
+        ::core::result::Result::Ok(NestedState::With {
+            data: input,
+            branches: ::core::option::Option::None,
+        })
     }
     #[doc(hidden)]
     pub fn begin_subflow(
@@ -616,692 +619,6 @@ impl<F: NestedFunctions> NestedWorkflow<F> {
             }
         }
     }
-    fn enter_task_with(
-        data: ::swf_runtime::Value,
-    ) -> ::core::result::Result<NestedState, ::swf_runtime::WorkflowError> {
-        ::core::result::Result::Ok(NestedState::With {
-            data,
-            branches: ::core::option::Option::None,
-        })
-    }
-    /// Runs one step of task `With`.
-    async fn run_task_with(
-        &self,
-        data: ::swf_runtime::Value,
-        branches: ::core::option::Option<NestedWithBranches>,
-        io: &::swf_runtime::Io,
-    ) -> ::core::result::Result<
-        ::swf_runtime::Progress<NestedState>,
-        ::swf_runtime::WorkflowError,
-    > {
-        let mut data = data;
-        let attempt: ::core::result::Result<
-            ::swf_runtime::__private::Attempt<NestedWithBranches>,
-            ::swf_runtime::ErrorObject,
-        > = async {
-            let fresh = branches.is_none();
-            let mut branches = match branches {
-                ::core::option::Option::Some(branches) => branches,
-                ::core::option::Option::None => {
-                    NestedWithBranches {
-                        b1: match Self::with_b1_begin(data.clone(), io)
-                            .map_err(|failure| failure.error().clone())?
-                        {
-                            ::core::result::Result::Ok(state) => {
-                                ::swf_runtime::Slot::start(
-                                    state,
-                                    ::swf_runtime::__private::deadline_of(
-                                        io,
-                                        ::core::option::Option::None,
-                                    ),
-                                )
-                            }
-                            ::core::result::Result::Err(output) => {
-                                ::swf_runtime::Slot::Done {
-                                    output,
-                                }
-                            }
-                        },
-                        b2: match Self::with_b2_begin(data.clone(), io)
-                            .map_err(|failure| failure.error().clone())?
-                        {
-                            ::core::result::Result::Ok(state) => {
-                                ::swf_runtime::Slot::start(
-                                    state,
-                                    ::swf_runtime::__private::deadline_of(
-                                        io,
-                                        ::core::option::Option::None,
-                                    ),
-                                )
-                            }
-                            ::core::result::Result::Err(output) => {
-                                ::swf_runtime::Slot::Done {
-                                    output,
-                                }
-                            }
-                        },
-                        until: ::swf_runtime::__private::deadline_of(
-                            io,
-                            ::core::option::Option::None,
-                        ),
-                        origin: ::swf_runtime::__private::step_origin(io),
-                    }
-                }
-            };
-            let origin = branches.origin;
-            let completed = [branches.b1.is_done(), branches.b2.is_done()]
-                .into_iter()
-                .filter(|done| *done)
-                .count();
-            let until = branches.until;
-            let end = ::swf_runtime::__private::round(
-                    ::std::vec![
-                        ::swf_runtime::__private::step_slot(& mut branches.b1, origin,
-                        io, "branch 1 of task `With`", "", move | state | {
-                        ::swf_runtime::__private::in_scope("With/first", self
-                        .with_b1_advance(state, io)) }),
-                        ::swf_runtime::__private::step_slot(& mut branches.b2, origin,
-                        io, "branch 2 of task `With`", "", move | state | {
-                        ::swf_runtime::__private::in_scope("With/second", self
-                        .with_b2_advance(state, io)) })
-                    ],
-                    completed,
-                    1usize,
-                    io,
-                    until,
-                    "",
-                )
-                .await?;
-            match end {
-                ::swf_runtime::__private::RoundEnd::Terminated(output) => {
-                    data = output;
-                    return ::core::result::Result::Ok(
-                        ::swf_runtime::__private::Attempt::Terminate,
-                    );
-                }
-                ::swf_runtime::__private::RoundEnd::Waiting(wait) if !fresh => {
-                    return ::core::result::Result::Ok(
-                        ::swf_runtime::__private::Attempt::Stay(
-                            branches,
-                            ::core::option::Option::Some(wait),
-                        ),
-                    );
-                }
-                ::swf_runtime::__private::RoundEnd::Ran
-                | ::swf_runtime::__private::RoundEnd::Waiting(_) => {
-                    return ::core::result::Result::Ok(
-                        ::swf_runtime::__private::Attempt::Stay(
-                            branches,
-                            ::core::option::Option::None,
-                        ),
-                    );
-                }
-                ::swf_runtime::__private::RoundEnd::Enough => {}
-            }
-            for output in [branches.b1.take_output(), branches.b2.take_output()]
-                .into_iter()
-                .flatten()
-            {
-                ::swf_runtime::__private::merge_data(
-                    &mut data,
-                    output,
-                    "With",
-                    "branch output",
-                )?;
-            }
-            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Exit(0))
-        }
-            .await;
-        let next: ::core::result::Result<NestedState, ::swf_runtime::WorkflowError> = match attempt {
-            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Exit(_)) => {
-                async {
-                    let output = data;
-                    Self::enter_task_run(output)
-                }
-                    .await
-            }
-            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Terminate) => {
-                ::core::result::Result::Ok(NestedState::Terminated {
-                    output: data,
-                })
-            }
-            ::core::result::Result::Ok(
-                ::swf_runtime::__private::Attempt::Stay(stay, wait),
-            ) => {
-                return ::core::result::Result::Ok(
-                    ::swf_runtime::__private::progress(
-                        NestedState::With {
-                            data,
-                            branches: ::core::option::Option::Some(stay),
-                        },
-                        wait,
-                    ),
-                );
-            }
-            ::core::result::Result::Err(error) => {
-                async {
-                    ::core::result::Result::Err(
-                        ::swf_runtime::WorkflowError::new("nested", "With", error, data),
-                    )
-                }
-                    .await
-            }
-        };
-        next.map(::swf_runtime::Progress::Ran)
-    }
-    fn with_b1_begin(
-        input: ::swf_runtime::Value,
-        io: &::swf_runtime::Io,
-    ) -> ::core::result::Result<
-        ::core::result::Result<NestedWithBranch1, ::swf_runtime::Value>,
-        ::swf_runtime::WorkflowError,
-    > {
-        let _ = io;
-        Self::with_b1_enter_task_self2(input).map(::core::result::Result::Ok)
-    }
-    async fn with_b1_advance(
-        &self,
-        state: NestedWithBranch1,
-        io: &::swf_runtime::Io,
-    ) -> ::core::result::Result<
-        ::swf_runtime::Progress<NestedWithBranch1>,
-        ::swf_runtime::WorkflowError,
-    > {
-        match state {
-            NestedWithBranch1::Self2 { data } => {
-                self.with_b1_run_task_self2(data, io).await
-            }
-            ended @ (NestedWithBranch1::Completed { .. }
-            | NestedWithBranch1::Terminated { .. }) => {
-                ::core::result::Result::Ok(::swf_runtime::Progress::Ran(ended))
-            }
-        }
-    }
-    fn with_b1_enter_task_self2(
-        data: ::swf_runtime::Value,
-    ) -> ::core::result::Result<NestedWithBranch1, ::swf_runtime::WorkflowError> {
-        ::core::result::Result::Ok(NestedWithBranch1::Self2 { data })
-    }
-    /// Runs one step of task `Self`.
-    async fn with_b1_run_task_self2(
-        &self,
-        data: ::swf_runtime::Value,
-        _io: &::swf_runtime::Io,
-    ) -> ::core::result::Result<
-        ::swf_runtime::Progress<NestedWithBranch1>,
-        ::swf_runtime::WorkflowError,
-    > {
-        let mut data = data;
-        let attempt: ::core::result::Result<
-            ::swf_runtime::__private::Attempt<::core::convert::Infallible>,
-            ::swf_runtime::ErrorObject,
-        > = async {
-            ::swf_runtime::__private::merge_data(
-                &mut data,
-                {
-                    let mut map = ::swf_runtime::__private::Map::new();
-                    map.insert(
-                        ::std::string::String::from("first"),
-                        ::swf_runtime::Value::Bool(true),
-                    );
-                    ::swf_runtime::Value::Object(map)
-                },
-                "Self",
-                "inject data",
-            )?;
-            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Exit(0))
-        }
-            .await;
-        let next: ::core::result::Result<
-            NestedWithBranch1,
-            ::swf_runtime::WorkflowError,
-        > = match attempt {
-            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Exit(_)) => {
-                async {
-                    let output = data;
-                    ::core::result::Result::Ok(NestedWithBranch1::Completed {
-                        output,
-                    })
-                }
-                    .await
-            }
-            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Terminate) => {
-                ::core::result::Result::Ok(NestedWithBranch1::Terminated {
-                    output: data,
-                })
-            }
-            ::core::result::Result::Ok(
-                ::swf_runtime::__private::Attempt::Stay(never, _),
-            ) => match never {}
-            ::core::result::Result::Err(error) => {
-                async {
-                    ::core::result::Result::Err(
-                        ::swf_runtime::WorkflowError::new("nested", "Self", error, data),
-                    )
-                }
-                    .await
-            }
-        };
-        next.map(::swf_runtime::Progress::Ran)
-    }
-    fn with_b2_begin(
-        input: ::swf_runtime::Value,
-        io: &::swf_runtime::Io,
-    ) -> ::core::result::Result<
-        ::core::result::Result<NestedWithBranch2, ::swf_runtime::Value>,
-        ::swf_runtime::WorkflowError,
-    > {
-        let _ = io;
-        Self::with_b2_enter_task_log(input).map(::core::result::Result::Ok)
-    }
-    async fn with_b2_advance(
-        &self,
-        state: NestedWithBranch2,
-        io: &::swf_runtime::Io,
-    ) -> ::core::result::Result<
-        ::swf_runtime::Progress<NestedWithBranch2>,
-        ::swf_runtime::WorkflowError,
-    > {
-        match state {
-            NestedWithBranch2::Log { data } => self.with_b2_run_task_log(data, io).await,
-            ended @ (NestedWithBranch2::Completed { .. }
-            | NestedWithBranch2::Terminated { .. }) => {
-                ::core::result::Result::Ok(::swf_runtime::Progress::Ran(ended))
-            }
-        }
-    }
-    fn with_b2_enter_task_log(
-        data: ::swf_runtime::Value,
-    ) -> ::core::result::Result<NestedWithBranch2, ::swf_runtime::WorkflowError> {
-        ::core::result::Result::Ok(NestedWithBranch2::Log { data })
-    }
-    /// Runs one step of task `Log`.
-    async fn with_b2_run_task_log(
-        &self,
-        data: ::swf_runtime::Value,
-        io: &::swf_runtime::Io,
-    ) -> ::core::result::Result<
-        ::swf_runtime::Progress<NestedWithBranch2>,
-        ::swf_runtime::WorkflowError,
-    > {
-        let mut data = data;
-        let attempt: ::core::result::Result<
-            ::swf_runtime::__private::Attempt<::core::convert::Infallible>,
-            ::swf_runtime::ErrorObject,
-        > = async {
-            {
-                let result = async {
-                    let args = {
-                        let mut map = ::swf_runtime::__private::Map::new();
-                        map.insert(
-                            ::std::string::String::from("what"),
-                            ::swf_runtime::Value::from("branch"),
-                        );
-                        ::swf_runtime::Value::Object(map)
-                    };
-                    ::swf_runtime::__private::call_action(
-                            io,
-                            ::swf_runtime::__private::ActionCall {
-                                function: "log",
-                                task: "Log",
-                                action: "action 1",
-                                timeout: ::core::option::Option::None,
-                                timeout_text: "",
-                                attempt: 1,
-                            },
-                            NestedFunctions::log(&self.functions, args),
-                        )
-                        .await
-                }
-                    .await?;
-                {
-                    static PATH: ::swf_runtime::__private::JsonPath = ::swf_runtime::__private::JsonPath::definite(
-                        "$.logged",
-                        &[::swf_runtime::__private::Segment::Key("logged")],
-                    );
-                    &PATH
-                }
-                    .write(&mut data, result)?;
-            }
-            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Exit(0))
-        }
-            .await;
-        let next: ::core::result::Result<
-            NestedWithBranch2,
-            ::swf_runtime::WorkflowError,
-        > = match attempt {
-            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Exit(_)) => {
-                async {
-                    let output = data;
-                    ::core::result::Result::Ok(NestedWithBranch2::Completed {
-                        output,
-                    })
-                }
-                    .await
-            }
-            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Terminate) => {
-                ::core::result::Result::Ok(NestedWithBranch2::Terminated {
-                    output: data,
-                })
-            }
-            ::core::result::Result::Ok(
-                ::swf_runtime::__private::Attempt::Stay(never, _),
-            ) => match never {}
-            ::core::result::Result::Err(error) => {
-                async {
-                    ::core::result::Result::Err(
-                        ::swf_runtime::WorkflowError::new("nested", "Log", error, data),
-                    )
-                }
-                    .await
-            }
-        };
-        next.map(::swf_runtime::Progress::Ran)
-    }
-    fn enter_task_run(
-        data: ::swf_runtime::Value,
-    ) -> ::core::result::Result<NestedState, ::swf_runtime::WorkflowError> {
-        ::core::result::Result::Ok(NestedState::Run {
-            data,
-            each: ::core::option::Option::None,
-        })
-    }
-    /// Runs one step of task `Run`.
-    async fn run_task_run(
-        &self,
-        data: ::swf_runtime::Value,
-        each: ::core::option::Option<::swf_runtime::Iterations<NestedRunBody>>,
-        io: &::swf_runtime::Io,
-    ) -> ::core::result::Result<
-        ::swf_runtime::Progress<NestedState>,
-        ::swf_runtime::WorkflowError,
-    > {
-        let mut data = data;
-        let attempt: ::core::result::Result<
-            ::swf_runtime::__private::Attempt<::swf_runtime::Iterations<NestedRunBody>>,
-            ::swf_runtime::ErrorObject,
-        > = async {
-            let fresh = each.is_none();
-            let items = ::swf_runtime::__private::collection_refs(
-                {
-                    static PATH: ::swf_runtime::__private::JsonPath = ::swf_runtime::__private::JsonPath::definite(
-                        "$.items",
-                        &[::swf_runtime::__private::Segment::Key("items")],
-                    );
-                    &PATH
-                },
-                &data,
-                "Run",
-                "$.items",
-            )?;
-            let mut each = each
-                .unwrap_or_else(|| ::swf_runtime::Iterations::new(
-                    items.len(),
-                    true,
-                    ::swf_runtime::__private::step_origin(io),
-                ));
-            let begin = |
-                item: usize,
-            | -> ::core::result::Result<_, ::swf_runtime::ErrorObject> {
-                let element = items
-                    .get(item)
-                    .map_or(::swf_runtime::Value::Null, |element| (*element).clone());
-                let mut input = data.clone();
-                {
-                    static PATH: ::swf_runtime::__private::JsonPath = ::swf_runtime::__private::JsonPath::definite(
-                        "$.item",
-                        &[::swf_runtime::__private::Segment::Key("item")],
-                    );
-                    &PATH
-                }
-                    .write(&mut input, element)?;
-                Self::run_body_begin(input, io)
-                    .map_err(|failure| failure.error().clone())
-            };
-            let end = each
-                .round(
-                    io,
-                    2usize,
-                    ::core::option::Option::None,
-                    begin,
-                    |item, state| ::swf_runtime::__private::in_scope(
-                        &::std::format!("{}[{}]", "Run", item),
-                        self.run_body_advance(state, io),
-                    ),
-                    &|_: &::swf_runtime::Value| ::core::result::Result::Ok(false),
-                )
-                .await?;
-            match end {
-                ::swf_runtime::__private::RoundEnd::Terminated(output) => {
-                    data = output;
-                    return ::core::result::Result::Ok(
-                        ::swf_runtime::__private::Attempt::Terminate,
-                    );
-                }
-                ::swf_runtime::__private::RoundEnd::Waiting(wait) if !fresh => {
-                    return ::core::result::Result::Ok(
-                        ::swf_runtime::__private::Attempt::Stay(
-                            each,
-                            ::core::option::Option::Some(wait),
-                        ),
-                    );
-                }
-                _ => {}
-            }
-            if !each.finished() {
-                return ::core::result::Result::Ok(
-                    ::swf_runtime::__private::Attempt::Stay(
-                        each,
-                        ::core::option::Option::None,
-                    ),
-                );
-            }
-            {
-                static PATH: ::swf_runtime::__private::JsonPath = ::swf_runtime::__private::JsonPath::definite(
-                    "$.done",
-                    &[::swf_runtime::__private::Segment::Key("done")],
-                );
-                &PATH
-            }
-                .write(&mut data, ::swf_runtime::Value::Array(each.into_outputs()))?;
-            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Exit(0))
-        }
-            .await;
-        let next: ::core::result::Result<NestedState, ::swf_runtime::WorkflowError> = match attempt {
-            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Exit(_)) => {
-                async {
-                    let output = data;
-                    ::core::result::Result::Ok(NestedState::Completed { output })
-                }
-                    .await
-            }
-            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Terminate) => {
-                ::core::result::Result::Ok(NestedState::Terminated {
-                    output: data,
-                })
-            }
-            ::core::result::Result::Ok(
-                ::swf_runtime::__private::Attempt::Stay(stay, wait),
-            ) => {
-                return ::core::result::Result::Ok(
-                    ::swf_runtime::__private::progress(
-                        NestedState::Run {
-                            data,
-                            each: ::core::option::Option::Some(stay),
-                        },
-                        wait,
-                    ),
-                );
-            }
-            ::core::result::Result::Err(error) => {
-                async {
-                    ::core::result::Result::Err(
-                        ::swf_runtime::WorkflowError::new("nested", "Run", error, data),
-                    )
-                }
-                    .await
-            }
-        };
-        next.map(::swf_runtime::Progress::Ran)
-    }
-    fn run_body_begin(
-        input: ::swf_runtime::Value,
-        io: &::swf_runtime::Io,
-    ) -> ::core::result::Result<
-        ::core::result::Result<NestedRunBody, ::swf_runtime::Value>,
-        ::swf_runtime::WorkflowError,
-    > {
-        let _ = io;
-        Self::run_body_enter_task_iteration(input).map(::core::result::Result::Ok)
-    }
-    async fn run_body_advance(
-        &self,
-        state: NestedRunBody,
-        io: &::swf_runtime::Io,
-    ) -> ::core::result::Result<
-        ::swf_runtime::Progress<NestedRunBody>,
-        ::swf_runtime::WorkflowError,
-    > {
-        match state {
-            NestedRunBody::Iteration { data, child } => {
-                self.run_body_run_task_iteration(data, child, io).await
-            }
-            ended @ (NestedRunBody::Completed { .. }
-            | NestedRunBody::Terminated { .. }) => {
-                ::core::result::Result::Ok(::swf_runtime::Progress::Ran(ended))
-            }
-        }
-    }
-    fn run_body_enter_task_iteration(
-        data: ::swf_runtime::Value,
-    ) -> ::core::result::Result<NestedRunBody, ::swf_runtime::WorkflowError> {
-        ::core::result::Result::Ok(NestedRunBody::Iteration {
-            data,
-            child: ::core::option::Option::None,
-        })
-    }
-    /// Runs one step of task `Iteration`.
-    async fn run_body_run_task_iteration(
-        &self,
-        data: ::swf_runtime::Value,
-        child: ::core::option::Option<NestedChildState>,
-        io: &::swf_runtime::Io,
-    ) -> ::core::result::Result<
-        ::swf_runtime::Progress<NestedRunBody>,
-        ::swf_runtime::WorkflowError,
-    > {
-        let mut data = data;
-        let attempt: ::core::result::Result<
-            ::swf_runtime::__private::Attempt<NestedChildState>,
-            ::swf_runtime::ErrorObject,
-        > = async {
-            let machine = NestedChildWorkflow::new(&self.functions);
-            let fresh = child.is_none();
-            let child = match child {
-                ::core::option::Option::Some(child) => child,
-                ::core::option::Option::None => {
-                    match machine
-                        .begin_subflow(data.clone(), io)
-                        .map_err(|failure| failure.error().clone())?
-                    {
-                        ::core::result::Result::Ok(child) => child,
-                        ::core::result::Result::Err(output) => {
-                            data = output;
-                            return ::core::result::Result::Ok(
-                                ::swf_runtime::__private::Attempt::Exit(0),
-                            );
-                        }
-                    }
-                }
-            };
-            let stepped = ::swf_runtime::__private::in_scope(
-                    "Iteration",
-                    machine.advance(child, io),
-                )
-                .await
-                .map_err(|failure| failure.error().clone())?;
-            match stepped {
-                ::swf_runtime::Progress::Waiting(child, wait) => {
-                    ::core::result::Result::Ok(
-                        ::swf_runtime::__private::Attempt::Stay(
-                            child,
-                            (!fresh).then_some(wait),
-                        ),
-                    )
-                }
-                ::swf_runtime::Progress::Ran(child) => {
-                    match ::swf_runtime::ScopeState::end(child) {
-                        ::core::result::Result::Ok(
-                            ::swf_runtime::ScopeEnd::Completed(output),
-                        ) => {
-                            data = output;
-                            ::core::result::Result::Ok(
-                                ::swf_runtime::__private::Attempt::Exit(0),
-                            )
-                        }
-                        ::core::result::Result::Ok(
-                            ::swf_runtime::ScopeEnd::Terminated(output),
-                        ) => {
-                            data = output;
-                            ::core::result::Result::Ok(
-                                ::swf_runtime::__private::Attempt::Terminate,
-                            )
-                        }
-                        ::core::result::Result::Err(child) => {
-                            ::core::result::Result::Ok(
-                                ::swf_runtime::__private::Attempt::Stay(
-                                    child,
-                                    ::core::option::Option::None,
-                                ),
-                            )
-                        }
-                    }
-                }
-            }
-        }
-            .await;
-        let next: ::core::result::Result<NestedRunBody, ::swf_runtime::WorkflowError> = match attempt {
-            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Exit(_)) => {
-                async {
-                    let output = data;
-                    ::core::result::Result::Ok(NestedRunBody::Completed { output })
-                }
-                    .await
-            }
-            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Terminate) => {
-                ::core::result::Result::Ok(NestedRunBody::Terminated {
-                    output: data,
-                })
-            }
-            ::core::result::Result::Ok(
-                ::swf_runtime::__private::Attempt::Stay(stay, wait),
-            ) => {
-                return ::core::result::Result::Ok(
-                    ::swf_runtime::__private::progress(
-                        NestedRunBody::Iteration {
-                            data,
-                            child: ::core::option::Option::Some(stay),
-                        },
-                        wait,
-                    ),
-                );
-            }
-            ::core::result::Result::Err(error) => {
-                async {
-                    ::core::result::Result::Err(
-                        ::swf_runtime::WorkflowError::new(
-                            "nested",
-                            "Iteration",
-                            error,
-                            data,
-                        ),
-                    )
-                }
-                    .await
-            }
-        };
-        next.map(::swf_runtime::Progress::Ran)
-    }
 }
 impl<F: NestedFunctions + 'static> ::swf_runtime::Machine for NestedWorkflow<F> {
     type State = NestedState;
@@ -1346,3 +663,438 @@ impl<F: NestedFunctions + 'static> ::swf_runtime::Machine for NestedWorkflow<F> 
         state.output()
     }
 }
+const _: () = {
+    #[allow(unused_imports)]
+    use ::swf_runtime::__private::{
+        self as rt, Attempt, ErrorObject, Io, Progress, Step, Value, WorkflowError,
+    };
+    #[allow(unused_imports)]
+    use ::core::option::Option::{self, None, Some};
+    #[allow(unused_imports)]
+    use ::core::result::Result::{self, Err, Ok};
+    #[allow(unused_imports)]
+    use ::core::convert::Infallible;
+    #[allow(unused_imports)]
+    use ::std::string::String;
+    static PATH_LOGGED: rt::JsonPath = rt::JsonPath::definite(
+        "$.logged",
+        &[rt::Segment::Key("logged")],
+    );
+    static PATH_ITEMS: rt::JsonPath = rt::JsonPath::definite(
+        "$.items",
+        &[rt::Segment::Key("items")],
+    );
+    static PATH_ITEM: rt::JsonPath = rt::JsonPath::definite(
+        "$.item",
+        &[rt::Segment::Key("item")],
+    );
+    static PATH_DONE: rt::JsonPath = rt::JsonPath::definite(
+        "$.done",
+        &[rt::Segment::Key("done")],
+    );
+    #[allow(dead_code)]
+    impl<F: NestedFunctions> NestedWorkflow<F> {
+        /// Runs one step of task `With`.
+        async fn run_task_with(
+            &self,
+            data: Value,
+            branches: Option<NestedWithBranches>,
+            io: &Io,
+        ) -> Step<NestedState> {
+            let mut data = data;
+            let attempt: Result<Attempt<NestedWithBranches>, ErrorObject> = async {
+                let fresh = branches.is_none();
+                let mut branches = match branches {
+                    Some(branches) => branches,
+                    None => {
+                        NestedWithBranches {
+                            b1: match Self::with_b1_begin(data.clone(), io)
+                                .map_err(|failure| failure.error().clone())?
+                            {
+                                Ok(state) => {
+                                    rt::Slot::start(state, rt::deadline_of(io, None))
+                                }
+                                Err(output) => rt::Slot::Done { output },
+                            },
+                            b2: match Self::with_b2_begin(data.clone(), io)
+                                .map_err(|failure| failure.error().clone())?
+                            {
+                                Ok(state) => {
+                                    rt::Slot::start(state, rt::deadline_of(io, None))
+                                }
+                                Err(output) => rt::Slot::Done { output },
+                            },
+                            until: rt::deadline_of(io, None),
+                            origin: rt::step_origin(io),
+                        }
+                    }
+                };
+                let origin = branches.origin;
+                let completed = [branches.b1.is_done(), branches.b2.is_done()]
+                    .into_iter()
+                    .filter(|done| *done)
+                    .count();
+                let until = branches.until;
+                let end = rt::round(
+                        ::std::vec![
+                            rt::step_slot(& mut branches.b1, origin, io,
+                            "branch 1 of task `With`", "", move | state | {
+                            rt::in_scope("With/first", self.with_b1_advance(state, io))
+                            }), rt::step_slot(& mut branches.b2, origin, io,
+                            "branch 2 of task `With`", "", move | state | {
+                            rt::in_scope("With/second", self.with_b2_advance(state, io))
+                            })
+                        ],
+                        completed,
+                        1usize,
+                        io,
+                        until,
+                        "",
+                    )
+                    .await?;
+                match end {
+                    rt::RoundEnd::Terminated(output) => {
+                        data = output;
+                        return Ok(Attempt::Terminate);
+                    }
+                    rt::RoundEnd::Waiting(wait) if !fresh => {
+                        return Ok(Attempt::Stay(branches, Some(wait)));
+                    }
+                    rt::RoundEnd::Ran | rt::RoundEnd::Waiting(_) => {
+                        return Ok(Attempt::Stay(branches, None));
+                    }
+                    rt::RoundEnd::Enough => {}
+                }
+                for output in [branches.b1.take_output(), branches.b2.take_output()]
+                    .into_iter()
+                    .flatten()
+                {
+                    rt::merge_data(&mut data, output, "With", "branch output")?;
+                }
+                Ok(Attempt::Exit(0))
+            }
+                .await;
+            let next: Result<NestedState, WorkflowError> = match attempt {
+                Ok(Attempt::Exit(_)) => {
+                    Ok(NestedState::Run {
+                        data,
+                        each: None,
+                    })
+                }
+                Ok(Attempt::Terminate) => {
+                    Ok(NestedState::Terminated {
+                        output: data,
+                    })
+                }
+                Ok(Attempt::Stay(stay, wait)) => {
+                    return Ok(
+                        rt::progress(
+                            NestedState::With {
+                                data,
+                                branches: Some(stay),
+                            },
+                            wait,
+                        ),
+                    );
+                }
+                Err(error) => Err(WorkflowError::new("nested", "With", error, data)),
+            };
+            next.map(Progress::Ran)
+        }
+        fn with_b1_begin(
+            input: Value,
+            io: &Io,
+        ) -> Result<Result<NestedWithBranch1, Value>, WorkflowError> {
+            let _ = io;
+            Ok(
+                Ok(NestedWithBranch1::Self2 {
+                    data: input,
+                }),
+            )
+        }
+        async fn with_b1_advance(
+            &self,
+            state: NestedWithBranch1,
+            io: &Io,
+        ) -> Result<Progress<NestedWithBranch1>, WorkflowError> {
+            match state {
+                NestedWithBranch1::Self2 { data } => {
+                    self.with_b1_run_task_self2(data, io).await
+                }
+                ended @ (NestedWithBranch1::Completed { .. }
+                | NestedWithBranch1::Terminated { .. }) => Ok(Progress::Ran(ended)),
+            }
+        }
+        /// Runs one step of task `Self`.
+        async fn with_b1_run_task_self2(
+            &self,
+            data: Value,
+            _io: &Io,
+        ) -> Step<NestedWithBranch1> {
+            let mut data = data;
+            let attempt: Result<Attempt<Infallible>, ErrorObject> = async {
+                rt::merge_data(
+                    &mut data,
+                    rt::object([("first", Value::Bool(true))]),
+                    "Self",
+                    "inject data",
+                )?;
+                Ok(Attempt::Exit(0))
+            }
+                .await;
+            let next: Result<NestedWithBranch1, WorkflowError> = match attempt {
+                Ok(Attempt::Exit(_)) => {
+                    Ok(NestedWithBranch1::Completed {
+                        output: data,
+                    })
+                }
+                Ok(Attempt::Terminate) => {
+                    Ok(NestedWithBranch1::Terminated {
+                        output: data,
+                    })
+                }
+                Ok(Attempt::Stay(never, _)) => match never {}
+                Err(error) => Err(WorkflowError::new("nested", "Self", error, data)),
+            };
+            next.map(Progress::Ran)
+        }
+        fn with_b2_begin(
+            input: Value,
+            io: &Io,
+        ) -> Result<Result<NestedWithBranch2, Value>, WorkflowError> {
+            let _ = io;
+            Ok(
+                Ok(NestedWithBranch2::Log {
+                    data: input,
+                }),
+            )
+        }
+        async fn with_b2_advance(
+            &self,
+            state: NestedWithBranch2,
+            io: &Io,
+        ) -> Result<Progress<NestedWithBranch2>, WorkflowError> {
+            match state {
+                NestedWithBranch2::Log { data } => {
+                    self.with_b2_run_task_log(data, io).await
+                }
+                ended @ (NestedWithBranch2::Completed { .. }
+                | NestedWithBranch2::Terminated { .. }) => Ok(Progress::Ran(ended)),
+            }
+        }
+        /// Runs one step of task `Log`.
+        async fn with_b2_run_task_log(
+            &self,
+            data: Value,
+            io: &Io,
+        ) -> Step<NestedWithBranch2> {
+            let mut data = data;
+            let attempt: Result<Attempt<Infallible>, ErrorObject> = async {
+                let args = rt::object([("what", Value::from("branch"))]);
+                let result = rt::ActionCall::new("log", "Log", "action 1", 1)
+                    .call(io, NestedFunctions::log(&self.functions, args))
+                    .await?;
+                PATH_LOGGED.write(&mut data, result)?;
+                Ok(Attempt::Exit(0))
+            }
+                .await;
+            let next: Result<NestedWithBranch2, WorkflowError> = match attempt {
+                Ok(Attempt::Exit(_)) => {
+                    Ok(NestedWithBranch2::Completed {
+                        output: data,
+                    })
+                }
+                Ok(Attempt::Terminate) => {
+                    Ok(NestedWithBranch2::Terminated {
+                        output: data,
+                    })
+                }
+                Ok(Attempt::Stay(never, _)) => match never {}
+                Err(error) => Err(WorkflowError::new("nested", "Log", error, data)),
+            };
+            next.map(Progress::Ran)
+        }
+        /// Runs one step of task `Run`.
+        async fn run_task_run(
+            &self,
+            data: Value,
+            each: Option<rt::Iterations<NestedRunBody>>,
+            io: &Io,
+        ) -> Step<NestedState> {
+            let mut data = data;
+            let attempt: Result<Attempt<rt::Iterations<NestedRunBody>>, ErrorObject> = async {
+                let fresh = each.is_none();
+                let items = rt::collection_refs(&PATH_ITEMS, &data, "Run", "$.items")?;
+                let mut each = each
+                    .unwrap_or_else(|| rt::Iterations::new(
+                        items.len(),
+                        true,
+                        rt::step_origin(io),
+                    ));
+                let begin = |item: usize| -> Result<_, ErrorObject> {
+                    let element = items
+                        .get(item)
+                        .map_or(Value::Null, |element| (*element).clone());
+                    let mut input = data.clone();
+                    PATH_ITEM.write(&mut input, element)?;
+                    Self::run_body_begin(input, io)
+                        .map_err(|failure| failure.error().clone())
+                };
+                let end = each
+                    .round(
+                        io,
+                        2usize,
+                        None,
+                        begin,
+                        |item, state| rt::in_scope(
+                            &::std::format!("{}[{}]", "Run", item),
+                            self.run_body_advance(state, io),
+                        ),
+                        &|_: &Value| Ok(false),
+                    )
+                    .await?;
+                match end {
+                    rt::RoundEnd::Terminated(output) => {
+                        data = output;
+                        return Ok(Attempt::Terminate);
+                    }
+                    rt::RoundEnd::Waiting(wait) if !fresh => {
+                        return Ok(Attempt::Stay(each, Some(wait)));
+                    }
+                    _ => {}
+                }
+                if !each.finished() {
+                    return Ok(Attempt::Stay(each, None));
+                }
+                PATH_DONE.write(&mut data, Value::Array(each.into_outputs()))?;
+                Ok(Attempt::Exit(0))
+            }
+                .await;
+            let next: Result<NestedState, WorkflowError> = match attempt {
+                Ok(Attempt::Exit(_)) => {
+                    Ok(NestedState::Completed {
+                        output: data,
+                    })
+                }
+                Ok(Attempt::Terminate) => {
+                    Ok(NestedState::Terminated {
+                        output: data,
+                    })
+                }
+                Ok(Attempt::Stay(stay, wait)) => {
+                    return Ok(
+                        rt::progress(
+                            NestedState::Run {
+                                data,
+                                each: Some(stay),
+                            },
+                            wait,
+                        ),
+                    );
+                }
+                Err(error) => Err(WorkflowError::new("nested", "Run", error, data)),
+            };
+            next.map(Progress::Ran)
+        }
+        fn run_body_begin(
+            input: Value,
+            io: &Io,
+        ) -> Result<Result<NestedRunBody, Value>, WorkflowError> {
+            let _ = io;
+            Ok(
+                Ok(NestedRunBody::Iteration {
+                    data: input,
+                    child: None,
+                }),
+            )
+        }
+        async fn run_body_advance(
+            &self,
+            state: NestedRunBody,
+            io: &Io,
+        ) -> Result<Progress<NestedRunBody>, WorkflowError> {
+            match state {
+                NestedRunBody::Iteration { data, child } => {
+                    self.run_body_run_task_iteration(data, child, io).await
+                }
+                ended @ (NestedRunBody::Completed { .. }
+                | NestedRunBody::Terminated { .. }) => Ok(Progress::Ran(ended)),
+            }
+        }
+        /// Runs one step of task `Iteration`.
+        async fn run_body_run_task_iteration(
+            &self,
+            data: Value,
+            child: Option<NestedChildState>,
+            io: &Io,
+        ) -> Step<NestedRunBody> {
+            let mut data = data;
+            let attempt: Result<Attempt<NestedChildState>, ErrorObject> = async {
+                let machine = NestedChildWorkflow::new(&self.functions);
+                let fresh = child.is_none();
+                let child = match child {
+                    Some(child) => child,
+                    None => {
+                        match machine
+                            .begin_subflow(data.clone(), io)
+                            .map_err(|failure| failure.error().clone())?
+                        {
+                            Ok(child) => child,
+                            Err(output) => {
+                                data = output;
+                                return Ok(Attempt::Exit(0));
+                            }
+                        }
+                    }
+                };
+                let stepped = rt::in_scope("Iteration", machine.advance(child, io))
+                    .await
+                    .map_err(|failure| failure.error().clone())?;
+                match stepped {
+                    Progress::Waiting(child, wait) => {
+                        Ok(Attempt::Stay(child, (!fresh).then_some(wait)))
+                    }
+                    Progress::Ran(child) => {
+                        match rt::ScopeState::end(child) {
+                            Ok(rt::ScopeEnd::Completed(output)) => {
+                                data = output;
+                                Ok(Attempt::Exit(0))
+                            }
+                            Ok(rt::ScopeEnd::Terminated(output)) => {
+                                data = output;
+                                Ok(Attempt::Terminate)
+                            }
+                            Err(child) => Ok(Attempt::Stay(child, None)),
+                        }
+                    }
+                }
+            }
+                .await;
+            let next: Result<NestedRunBody, WorkflowError> = match attempt {
+                Ok(Attempt::Exit(_)) => {
+                    Ok(NestedRunBody::Completed {
+                        output: data,
+                    })
+                }
+                Ok(Attempt::Terminate) => {
+                    Ok(NestedRunBody::Terminated {
+                        output: data,
+                    })
+                }
+                Ok(Attempt::Stay(stay, wait)) => {
+                    return Ok(
+                        rt::progress(
+                            NestedRunBody::Iteration {
+                                data,
+                                child: Some(stay),
+                            },
+                            wait,
+                        ),
+                    );
+                }
+                Err(error) => Err(WorkflowError::new("nested", "Iteration", error, data)),
+            };
+            next.map(Progress::Ran)
+        }
+    }
+};

@@ -201,7 +201,9 @@ impl<F: NestedChildFunctions> NestedChildWorkflow<F> {
     ) -> ::core::result::Result<NestedChildState, ::swf_runtime::WorkflowError> {
         let _ = io;
         let input = ::swf_runtime::__private::workflow_input(Self::ID, "Log", input)?;
-        Self::enter_task_log(input)
+        ::core::result::Result::Ok(NestedChildState::Log {
+            data: input,
+        })
     }
     #[doc(hidden)]
     pub fn begin_subflow(
@@ -264,128 +266,6 @@ impl<F: NestedChildFunctions> NestedChildWorkflow<F> {
             }
         }
     }
-    fn enter_task_log(
-        data: ::swf_runtime::Value,
-    ) -> ::core::result::Result<NestedChildState, ::swf_runtime::WorkflowError> {
-        ::core::result::Result::Ok(NestedChildState::Log { data })
-    }
-    /// Runs one step of task `Log`.
-    async fn run_task_log(
-        &self,
-        data: ::swf_runtime::Value,
-        io: &::swf_runtime::Io,
-    ) -> ::core::result::Result<
-        ::swf_runtime::Progress<NestedChildState>,
-        ::swf_runtime::WorkflowError,
-    > {
-        let mut data = data;
-        let attempt: ::core::result::Result<
-            ::swf_runtime::__private::Attempt<::core::convert::Infallible>,
-            ::swf_runtime::ErrorObject,
-        > = async {
-            {
-                let result = async {
-                    let args = {
-                        let mut map = ::swf_runtime::__private::Map::new();
-                        map.insert(
-                            ::std::string::String::from("item"),
-                            ::swf_runtime::__private::select_or_null(
-                                {
-                                    static PATH: ::swf_runtime::__private::JsonPath = ::swf_runtime::__private::JsonPath::definite(
-                                        "$.item",
-                                        &[::swf_runtime::__private::Segment::Key("item")],
-                                    );
-                                    &PATH
-                                },
-                                &data,
-                            )?,
-                        );
-                        ::swf_runtime::Value::Object(map)
-                    };
-                    ::swf_runtime::__private::call_action(
-                            io,
-                            ::swf_runtime::__private::ActionCall {
-                                function: "log",
-                                task: "Log",
-                                action: "action 1",
-                                timeout: ::core::option::Option::None,
-                                timeout_text: "",
-                                attempt: 1,
-                            },
-                            NestedChildFunctions::log(&self.functions, args),
-                        )
-                        .await
-                }
-                    .await?;
-                {
-                    static PATH: ::swf_runtime::__private::JsonPath = ::swf_runtime::__private::JsonPath::definite(
-                        "$.logged",
-                        &[::swf_runtime::__private::Segment::Key("logged")],
-                    );
-                    &PATH
-                }
-                    .write(&mut data, result)?;
-            }
-            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Exit(0))
-        }
-            .await;
-        let next: ::core::result::Result<
-            NestedChildState,
-            ::swf_runtime::WorkflowError,
-        > = match attempt {
-            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Exit(_)) => {
-                async {
-                    let mut output = data;
-                    if let ::core::result::Result::Err(error) = ::swf_runtime::__private::filter_in_place(
-                        {
-                            static PATH: ::swf_runtime::__private::JsonPath = ::swf_runtime::__private::JsonPath::definite(
-                                "$.logged",
-                                &[::swf_runtime::__private::Segment::Key("logged")],
-                            );
-                            &PATH
-                        },
-                        &mut output,
-                    ) {
-                        let data = output;
-                        return ::core::result::Result::Err(
-                            ::swf_runtime::WorkflowError::new(
-                                "nested-child",
-                                "Log",
-                                error,
-                                data,
-                            ),
-                        );
-                    }
-                    ::core::result::Result::Ok(NestedChildState::Completed {
-                        output,
-                    })
-                }
-                    .await
-            }
-            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Terminate) => {
-                ::core::result::Result::Ok(NestedChildState::Terminated {
-                    output: data,
-                })
-            }
-            ::core::result::Result::Ok(
-                ::swf_runtime::__private::Attempt::Stay(never, _),
-            ) => match never {}
-            ::core::result::Result::Err(error) => {
-                async {
-                    ::core::result::Result::Err(
-                        ::swf_runtime::WorkflowError::new(
-                            "nested-child",
-                            "Log",
-                            error,
-                            data,
-                        ),
-                    )
-                }
-                    .await
-            }
-        };
-        next.map(::swf_runtime::Progress::Ran)
-    }
 }
 impl<F: NestedChildFunctions + 'static> ::swf_runtime::Machine
 for NestedChildWorkflow<F> {
@@ -433,3 +313,71 @@ for NestedChildWorkflow<F> {
         state.output()
     }
 }
+const _: () = {
+    #[allow(unused_imports)]
+    use ::swf_runtime::__private::{
+        self as rt, Attempt, ErrorObject, Io, Progress, Step, Value, WorkflowError,
+    };
+    #[allow(unused_imports)]
+    use ::core::option::Option::{self, None, Some};
+    #[allow(unused_imports)]
+    use ::core::result::Result::{self, Err, Ok};
+    #[allow(unused_imports)]
+    use ::core::convert::Infallible;
+    #[allow(unused_imports)]
+    use ::std::string::String;
+    static PATH_ITEM: rt::JsonPath = rt::JsonPath::definite(
+        "$.item",
+        &[rt::Segment::Key("item")],
+    );
+    static PATH_LOGGED: rt::JsonPath = rt::JsonPath::definite(
+        "$.logged",
+        &[rt::Segment::Key("logged")],
+    );
+    #[allow(dead_code)]
+    impl<F: NestedChildFunctions> NestedChildWorkflow<F> {
+        /// Runs one step of task `Log`.
+        async fn run_task_log(&self, data: Value, io: &Io) -> Step<NestedChildState> {
+            let mut data = data;
+            let attempt: Result<Attempt<Infallible>, ErrorObject> = async {
+                let args = rt::object([
+                    ("item", rt::select_or_null(&PATH_ITEM, &data)?),
+                ]);
+                let result = rt::ActionCall::new("log", "Log", "action 1", 1)
+                    .call(io, NestedChildFunctions::log(&self.functions, args))
+                    .await?;
+                PATH_LOGGED.write(&mut data, result)?;
+                Ok(Attempt::Exit(0))
+            }
+                .await;
+            let next: Result<NestedChildState, WorkflowError> = match attempt {
+                Ok(Attempt::Exit(_)) => {
+                    async {
+                        let mut output = data;
+                        if let Err(error) = rt::filter_in_place(
+                            &PATH_LOGGED,
+                            &mut output,
+                        ) {
+                            let data = output;
+                            return Err(
+                                WorkflowError::new("nested-child", "Log", error, data),
+                            );
+                        }
+                        Ok(NestedChildState::Completed {
+                            output,
+                        })
+                    }
+                        .await
+                }
+                Ok(Attempt::Terminate) => {
+                    Ok(NestedChildState::Terminated {
+                        output: data,
+                    })
+                }
+                Ok(Attempt::Stay(never, _)) => match never {}
+                Err(error) => Err(WorkflowError::new("nested-child", "Log", error, data)),
+            };
+            next.map(Progress::Ran)
+        }
+    }
+};

@@ -306,7 +306,9 @@ impl<F: OrderFunctions> OrderWorkflow<F> {
             "CheckInventory",
             input,
         )?;
-        Self::enter_task_check_inventory(input)
+        ::core::result::Result::Ok(OrderState::CheckInventory {
+            data: input,
+        })
     }
     #[doc(hidden)]
     pub fn begin_subflow(
@@ -379,693 +381,6 @@ impl<F: OrderFunctions> OrderWorkflow<F> {
             }
         }
     }
-    fn enter_task_check_inventory(
-        data: ::swf_runtime::Value,
-    ) -> ::core::result::Result<OrderState, ::swf_runtime::WorkflowError> {
-        ::core::result::Result::Ok(OrderState::CheckInventory { data })
-    }
-    /// Runs one step of task `CheckInventory`.
-    async fn run_task_check_inventory(
-        &self,
-        data: ::swf_runtime::Value,
-        io: &::swf_runtime::Io,
-    ) -> ::core::result::Result<
-        ::swf_runtime::Progress<OrderState>,
-        ::swf_runtime::WorkflowError,
-    > {
-        let mut data = data;
-        let attempt: ::core::result::Result<
-            ::swf_runtime::__private::Attempt<::core::convert::Infallible>,
-            ::swf_runtime::ErrorObject,
-        > = async {
-            {
-                let result = async {
-                    let args = {
-                        let mut map = ::swf_runtime::__private::Map::new();
-                        map.insert(
-                            ::std::string::String::from("sku"),
-                            ::swf_runtime::__private::select_or_null(
-                                {
-                                    static PATH: ::swf_runtime::__private::JsonPath = ::swf_runtime::__private::JsonPath::definite(
-                                        "$.order.sku",
-                                        &[
-                                            ::swf_runtime::__private::Segment::Key("order"),
-                                            ::swf_runtime::__private::Segment::Key("sku"),
-                                        ],
-                                    );
-                                    &PATH
-                                },
-                                &data,
-                            )?,
-                        );
-                        map.insert(
-                            ::std::string::String::from("quantity"),
-                            ::swf_runtime::__private::select_or_null(
-                                {
-                                    static PATH: ::swf_runtime::__private::JsonPath = ::swf_runtime::__private::JsonPath::definite(
-                                        "$.order.quantity",
-                                        &[
-                                            ::swf_runtime::__private::Segment::Key("order"),
-                                            ::swf_runtime::__private::Segment::Key("quantity"),
-                                        ],
-                                    );
-                                    &PATH
-                                },
-                                &data,
-                            )?,
-                        );
-                        ::swf_runtime::Value::Object(map)
-                    };
-                    ::swf_runtime::__private::call_action(
-                            io,
-                            ::swf_runtime::__private::ActionCall {
-                                function: "checkInventory",
-                                task: "CheckInventory",
-                                action: "check stock",
-                                timeout: ::core::option::Option::None,
-                                timeout_text: "",
-                                attempt: 1,
-                            },
-                            OrderFunctions::check_inventory(&self.functions, args),
-                        )
-                        .await
-                }
-                    .await?;
-                {
-                    static PATH: ::swf_runtime::__private::JsonPath = ::swf_runtime::__private::JsonPath::definite(
-                        "$.stock",
-                        &[::swf_runtime::__private::Segment::Key("stock")],
-                    );
-                    &PATH
-                }
-                    .write(&mut data, result)?;
-            }
-            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Exit(0))
-        }
-            .await;
-        let next: ::core::result::Result<OrderState, ::swf_runtime::WorkflowError> = match attempt {
-            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Exit(_)) => {
-                async {
-                    let output = data;
-                    Self::enter_task_charge_card(output)
-                }
-                    .await
-            }
-            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Terminate) => {
-                ::core::result::Result::Ok(OrderState::Terminated {
-                    output: data,
-                })
-            }
-            ::core::result::Result::Ok(
-                ::swf_runtime::__private::Attempt::Stay(never, _),
-            ) => match never {}
-            ::core::result::Result::Err(error) => {
-                async {
-                    ::core::result::Result::Err(
-                        ::swf_runtime::WorkflowError::new(
-                            "order",
-                            "CheckInventory",
-                            error,
-                            data,
-                        ),
-                    )
-                }
-                    .await
-            }
-        };
-        next.map(::swf_runtime::Progress::Ran)
-    }
-    fn enter_task_charge_card(
-        data: ::swf_runtime::Value,
-    ) -> ::core::result::Result<OrderState, ::swf_runtime::WorkflowError> {
-        ::core::result::Result::Ok(OrderState::ChargeCard {
-            data,
-            retry: ::core::default::Default::default(),
-        })
-    }
-    /// Runs one step of task `ChargeCard`.
-    async fn run_task_charge_card(
-        &self,
-        data: ::swf_runtime::Value,
-        retry: ::swf_runtime::RetryProgress,
-        io: &::swf_runtime::Io,
-    ) -> ::core::result::Result<
-        ::swf_runtime::Progress<OrderState>,
-        ::swf_runtime::WorkflowError,
-    > {
-        if let ::core::option::Option::Some(wait) = retry.pending(io) {
-            return ::core::result::Result::Ok(
-                ::swf_runtime::Progress::Waiting(
-                    OrderState::ChargeCard {
-                        data,
-                        retry,
-                    },
-                    wait,
-                ),
-            );
-        }
-        let input = data.clone();
-        let mut data = data;
-        let attempt: ::core::result::Result<
-            ::swf_runtime::__private::Attempt<::core::convert::Infallible>,
-            ::swf_runtime::ErrorObject,
-        > = async {
-            {
-                let result = async {
-                    let args = {
-                        let mut map = ::swf_runtime::__private::Map::new();
-                        map.insert(
-                            ::std::string::String::from("amount"),
-                            ::swf_runtime::__private::select_or_null(
-                                {
-                                    static PATH: ::swf_runtime::__private::JsonPath = ::swf_runtime::__private::JsonPath::definite(
-                                        "$.order.total",
-                                        &[
-                                            ::swf_runtime::__private::Segment::Key("order"),
-                                            ::swf_runtime::__private::Segment::Key("total"),
-                                        ],
-                                    );
-                                    &PATH
-                                },
-                                &data,
-                            )?,
-                        );
-                        ::swf_runtime::Value::Object(map)
-                    };
-                    ::swf_runtime::__private::call_action(
-                            io,
-                            ::swf_runtime::__private::ActionCall {
-                                function: "chargeCard",
-                                task: "ChargeCard",
-                                action: "action 1",
-                                timeout: ::core::option::Option::Some(
-                                    ::swf_runtime::__private::Duration::from_millis(10000u64),
-                                ),
-                                timeout_text: "PT10S",
-                                attempt: retry.attempt(),
-                            },
-                            OrderFunctions::charge_card(&self.functions, args),
-                        )
-                        .await
-                }
-                    .await?;
-                {
-                    static PATH: ::swf_runtime::__private::JsonPath = ::swf_runtime::__private::JsonPath::definite(
-                        "$.payment",
-                        &[::swf_runtime::__private::Segment::Key("payment")],
-                    );
-                    &PATH
-                }
-                    .write(&mut data, result)?;
-            }
-            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Exit(0))
-        }
-            .await;
-        let next: ::core::result::Result<OrderState, ::swf_runtime::WorkflowError> = match attempt {
-            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Exit(_)) => {
-                async {
-                    let output = data;
-                    Self::enter_task_route(output)
-                }
-                    .await
-            }
-            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Terminate) => {
-                ::core::result::Result::Ok(OrderState::Terminated {
-                    output: data,
-                })
-            }
-            ::core::result::Result::Ok(
-                ::swf_runtime::__private::Attempt::Stay(never, _),
-            ) => match never {}
-            ::core::result::Result::Err(error) => {
-                async {
-                    let failed_data = ::swf_runtime::__private::data_with_error(
-                        &data,
-                        &error,
-                    );
-                    let error_scope = error.to_json();
-                    let failed: &::swf_runtime::Value = &failed_data;
-                    let scope: &::swf_runtime::Value = &error_scope;
-                    let _ = (failed, scope);
-                    const POLICIES: [::swf_runtime::RetryPolicy; 1usize] = [
-                        ::swf_runtime::RetryPolicy::new(
-                            ::swf_runtime::__private::Duration::from_millis(1000u64),
-                            ::swf_runtime::__private::Duration::from_millis(2000u64),
-                            3u32,
-                        ),
-                    ];
-                    let choice: ::core::option::Option<usize> = 'choice: {
-                        let outcome = {
-                            /// `$.error.name eq 'PaymentServiceBusy'`
-                            fn condition(
-                                data: &::swf_runtime::Value,
-                                _: &::swf_runtime::Value,
-                            ) -> ::core::result::Result<
-                                bool,
-                                ::swf_runtime::ErrorObject,
-                            > {
-                                ::core::result::Result::Ok(
-                                    ::swf_runtime::__private::expr::compare(
-                                        ::swf_runtime::__private::expr::CompareOp::Eq,
-                                        &::swf_runtime::__private::expr::operand_path(
-                                            {
-                                                static PATH: ::swf_runtime::__private::JsonPath = ::swf_runtime::__private::JsonPath::definite(
-                                                    "$.error.name",
-                                                    &[
-                                                        ::swf_runtime::__private::Segment::Key("error"),
-                                                        ::swf_runtime::__private::Segment::Key("name"),
-                                                    ],
-                                                );
-                                                &PATH
-                                            },
-                                            data,
-                                        )?,
-                                        &::swf_runtime::Value::from("PaymentServiceBusy"),
-                                    ),
-                                )
-                            }
-                            condition(failed, scope)
-                        };
-                        let matched = match outcome {
-                            ::core::result::Result::Ok(matched) => matched,
-                            ::core::result::Result::Err(condition_error) => {
-                                return ::core::result::Result::Err(
-                                    ::swf_runtime::WorkflowError::new(
-                                        "order",
-                                        "ChargeCard",
-                                        condition_error,
-                                        data,
-                                    ),
-                                );
-                            }
-                        };
-                        if matched {
-                            break 'choice ::core::option::Option::Some(0usize);
-                        }
-                        ::core::option::Option::None
-                    };
-                    let next = choice
-                        .and_then(|definition| {
-                            POLICIES
-                                .get(definition)
-                                .and_then(|policy| retry.next(definition, policy, io.now()))
-                        });
-                    if let ::core::option::Option::Some(retry) = next {
-                        return ::core::result::Result::Ok(OrderState::ChargeCard {
-                            data: input,
-                            retry,
-                        });
-                    }
-                    let outcome = {
-                        /// `name eq 'CardDeclined'`
-                        fn condition(
-                            _: &::swf_runtime::Value,
-                            scope: &::swf_runtime::Value,
-                        ) -> ::core::result::Result<bool, ::swf_runtime::ErrorObject> {
-                            ::core::result::Result::Ok(
-                                ::swf_runtime::__private::expr::compare(
-                                    ::swf_runtime::__private::expr::CompareOp::Eq,
-                                    &::swf_runtime::__private::expr::operand_name(
-                                        scope,
-                                        "name",
-                                    ),
-                                    &::swf_runtime::Value::from("CardDeclined"),
-                                ),
-                            )
-                        }
-                        condition(failed, scope)
-                    };
-                    let matched = match outcome {
-                        ::core::result::Result::Ok(matched) => matched,
-                        ::core::result::Result::Err(condition_error) => {
-                            return ::core::result::Result::Err(
-                                ::swf_runtime::WorkflowError::new(
-                                    "order",
-                                    "ChargeCard",
-                                    condition_error,
-                                    data,
-                                ),
-                            );
-                        }
-                    };
-                    if matched {
-                        let error_data = error.wrapped();
-                        let mut handled = data;
-                        if let ::core::result::Result::Err(merge_error) = ::swf_runtime::__private::merge_data(
-                            &mut handled,
-                            error_data,
-                            "ChargeCard",
-                            "error data",
-                        ) {
-                            let data = handled;
-                            return ::core::result::Result::Err(
-                                ::swf_runtime::WorkflowError::new(
-                                    "order",
-                                    "ChargeCard",
-                                    merge_error,
-                                    data,
-                                ),
-                            );
-                        }
-                        return Self::enter_task_declined(handled);
-                    }
-                    ::core::result::Result::Err(
-                        ::swf_runtime::WorkflowError::new(
-                            "order",
-                            "ChargeCard",
-                            error,
-                            data,
-                        ),
-                    )
-                }
-                    .await
-            }
-        };
-        next.map(::swf_runtime::Progress::Ran)
-    }
-    fn enter_task_route(
-        data: ::swf_runtime::Value,
-    ) -> ::core::result::Result<OrderState, ::swf_runtime::WorkflowError> {
-        ::core::result::Result::Ok(OrderState::Route { data })
-    }
-    /// Runs one step of task `Route`.
-    async fn run_task_route(
-        &self,
-        data: ::swf_runtime::Value,
-        _io: &::swf_runtime::Io,
-    ) -> ::core::result::Result<
-        ::swf_runtime::Progress<OrderState>,
-        ::swf_runtime::WorkflowError,
-    > {
-        let attempt: ::core::result::Result<
-            ::swf_runtime::__private::Attempt<::core::convert::Infallible>,
-            ::swf_runtime::ErrorObject,
-        > = async {
-            let matched = ::swf_runtime::__private::switch::data_condition(
-                ::swf_runtime::__private::switch::ConditionOp::GreaterThan,
-                ::swf_runtime::__private::switch::Comparison::Auto,
-                {
-                    static PATH: ::swf_runtime::__private::JsonPath = ::swf_runtime::__private::JsonPath::definite(
-                        "$.order.total",
-                        &[
-                            ::swf_runtime::__private::Segment::Key("order"),
-                            ::swf_runtime::__private::Segment::Key("total"),
-                        ],
-                    );
-                    &PATH
-                }
-                    .select(&data)?
-                    .as_ref(),
-                "1000",
-                ::core::option::Option::None,
-            )?;
-            if matched {
-                return ::core::result::Result::Ok(
-                    ::swf_runtime::__private::Attempt::Exit(0usize),
-                );
-            }
-            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Exit(1usize))
-        }
-            .await;
-        let next: ::core::result::Result<OrderState, ::swf_runtime::WorkflowError> = match attempt {
-            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Exit(exit)) => {
-                async {
-                    let output = data;
-                    match exit {
-                        0usize => Self::enter_task_manual_review(output),
-                        _ => Self::enter_task_ship(output),
-                    }
-                }
-                    .await
-            }
-            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Terminate) => {
-                ::core::result::Result::Ok(OrderState::Terminated {
-                    output: data,
-                })
-            }
-            ::core::result::Result::Ok(
-                ::swf_runtime::__private::Attempt::Stay(never, _),
-            ) => match never {}
-            ::core::result::Result::Err(error) => {
-                async {
-                    ::core::result::Result::Err(
-                        ::swf_runtime::WorkflowError::new("order", "Route", error, data),
-                    )
-                }
-                    .await
-            }
-        };
-        next.map(::swf_runtime::Progress::Ran)
-    }
-    fn enter_task_manual_review(
-        data: ::swf_runtime::Value,
-    ) -> ::core::result::Result<OrderState, ::swf_runtime::WorkflowError> {
-        ::core::result::Result::Ok(OrderState::ManualReview { data })
-    }
-    /// Runs one step of task `ManualReview`.
-    async fn run_task_manual_review(
-        &self,
-        data: ::swf_runtime::Value,
-        _io: &::swf_runtime::Io,
-    ) -> ::core::result::Result<
-        ::swf_runtime::Progress<OrderState>,
-        ::swf_runtime::WorkflowError,
-    > {
-        let mut data = data;
-        let attempt: ::core::result::Result<
-            ::swf_runtime::__private::Attempt<::core::convert::Infallible>,
-            ::swf_runtime::ErrorObject,
-        > = async {
-            ::swf_runtime::__private::merge_data(
-                &mut data,
-                {
-                    let mut map = ::swf_runtime::__private::Map::new();
-                    map.insert(
-                        ::std::string::String::from("status"),
-                        ::swf_runtime::Value::from("awaiting review"),
-                    );
-                    ::swf_runtime::Value::Object(map)
-                },
-                "ManualReview",
-                "inject data",
-            )?;
-            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Exit(0))
-        }
-            .await;
-        let next: ::core::result::Result<OrderState, ::swf_runtime::WorkflowError> = match attempt {
-            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Exit(_)) => {
-                async {
-                    let output = data;
-                    ::core::result::Result::Ok(OrderState::Completed { output })
-                }
-                    .await
-            }
-            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Terminate) => {
-                ::core::result::Result::Ok(OrderState::Terminated {
-                    output: data,
-                })
-            }
-            ::core::result::Result::Ok(
-                ::swf_runtime::__private::Attempt::Stay(never, _),
-            ) => match never {}
-            ::core::result::Result::Err(error) => {
-                async {
-                    ::core::result::Result::Err(
-                        ::swf_runtime::WorkflowError::new(
-                            "order",
-                            "ManualReview",
-                            error,
-                            data,
-                        ),
-                    )
-                }
-                    .await
-            }
-        };
-        next.map(::swf_runtime::Progress::Ran)
-    }
-    fn enter_task_ship(
-        data: ::swf_runtime::Value,
-    ) -> ::core::result::Result<OrderState, ::swf_runtime::WorkflowError> {
-        ::core::result::Result::Ok(OrderState::Ship { data })
-    }
-    /// Runs one step of task `Ship`.
-    async fn run_task_ship(
-        &self,
-        data: ::swf_runtime::Value,
-        io: &::swf_runtime::Io,
-    ) -> ::core::result::Result<
-        ::swf_runtime::Progress<OrderState>,
-        ::swf_runtime::WorkflowError,
-    > {
-        let mut data = data;
-        let attempt: ::core::result::Result<
-            ::swf_runtime::__private::Attempt<::core::convert::Infallible>,
-            ::swf_runtime::ErrorObject,
-        > = async {
-            {
-                let result = async {
-                    let args = {
-                        let mut map = ::swf_runtime::__private::Map::new();
-                        map.insert(
-                            ::std::string::String::from("address"),
-                            ::swf_runtime::__private::select_or_null(
-                                {
-                                    static PATH: ::swf_runtime::__private::JsonPath = ::swf_runtime::__private::JsonPath::definite(
-                                        "$.order.address",
-                                        &[
-                                            ::swf_runtime::__private::Segment::Key("order"),
-                                            ::swf_runtime::__private::Segment::Key("address"),
-                                        ],
-                                    );
-                                    &PATH
-                                },
-                                &data,
-                            )?,
-                        );
-                        ::swf_runtime::Value::Object(map)
-                    };
-                    ::swf_runtime::__private::call_action(
-                            io,
-                            ::swf_runtime::__private::ActionCall {
-                                function: "shipOrder",
-                                task: "Ship",
-                                action: "action 1",
-                                timeout: ::core::option::Option::None,
-                                timeout_text: "",
-                                attempt: 1,
-                            },
-                            OrderFunctions::ship_order(&self.functions, args),
-                        )
-                        .await
-                }
-                    .await?;
-                {
-                    static PATH: ::swf_runtime::__private::JsonPath = ::swf_runtime::__private::JsonPath::definite(
-                        "$.shipment",
-                        &[::swf_runtime::__private::Segment::Key("shipment")],
-                    );
-                    &PATH
-                }
-                    .write(&mut data, result)?;
-            }
-            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Exit(0))
-        }
-            .await;
-        let next: ::core::result::Result<OrderState, ::swf_runtime::WorkflowError> = match attempt {
-            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Exit(_)) => {
-                async {
-                    let mut output = data;
-                    if let ::core::result::Result::Err(error) = ::swf_runtime::__private::filter_in_place(
-                        {
-                            static PATH: ::swf_runtime::__private::JsonPath = ::swf_runtime::__private::JsonPath::definite(
-                                "$.shipment",
-                                &[::swf_runtime::__private::Segment::Key("shipment")],
-                            );
-                            &PATH
-                        },
-                        &mut output,
-                    ) {
-                        let data = output;
-                        return ::core::result::Result::Err(
-                            ::swf_runtime::WorkflowError::new(
-                                "order",
-                                "Ship",
-                                error,
-                                data,
-                            ),
-                        );
-                    }
-                    ::core::result::Result::Ok(OrderState::Completed { output })
-                }
-                    .await
-            }
-            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Terminate) => {
-                ::core::result::Result::Ok(OrderState::Terminated {
-                    output: data,
-                })
-            }
-            ::core::result::Result::Ok(
-                ::swf_runtime::__private::Attempt::Stay(never, _),
-            ) => match never {}
-            ::core::result::Result::Err(error) => {
-                async {
-                    ::core::result::Result::Err(
-                        ::swf_runtime::WorkflowError::new("order", "Ship", error, data),
-                    )
-                }
-                    .await
-            }
-        };
-        next.map(::swf_runtime::Progress::Ran)
-    }
-    fn enter_task_declined(
-        data: ::swf_runtime::Value,
-    ) -> ::core::result::Result<OrderState, ::swf_runtime::WorkflowError> {
-        ::core::result::Result::Ok(OrderState::Declined { data })
-    }
-    /// Runs one step of task `Declined`.
-    async fn run_task_declined(
-        &self,
-        data: ::swf_runtime::Value,
-        _io: &::swf_runtime::Io,
-    ) -> ::core::result::Result<
-        ::swf_runtime::Progress<OrderState>,
-        ::swf_runtime::WorkflowError,
-    > {
-        let mut data = data;
-        let attempt: ::core::result::Result<
-            ::swf_runtime::__private::Attempt<::core::convert::Infallible>,
-            ::swf_runtime::ErrorObject,
-        > = async {
-            ::swf_runtime::__private::merge_data(
-                &mut data,
-                {
-                    let mut map = ::swf_runtime::__private::Map::new();
-                    map.insert(
-                        ::std::string::String::from("status"),
-                        ::swf_runtime::Value::from("declined"),
-                    );
-                    ::swf_runtime::Value::Object(map)
-                },
-                "Declined",
-                "inject data",
-            )?;
-            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Exit(0))
-        }
-            .await;
-        let next: ::core::result::Result<OrderState, ::swf_runtime::WorkflowError> = match attempt {
-            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Exit(_)) => {
-                async {
-                    let output = data;
-                    ::core::result::Result::Ok(OrderState::Terminated { output })
-                }
-                    .await
-            }
-            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Terminate) => {
-                ::core::result::Result::Ok(OrderState::Terminated {
-                    output: data,
-                })
-            }
-            ::core::result::Result::Ok(
-                ::swf_runtime::__private::Attempt::Stay(never, _),
-            ) => match never {}
-            ::core::result::Result::Err(error) => {
-                async {
-                    ::core::result::Result::Err(
-                        ::swf_runtime::WorkflowError::new(
-                            "order",
-                            "Declined",
-                            error,
-                            data,
-                        ),
-                    )
-                }
-                    .await
-            }
-        };
-        next.map(::swf_runtime::Progress::Ran)
-    }
 }
 impl<F: OrderFunctions + 'static> ::swf_runtime::Machine for OrderWorkflow<F> {
     type State = OrderState;
@@ -1110,3 +425,391 @@ impl<F: OrderFunctions + 'static> ::swf_runtime::Machine for OrderWorkflow<F> {
         state.output()
     }
 }
+const _: () = {
+    #[allow(unused_imports)]
+    use ::swf_runtime::__private::{
+        self as rt, Attempt, ErrorObject, Io, Progress, Step, Value, WorkflowError,
+    };
+    #[allow(unused_imports)]
+    use ::core::option::Option::{self, None, Some};
+    #[allow(unused_imports)]
+    use ::core::result::Result::{self, Err, Ok};
+    #[allow(unused_imports)]
+    use ::core::convert::Infallible;
+    #[allow(unused_imports)]
+    use ::std::string::String;
+    static PATH_ORDER_SKU: rt::JsonPath = rt::JsonPath::definite(
+        "$.order.sku",
+        &[rt::Segment::Key("order"), rt::Segment::Key("sku")],
+    );
+    static PATH_ORDER_QUANTITY: rt::JsonPath = rt::JsonPath::definite(
+        "$.order.quantity",
+        &[rt::Segment::Key("order"), rt::Segment::Key("quantity")],
+    );
+    static PATH_STOCK: rt::JsonPath = rt::JsonPath::definite(
+        "$.stock",
+        &[rt::Segment::Key("stock")],
+    );
+    static PATH_ORDER_TOTAL: rt::JsonPath = rt::JsonPath::definite(
+        "$.order.total",
+        &[rt::Segment::Key("order"), rt::Segment::Key("total")],
+    );
+    static PATH_PAYMENT: rt::JsonPath = rt::JsonPath::definite(
+        "$.payment",
+        &[rt::Segment::Key("payment")],
+    );
+    static PATH_ERROR_NAME: rt::JsonPath = rt::JsonPath::definite(
+        "$.error.name",
+        &[rt::Segment::Key("error"), rt::Segment::Key("name")],
+    );
+    static PATH_ORDER_ADDRESS: rt::JsonPath = rt::JsonPath::definite(
+        "$.order.address",
+        &[rt::Segment::Key("order"), rt::Segment::Key("address")],
+    );
+    static PATH_SHIPMENT: rt::JsonPath = rt::JsonPath::definite(
+        "$.shipment",
+        &[rt::Segment::Key("shipment")],
+    );
+    #[allow(dead_code)]
+    impl<F: OrderFunctions> OrderWorkflow<F> {
+        /// Runs one step of task `CheckInventory`.
+        async fn run_task_check_inventory(
+            &self,
+            data: Value,
+            io: &Io,
+        ) -> Step<OrderState> {
+            let mut data = data;
+            let attempt: Result<Attempt<Infallible>, ErrorObject> = async {
+                let args = rt::object([
+                    ("sku", rt::select_or_null(&PATH_ORDER_SKU, &data)?),
+                    ("quantity", rt::select_or_null(&PATH_ORDER_QUANTITY, &data)?),
+                ]);
+                let result = rt::ActionCall::new(
+                        "checkInventory",
+                        "CheckInventory",
+                        "check stock",
+                        1,
+                    )
+                    .call(io, OrderFunctions::check_inventory(&self.functions, args))
+                    .await?;
+                PATH_STOCK.write(&mut data, result)?;
+                Ok(Attempt::Exit(0))
+            }
+                .await;
+            let next: Result<OrderState, WorkflowError> = match attempt {
+                Ok(Attempt::Exit(_)) => {
+                    Ok(OrderState::ChargeCard {
+                        data,
+                        retry: ::core::default::Default::default(),
+                    })
+                }
+                Ok(Attempt::Terminate) => {
+                    Ok(OrderState::Terminated {
+                        output: data,
+                    })
+                }
+                Ok(Attempt::Stay(never, _)) => match never {}
+                Err(error) => {
+                    Err(WorkflowError::new("order", "CheckInventory", error, data))
+                }
+            };
+            next.map(Progress::Ran)
+        }
+        /// Runs one step of task `ChargeCard`.
+        async fn run_task_charge_card(
+            &self,
+            data: Value,
+            retry: rt::RetryProgress,
+            io: &Io,
+        ) -> Step<OrderState> {
+            if let Some(wait) = retry.pending(io) {
+                return Ok(
+                    Progress::Waiting(
+                        OrderState::ChargeCard {
+                            data,
+                            retry,
+                        },
+                        wait,
+                    ),
+                );
+            }
+            let input = data.clone();
+            let mut data = data;
+            let attempt: Result<Attempt<Infallible>, ErrorObject> = async {
+                let args = rt::object([
+                    ("amount", rt::select_or_null(&PATH_ORDER_TOTAL, &data)?),
+                ]);
+                let result = rt::ActionCall::new(
+                        "chargeCard",
+                        "ChargeCard",
+                        "action 1",
+                        retry.attempt(),
+                    )
+                    .with_timeout(rt::Duration::from_millis(10000u64), "PT10S")
+                    .call(io, OrderFunctions::charge_card(&self.functions, args))
+                    .await?;
+                PATH_PAYMENT.write(&mut data, result)?;
+                Ok(Attempt::Exit(0))
+            }
+                .await;
+            let next: Result<OrderState, WorkflowError> = match attempt {
+                Ok(Attempt::Exit(_)) => Ok(OrderState::Route { data }),
+                Ok(Attempt::Terminate) => {
+                    Ok(OrderState::Terminated {
+                        output: data,
+                    })
+                }
+                Ok(Attempt::Stay(never, _)) => match never {}
+                Err(error) => {
+                    async {
+                        let failed_data = rt::data_with_error(&data, &error);
+                        let error_scope = error.to_json();
+                        let failed: &Value = &failed_data;
+                        let scope: &Value = &error_scope;
+                        let _ = (failed, scope);
+                        const POLICIES: [rt::RetryPolicy; 1usize] = [
+                            rt::RetryPolicy::new(
+                                rt::Duration::from_millis(1000u64),
+                                rt::Duration::from_millis(2000u64),
+                                3u32,
+                            ),
+                        ];
+                        let choice: Option<usize> = 'choice: {
+                            let outcome = {
+                                /// `$.error.name eq 'PaymentServiceBusy'`
+                                fn condition(
+                                    data: &Value,
+                                    _: &Value,
+                                ) -> Result<bool, ErrorObject> {
+                                    Ok(
+                                        rt::expr::compare(
+                                            rt::expr::CompareOp::Eq,
+                                            &rt::expr::operand_path(&PATH_ERROR_NAME, data)?,
+                                            &Value::from("PaymentServiceBusy"),
+                                        ),
+                                    )
+                                }
+                                condition(failed, scope)
+                            };
+                            let matched = match outcome {
+                                Ok(matched) => matched,
+                                Err(condition_error) => {
+                                    return Err(
+                                        WorkflowError::new(
+                                            "order",
+                                            "ChargeCard",
+                                            condition_error,
+                                            data,
+                                        ),
+                                    );
+                                }
+                            };
+                            if matched {
+                                break 'choice Some(0usize);
+                            }
+                            None
+                        };
+                        let next = choice
+                            .and_then(|definition| {
+                                POLICIES
+                                    .get(definition)
+                                    .and_then(|policy| retry.next(definition, policy, io.now()))
+                            });
+                        if let Some(retry) = next {
+                            return Ok(OrderState::ChargeCard {
+                                data: input,
+                                retry,
+                            });
+                        }
+                        let outcome = {
+                            /// `name eq 'CardDeclined'`
+                            fn condition(
+                                _: &Value,
+                                scope: &Value,
+                            ) -> Result<bool, ErrorObject> {
+                                Ok(
+                                    rt::expr::compare(
+                                        rt::expr::CompareOp::Eq,
+                                        &rt::expr::operand_name(scope, "name"),
+                                        &Value::from("CardDeclined"),
+                                    ),
+                                )
+                            }
+                            condition(failed, scope)
+                        };
+                        let matched = match outcome {
+                            Ok(matched) => matched,
+                            Err(condition_error) => {
+                                return Err(
+                                    WorkflowError::new(
+                                        "order",
+                                        "ChargeCard",
+                                        condition_error,
+                                        data,
+                                    ),
+                                );
+                            }
+                        };
+                        if matched {
+                            let error_data = error.wrapped();
+                            let mut handled = data;
+                            if let Err(merge_error) = rt::merge_data(
+                                &mut handled,
+                                error_data,
+                                "ChargeCard",
+                                "error data",
+                            ) {
+                                let data = handled;
+                                return Err(
+                                    WorkflowError::new("order", "ChargeCard", merge_error, data),
+                                );
+                            }
+                            return Ok(OrderState::Declined {
+                                data: handled,
+                            });
+                        }
+                        Err(WorkflowError::new("order", "ChargeCard", error, data))
+                    }
+                        .await
+                }
+            };
+            next.map(Progress::Ran)
+        }
+        /// Runs one step of task `Route`.
+        async fn run_task_route(&self, data: Value, _io: &Io) -> Step<OrderState> {
+            let attempt: Result<Attempt<Infallible>, ErrorObject> = async {
+                let matched = rt::switch::data_condition(
+                    rt::switch::ConditionOp::GreaterThan,
+                    rt::switch::Comparison::Auto,
+                    PATH_ORDER_TOTAL.select(&data)?.as_ref(),
+                    "1000",
+                    None,
+                )?;
+                if matched {
+                    return Ok(Attempt::Exit(0usize));
+                }
+                Ok(Attempt::Exit(1usize))
+            }
+                .await;
+            let next: Result<OrderState, WorkflowError> = match attempt {
+                Ok(Attempt::Exit(exit)) => {
+                    match exit {
+                        0usize => Ok(OrderState::ManualReview { data }),
+                        _ => Ok(OrderState::Ship { data }),
+                    }
+                }
+                Ok(Attempt::Terminate) => {
+                    Ok(OrderState::Terminated {
+                        output: data,
+                    })
+                }
+                Ok(Attempt::Stay(never, _)) => match never {}
+                Err(error) => Err(WorkflowError::new("order", "Route", error, data)),
+            };
+            next.map(Progress::Ran)
+        }
+        /// Runs one step of task `ManualReview`.
+        async fn run_task_manual_review(
+            &self,
+            data: Value,
+            _io: &Io,
+        ) -> Step<OrderState> {
+            let mut data = data;
+            let attempt: Result<Attempt<Infallible>, ErrorObject> = async {
+                rt::merge_data(
+                    &mut data,
+                    rt::object([("status", Value::from("awaiting review"))]),
+                    "ManualReview",
+                    "inject data",
+                )?;
+                Ok(Attempt::Exit(0))
+            }
+                .await;
+            let next: Result<OrderState, WorkflowError> = match attempt {
+                Ok(Attempt::Exit(_)) => {
+                    Ok(OrderState::Completed {
+                        output: data,
+                    })
+                }
+                Ok(Attempt::Terminate) => {
+                    Ok(OrderState::Terminated {
+                        output: data,
+                    })
+                }
+                Ok(Attempt::Stay(never, _)) => match never {}
+                Err(error) => {
+                    Err(WorkflowError::new("order", "ManualReview", error, data))
+                }
+            };
+            next.map(Progress::Ran)
+        }
+        /// Runs one step of task `Ship`.
+        async fn run_task_ship(&self, data: Value, io: &Io) -> Step<OrderState> {
+            let mut data = data;
+            let attempt: Result<Attempt<Infallible>, ErrorObject> = async {
+                let args = rt::object([
+                    ("address", rt::select_or_null(&PATH_ORDER_ADDRESS, &data)?),
+                ]);
+                let result = rt::ActionCall::new("shipOrder", "Ship", "action 1", 1)
+                    .call(io, OrderFunctions::ship_order(&self.functions, args))
+                    .await?;
+                PATH_SHIPMENT.write(&mut data, result)?;
+                Ok(Attempt::Exit(0))
+            }
+                .await;
+            let next: Result<OrderState, WorkflowError> = match attempt {
+                Ok(Attempt::Exit(_)) => {
+                    async {
+                        let mut output = data;
+                        if let Err(error) = rt::filter_in_place(
+                            &PATH_SHIPMENT,
+                            &mut output,
+                        ) {
+                            let data = output;
+                            return Err(WorkflowError::new("order", "Ship", error, data));
+                        }
+                        Ok(OrderState::Completed { output })
+                    }
+                        .await
+                }
+                Ok(Attempt::Terminate) => {
+                    Ok(OrderState::Terminated {
+                        output: data,
+                    })
+                }
+                Ok(Attempt::Stay(never, _)) => match never {}
+                Err(error) => Err(WorkflowError::new("order", "Ship", error, data)),
+            };
+            next.map(Progress::Ran)
+        }
+        /// Runs one step of task `Declined`.
+        async fn run_task_declined(&self, data: Value, _io: &Io) -> Step<OrderState> {
+            let mut data = data;
+            let attempt: Result<Attempt<Infallible>, ErrorObject> = async {
+                rt::merge_data(
+                    &mut data,
+                    rt::object([("status", Value::from("declined"))]),
+                    "Declined",
+                    "inject data",
+                )?;
+                Ok(Attempt::Exit(0))
+            }
+                .await;
+            let next: Result<OrderState, WorkflowError> = match attempt {
+                Ok(Attempt::Exit(_)) => {
+                    Ok(OrderState::Terminated {
+                        output: data,
+                    })
+                }
+                Ok(Attempt::Terminate) => {
+                    Ok(OrderState::Terminated {
+                        output: data,
+                    })
+                }
+                Ok(Attempt::Stay(never, _)) => match never {}
+                Err(error) => Err(WorkflowError::new("order", "Declined", error, data)),
+            };
+            next.map(Progress::Ran)
+        }
+    }
+};

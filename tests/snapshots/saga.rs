@@ -458,1096 +458,6 @@ impl<F: SagaFunctions> SagaWorkflow<F> {
             }
         }
     }
-    /// Compensates the latest task recorded in `remaining` in the workflow, or, once none is left, takes the exit that asked for the compensation.
-    async fn compensate(
-        &self,
-        data: ::swf_runtime::Value,
-        mut remaining: ::swf_runtime::CompensationLog,
-        resume: u32,
-        cause: ::core::option::Option<::swf_runtime::ErrorObject>,
-        io: &::swf_runtime::Io,
-    ) -> ::core::result::Result<SagaState, ::swf_runtime::WorkflowError> {
-        let ::core::option::Option::Some(task) = remaining.pop_latest() else {
-            return self.after_compensation(resume, data, io).await;
-        };
-        let compensating = ::swf_runtime::Compensating {
-            task: task.clone(),
-            remaining,
-            resume,
-            cause,
-        };
-        let marking = compensating.clone();
-        match task.as_str() {
-            "BookFlight" => {
-                Self::enter_task_cancel_flight(data, compensating)
-                    .map_err(|failure| marking.mark(failure))
-            }
-            "BookHotel" => {
-                Self::enter_task_cancel_hotel(data, compensating)
-                    .map_err(|failure| marking.mark(failure))
-            }
-            _ => {
-                ::core::result::Result::Err(
-                    marking
-                        .mark(
-                            ::swf_runtime::WorkflowError::new(
-                                "saga",
-                                task.as_str(),
-                                ::swf_runtime::ErrorObject::new(
-                                    ::swf_runtime::__private::COMPENSATION_ERROR,
-                                    ::std::format!(
-                                        "the compensation record names task `{}`, which has no compensation in this workflow",
-                                        task
-                                    ),
-                                ),
-                                data,
-                            ),
-                        ),
-                )
-            }
-        }
-    }
-    /// The rest of the end or transition that asked for a compensation, once it is done.
-    async fn after_compensation(
-        &self,
-        exit: u32,
-        data: ::swf_runtime::Value,
-        io: &::swf_runtime::Io,
-    ) -> ::core::result::Result<SagaState, ::swf_runtime::WorkflowError> {
-        let _ = io;
-        match exit {
-            0u32 => Self::enter_task_failed(data, ::swf_runtime::CompensationLog::new()),
-            1u32 => {
-                Self::enter_task_cancelled(data, ::swf_runtime::CompensationLog::new())
-            }
-            2u32 => {
-                ::core::result::Result::Ok(SagaState::Completed {
-                    output: data,
-                })
-            }
-            _ => {
-                ::core::result::Result::Err(
-                    ::swf_runtime::WorkflowError::new(
-                        "saga",
-                        "",
-                        ::swf_runtime::ErrorObject::new(
-                            ::swf_runtime::__private::COMPENSATION_ERROR,
-                            ::std::format!(
-                                "a saved compensation resumes with exit {exit}, which this workflow does not have"
-                            ),
-                        ),
-                        data,
-                    ),
-                )
-            }
-        }
-    }
-    fn enter_task_book_flight(
-        data: ::swf_runtime::Value,
-        compensations: ::swf_runtime::CompensationLog,
-    ) -> ::core::result::Result<SagaState, ::swf_runtime::WorkflowError> {
-        ::core::result::Result::Ok(SagaState::BookFlight {
-            data,
-            compensations,
-        })
-    }
-    /// Runs one step of task `BookFlight`.
-    async fn run_task_book_flight(
-        &self,
-        data: ::swf_runtime::Value,
-        compensations: ::swf_runtime::CompensationLog,
-        io: &::swf_runtime::Io,
-    ) -> ::core::result::Result<
-        ::swf_runtime::Progress<SagaState>,
-        ::swf_runtime::WorkflowError,
-    > {
-        let mut data = data;
-        let attempt: ::core::result::Result<
-            ::swf_runtime::__private::Attempt<::core::convert::Infallible>,
-            ::swf_runtime::ErrorObject,
-        > = async {
-            {
-                let result = async {
-                    let args = {
-                        let mut map = ::swf_runtime::__private::Map::new();
-                        map.insert(
-                            ::std::string::String::from("what"),
-                            ::swf_runtime::Value::from("flight"),
-                        );
-                        ::swf_runtime::Value::Object(map)
-                    };
-                    ::swf_runtime::__private::call_action(
-                            io,
-                            ::swf_runtime::__private::ActionCall {
-                                function: "book",
-                                task: "BookFlight",
-                                action: "action 1",
-                                timeout: ::core::option::Option::None,
-                                timeout_text: "",
-                                attempt: 1,
-                            },
-                            SagaFunctions::book(&self.functions, args),
-                        )
-                        .await
-                }
-                    .await?;
-                ::swf_runtime::__private::merge_result(
-                    &mut data,
-                    result,
-                    "BookFlight",
-                    "action 1",
-                )?;
-            }
-            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Exit(0))
-        }
-            .await;
-        let next: ::core::result::Result<SagaState, ::swf_runtime::WorkflowError> = match attempt {
-            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Exit(_)) => {
-                async {
-                    let output = data;
-                    let mut compensations = compensations;
-                    compensations.record("BookFlight");
-                    Self::enter_task_book_hotel(output, compensations)
-                }
-                    .await
-            }
-            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Terminate) => {
-                ::core::result::Result::Ok(SagaState::Terminated {
-                    output: data,
-                })
-            }
-            ::core::result::Result::Ok(
-                ::swf_runtime::__private::Attempt::Stay(never, _),
-            ) => match never {}
-            ::core::result::Result::Err(error) => {
-                async {
-                    ::core::result::Result::Err(
-                        ::swf_runtime::WorkflowError::new(
-                            "saga",
-                            "BookFlight",
-                            error,
-                            data,
-                        ),
-                    )
-                }
-                    .await
-            }
-        };
-        next.map(::swf_runtime::Progress::Ran)
-    }
-    fn enter_task_book_hotel(
-        data: ::swf_runtime::Value,
-        compensations: ::swf_runtime::CompensationLog,
-    ) -> ::core::result::Result<SagaState, ::swf_runtime::WorkflowError> {
-        ::core::result::Result::Ok(SagaState::BookHotel {
-            data,
-            compensations,
-        })
-    }
-    /// Runs one step of task `BookHotel`.
-    async fn run_task_book_hotel(
-        &self,
-        data: ::swf_runtime::Value,
-        compensations: ::swf_runtime::CompensationLog,
-        io: &::swf_runtime::Io,
-    ) -> ::core::result::Result<
-        ::swf_runtime::Progress<SagaState>,
-        ::swf_runtime::WorkflowError,
-    > {
-        let mut data = data;
-        let attempt: ::core::result::Result<
-            ::swf_runtime::__private::Attempt<::core::convert::Infallible>,
-            ::swf_runtime::ErrorObject,
-        > = async {
-            {
-                let result = async {
-                    let args = {
-                        let mut map = ::swf_runtime::__private::Map::new();
-                        map.insert(
-                            ::std::string::String::from("what"),
-                            ::swf_runtime::Value::from("hotel"),
-                        );
-                        ::swf_runtime::Value::Object(map)
-                    };
-                    ::swf_runtime::__private::call_action(
-                            io,
-                            ::swf_runtime::__private::ActionCall {
-                                function: "book",
-                                task: "BookHotel",
-                                action: "action 1",
-                                timeout: ::core::option::Option::None,
-                                timeout_text: "",
-                                attempt: 1,
-                            },
-                            SagaFunctions::book(&self.functions, args),
-                        )
-                        .await
-                }
-                    .await?;
-                ::swf_runtime::__private::merge_result(
-                    &mut data,
-                    result,
-                    "BookHotel",
-                    "action 1",
-                )?;
-            }
-            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Exit(0))
-        }
-            .await;
-        let next: ::core::result::Result<SagaState, ::swf_runtime::WorkflowError> = match attempt {
-            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Exit(_)) => {
-                async {
-                    let output = data;
-                    let mut compensations = compensations;
-                    compensations.record("BookHotel");
-                    Self::enter_task_charge(output, compensations)
-                }
-                    .await
-            }
-            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Terminate) => {
-                ::core::result::Result::Ok(SagaState::Terminated {
-                    output: data,
-                })
-            }
-            ::core::result::Result::Ok(
-                ::swf_runtime::__private::Attempt::Stay(never, _),
-            ) => match never {}
-            ::core::result::Result::Err(error) => {
-                async {
-                    ::core::result::Result::Err(
-                        ::swf_runtime::WorkflowError::new(
-                            "saga",
-                            "BookHotel",
-                            error,
-                            data,
-                        ),
-                    )
-                }
-                    .await
-            }
-        };
-        next.map(::swf_runtime::Progress::Ran)
-    }
-    fn enter_task_charge(
-        data: ::swf_runtime::Value,
-        compensations: ::swf_runtime::CompensationLog,
-    ) -> ::core::result::Result<SagaState, ::swf_runtime::WorkflowError> {
-        ::core::result::Result::Ok(SagaState::Charge {
-            data,
-            compensations,
-        })
-    }
-    /// Runs one step of task `Charge`.
-    async fn run_task_charge(
-        &self,
-        data: ::swf_runtime::Value,
-        compensations: ::swf_runtime::CompensationLog,
-        io: &::swf_runtime::Io,
-    ) -> ::core::result::Result<
-        ::swf_runtime::Progress<SagaState>,
-        ::swf_runtime::WorkflowError,
-    > {
-        let mut data = data;
-        let attempt: ::core::result::Result<
-            ::swf_runtime::__private::Attempt<::core::convert::Infallible>,
-            ::swf_runtime::ErrorObject,
-        > = async {
-            {
-                let result = async {
-                    let args = {
-                        let mut map = ::swf_runtime::__private::Map::new();
-                        map.insert(
-                            ::std::string::String::from("mode"),
-                            ::swf_runtime::__private::select_or_null(
-                                {
-                                    static PATH: ::swf_runtime::__private::JsonPath = ::swf_runtime::__private::JsonPath::definite(
-                                        "$.mode",
-                                        &[::swf_runtime::__private::Segment::Key("mode")],
-                                    );
-                                    &PATH
-                                },
-                                &data,
-                            )?,
-                        );
-                        ::swf_runtime::Value::Object(map)
-                    };
-                    ::swf_runtime::__private::call_action(
-                            io,
-                            ::swf_runtime::__private::ActionCall {
-                                function: "charge",
-                                task: "Charge",
-                                action: "action 1",
-                                timeout: ::core::option::Option::None,
-                                timeout_text: "",
-                                attempt: 1,
-                            },
-                            SagaFunctions::charge(&self.functions, args),
-                        )
-                        .await
-                }
-                    .await?;
-                ::swf_runtime::__private::merge_result(
-                    &mut data,
-                    result,
-                    "Charge",
-                    "action 1",
-                )?;
-            }
-            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Exit(0))
-        }
-            .await;
-        let next: ::core::result::Result<SagaState, ::swf_runtime::WorkflowError> = match attempt {
-            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Exit(_)) => {
-                async {
-                    let output = data;
-                    Self::enter_task_decide(output, compensations)
-                }
-                    .await
-            }
-            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Terminate) => {
-                ::core::result::Result::Ok(SagaState::Terminated {
-                    output: data,
-                })
-            }
-            ::core::result::Result::Ok(
-                ::swf_runtime::__private::Attempt::Stay(never, _),
-            ) => match never {}
-            ::core::result::Result::Err(error) => {
-                async {
-                    let failed_data = ::swf_runtime::__private::data_with_error(
-                        &data,
-                        &error,
-                    );
-                    let error_scope = error.to_json();
-                    let failed: &::swf_runtime::Value = &failed_data;
-                    let scope: &::swf_runtime::Value = &error_scope;
-                    let _ = (failed, scope);
-                    let outcome = {
-                        /// `name eq 'CardDeclined'`
-                        fn condition(
-                            _: &::swf_runtime::Value,
-                            scope: &::swf_runtime::Value,
-                        ) -> ::core::result::Result<bool, ::swf_runtime::ErrorObject> {
-                            ::core::result::Result::Ok(
-                                ::swf_runtime::__private::expr::compare(
-                                    ::swf_runtime::__private::expr::CompareOp::Eq,
-                                    &::swf_runtime::__private::expr::operand_name(
-                                        scope,
-                                        "name",
-                                    ),
-                                    &::swf_runtime::Value::from("CardDeclined"),
-                                ),
-                            )
-                        }
-                        condition(failed, scope)
-                    };
-                    let matched = match outcome {
-                        ::core::result::Result::Ok(matched) => matched,
-                        ::core::result::Result::Err(condition_error) => {
-                            return ::core::result::Result::Err(
-                                ::swf_runtime::WorkflowError::new(
-                                    "saga",
-                                    "Charge",
-                                    condition_error,
-                                    data,
-                                ),
-                            );
-                        }
-                    };
-                    if matched {
-                        let error_data = error.wrapped();
-                        let mut handled = data;
-                        if let ::core::result::Result::Err(merge_error) = ::swf_runtime::__private::merge_data(
-                            &mut handled,
-                            error_data,
-                            "Charge",
-                            "error data",
-                        ) {
-                            let data = handled;
-                            return ::core::result::Result::Err(
-                                ::swf_runtime::WorkflowError::new(
-                                    "saga",
-                                    "Charge",
-                                    merge_error,
-                                    data,
-                                ),
-                            );
-                        }
-                        return self
-                            .compensate(
-                                handled,
-                                compensations,
-                                0u32,
-                                ::core::option::Option::Some(
-                                    ::core::clone::Clone::clone(&error),
-                                ),
-                                io,
-                            )
-                            .await;
-                    }
-                    ::core::result::Result::Err(
-                        ::swf_runtime::WorkflowError::new("saga", "Charge", error, data),
-                    )
-                }
-                    .await
-            }
-        };
-        next.map(::swf_runtime::Progress::Ran)
-    }
-    fn enter_task_decide(
-        data: ::swf_runtime::Value,
-        compensations: ::swf_runtime::CompensationLog,
-    ) -> ::core::result::Result<SagaState, ::swf_runtime::WorkflowError> {
-        ::core::result::Result::Ok(SagaState::Decide {
-            data,
-            compensations,
-        })
-    }
-    /// Runs one step of task `Decide`.
-    async fn run_task_decide(
-        &self,
-        data: ::swf_runtime::Value,
-        compensations: ::swf_runtime::CompensationLog,
-        io: &::swf_runtime::Io,
-    ) -> ::core::result::Result<
-        ::swf_runtime::Progress<SagaState>,
-        ::swf_runtime::WorkflowError,
-    > {
-        let attempt: ::core::result::Result<
-            ::swf_runtime::__private::Attempt<::core::convert::Infallible>,
-            ::swf_runtime::ErrorObject,
-        > = async {
-            let matched = ::swf_runtime::__private::switch::data_condition(
-                ::swf_runtime::__private::switch::ConditionOp::Equals,
-                ::swf_runtime::__private::switch::Comparison::Auto,
-                {
-                    static PATH: ::swf_runtime::__private::JsonPath = ::swf_runtime::__private::JsonPath::definite(
-                        "$.mode",
-                        &[::swf_runtime::__private::Segment::Key("mode")],
-                    );
-                    &PATH
-                }
-                    .select(&data)?
-                    .as_ref(),
-                "undo-by-transition",
-                ::core::option::Option::None,
-            )?;
-            if matched {
-                return ::core::result::Result::Ok(
-                    ::swf_runtime::__private::Attempt::Exit(0usize),
-                );
-            }
-            let matched = ::swf_runtime::__private::switch::data_condition(
-                ::swf_runtime::__private::switch::ConditionOp::Equals,
-                ::swf_runtime::__private::switch::Comparison::Auto,
-                {
-                    static PATH: ::swf_runtime::__private::JsonPath = ::swf_runtime::__private::JsonPath::definite(
-                        "$.mode",
-                        &[::swf_runtime::__private::Segment::Key("mode")],
-                    );
-                    &PATH
-                }
-                    .select(&data)?
-                    .as_ref(),
-                "undo-at-end",
-                ::core::option::Option::None,
-            )?;
-            if matched {
-                return ::core::result::Result::Ok(
-                    ::swf_runtime::__private::Attempt::Exit(1usize),
-                );
-            }
-            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Exit(2usize))
-        }
-            .await;
-        let next: ::core::result::Result<SagaState, ::swf_runtime::WorkflowError> = match attempt {
-            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Exit(exit)) => {
-                async {
-                    let output = data;
-                    match exit {
-                        0usize => {
-                            self.compensate(
-                                    output,
-                                    compensations,
-                                    1u32,
-                                    ::core::option::Option::None,
-                                    io,
-                                )
-                                .await
-                        }
-                        1usize => Self::enter_task_call_off(output, compensations),
-                        _ => Self::enter_task_done(output, compensations),
-                    }
-                }
-                    .await
-            }
-            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Terminate) => {
-                ::core::result::Result::Ok(SagaState::Terminated {
-                    output: data,
-                })
-            }
-            ::core::result::Result::Ok(
-                ::swf_runtime::__private::Attempt::Stay(never, _),
-            ) => match never {}
-            ::core::result::Result::Err(error) => {
-                async {
-                    ::core::result::Result::Err(
-                        ::swf_runtime::WorkflowError::new("saga", "Decide", error, data),
-                    )
-                }
-                    .await
-            }
-        };
-        next.map(::swf_runtime::Progress::Ran)
-    }
-    fn enter_task_done(
-        data: ::swf_runtime::Value,
-        compensations: ::swf_runtime::CompensationLog,
-    ) -> ::core::result::Result<SagaState, ::swf_runtime::WorkflowError> {
-        ::core::result::Result::Ok(SagaState::Done {
-            data,
-            compensations,
-        })
-    }
-    /// Runs one step of task `Done`.
-    async fn run_task_done(
-        &self,
-        data: ::swf_runtime::Value,
-        compensations: ::swf_runtime::CompensationLog,
-        _io: &::swf_runtime::Io,
-    ) -> ::core::result::Result<
-        ::swf_runtime::Progress<SagaState>,
-        ::swf_runtime::WorkflowError,
-    > {
-        let attempt: ::core::result::Result<
-            ::swf_runtime::__private::Attempt<::core::convert::Infallible>,
-            ::swf_runtime::ErrorObject,
-        > = async {
-            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Exit(0))
-        }
-            .await;
-        let next: ::core::result::Result<SagaState, ::swf_runtime::WorkflowError> = match attempt {
-            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Exit(_)) => {
-                async {
-                    let output = data;
-                    {
-                        ::core::mem::drop(compensations);
-                        ::core::result::Result::Ok(SagaState::Completed { output })
-                    }
-                }
-                    .await
-            }
-            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Terminate) => {
-                ::core::result::Result::Ok(SagaState::Terminated {
-                    output: data,
-                })
-            }
-            ::core::result::Result::Ok(
-                ::swf_runtime::__private::Attempt::Stay(never, _),
-            ) => match never {}
-            ::core::result::Result::Err(error) => {
-                async {
-                    ::core::result::Result::Err(
-                        ::swf_runtime::WorkflowError::new("saga", "Done", error, data),
-                    )
-                }
-                    .await
-            }
-        };
-        next.map(::swf_runtime::Progress::Ran)
-    }
-    fn enter_task_call_off(
-        data: ::swf_runtime::Value,
-        compensations: ::swf_runtime::CompensationLog,
-    ) -> ::core::result::Result<SagaState, ::swf_runtime::WorkflowError> {
-        ::core::result::Result::Ok(SagaState::CallOff {
-            data,
-            compensations,
-        })
-    }
-    /// Runs one step of task `CallOff`.
-    async fn run_task_call_off(
-        &self,
-        data: ::swf_runtime::Value,
-        compensations: ::swf_runtime::CompensationLog,
-        io: &::swf_runtime::Io,
-    ) -> ::core::result::Result<
-        ::swf_runtime::Progress<SagaState>,
-        ::swf_runtime::WorkflowError,
-    > {
-        let mut data = data;
-        let attempt: ::core::result::Result<
-            ::swf_runtime::__private::Attempt<::core::convert::Infallible>,
-            ::swf_runtime::ErrorObject,
-        > = async {
-            ::swf_runtime::__private::merge_data(
-                &mut data,
-                {
-                    let mut map = ::swf_runtime::__private::Map::new();
-                    map.insert(
-                        ::std::string::String::from("calledOff"),
-                        ::swf_runtime::Value::Bool(true),
-                    );
-                    ::swf_runtime::Value::Object(map)
-                },
-                "CallOff",
-                "inject data",
-            )?;
-            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Exit(0))
-        }
-            .await;
-        let next: ::core::result::Result<SagaState, ::swf_runtime::WorkflowError> = match attempt {
-            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Exit(_)) => {
-                async {
-                    let output = data;
-                    self.compensate(
-                            output,
-                            compensations,
-                            2u32,
-                            ::core::option::Option::None,
-                            io,
-                        )
-                        .await
-                }
-                    .await
-            }
-            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Terminate) => {
-                ::core::result::Result::Ok(SagaState::Terminated {
-                    output: data,
-                })
-            }
-            ::core::result::Result::Ok(
-                ::swf_runtime::__private::Attempt::Stay(never, _),
-            ) => match never {}
-            ::core::result::Result::Err(error) => {
-                async {
-                    ::core::result::Result::Err(
-                        ::swf_runtime::WorkflowError::new("saga", "CallOff", error, data),
-                    )
-                }
-                    .await
-            }
-        };
-        next.map(::swf_runtime::Progress::Ran)
-    }
-    fn enter_task_cancelled(
-        data: ::swf_runtime::Value,
-        compensations: ::swf_runtime::CompensationLog,
-    ) -> ::core::result::Result<SagaState, ::swf_runtime::WorkflowError> {
-        ::core::result::Result::Ok(SagaState::Cancelled {
-            data,
-            compensations,
-        })
-    }
-    /// Runs one step of task `Cancelled`.
-    async fn run_task_cancelled(
-        &self,
-        data: ::swf_runtime::Value,
-        compensations: ::swf_runtime::CompensationLog,
-        _io: &::swf_runtime::Io,
-    ) -> ::core::result::Result<
-        ::swf_runtime::Progress<SagaState>,
-        ::swf_runtime::WorkflowError,
-    > {
-        let mut data = data;
-        let attempt: ::core::result::Result<
-            ::swf_runtime::__private::Attempt<::core::convert::Infallible>,
-            ::swf_runtime::ErrorObject,
-        > = async {
-            ::swf_runtime::__private::merge_data(
-                &mut data,
-                {
-                    let mut map = ::swf_runtime::__private::Map::new();
-                    map.insert(
-                        ::std::string::String::from("tripCancelled"),
-                        ::swf_runtime::Value::Bool(true),
-                    );
-                    ::swf_runtime::Value::Object(map)
-                },
-                "Cancelled",
-                "inject data",
-            )?;
-            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Exit(0))
-        }
-            .await;
-        let next: ::core::result::Result<SagaState, ::swf_runtime::WorkflowError> = match attempt {
-            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Exit(_)) => {
-                async {
-                    let output = data;
-                    {
-                        ::core::mem::drop(compensations);
-                        ::core::result::Result::Ok(SagaState::Completed { output })
-                    }
-                }
-                    .await
-            }
-            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Terminate) => {
-                ::core::result::Result::Ok(SagaState::Terminated {
-                    output: data,
-                })
-            }
-            ::core::result::Result::Ok(
-                ::swf_runtime::__private::Attempt::Stay(never, _),
-            ) => match never {}
-            ::core::result::Result::Err(error) => {
-                async {
-                    ::core::result::Result::Err(
-                        ::swf_runtime::WorkflowError::new(
-                            "saga",
-                            "Cancelled",
-                            error,
-                            data,
-                        ),
-                    )
-                }
-                    .await
-            }
-        };
-        next.map(::swf_runtime::Progress::Ran)
-    }
-    fn enter_task_failed(
-        data: ::swf_runtime::Value,
-        compensations: ::swf_runtime::CompensationLog,
-    ) -> ::core::result::Result<SagaState, ::swf_runtime::WorkflowError> {
-        ::core::result::Result::Ok(SagaState::Failed {
-            data,
-            compensations,
-        })
-    }
-    /// Runs one step of task `Failed`.
-    async fn run_task_failed(
-        &self,
-        data: ::swf_runtime::Value,
-        compensations: ::swf_runtime::CompensationLog,
-        _io: &::swf_runtime::Io,
-    ) -> ::core::result::Result<
-        ::swf_runtime::Progress<SagaState>,
-        ::swf_runtime::WorkflowError,
-    > {
-        let mut data = data;
-        let attempt: ::core::result::Result<
-            ::swf_runtime::__private::Attempt<::core::convert::Infallible>,
-            ::swf_runtime::ErrorObject,
-        > = async {
-            ::swf_runtime::__private::merge_data(
-                &mut data,
-                {
-                    let mut map = ::swf_runtime::__private::Map::new();
-                    map.insert(
-                        ::std::string::String::from("failed"),
-                        ::swf_runtime::Value::Bool(true),
-                    );
-                    ::swf_runtime::Value::Object(map)
-                },
-                "Failed",
-                "inject data",
-            )?;
-            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Exit(0))
-        }
-            .await;
-        let next: ::core::result::Result<SagaState, ::swf_runtime::WorkflowError> = match attempt {
-            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Exit(_)) => {
-                async {
-                    let output = data;
-                    {
-                        ::core::mem::drop(compensations);
-                        ::core::result::Result::Ok(SagaState::Completed { output })
-                    }
-                }
-                    .await
-            }
-            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Terminate) => {
-                ::core::result::Result::Ok(SagaState::Terminated {
-                    output: data,
-                })
-            }
-            ::core::result::Result::Ok(
-                ::swf_runtime::__private::Attempt::Stay(never, _),
-            ) => match never {}
-            ::core::result::Result::Err(error) => {
-                async {
-                    ::core::result::Result::Err(
-                        ::swf_runtime::WorkflowError::new("saga", "Failed", error, data),
-                    )
-                }
-                    .await
-            }
-        };
-        next.map(::swf_runtime::Progress::Ran)
-    }
-    fn enter_task_cancel_hotel(
-        data: ::swf_runtime::Value,
-        compensating: ::swf_runtime::Compensating,
-    ) -> ::core::result::Result<SagaState, ::swf_runtime::WorkflowError> {
-        ::core::result::Result::Ok(SagaState::CancelHotel {
-            data,
-            compensating,
-        })
-    }
-    /// Runs one step of task `CancelHotel`.
-    async fn run_task_cancel_hotel(
-        &self,
-        data: ::swf_runtime::Value,
-        compensating: ::swf_runtime::Compensating,
-        io: &::swf_runtime::Io,
-    ) -> ::core::result::Result<
-        ::swf_runtime::Progress<SagaState>,
-        ::swf_runtime::WorkflowError,
-    > {
-        let marking = compensating.clone();
-        let mut data = data;
-        let attempt: ::core::result::Result<
-            ::swf_runtime::__private::Attempt<::core::convert::Infallible>,
-            ::swf_runtime::ErrorObject,
-        > = async {
-            {
-                let result = async {
-                    let args = {
-                        let mut map = ::swf_runtime::__private::Map::new();
-                        map.insert(
-                            ::std::string::String::from("what"),
-                            ::swf_runtime::Value::from("hotel"),
-                        );
-                        ::swf_runtime::Value::Object(map)
-                    };
-                    ::swf_runtime::__private::call_action(
-                            io,
-                            ::swf_runtime::__private::ActionCall {
-                                function: "cancel",
-                                task: "CancelHotel",
-                                action: "action 1",
-                                timeout: ::core::option::Option::None,
-                                timeout_text: "",
-                                attempt: 1,
-                            },
-                            SagaFunctions::cancel(&self.functions, args),
-                        )
-                        .await
-                }
-                    .await?;
-                ::swf_runtime::__private::merge_result(
-                    &mut data,
-                    result,
-                    "CancelHotel",
-                    "action 1",
-                )?;
-            }
-            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Exit(0))
-        }
-            .await;
-        let next: ::core::result::Result<SagaState, ::swf_runtime::WorkflowError> = match attempt {
-            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Exit(_)) => {
-                async {
-                    let output = data;
-                    Self::enter_task_refund_deposit(output, compensating)
-                }
-                    .await
-            }
-            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Terminate) => {
-                ::core::result::Result::Ok(SagaState::Terminated {
-                    output: data,
-                })
-            }
-            ::core::result::Result::Ok(
-                ::swf_runtime::__private::Attempt::Stay(never, _),
-            ) => match never {}
-            ::core::result::Result::Err(error) => {
-                async {
-                    ::core::result::Result::Err(
-                        ::swf_runtime::WorkflowError::new(
-                            "saga",
-                            "CancelHotel",
-                            error,
-                            data,
-                        ),
-                    )
-                }
-                    .await
-            }
-        };
-        next.map_err(|failure| marking.mark(failure)).map(::swf_runtime::Progress::Ran)
-    }
-    fn enter_task_refund_deposit(
-        data: ::swf_runtime::Value,
-        compensating: ::swf_runtime::Compensating,
-    ) -> ::core::result::Result<SagaState, ::swf_runtime::WorkflowError> {
-        ::core::result::Result::Ok(SagaState::RefundDeposit {
-            data,
-            compensating,
-        })
-    }
-    /// Runs one step of task `RefundDeposit`.
-    async fn run_task_refund_deposit(
-        &self,
-        data: ::swf_runtime::Value,
-        compensating: ::swf_runtime::Compensating,
-        io: &::swf_runtime::Io,
-    ) -> ::core::result::Result<
-        ::swf_runtime::Progress<SagaState>,
-        ::swf_runtime::WorkflowError,
-    > {
-        let marking = compensating.clone();
-        let mut data = data;
-        let attempt: ::core::result::Result<
-            ::swf_runtime::__private::Attempt<::core::convert::Infallible>,
-            ::swf_runtime::ErrorObject,
-        > = async {
-            ::swf_runtime::__private::merge_data(
-                &mut data,
-                {
-                    let mut map = ::swf_runtime::__private::Map::new();
-                    map.insert(
-                        ::std::string::String::from("deposit"),
-                        ::swf_runtime::Value::from("refunded"),
-                    );
-                    ::swf_runtime::Value::Object(map)
-                },
-                "RefundDeposit",
-                "inject data",
-            )?;
-            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Exit(0))
-        }
-            .await;
-        let next: ::core::result::Result<SagaState, ::swf_runtime::WorkflowError> = match attempt {
-            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Exit(_)) => {
-                async {
-                    let output = data;
-                    {
-                        let ::swf_runtime::Compensating {
-                            remaining,
-                            resume,
-                            cause,
-                            ..
-                        } = compensating;
-                        self.compensate(output, remaining, resume, cause, io).await
-                    }
-                }
-                    .await
-            }
-            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Terminate) => {
-                ::core::result::Result::Ok(SagaState::Terminated {
-                    output: data,
-                })
-            }
-            ::core::result::Result::Ok(
-                ::swf_runtime::__private::Attempt::Stay(never, _),
-            ) => match never {}
-            ::core::result::Result::Err(error) => {
-                async {
-                    ::core::result::Result::Err(
-                        ::swf_runtime::WorkflowError::new(
-                            "saga",
-                            "RefundDeposit",
-                            error,
-                            data,
-                        ),
-                    )
-                }
-                    .await
-            }
-        };
-        next.map_err(|failure| marking.mark(failure)).map(::swf_runtime::Progress::Ran)
-    }
-    fn enter_task_cancel_flight(
-        data: ::swf_runtime::Value,
-        compensating: ::swf_runtime::Compensating,
-    ) -> ::core::result::Result<SagaState, ::swf_runtime::WorkflowError> {
-        ::core::result::Result::Ok(SagaState::CancelFlight {
-            data,
-            compensating,
-        })
-    }
-    /// Runs one step of task `CancelFlight`.
-    async fn run_task_cancel_flight(
-        &self,
-        data: ::swf_runtime::Value,
-        compensating: ::swf_runtime::Compensating,
-        io: &::swf_runtime::Io,
-    ) -> ::core::result::Result<
-        ::swf_runtime::Progress<SagaState>,
-        ::swf_runtime::WorkflowError,
-    > {
-        let marking = compensating.clone();
-        let mut data = data;
-        let attempt: ::core::result::Result<
-            ::swf_runtime::__private::Attempt<::core::convert::Infallible>,
-            ::swf_runtime::ErrorObject,
-        > = async {
-            {
-                let result = async {
-                    let args = {
-                        let mut map = ::swf_runtime::__private::Map::new();
-                        map.insert(
-                            ::std::string::String::from("what"),
-                            ::swf_runtime::Value::from("flight"),
-                        );
-                        ::swf_runtime::Value::Object(map)
-                    };
-                    ::swf_runtime::__private::call_action(
-                            io,
-                            ::swf_runtime::__private::ActionCall {
-                                function: "cancel",
-                                task: "CancelFlight",
-                                action: "action 1",
-                                timeout: ::core::option::Option::None,
-                                timeout_text: "",
-                                attempt: 1,
-                            },
-                            SagaFunctions::cancel(&self.functions, args),
-                        )
-                        .await
-                }
-                    .await?;
-                ::swf_runtime::__private::merge_result(
-                    &mut data,
-                    result,
-                    "CancelFlight",
-                    "action 1",
-                )?;
-            }
-            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Exit(0))
-        }
-            .await;
-        let next: ::core::result::Result<SagaState, ::swf_runtime::WorkflowError> = match attempt {
-            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Exit(_)) => {
-                async {
-                    let output = data;
-                    {
-                        let ::swf_runtime::Compensating {
-                            remaining,
-                            resume,
-                            cause,
-                            ..
-                        } = compensating;
-                        self.compensate(output, remaining, resume, cause, io).await
-                    }
-                }
-                    .await
-            }
-            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Terminate) => {
-                ::core::result::Result::Ok(SagaState::Terminated {
-                    output: data,
-                })
-            }
-            ::core::result::Result::Ok(
-                ::swf_runtime::__private::Attempt::Stay(never, _),
-            ) => match never {}
-            ::core::result::Result::Err(error) => {
-                async {
-                    ::core::result::Result::Err(
-                        ::swf_runtime::WorkflowError::new(
-                            "saga",
-                            "CancelFlight",
-                            error,
-                            data,
-                        ),
-                    )
-                }
-                    .await
-            }
-        };
-        next.map_err(|failure| marking.mark(failure)).map(::swf_runtime::Progress::Ran)
-    }
 }
 impl<F: SagaFunctions + 'static> ::swf_runtime::Machine for SagaWorkflow<F> {
     type State = SagaState;
@@ -1592,3 +502,660 @@ impl<F: SagaFunctions + 'static> ::swf_runtime::Machine for SagaWorkflow<F> {
         state.output()
     }
 }
+const _: () = {
+    #[allow(unused_imports)]
+    use ::swf_runtime::__private::{
+        self as rt, Attempt, ErrorObject, Io, Progress, Step, Value, WorkflowError,
+    };
+    #[allow(unused_imports)]
+    use ::core::option::Option::{self, None, Some};
+    #[allow(unused_imports)]
+    use ::core::result::Result::{self, Err, Ok};
+    #[allow(unused_imports)]
+    use ::core::convert::Infallible;
+    #[allow(unused_imports)]
+    use ::std::string::String;
+    static PATH_MODE: rt::JsonPath = rt::JsonPath::definite(
+        "$.mode",
+        &[rt::Segment::Key("mode")],
+    );
+    #[allow(dead_code)]
+    impl<F: SagaFunctions> SagaWorkflow<F> {
+        /// Compensates the latest task recorded in `remaining` in the workflow, or, once none is left, takes the exit that asked for the compensation.
+        async fn compensate(
+            &self,
+            data: Value,
+            mut remaining: rt::CompensationLog,
+            resume: u32,
+            cause: Option<ErrorObject>,
+            io: &Io,
+        ) -> Result<SagaState, WorkflowError> {
+            let Some(task) = remaining.pop_latest() else {
+                return self.after_compensation(resume, data, io).await;
+            };
+            let compensating = rt::Compensating {
+                task: task.clone(),
+                remaining,
+                resume,
+                cause,
+            };
+            let marking = compensating.clone();
+            match task.as_str() {
+                "BookFlight" => {
+                    Self::enter_task_cancel_flight(data, compensating)
+                        .map_err(|failure| marking.mark(failure))
+                }
+                "BookHotel" => {
+                    Self::enter_task_cancel_hotel(data, compensating)
+                        .map_err(|failure| marking.mark(failure))
+                }
+                _ => {
+                    Err(
+                        marking
+                            .mark(
+                                WorkflowError::new(
+                                    "saga",
+                                    task.as_str(),
+                                    ErrorObject::new(
+                                        rt::COMPENSATION_ERROR,
+                                        ::std::format!(
+                                            "the compensation record names task `{}`, which has no compensation in this workflow",
+                                            task
+                                        ),
+                                    ),
+                                    data,
+                                ),
+                            ),
+                    )
+                }
+            }
+        }
+        /// The rest of the end or transition that asked for a compensation, once it is done.
+        async fn after_compensation(
+            &self,
+            exit: u32,
+            data: Value,
+            io: &Io,
+        ) -> Result<SagaState, WorkflowError> {
+            let _ = io;
+            match exit {
+                0u32 => Self::enter_task_failed(data, rt::CompensationLog::new()),
+                1u32 => Self::enter_task_cancelled(data, rt::CompensationLog::new()),
+                2u32 => {
+                    Ok(SagaState::Completed {
+                        output: data,
+                    })
+                }
+                _ => {
+                    Err(
+                        WorkflowError::new(
+                            "saga",
+                            "",
+                            ErrorObject::new(
+                                rt::COMPENSATION_ERROR,
+                                ::std::format!(
+                                    "a saved compensation resumes with exit {exit}, which this workflow does not have"
+                                ),
+                            ),
+                            data,
+                        ),
+                    )
+                }
+            }
+        }
+        fn enter_task_book_flight(
+            data: Value,
+            compensations: rt::CompensationLog,
+        ) -> Result<SagaState, WorkflowError> {
+            Ok(SagaState::BookFlight {
+                data,
+                compensations,
+            })
+        }
+        /// Runs one step of task `BookFlight`.
+        async fn run_task_book_flight(
+            &self,
+            data: Value,
+            compensations: rt::CompensationLog,
+            io: &Io,
+        ) -> Step<SagaState> {
+            let mut data = data;
+            let attempt: Result<Attempt<Infallible>, ErrorObject> = async {
+                let args = rt::object([("what", Value::from("flight"))]);
+                let result = rt::ActionCall::new("book", "BookFlight", "action 1", 1)
+                    .call(io, SagaFunctions::book(&self.functions, args))
+                    .await?;
+                rt::merge_result(&mut data, result, "BookFlight", "action 1")?;
+                Ok(Attempt::Exit(0))
+            }
+                .await;
+            let next: Result<SagaState, WorkflowError> = match attempt {
+                Ok(Attempt::Exit(_)) => {
+                    let output = data;
+                    let mut compensations = compensations;
+                    compensations.record("BookFlight");
+                    Self::enter_task_book_hotel(output, compensations)
+                }
+                Ok(Attempt::Terminate) => {
+                    Ok(SagaState::Terminated {
+                        output: data,
+                    })
+                }
+                Ok(Attempt::Stay(never, _)) => match never {}
+                Err(error) => Err(WorkflowError::new("saga", "BookFlight", error, data)),
+            };
+            next.map(Progress::Ran)
+        }
+        fn enter_task_book_hotel(
+            data: Value,
+            compensations: rt::CompensationLog,
+        ) -> Result<SagaState, WorkflowError> {
+            Ok(SagaState::BookHotel {
+                data,
+                compensations,
+            })
+        }
+        /// Runs one step of task `BookHotel`.
+        async fn run_task_book_hotel(
+            &self,
+            data: Value,
+            compensations: rt::CompensationLog,
+            io: &Io,
+        ) -> Step<SagaState> {
+            let mut data = data;
+            let attempt: Result<Attempt<Infallible>, ErrorObject> = async {
+                let args = rt::object([("what", Value::from("hotel"))]);
+                let result = rt::ActionCall::new("book", "BookHotel", "action 1", 1)
+                    .call(io, SagaFunctions::book(&self.functions, args))
+                    .await?;
+                rt::merge_result(&mut data, result, "BookHotel", "action 1")?;
+                Ok(Attempt::Exit(0))
+            }
+                .await;
+            let next: Result<SagaState, WorkflowError> = match attempt {
+                Ok(Attempt::Exit(_)) => {
+                    let output = data;
+                    let mut compensations = compensations;
+                    compensations.record("BookHotel");
+                    Self::enter_task_charge(output, compensations)
+                }
+                Ok(Attempt::Terminate) => {
+                    Ok(SagaState::Terminated {
+                        output: data,
+                    })
+                }
+                Ok(Attempt::Stay(never, _)) => match never {}
+                Err(error) => Err(WorkflowError::new("saga", "BookHotel", error, data)),
+            };
+            next.map(Progress::Ran)
+        }
+        fn enter_task_charge(
+            data: Value,
+            compensations: rt::CompensationLog,
+        ) -> Result<SagaState, WorkflowError> {
+            Ok(SagaState::Charge {
+                data,
+                compensations,
+            })
+        }
+        /// Runs one step of task `Charge`.
+        async fn run_task_charge(
+            &self,
+            data: Value,
+            compensations: rt::CompensationLog,
+            io: &Io,
+        ) -> Step<SagaState> {
+            let mut data = data;
+            let attempt: Result<Attempt<Infallible>, ErrorObject> = async {
+                let args = rt::object([
+                    ("mode", rt::select_or_null(&PATH_MODE, &data)?),
+                ]);
+                let result = rt::ActionCall::new("charge", "Charge", "action 1", 1)
+                    .call(io, SagaFunctions::charge(&self.functions, args))
+                    .await?;
+                rt::merge_result(&mut data, result, "Charge", "action 1")?;
+                Ok(Attempt::Exit(0))
+            }
+                .await;
+            let next: Result<SagaState, WorkflowError> = match attempt {
+                Ok(Attempt::Exit(_)) => Self::enter_task_decide(data, compensations),
+                Ok(Attempt::Terminate) => {
+                    Ok(SagaState::Terminated {
+                        output: data,
+                    })
+                }
+                Ok(Attempt::Stay(never, _)) => match never {}
+                Err(error) => {
+                    async {
+                        let failed_data = rt::data_with_error(&data, &error);
+                        let error_scope = error.to_json();
+                        let failed: &Value = &failed_data;
+                        let scope: &Value = &error_scope;
+                        let _ = (failed, scope);
+                        let outcome = {
+                            /// `name eq 'CardDeclined'`
+                            fn condition(
+                                _: &Value,
+                                scope: &Value,
+                            ) -> Result<bool, ErrorObject> {
+                                Ok(
+                                    rt::expr::compare(
+                                        rt::expr::CompareOp::Eq,
+                                        &rt::expr::operand_name(scope, "name"),
+                                        &Value::from("CardDeclined"),
+                                    ),
+                                )
+                            }
+                            condition(failed, scope)
+                        };
+                        let matched = match outcome {
+                            Ok(matched) => matched,
+                            Err(condition_error) => {
+                                return Err(
+                                    WorkflowError::new("saga", "Charge", condition_error, data),
+                                );
+                            }
+                        };
+                        if matched {
+                            let error_data = error.wrapped();
+                            let mut handled = data;
+                            if let Err(merge_error) = rt::merge_data(
+                                &mut handled,
+                                error_data,
+                                "Charge",
+                                "error data",
+                            ) {
+                                let data = handled;
+                                return Err(
+                                    WorkflowError::new("saga", "Charge", merge_error, data),
+                                );
+                            }
+                            return self
+                                .compensate(
+                                    handled,
+                                    compensations,
+                                    0u32,
+                                    Some(::core::clone::Clone::clone(&error)),
+                                    io,
+                                )
+                                .await;
+                        }
+                        Err(WorkflowError::new("saga", "Charge", error, data))
+                    }
+                        .await
+                }
+            };
+            next.map(Progress::Ran)
+        }
+        fn enter_task_decide(
+            data: Value,
+            compensations: rt::CompensationLog,
+        ) -> Result<SagaState, WorkflowError> {
+            Ok(SagaState::Decide {
+                data,
+                compensations,
+            })
+        }
+        /// Runs one step of task `Decide`.
+        async fn run_task_decide(
+            &self,
+            data: Value,
+            compensations: rt::CompensationLog,
+            io: &Io,
+        ) -> Step<SagaState> {
+            let attempt: Result<Attempt<Infallible>, ErrorObject> = async {
+                let matched = rt::switch::data_condition(
+                    rt::switch::ConditionOp::Equals,
+                    rt::switch::Comparison::Auto,
+                    PATH_MODE.select(&data)?.as_ref(),
+                    "undo-by-transition",
+                    None,
+                )?;
+                if matched {
+                    return Ok(Attempt::Exit(0usize));
+                }
+                let matched = rt::switch::data_condition(
+                    rt::switch::ConditionOp::Equals,
+                    rt::switch::Comparison::Auto,
+                    PATH_MODE.select(&data)?.as_ref(),
+                    "undo-at-end",
+                    None,
+                )?;
+                if matched {
+                    return Ok(Attempt::Exit(1usize));
+                }
+                Ok(Attempt::Exit(2usize))
+            }
+                .await;
+            let next: Result<SagaState, WorkflowError> = match attempt {
+                Ok(Attempt::Exit(exit)) => {
+                    async {
+                        match exit {
+                            0usize => {
+                                self.compensate(data, compensations, 1u32, None, io).await
+                            }
+                            1usize => Self::enter_task_call_off(data, compensations),
+                            _ => Self::enter_task_done(data, compensations),
+                        }
+                    }
+                        .await
+                }
+                Ok(Attempt::Terminate) => {
+                    Ok(SagaState::Terminated {
+                        output: data,
+                    })
+                }
+                Ok(Attempt::Stay(never, _)) => match never {}
+                Err(error) => Err(WorkflowError::new("saga", "Decide", error, data)),
+            };
+            next.map(Progress::Ran)
+        }
+        fn enter_task_done(
+            data: Value,
+            compensations: rt::CompensationLog,
+        ) -> Result<SagaState, WorkflowError> {
+            Ok(SagaState::Done {
+                data,
+                compensations,
+            })
+        }
+        /// Runs one step of task `Done`.
+        async fn run_task_done(
+            &self,
+            data: Value,
+            compensations: rt::CompensationLog,
+            _io: &Io,
+        ) -> Step<SagaState> {
+            let attempt: Result<Attempt<Infallible>, ErrorObject> = async {
+                Ok(Attempt::Exit(0))
+            }
+                .await;
+            let next: Result<SagaState, WorkflowError> = match attempt {
+                Ok(Attempt::Exit(_)) => {
+                    ::core::mem::drop(compensations);
+                    Ok(SagaState::Completed {
+                        output: data,
+                    })
+                }
+                Ok(Attempt::Terminate) => {
+                    Ok(SagaState::Terminated {
+                        output: data,
+                    })
+                }
+                Ok(Attempt::Stay(never, _)) => match never {}
+                Err(error) => Err(WorkflowError::new("saga", "Done", error, data)),
+            };
+            next.map(Progress::Ran)
+        }
+        fn enter_task_call_off(
+            data: Value,
+            compensations: rt::CompensationLog,
+        ) -> Result<SagaState, WorkflowError> {
+            Ok(SagaState::CallOff {
+                data,
+                compensations,
+            })
+        }
+        /// Runs one step of task `CallOff`.
+        async fn run_task_call_off(
+            &self,
+            data: Value,
+            compensations: rt::CompensationLog,
+            io: &Io,
+        ) -> Step<SagaState> {
+            let mut data = data;
+            let attempt: Result<Attempt<Infallible>, ErrorObject> = async {
+                rt::merge_data(
+                    &mut data,
+                    rt::object([("calledOff", Value::Bool(true))]),
+                    "CallOff",
+                    "inject data",
+                )?;
+                Ok(Attempt::Exit(0))
+            }
+                .await;
+            let next: Result<SagaState, WorkflowError> = match attempt {
+                Ok(Attempt::Exit(_)) => {
+                    async { self.compensate(data, compensations, 2u32, None, io).await }
+                        .await
+                }
+                Ok(Attempt::Terminate) => {
+                    Ok(SagaState::Terminated {
+                        output: data,
+                    })
+                }
+                Ok(Attempt::Stay(never, _)) => match never {}
+                Err(error) => Err(WorkflowError::new("saga", "CallOff", error, data)),
+            };
+            next.map(Progress::Ran)
+        }
+        fn enter_task_cancelled(
+            data: Value,
+            compensations: rt::CompensationLog,
+        ) -> Result<SagaState, WorkflowError> {
+            Ok(SagaState::Cancelled {
+                data,
+                compensations,
+            })
+        }
+        /// Runs one step of task `Cancelled`.
+        async fn run_task_cancelled(
+            &self,
+            data: Value,
+            compensations: rt::CompensationLog,
+            _io: &Io,
+        ) -> Step<SagaState> {
+            let mut data = data;
+            let attempt: Result<Attempt<Infallible>, ErrorObject> = async {
+                rt::merge_data(
+                    &mut data,
+                    rt::object([("tripCancelled", Value::Bool(true))]),
+                    "Cancelled",
+                    "inject data",
+                )?;
+                Ok(Attempt::Exit(0))
+            }
+                .await;
+            let next: Result<SagaState, WorkflowError> = match attempt {
+                Ok(Attempt::Exit(_)) => {
+                    ::core::mem::drop(compensations);
+                    Ok(SagaState::Completed {
+                        output: data,
+                    })
+                }
+                Ok(Attempt::Terminate) => {
+                    Ok(SagaState::Terminated {
+                        output: data,
+                    })
+                }
+                Ok(Attempt::Stay(never, _)) => match never {}
+                Err(error) => Err(WorkflowError::new("saga", "Cancelled", error, data)),
+            };
+            next.map(Progress::Ran)
+        }
+        fn enter_task_failed(
+            data: Value,
+            compensations: rt::CompensationLog,
+        ) -> Result<SagaState, WorkflowError> {
+            Ok(SagaState::Failed {
+                data,
+                compensations,
+            })
+        }
+        /// Runs one step of task `Failed`.
+        async fn run_task_failed(
+            &self,
+            data: Value,
+            compensations: rt::CompensationLog,
+            _io: &Io,
+        ) -> Step<SagaState> {
+            let mut data = data;
+            let attempt: Result<Attempt<Infallible>, ErrorObject> = async {
+                rt::merge_data(
+                    &mut data,
+                    rt::object([("failed", Value::Bool(true))]),
+                    "Failed",
+                    "inject data",
+                )?;
+                Ok(Attempt::Exit(0))
+            }
+                .await;
+            let next: Result<SagaState, WorkflowError> = match attempt {
+                Ok(Attempt::Exit(_)) => {
+                    ::core::mem::drop(compensations);
+                    Ok(SagaState::Completed {
+                        output: data,
+                    })
+                }
+                Ok(Attempt::Terminate) => {
+                    Ok(SagaState::Terminated {
+                        output: data,
+                    })
+                }
+                Ok(Attempt::Stay(never, _)) => match never {}
+                Err(error) => Err(WorkflowError::new("saga", "Failed", error, data)),
+            };
+            next.map(Progress::Ran)
+        }
+        fn enter_task_cancel_hotel(
+            data: Value,
+            compensating: rt::Compensating,
+        ) -> Result<SagaState, WorkflowError> {
+            Ok(SagaState::CancelHotel {
+                data,
+                compensating,
+            })
+        }
+        /// Runs one step of task `CancelHotel`.
+        async fn run_task_cancel_hotel(
+            &self,
+            data: Value,
+            compensating: rt::Compensating,
+            io: &Io,
+        ) -> Step<SagaState> {
+            let marking = compensating.clone();
+            let mut data = data;
+            let attempt: Result<Attempt<Infallible>, ErrorObject> = async {
+                let args = rt::object([("what", Value::from("hotel"))]);
+                let result = rt::ActionCall::new("cancel", "CancelHotel", "action 1", 1)
+                    .call(io, SagaFunctions::cancel(&self.functions, args))
+                    .await?;
+                rt::merge_result(&mut data, result, "CancelHotel", "action 1")?;
+                Ok(Attempt::Exit(0))
+            }
+                .await;
+            let next: Result<SagaState, WorkflowError> = match attempt {
+                Ok(Attempt::Exit(_)) => {
+                    Self::enter_task_refund_deposit(data, compensating)
+                }
+                Ok(Attempt::Terminate) => {
+                    Ok(SagaState::Terminated {
+                        output: data,
+                    })
+                }
+                Ok(Attempt::Stay(never, _)) => match never {}
+                Err(error) => Err(WorkflowError::new("saga", "CancelHotel", error, data)),
+            };
+            next.map_err(|failure| marking.mark(failure)).map(Progress::Ran)
+        }
+        fn enter_task_refund_deposit(
+            data: Value,
+            compensating: rt::Compensating,
+        ) -> Result<SagaState, WorkflowError> {
+            Ok(SagaState::RefundDeposit {
+                data,
+                compensating,
+            })
+        }
+        /// Runs one step of task `RefundDeposit`.
+        async fn run_task_refund_deposit(
+            &self,
+            data: Value,
+            compensating: rt::Compensating,
+            io: &Io,
+        ) -> Step<SagaState> {
+            let marking = compensating.clone();
+            let mut data = data;
+            let attempt: Result<Attempt<Infallible>, ErrorObject> = async {
+                rt::merge_data(
+                    &mut data,
+                    rt::object([("deposit", Value::from("refunded"))]),
+                    "RefundDeposit",
+                    "inject data",
+                )?;
+                Ok(Attempt::Exit(0))
+            }
+                .await;
+            let next: Result<SagaState, WorkflowError> = match attempt {
+                Ok(Attempt::Exit(_)) => {
+                    async {
+                        {
+                            let rt::Compensating { remaining, resume, cause, .. } = compensating;
+                            self.compensate(data, remaining, resume, cause, io).await
+                        }
+                    }
+                        .await
+                }
+                Ok(Attempt::Terminate) => {
+                    Ok(SagaState::Terminated {
+                        output: data,
+                    })
+                }
+                Ok(Attempt::Stay(never, _)) => match never {}
+                Err(error) => {
+                    Err(WorkflowError::new("saga", "RefundDeposit", error, data))
+                }
+            };
+            next.map_err(|failure| marking.mark(failure)).map(Progress::Ran)
+        }
+        fn enter_task_cancel_flight(
+            data: Value,
+            compensating: rt::Compensating,
+        ) -> Result<SagaState, WorkflowError> {
+            Ok(SagaState::CancelFlight {
+                data,
+                compensating,
+            })
+        }
+        /// Runs one step of task `CancelFlight`.
+        async fn run_task_cancel_flight(
+            &self,
+            data: Value,
+            compensating: rt::Compensating,
+            io: &Io,
+        ) -> Step<SagaState> {
+            let marking = compensating.clone();
+            let mut data = data;
+            let attempt: Result<Attempt<Infallible>, ErrorObject> = async {
+                let args = rt::object([("what", Value::from("flight"))]);
+                let result = rt::ActionCall::new("cancel", "CancelFlight", "action 1", 1)
+                    .call(io, SagaFunctions::cancel(&self.functions, args))
+                    .await?;
+                rt::merge_result(&mut data, result, "CancelFlight", "action 1")?;
+                Ok(Attempt::Exit(0))
+            }
+                .await;
+            let next: Result<SagaState, WorkflowError> = match attempt {
+                Ok(Attempt::Exit(_)) => {
+                    async {
+                        {
+                            let rt::Compensating { remaining, resume, cause, .. } = compensating;
+                            self.compensate(data, remaining, resume, cause, io).await
+                        }
+                    }
+                        .await
+                }
+                Ok(Attempt::Terminate) => {
+                    Ok(SagaState::Terminated {
+                        output: data,
+                    })
+                }
+                Ok(Attempt::Stay(never, _)) => match never {}
+                Err(error) => {
+                    Err(WorkflowError::new("saga", "CancelFlight", error, data))
+                }
+            };
+            next.map_err(|failure| marking.mark(failure)).map(Progress::Ran)
+        }
+    }
+};

@@ -219,7 +219,9 @@ impl<F: SwitchesFunctions> SwitchesWorkflow<F> {
             "Classify",
             input,
         )?;
-        Self::enter_task_classify(input)
+        ::core::result::Result::Ok(SwitchesState::Classify {
+            data: input,
+        })
     }
     #[doc(hidden)]
     pub fn begin_subflow(
@@ -286,412 +288,6 @@ impl<F: SwitchesFunctions> SwitchesWorkflow<F> {
             }
         }
     }
-    fn enter_task_classify(
-        data: ::swf_runtime::Value,
-    ) -> ::core::result::Result<SwitchesState, ::swf_runtime::WorkflowError> {
-        ::core::result::Result::Ok(SwitchesState::Classify { data })
-    }
-    /// Runs one step of task `Classify`.
-    async fn run_task_classify(
-        &self,
-        data: ::swf_runtime::Value,
-        _io: &::swf_runtime::Io,
-    ) -> ::core::result::Result<
-        ::swf_runtime::Progress<SwitchesState>,
-        ::swf_runtime::WorkflowError,
-    > {
-        let attempt: ::core::result::Result<
-            ::swf_runtime::__private::Attempt<::core::convert::Infallible>,
-            ::swf_runtime::ErrorObject,
-        > = async {
-            let matched = ::swf_runtime::__private::switch::data_condition(
-                ::swf_runtime::__private::switch::ConditionOp::LessThan,
-                ::swf_runtime::__private::switch::Comparison::Auto,
-                {
-                    static PATH: ::swf_runtime::__private::JsonPath = ::swf_runtime::__private::JsonPath::definite(
-                        "$.age",
-                        &[::swf_runtime::__private::Segment::Key("age")],
-                    );
-                    &PATH
-                }
-                    .select(&data)?
-                    .as_ref(),
-                "18",
-                ::core::option::Option::None,
-            )?;
-            if matched {
-                return ::core::result::Result::Ok(
-                    ::swf_runtime::__private::Attempt::Exit(0usize),
-                );
-            }
-            let matched = ::swf_runtime::__private::switch::data_condition(
-                ::swf_runtime::__private::switch::ConditionOp::Matches,
-                ::swf_runtime::__private::switch::Comparison::Auto,
-                {
-                    static PATH: ::swf_runtime::__private::JsonPath = ::swf_runtime::__private::JsonPath::definite(
-                        "$.email",
-                        &[::swf_runtime::__private::Segment::Key("email")],
-                    );
-                    &PATH
-                }
-                    .select(&data)?
-                    .as_ref(),
-                "^[a-z.]+@example\\.com$",
-                {
-                    static REGEX: ::swf_runtime::__private::expr::LazyRegex = ::swf_runtime::__private::expr::LazyRegex::new(
-                        "^[a-z.]+@example\\.com$",
-                    );
-                    ::core::option::Option::Some(&REGEX)
-                },
-            )?;
-            if matched {
-                return ::core::result::Result::Ok(
-                    ::swf_runtime::__private::Attempt::Exit(1usize),
-                );
-            }
-            let matched = {
-                let selected = {
-                    static PATH: ::swf_runtime::__private::JsonPath = ::swf_runtime::__private::JsonPath::definite(
-                        "$.tier",
-                        &[::swf_runtime::__private::Segment::Key("tier")],
-                    );
-                    &PATH
-                }
-                    .select(&data)?;
-                let metadata = {
-                    let mut map = ::swf_runtime::__private::Map::new();
-                    map.insert(
-                        ::std::string::String::from("predicate"),
-                        ::swf_runtime::Value::from("isPremium"),
-                    );
-                    ::swf_runtime::Value::Object(map)
-                };
-                SwitchesFunctions::custom_condition(
-                    &self.functions,
-                    ::swf_runtime::CustomCondition {
-                        task: "Classify",
-                        path: "$.tier",
-                        selected: selected.as_ref(),
-                        value: "gold",
-                        metadata: &metadata,
-                    },
-                )
-            };
-            if matched {
-                return ::core::result::Result::Ok(
-                    ::swf_runtime::__private::Attempt::Exit(2usize),
-                );
-            }
-            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Exit(3usize))
-        }
-            .await;
-        let next: ::core::result::Result<SwitchesState, ::swf_runtime::WorkflowError> = match attempt {
-            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Exit(exit)) => {
-                async {
-                    let output = data;
-                    match exit {
-                        0usize => Self::enter_task_minor(output),
-                        1usize => Self::enter_task_staff(output),
-                        2usize => Self::enter_task_premium(output),
-                        _ => Self::enter_task_other(output),
-                    }
-                }
-                    .await
-            }
-            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Terminate) => {
-                ::core::result::Result::Ok(SwitchesState::Terminated {
-                    output: data,
-                })
-            }
-            ::core::result::Result::Ok(
-                ::swf_runtime::__private::Attempt::Stay(never, _),
-            ) => match never {}
-            ::core::result::Result::Err(error) => {
-                async {
-                    ::core::result::Result::Err(
-                        ::swf_runtime::WorkflowError::new(
-                            "switches",
-                            "Classify",
-                            error,
-                            data,
-                        ),
-                    )
-                }
-                    .await
-            }
-        };
-        next.map(::swf_runtime::Progress::Ran)
-    }
-    fn enter_task_minor(
-        data: ::swf_runtime::Value,
-    ) -> ::core::result::Result<SwitchesState, ::swf_runtime::WorkflowError> {
-        ::core::result::Result::Ok(SwitchesState::Minor { data })
-    }
-    /// Runs one step of task `Minor`.
-    async fn run_task_minor(
-        &self,
-        data: ::swf_runtime::Value,
-        _io: &::swf_runtime::Io,
-    ) -> ::core::result::Result<
-        ::swf_runtime::Progress<SwitchesState>,
-        ::swf_runtime::WorkflowError,
-    > {
-        let mut data = data;
-        let attempt: ::core::result::Result<
-            ::swf_runtime::__private::Attempt<::core::convert::Infallible>,
-            ::swf_runtime::ErrorObject,
-        > = async {
-            ::swf_runtime::__private::merge_data(
-                &mut data,
-                {
-                    let mut map = ::swf_runtime::__private::Map::new();
-                    map.insert(
-                        ::std::string::String::from("group"),
-                        ::swf_runtime::Value::from("minor"),
-                    );
-                    ::swf_runtime::Value::Object(map)
-                },
-                "Minor",
-                "inject data",
-            )?;
-            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Exit(0))
-        }
-            .await;
-        let next: ::core::result::Result<SwitchesState, ::swf_runtime::WorkflowError> = match attempt {
-            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Exit(_)) => {
-                async {
-                    let output = data;
-                    ::core::result::Result::Ok(SwitchesState::Completed { output })
-                }
-                    .await
-            }
-            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Terminate) => {
-                ::core::result::Result::Ok(SwitchesState::Terminated {
-                    output: data,
-                })
-            }
-            ::core::result::Result::Ok(
-                ::swf_runtime::__private::Attempt::Stay(never, _),
-            ) => match never {}
-            ::core::result::Result::Err(error) => {
-                async {
-                    ::core::result::Result::Err(
-                        ::swf_runtime::WorkflowError::new(
-                            "switches",
-                            "Minor",
-                            error,
-                            data,
-                        ),
-                    )
-                }
-                    .await
-            }
-        };
-        next.map(::swf_runtime::Progress::Ran)
-    }
-    fn enter_task_staff(
-        data: ::swf_runtime::Value,
-    ) -> ::core::result::Result<SwitchesState, ::swf_runtime::WorkflowError> {
-        ::core::result::Result::Ok(SwitchesState::Staff { data })
-    }
-    /// Runs one step of task `Staff`.
-    async fn run_task_staff(
-        &self,
-        data: ::swf_runtime::Value,
-        _io: &::swf_runtime::Io,
-    ) -> ::core::result::Result<
-        ::swf_runtime::Progress<SwitchesState>,
-        ::swf_runtime::WorkflowError,
-    > {
-        let mut data = data;
-        let attempt: ::core::result::Result<
-            ::swf_runtime::__private::Attempt<::core::convert::Infallible>,
-            ::swf_runtime::ErrorObject,
-        > = async {
-            ::swf_runtime::__private::merge_data(
-                &mut data,
-                {
-                    let mut map = ::swf_runtime::__private::Map::new();
-                    map.insert(
-                        ::std::string::String::from("group"),
-                        ::swf_runtime::Value::from("staff"),
-                    );
-                    ::swf_runtime::Value::Object(map)
-                },
-                "Staff",
-                "inject data",
-            )?;
-            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Exit(0))
-        }
-            .await;
-        let next: ::core::result::Result<SwitchesState, ::swf_runtime::WorkflowError> = match attempt {
-            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Exit(_)) => {
-                async {
-                    let output = data;
-                    ::core::result::Result::Ok(SwitchesState::Terminated {
-                        output,
-                    })
-                }
-                    .await
-            }
-            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Terminate) => {
-                ::core::result::Result::Ok(SwitchesState::Terminated {
-                    output: data,
-                })
-            }
-            ::core::result::Result::Ok(
-                ::swf_runtime::__private::Attempt::Stay(never, _),
-            ) => match never {}
-            ::core::result::Result::Err(error) => {
-                async {
-                    ::core::result::Result::Err(
-                        ::swf_runtime::WorkflowError::new(
-                            "switches",
-                            "Staff",
-                            error,
-                            data,
-                        ),
-                    )
-                }
-                    .await
-            }
-        };
-        next.map(::swf_runtime::Progress::Ran)
-    }
-    fn enter_task_premium(
-        data: ::swf_runtime::Value,
-    ) -> ::core::result::Result<SwitchesState, ::swf_runtime::WorkflowError> {
-        ::core::result::Result::Ok(SwitchesState::Premium { data })
-    }
-    /// Runs one step of task `Premium`.
-    async fn run_task_premium(
-        &self,
-        data: ::swf_runtime::Value,
-        _io: &::swf_runtime::Io,
-    ) -> ::core::result::Result<
-        ::swf_runtime::Progress<SwitchesState>,
-        ::swf_runtime::WorkflowError,
-    > {
-        let mut data = data;
-        let attempt: ::core::result::Result<
-            ::swf_runtime::__private::Attempt<::core::convert::Infallible>,
-            ::swf_runtime::ErrorObject,
-        > = async {
-            ::swf_runtime::__private::merge_data(
-                &mut data,
-                {
-                    let mut map = ::swf_runtime::__private::Map::new();
-                    map.insert(
-                        ::std::string::String::from("group"),
-                        ::swf_runtime::Value::from("premium"),
-                    );
-                    ::swf_runtime::Value::Object(map)
-                },
-                "Premium",
-                "inject data",
-            )?;
-            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Exit(0))
-        }
-            .await;
-        let next: ::core::result::Result<SwitchesState, ::swf_runtime::WorkflowError> = match attempt {
-            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Exit(_)) => {
-                async {
-                    let output = data;
-                    ::core::result::Result::Ok(SwitchesState::Completed { output })
-                }
-                    .await
-            }
-            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Terminate) => {
-                ::core::result::Result::Ok(SwitchesState::Terminated {
-                    output: data,
-                })
-            }
-            ::core::result::Result::Ok(
-                ::swf_runtime::__private::Attempt::Stay(never, _),
-            ) => match never {}
-            ::core::result::Result::Err(error) => {
-                async {
-                    ::core::result::Result::Err(
-                        ::swf_runtime::WorkflowError::new(
-                            "switches",
-                            "Premium",
-                            error,
-                            data,
-                        ),
-                    )
-                }
-                    .await
-            }
-        };
-        next.map(::swf_runtime::Progress::Ran)
-    }
-    fn enter_task_other(
-        data: ::swf_runtime::Value,
-    ) -> ::core::result::Result<SwitchesState, ::swf_runtime::WorkflowError> {
-        ::core::result::Result::Ok(SwitchesState::Other { data })
-    }
-    /// Runs one step of task `Other`.
-    async fn run_task_other(
-        &self,
-        data: ::swf_runtime::Value,
-        _io: &::swf_runtime::Io,
-    ) -> ::core::result::Result<
-        ::swf_runtime::Progress<SwitchesState>,
-        ::swf_runtime::WorkflowError,
-    > {
-        let mut data = data;
-        let attempt: ::core::result::Result<
-            ::swf_runtime::__private::Attempt<::core::convert::Infallible>,
-            ::swf_runtime::ErrorObject,
-        > = async {
-            ::swf_runtime::__private::merge_data(
-                &mut data,
-                {
-                    let mut map = ::swf_runtime::__private::Map::new();
-                    map.insert(
-                        ::std::string::String::from("group"),
-                        ::swf_runtime::Value::from("other"),
-                    );
-                    ::swf_runtime::Value::Object(map)
-                },
-                "Other",
-                "inject data",
-            )?;
-            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Exit(0))
-        }
-            .await;
-        let next: ::core::result::Result<SwitchesState, ::swf_runtime::WorkflowError> = match attempt {
-            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Exit(_)) => {
-                async {
-                    let output = data;
-                    ::core::result::Result::Ok(SwitchesState::Completed { output })
-                }
-                    .await
-            }
-            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Terminate) => {
-                ::core::result::Result::Ok(SwitchesState::Terminated {
-                    output: data,
-                })
-            }
-            ::core::result::Result::Ok(
-                ::swf_runtime::__private::Attempt::Stay(never, _),
-            ) => match never {}
-            ::core::result::Result::Err(error) => {
-                async {
-                    ::core::result::Result::Err(
-                        ::swf_runtime::WorkflowError::new(
-                            "switches",
-                            "Other",
-                            error,
-                            data,
-                        ),
-                    )
-                }
-                    .await
-            }
-        };
-        next.map(::swf_runtime::Progress::Ran)
-    }
 }
 impl<F: SwitchesFunctions + 'static> ::swf_runtime::Machine for SwitchesWorkflow<F> {
     type State = SwitchesState;
@@ -736,3 +332,217 @@ impl<F: SwitchesFunctions + 'static> ::swf_runtime::Machine for SwitchesWorkflow
         state.output()
     }
 }
+const _: () = {
+    #[allow(unused_imports)]
+    use ::swf_runtime::__private::{
+        self as rt, Attempt, ErrorObject, Io, Progress, Step, Value, WorkflowError,
+    };
+    #[allow(unused_imports)]
+    use ::core::option::Option::{self, None, Some};
+    #[allow(unused_imports)]
+    use ::core::result::Result::{self, Err, Ok};
+    #[allow(unused_imports)]
+    use ::core::convert::Infallible;
+    #[allow(unused_imports)]
+    use ::std::string::String;
+    static PATH_AGE: rt::JsonPath = rt::JsonPath::definite(
+        "$.age",
+        &[rt::Segment::Key("age")],
+    );
+    static PATH_EMAIL: rt::JsonPath = rt::JsonPath::definite(
+        "$.email",
+        &[rt::Segment::Key("email")],
+    );
+    static PATH_TIER: rt::JsonPath = rt::JsonPath::definite(
+        "$.tier",
+        &[rt::Segment::Key("tier")],
+    );
+    #[allow(dead_code)]
+    impl<F: SwitchesFunctions> SwitchesWorkflow<F> {
+        /// Runs one step of task `Classify`.
+        async fn run_task_classify(&self, data: Value, _io: &Io) -> Step<SwitchesState> {
+            let attempt: Result<Attempt<Infallible>, ErrorObject> = async {
+                let matched = rt::switch::data_condition(
+                    rt::switch::ConditionOp::LessThan,
+                    rt::switch::Comparison::Auto,
+                    PATH_AGE.select(&data)?.as_ref(),
+                    "18",
+                    None,
+                )?;
+                if matched {
+                    return Ok(Attempt::Exit(0usize));
+                }
+                let matched = rt::switch::data_condition(
+                    rt::switch::ConditionOp::Matches,
+                    rt::switch::Comparison::Auto,
+                    PATH_EMAIL.select(&data)?.as_ref(),
+                    "^[a-z.]+@example\\.com$",
+                    {
+                        static REGEX: rt::expr::LazyRegex = rt::expr::LazyRegex::new(
+                            "^[a-z.]+@example\\.com$",
+                        );
+                        Some(&REGEX)
+                    },
+                )?;
+                if matched {
+                    return Ok(Attempt::Exit(1usize));
+                }
+                let matched = {
+                    let selected = PATH_TIER.select(&data)?;
+                    let metadata = rt::object([("predicate", Value::from("isPremium"))]);
+                    SwitchesFunctions::custom_condition(
+                        &self.functions,
+                        rt::CustomCondition {
+                            task: "Classify",
+                            path: "$.tier",
+                            selected: selected.as_ref(),
+                            value: "gold",
+                            metadata: &metadata,
+                        },
+                    )
+                };
+                if matched {
+                    return Ok(Attempt::Exit(2usize));
+                }
+                Ok(Attempt::Exit(3usize))
+            }
+                .await;
+            let next: Result<SwitchesState, WorkflowError> = match attempt {
+                Ok(Attempt::Exit(exit)) => {
+                    match exit {
+                        0usize => Ok(SwitchesState::Minor { data }),
+                        1usize => Ok(SwitchesState::Staff { data }),
+                        2usize => Ok(SwitchesState::Premium { data }),
+                        _ => Ok(SwitchesState::Other { data }),
+                    }
+                }
+                Ok(Attempt::Terminate) => {
+                    Ok(SwitchesState::Terminated {
+                        output: data,
+                    })
+                }
+                Ok(Attempt::Stay(never, _)) => match never {}
+                Err(error) => {
+                    Err(WorkflowError::new("switches", "Classify", error, data))
+                }
+            };
+            next.map(Progress::Ran)
+        }
+        /// Runs one step of task `Minor`.
+        async fn run_task_minor(&self, data: Value, _io: &Io) -> Step<SwitchesState> {
+            let mut data = data;
+            let attempt: Result<Attempt<Infallible>, ErrorObject> = async {
+                rt::merge_data(
+                    &mut data,
+                    rt::object([("group", Value::from("minor"))]),
+                    "Minor",
+                    "inject data",
+                )?;
+                Ok(Attempt::Exit(0))
+            }
+                .await;
+            let next: Result<SwitchesState, WorkflowError> = match attempt {
+                Ok(Attempt::Exit(_)) => {
+                    Ok(SwitchesState::Completed {
+                        output: data,
+                    })
+                }
+                Ok(Attempt::Terminate) => {
+                    Ok(SwitchesState::Terminated {
+                        output: data,
+                    })
+                }
+                Ok(Attempt::Stay(never, _)) => match never {}
+                Err(error) => Err(WorkflowError::new("switches", "Minor", error, data)),
+            };
+            next.map(Progress::Ran)
+        }
+        /// Runs one step of task `Staff`.
+        async fn run_task_staff(&self, data: Value, _io: &Io) -> Step<SwitchesState> {
+            let mut data = data;
+            let attempt: Result<Attempt<Infallible>, ErrorObject> = async {
+                rt::merge_data(
+                    &mut data,
+                    rt::object([("group", Value::from("staff"))]),
+                    "Staff",
+                    "inject data",
+                )?;
+                Ok(Attempt::Exit(0))
+            }
+                .await;
+            let next: Result<SwitchesState, WorkflowError> = match attempt {
+                Ok(Attempt::Exit(_)) => {
+                    Ok(SwitchesState::Terminated {
+                        output: data,
+                    })
+                }
+                Ok(Attempt::Terminate) => {
+                    Ok(SwitchesState::Terminated {
+                        output: data,
+                    })
+                }
+                Ok(Attempt::Stay(never, _)) => match never {}
+                Err(error) => Err(WorkflowError::new("switches", "Staff", error, data)),
+            };
+            next.map(Progress::Ran)
+        }
+        /// Runs one step of task `Premium`.
+        async fn run_task_premium(&self, data: Value, _io: &Io) -> Step<SwitchesState> {
+            let mut data = data;
+            let attempt: Result<Attempt<Infallible>, ErrorObject> = async {
+                rt::merge_data(
+                    &mut data,
+                    rt::object([("group", Value::from("premium"))]),
+                    "Premium",
+                    "inject data",
+                )?;
+                Ok(Attempt::Exit(0))
+            }
+                .await;
+            let next: Result<SwitchesState, WorkflowError> = match attempt {
+                Ok(Attempt::Exit(_)) => {
+                    Ok(SwitchesState::Completed {
+                        output: data,
+                    })
+                }
+                Ok(Attempt::Terminate) => {
+                    Ok(SwitchesState::Terminated {
+                        output: data,
+                    })
+                }
+                Ok(Attempt::Stay(never, _)) => match never {}
+                Err(error) => Err(WorkflowError::new("switches", "Premium", error, data)),
+            };
+            next.map(Progress::Ran)
+        }
+        /// Runs one step of task `Other`.
+        async fn run_task_other(&self, data: Value, _io: &Io) -> Step<SwitchesState> {
+            let mut data = data;
+            let attempt: Result<Attempt<Infallible>, ErrorObject> = async {
+                rt::merge_data(
+                    &mut data,
+                    rt::object([("group", Value::from("other"))]),
+                    "Other",
+                    "inject data",
+                )?;
+                Ok(Attempt::Exit(0))
+            }
+                .await;
+            let next: Result<SwitchesState, WorkflowError> = match attempt {
+                Ok(Attempt::Exit(_)) => {
+                    Ok(SwitchesState::Completed {
+                        output: data,
+                    })
+                }
+                Ok(Attempt::Terminate) => {
+                    Ok(SwitchesState::Terminated {
+                        output: data,
+                    })
+                }
+                Ok(Attempt::Stay(never, _)) => match never {}
+                Err(error) => Err(WorkflowError::new("switches", "Other", error, data)),
+            };
+            next.map(Progress::Ran)
+        }
+    }
+};

@@ -403,384 +403,6 @@ impl<F: V01EventsFunctions> V01EventsWorkflow<F> {
             }
         }
     }
-    fn enter_task_wait_for_order(
-        data: ::swf_runtime::Value,
-        io: &::swf_runtime::Io,
-    ) -> ::core::result::Result<V01EventsState, ::swf_runtime::WorkflowError> {
-        ::core::result::Result::Ok(V01EventsState::WaitForOrder {
-            data,
-            until: ::swf_runtime::__private::deadline_of(
-                io,
-                ::core::option::Option::Some(
-                    ::swf_runtime::__private::Duration::from_millis(3600000u64),
-                ),
-            ),
-        })
-    }
-    /// Runs one step of task `WaitForOrder`.
-    async fn run_task_wait_for_order(
-        &self,
-        data: ::swf_runtime::Value,
-        until: ::core::option::Option<::swf_runtime::Timestamp>,
-        io: &::swf_runtime::Io,
-    ) -> ::core::result::Result<
-        ::swf_runtime::Progress<V01EventsState>,
-        ::swf_runtime::WorkflowError,
-    > {
-        let mut data = data;
-        let attempt: ::core::result::Result<
-            ::swf_runtime::__private::Attempt<()>,
-            ::swf_runtime::ErrorObject,
-        > = async {
-            #[allow(clippy::overly_complex_bool_expr, clippy::nonminimal_bool)]
-            fn entry_0(arrived: &[bool]) -> bool {
-                arrived[0usize] && arrived[1usize]
-            }
-            #[allow(clippy::overly_complex_bool_expr, clippy::nonminimal_bool)]
-            fn entry_1(arrived: &[bool]) -> bool {
-                arrived[2usize]
-            }
-            let entries = [
-                ::swf_runtime::EventEntry {
-                    holds: &entry_0,
-                    uses: &[0usize, 1usize],
-                },
-                ::swf_runtime::EventEntry {
-                    holds: &entry_1,
-                    uses: &[2usize],
-                },
-            ];
-            let (
-                entry,
-                events,
-            ): (usize, ::std::vec::Vec<(usize, ::swf_runtime::CloudEvent)>) = match io
-                .take_entries(Self::event_specs(), &[0usize, 1usize, 2usize], &entries)?
-            {
-                ::core::option::Option::Some(taken) => taken,
-                ::core::option::Option::None if ::swf_runtime::__private::passed(
-                    io,
-                    until,
-                ) => {
-                    return ::core::result::Result::Ok(
-                        ::swf_runtime::__private::Attempt::Exit(1usize),
-                    );
-                }
-                ::core::option::Option::None => {
-                    return {
-                        let specs = V01EventsEvent::specs();
-                        ::core::result::Result::Ok(
-                            ::swf_runtime::__private::Attempt::Stay(
-                                (),
-                                ::core::option::Option::Some(
-                                    ::swf_runtime::Wait::new(
-                                        until,
-                                        &[&specs[0usize], &specs[1usize], &specs[2usize]],
-                                    ),
-                                ),
-                            ),
-                        )
-                    };
-                }
-            };
-            match entry {
-                0usize => {
-                    for (_, event) in events.iter().filter(|(i, _)| *i == 0usize) {
-                        let event_data = ::swf_runtime::__private::event_data(event);
-                        ::swf_runtime::__private::merge_data(
-                            &mut data,
-                            event_data,
-                            "WaitForOrder",
-                            "event data",
-                        )?;
-                    }
-                    for (_, event) in events.iter().filter(|(i, _)| *i == 1usize) {
-                        let event_data = ::swf_runtime::__private::event_data(event);
-                        ::swf_runtime::__private::merge_data(
-                            &mut data,
-                            event_data,
-                            "WaitForOrder",
-                            "event data",
-                        )?;
-                    }
-                    {
-                        let result = async {
-                            let action_input = ::swf_runtime::__private::select_input(
-                                {
-                                    static PATH: ::swf_runtime::__private::JsonPath = ::swf_runtime::__private::JsonPath::definite(
-                                        "$.order",
-                                        &[::swf_runtime::__private::Segment::Key("order")],
-                                    );
-                                    &PATH
-                                },
-                                &data,
-                            )?;
-                            let args = action_input;
-                            ::swf_runtime::__private::call_action(
-                                    io,
-                                    ::swf_runtime::__private::ActionCall {
-                                        function: "ship",
-                                        task: "WaitForOrder",
-                                        action: "action 1",
-                                        timeout: ::core::option::Option::Some(
-                                            ::swf_runtime::__private::Duration::from_millis(600000u64),
-                                        ),
-                                        timeout_text: "PT10M",
-                                        attempt: 1,
-                                    },
-                                    V01EventsFunctions::ship(&self.functions, args),
-                                )
-                                .await
-                        }
-                            .await?;
-                        let mut selected = result;
-                        ::swf_runtime::__private::filter_in_place(
-                            {
-                                static PATH: ::swf_runtime::__private::JsonPath = ::swf_runtime::__private::JsonPath::definite(
-                                    "$.tracking",
-                                    &[::swf_runtime::__private::Segment::Key("tracking")],
-                                );
-                                &PATH
-                            },
-                            &mut selected,
-                        )?;
-                        {
-                            static PATH: ::swf_runtime::__private::JsonPath = ::swf_runtime::__private::JsonPath::definite(
-                                "$.shipment",
-                                &[::swf_runtime::__private::Segment::Key("shipment")],
-                            );
-                            &PATH
-                        }
-                            .write(&mut data, selected)?;
-                    }
-                    ::core::result::Result::Ok(
-                        ::swf_runtime::__private::Attempt::Exit(0usize),
-                    )
-                }
-                1usize => {
-                    for (_, event) in events.iter().filter(|(i, _)| *i == 2usize) {
-                        let mut event_data = ::swf_runtime::__private::event_data(event);
-                        ::swf_runtime::__private::filter_in_place(
-                            {
-                                static PATH: ::swf_runtime::__private::JsonPath = ::swf_runtime::__private::JsonPath::definite(
-                                    "$.reason",
-                                    &[::swf_runtime::__private::Segment::Key("reason")],
-                                );
-                                &PATH
-                            },
-                            &mut event_data,
-                        )?;
-                        {
-                            static PATH: ::swf_runtime::__private::JsonPath = ::swf_runtime::__private::JsonPath::definite(
-                                "$.cancellation.reason",
-                                &[
-                                    ::swf_runtime::__private::Segment::Key("cancellation"),
-                                    ::swf_runtime::__private::Segment::Key("reason"),
-                                ],
-                            );
-                            &PATH
-                        }
-                            .write(&mut data, event_data)?;
-                    }
-                    ::core::result::Result::Ok(
-                        ::swf_runtime::__private::Attempt::Exit(1usize),
-                    )
-                }
-                _ => {
-                    ::core::result::Result::Ok(
-                        ::swf_runtime::__private::Attempt::Exit(1usize),
-                    )
-                }
-            }
-        }
-            .await;
-        let next: ::core::result::Result<V01EventsState, ::swf_runtime::WorkflowError> = match attempt {
-            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Exit(exit)) => {
-                async {
-                    let output = data;
-                    match exit {
-                        0usize => Self::enter_task_shipped(output),
-                        1usize => Self::enter_task_cancelled(output),
-                        _ => {
-                            ::core::result::Result::Ok(V01EventsState::Completed {
-                                output,
-                            })
-                        }
-                    }
-                }
-                    .await
-            }
-            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Terminate) => {
-                ::core::result::Result::Ok(V01EventsState::Terminated {
-                    output: data,
-                })
-            }
-            ::core::result::Result::Ok(
-                ::swf_runtime::__private::Attempt::Stay((), wait),
-            ) => {
-                return ::core::result::Result::Ok(
-                    ::swf_runtime::__private::progress(
-                        V01EventsState::WaitForOrder {
-                            data,
-                            until,
-                        },
-                        wait,
-                    ),
-                );
-            }
-            ::core::result::Result::Err(error) => {
-                async {
-                    ::core::result::Result::Err(
-                        ::swf_runtime::WorkflowError::new(
-                            "v01-events",
-                            "WaitForOrder",
-                            error,
-                            data,
-                        ),
-                    )
-                }
-                    .await
-            }
-        };
-        next.map(::swf_runtime::Progress::Ran)
-    }
-    fn enter_task_shipped(
-        data: ::swf_runtime::Value,
-    ) -> ::core::result::Result<V01EventsState, ::swf_runtime::WorkflowError> {
-        ::core::result::Result::Ok(V01EventsState::Shipped { data })
-    }
-    /// Runs one step of task `Shipped`.
-    async fn run_task_shipped(
-        &self,
-        data: ::swf_runtime::Value,
-        _io: &::swf_runtime::Io,
-    ) -> ::core::result::Result<
-        ::swf_runtime::Progress<V01EventsState>,
-        ::swf_runtime::WorkflowError,
-    > {
-        let mut data = data;
-        let attempt: ::core::result::Result<
-            ::swf_runtime::__private::Attempt<::core::convert::Infallible>,
-            ::swf_runtime::ErrorObject,
-        > = async {
-            ::swf_runtime::__private::merge_data(
-                &mut data,
-                {
-                    let mut map = ::swf_runtime::__private::Map::new();
-                    map.insert(
-                        ::std::string::String::from("status"),
-                        ::swf_runtime::Value::from("shipped"),
-                    );
-                    ::swf_runtime::Value::Object(map)
-                },
-                "Shipped",
-                "inject data",
-            )?;
-            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Exit(0))
-        }
-            .await;
-        let next: ::core::result::Result<V01EventsState, ::swf_runtime::WorkflowError> = match attempt {
-            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Exit(_)) => {
-                async {
-                    let output = data;
-                    ::core::result::Result::Ok(V01EventsState::Completed {
-                        output,
-                    })
-                }
-                    .await
-            }
-            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Terminate) => {
-                ::core::result::Result::Ok(V01EventsState::Terminated {
-                    output: data,
-                })
-            }
-            ::core::result::Result::Ok(
-                ::swf_runtime::__private::Attempt::Stay(never, _),
-            ) => match never {}
-            ::core::result::Result::Err(error) => {
-                async {
-                    ::core::result::Result::Err(
-                        ::swf_runtime::WorkflowError::new(
-                            "v01-events",
-                            "Shipped",
-                            error,
-                            data,
-                        ),
-                    )
-                }
-                    .await
-            }
-        };
-        next.map(::swf_runtime::Progress::Ran)
-    }
-    fn enter_task_cancelled(
-        data: ::swf_runtime::Value,
-    ) -> ::core::result::Result<V01EventsState, ::swf_runtime::WorkflowError> {
-        ::core::result::Result::Ok(V01EventsState::Cancelled { data })
-    }
-    /// Runs one step of task `Cancelled`.
-    async fn run_task_cancelled(
-        &self,
-        data: ::swf_runtime::Value,
-        _io: &::swf_runtime::Io,
-    ) -> ::core::result::Result<
-        ::swf_runtime::Progress<V01EventsState>,
-        ::swf_runtime::WorkflowError,
-    > {
-        let mut data = data;
-        let attempt: ::core::result::Result<
-            ::swf_runtime::__private::Attempt<::core::convert::Infallible>,
-            ::swf_runtime::ErrorObject,
-        > = async {
-            ::swf_runtime::__private::merge_data(
-                &mut data,
-                {
-                    let mut map = ::swf_runtime::__private::Map::new();
-                    map.insert(
-                        ::std::string::String::from("status"),
-                        ::swf_runtime::Value::from("cancelled"),
-                    );
-                    ::swf_runtime::Value::Object(map)
-                },
-                "Cancelled",
-                "inject data",
-            )?;
-            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Exit(0))
-        }
-            .await;
-        let next: ::core::result::Result<V01EventsState, ::swf_runtime::WorkflowError> = match attempt {
-            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Exit(_)) => {
-                async {
-                    let output = data;
-                    ::core::result::Result::Ok(V01EventsState::Completed {
-                        output,
-                    })
-                }
-                    .await
-            }
-            ::core::result::Result::Ok(::swf_runtime::__private::Attempt::Terminate) => {
-                ::core::result::Result::Ok(V01EventsState::Terminated {
-                    output: data,
-                })
-            }
-            ::core::result::Result::Ok(
-                ::swf_runtime::__private::Attempt::Stay(never, _),
-            ) => match never {}
-            ::core::result::Result::Err(error) => {
-                async {
-                    ::core::result::Result::Err(
-                        ::swf_runtime::WorkflowError::new(
-                            "v01-events",
-                            "Cancelled",
-                            error,
-                            data,
-                        ),
-                    )
-                }
-                    .await
-            }
-        };
-        next.map(::swf_runtime::Progress::Ran)
-    }
 }
 impl<F: V01EventsFunctions + 'static> ::swf_runtime::Machine for V01EventsWorkflow<F> {
     type State = V01EventsState;
@@ -829,3 +451,252 @@ impl<F: V01EventsFunctions + 'static> ::swf_runtime::Machine for V01EventsWorkfl
         state.output()
     }
 }
+const _: () = {
+    #[allow(unused_imports)]
+    use ::swf_runtime::__private::{
+        self as rt, Attempt, ErrorObject, Io, Progress, Step, Value, WorkflowError,
+    };
+    #[allow(unused_imports)]
+    use ::core::option::Option::{self, None, Some};
+    #[allow(unused_imports)]
+    use ::core::result::Result::{self, Err, Ok};
+    #[allow(unused_imports)]
+    use ::core::convert::Infallible;
+    #[allow(unused_imports)]
+    use ::std::string::String;
+    static PATH_ORDER: rt::JsonPath = rt::JsonPath::definite(
+        "$.order",
+        &[rt::Segment::Key("order")],
+    );
+    static PATH_TRACKING: rt::JsonPath = rt::JsonPath::definite(
+        "$.tracking",
+        &[rt::Segment::Key("tracking")],
+    );
+    static PATH_SHIPMENT: rt::JsonPath = rt::JsonPath::definite(
+        "$.shipment",
+        &[rt::Segment::Key("shipment")],
+    );
+    static PATH_REASON: rt::JsonPath = rt::JsonPath::definite(
+        "$.reason",
+        &[rt::Segment::Key("reason")],
+    );
+    static PATH_CANCELLATION_REASON: rt::JsonPath = rt::JsonPath::definite(
+        "$.cancellation.reason",
+        &[rt::Segment::Key("cancellation"), rt::Segment::Key("reason")],
+    );
+    #[allow(dead_code)]
+    impl<F: V01EventsFunctions> V01EventsWorkflow<F> {
+        fn enter_task_wait_for_order(
+            data: Value,
+            io: &Io,
+        ) -> Result<V01EventsState, WorkflowError> {
+            Ok(V01EventsState::WaitForOrder {
+                data,
+                until: rt::deadline_of(io, Some(rt::Duration::from_millis(3600000u64))),
+            })
+        }
+        /// Runs one step of task `WaitForOrder`.
+        async fn run_task_wait_for_order(
+            &self,
+            data: Value,
+            until: Option<rt::Timestamp>,
+            io: &Io,
+        ) -> Step<V01EventsState> {
+            let mut data = data;
+            let attempt: Result<Attempt<()>, ErrorObject> = async {
+                #[allow(clippy::overly_complex_bool_expr, clippy::nonminimal_bool)]
+                fn entry_0(arrived: &[bool]) -> bool {
+                    arrived[0usize] && arrived[1usize]
+                }
+                #[allow(clippy::overly_complex_bool_expr, clippy::nonminimal_bool)]
+                fn entry_1(arrived: &[bool]) -> bool {
+                    arrived[2usize]
+                }
+                let entries = [
+                    rt::EventEntry {
+                        holds: &entry_0,
+                        uses: &[0usize, 1usize],
+                    },
+                    rt::EventEntry {
+                        holds: &entry_1,
+                        uses: &[2usize],
+                    },
+                ];
+                let (entry, events): (usize, ::std::vec::Vec<(usize, rt::CloudEvent)>) = match io
+                    .take_entries(
+                        Self::event_specs(),
+                        &[0usize, 1usize, 2usize],
+                        &entries,
+                    )?
+                {
+                    Some(taken) => taken,
+                    None if rt::passed(io, until) => {
+                        return Ok(Attempt::Exit(1usize));
+                    }
+                    None => {
+                        return {
+                            let specs = V01EventsEvent::specs();
+                            Ok(
+                                Attempt::Stay(
+                                    (),
+                                    Some(
+                                        rt::Wait::new(
+                                            until,
+                                            &[&specs[0usize], &specs[1usize], &specs[2usize]],
+                                        ),
+                                    ),
+                                ),
+                            )
+                        };
+                    }
+                };
+                match entry {
+                    0usize => {
+                        for (_, event) in events.iter().filter(|(i, _)| *i == 0usize) {
+                            let event_data = rt::event_data(event);
+                            rt::merge_data(
+                                &mut data,
+                                event_data,
+                                "WaitForOrder",
+                                "event data",
+                            )?;
+                        }
+                        for (_, event) in events.iter().filter(|(i, _)| *i == 1usize) {
+                            let event_data = rt::event_data(event);
+                            rt::merge_data(
+                                &mut data,
+                                event_data,
+                                "WaitForOrder",
+                                "event data",
+                            )?;
+                        }
+                        let action_input = rt::select_input(&PATH_ORDER, &data)?;
+                        let args = action_input;
+                        let result = rt::ActionCall::new(
+                                "ship",
+                                "WaitForOrder",
+                                "action 1",
+                                1,
+                            )
+                            .with_timeout(rt::Duration::from_millis(600000u64), "PT10M")
+                            .call(io, V01EventsFunctions::ship(&self.functions, args))
+                            .await?;
+                        let mut selected = result;
+                        rt::filter_in_place(&PATH_TRACKING, &mut selected)?;
+                        PATH_SHIPMENT.write(&mut data, selected)?;
+                        Ok(Attempt::Exit(0usize))
+                    }
+                    1usize => {
+                        for (_, event) in events.iter().filter(|(i, _)| *i == 2usize) {
+                            let mut event_data = rt::event_data(event);
+                            rt::filter_in_place(&PATH_REASON, &mut event_data)?;
+                            PATH_CANCELLATION_REASON.write(&mut data, event_data)?;
+                        }
+                        Ok(Attempt::Exit(1usize))
+                    }
+                    _ => Ok(Attempt::Exit(1usize)),
+                }
+            }
+                .await;
+            let next: Result<V01EventsState, WorkflowError> = match attempt {
+                Ok(Attempt::Exit(exit)) => {
+                    match exit {
+                        0usize => Ok(V01EventsState::Shipped { data }),
+                        1usize => Ok(V01EventsState::Cancelled { data }),
+                        _ => {
+                            Ok(V01EventsState::Completed {
+                                output: data,
+                            })
+                        }
+                    }
+                }
+                Ok(Attempt::Terminate) => {
+                    Ok(V01EventsState::Terminated {
+                        output: data,
+                    })
+                }
+                Ok(Attempt::Stay((), wait)) => {
+                    return Ok(
+                        rt::progress(
+                            V01EventsState::WaitForOrder {
+                                data,
+                                until,
+                            },
+                            wait,
+                        ),
+                    );
+                }
+                Err(error) => {
+                    Err(WorkflowError::new("v01-events", "WaitForOrder", error, data))
+                }
+            };
+            next.map(Progress::Ran)
+        }
+        /// Runs one step of task `Shipped`.
+        async fn run_task_shipped(&self, data: Value, _io: &Io) -> Step<V01EventsState> {
+            let mut data = data;
+            let attempt: Result<Attempt<Infallible>, ErrorObject> = async {
+                rt::merge_data(
+                    &mut data,
+                    rt::object([("status", Value::from("shipped"))]),
+                    "Shipped",
+                    "inject data",
+                )?;
+                Ok(Attempt::Exit(0))
+            }
+                .await;
+            let next: Result<V01EventsState, WorkflowError> = match attempt {
+                Ok(Attempt::Exit(_)) => {
+                    Ok(V01EventsState::Completed {
+                        output: data,
+                    })
+                }
+                Ok(Attempt::Terminate) => {
+                    Ok(V01EventsState::Terminated {
+                        output: data,
+                    })
+                }
+                Ok(Attempt::Stay(never, _)) => match never {}
+                Err(error) => {
+                    Err(WorkflowError::new("v01-events", "Shipped", error, data))
+                }
+            };
+            next.map(Progress::Ran)
+        }
+        /// Runs one step of task `Cancelled`.
+        async fn run_task_cancelled(
+            &self,
+            data: Value,
+            _io: &Io,
+        ) -> Step<V01EventsState> {
+            let mut data = data;
+            let attempt: Result<Attempt<Infallible>, ErrorObject> = async {
+                rt::merge_data(
+                    &mut data,
+                    rt::object([("status", Value::from("cancelled"))]),
+                    "Cancelled",
+                    "inject data",
+                )?;
+                Ok(Attempt::Exit(0))
+            }
+                .await;
+            let next: Result<V01EventsState, WorkflowError> = match attempt {
+                Ok(Attempt::Exit(_)) => {
+                    Ok(V01EventsState::Completed {
+                        output: data,
+                    })
+                }
+                Ok(Attempt::Terminate) => {
+                    Ok(V01EventsState::Terminated {
+                        output: data,
+                    })
+                }
+                Ok(Attempt::Stay(never, _)) => match never {}
+                Err(error) => {
+                    Err(WorkflowError::new("v01-events", "Cancelled", error, data))
+                }
+            };
+            next.map(Progress::Ran)
+        }
+    }
+};

@@ -29,12 +29,14 @@ pub(super) fn emit_actions(
             let steps = actions.iter().enumerate().map(|(i, action)| {
                 let position = first + i;
                 let step = if action.retry.is_empty() {
-                    let call = emit_call(cx, task, action, i, &task_attempt(task));
+                    let (prepare, call) = call_parts(cx, task, action, i, &task_attempt(task));
                     let place = emit_place(task, action, i, &quote!(result));
-                    quote! {{
+                    // Each action's `args` and `result` shadow the previous one's.
+                    quote! {
+                        #prepare
                         let result = #call.await?;
                         #place
-                    }}
+                    }
                 } else {
                     resuming_call(cx, task, action, i, position)
                 };
@@ -122,15 +124,37 @@ fn emit_call(
     index: usize,
     attempt: &TokenStream,
 ) -> TokenStream {
+    let (prepare, call) = call_parts(cx, task, action, index, attempt);
+    quote! {
+        async {
+            #prepare
+            #call.await
+        }
+    }
+}
+
+/// The statements that bind the call's arguments (`args`), and the call itself: a future of
+/// `Result<Value, ErrorObject>`. A sequential action runs them in the task's attempt directly
+/// (its `?` leaves the attempt as the call's own would); parallel ones in `emit_call`'s block.
+fn call_parts(
+    cx: &Context<'_>,
+    task: &Task,
+    action: &Action,
+    index: usize,
+    attempt: &TokenStream,
+) -> (TokenStream, TokenStream) {
     let rt = rt();
     let task_name = &task.name.value;
     let label = action_label(action, index);
     let Some(function) = &action.function else {
-        return quote!(::core::compile_error!("action without functionRef"));
+        return (
+            TokenStream::new(),
+            quote!(::core::compile_error!("action without functionRef")),
+        );
     };
     let Some(method) = cx.function_method(&function.ref_name.value) else {
         let message = format!("undefined function `{}`", function.ref_name.value);
-        return quote!(::core::compile_error!(#message));
+        return (TokenStream::new(), quote!(::core::compile_error!(#message)));
     };
     // Called through the trait's path: a sub-flow's trait, a supertrait, may have a method of
     // the same name.
@@ -152,28 +176,22 @@ fn emit_call(
             None => quote!(data.clone()),
         },
     };
-    let timeout = super::duration_option(action.timeout.as_ref());
-    let timeout_text = action.timeout.as_ref().map_or("", |t| t.text.as_str());
+    let timeout = action.timeout.as_ref().map(|timeout| {
+        let millis = timeout.millis;
+        let text = timeout.text.as_str();
+        quote!(.with_timeout(#rt::Duration::from_millis(#millis), #text))
+    });
     let function_name = &function.ref_name.value;
-    quote! {
-        async {
+    (
+        quote! {
             #input_binding
             let args = #args;
-            #rt::call_action(
-                io,
-                #rt::ActionCall {
-                    function: #function_name,
-                    task: #task_name,
-                    action: #label,
-                    timeout: #timeout,
-                    timeout_text: #timeout_text,
-                    attempt: #attempt,
-                },
-                #functions::#method(&self.functions, args),
-            )
-            .await
-        }
-    }
+        },
+        quote! {
+            #rt::ActionCall::new(#function_name, #task_name, #label, #attempt) #timeout
+                .call(io, #functions::#method(&self.functions, args))
+        },
+    )
 }
 
 /// Binds `choice` to the first retry definition of the action whose condition matches
@@ -351,17 +369,12 @@ fn emit_param(param: &Param, source: &TokenStream) -> TokenStream {
             let items = items.iter().map(|i| emit_param(i, source));
             quote!(#rt::Value::Array(::std::vec![#(#items),*]))
         }
-        Param::Object(entries) if entries.is_empty() => quote!(#rt::Value::Object(#rt::Map::new())),
         Param::Object(entries) => {
-            let inserts = entries.iter().map(|(key, value)| {
+            let members = entries.iter().map(|(key, value)| {
                 let value = emit_param(value, source);
-                quote!(map.insert(::std::string::String::from(#key), #value);)
+                quote!((#key, #value))
             });
-            quote! {{
-                let mut map = #rt::Map::new();
-                #(#inserts)*
-                #rt::Value::Object(map)
-            }}
+            quote!(#rt::object([#(#members),*]))
         }
     }
 }

@@ -41,9 +41,21 @@ pub(super) fn emit_exit_dispatch(cx: &Context<'_>, index: usize) -> TokenStream 
                 }
             }
         }
-        None => quote!(let output = data;),
+        None => TokenStream::new(),
     };
     let record = compensation::record(cx, task);
+    // Without a filter the task's data is its output: named `output` only where a
+    // compensation record reads it.
+    let output_filter = if output_filter.is_empty() && !record.is_empty() {
+        quote!(let output = data;)
+    } else {
+        output_filter
+    };
+    let output = if output_filter.is_empty() {
+        Ident::new("data", Span::call_site())
+    } else {
+        output_ident()
+    };
     let leave = match &task.kind {
         TaskKind::Switch(switch) => {
             let transitions: Vec<&Transition> = match &switch.conditions {
@@ -57,11 +69,11 @@ pub(super) fn emit_exit_dispatch(cx: &Context<'_>, index: usize) -> TokenStream 
                     .collect(),
             };
             let arms = transitions.iter().enumerate().map(|(i, t)| {
-                let go = emit_transition(cx, index, t, &output_ident(), None);
+                let go = emit_transition(cx, index, t, &output, None);
                 quote!(#i => { #go })
             });
             let default = match &switch.default {
-                Some(t) => emit_transition(cx, index, t, &output_ident(), None),
+                Some(t) => emit_transition(cx, index, t, &output, None),
                 None => quote!(::core::unreachable!()),
             };
             quote! {
@@ -75,12 +87,12 @@ pub(super) fn emit_exit_dispatch(cx: &Context<'_>, index: usize) -> TokenStream 
         TaskKind::Event { events_actions, .. } if dispatches_on_exit(task) => {
             let arms = events_actions.iter().enumerate().map(|(i, entry)| {
                 let go = match &entry.transition {
-                    Some(t) => emit_transition(cx, index, t, &output_ident(), None),
-                    None => emit_leave(cx, index, &output_ident()),
+                    Some(t) => emit_transition(cx, index, t, &output, None),
+                    None => emit_leave(cx, index, &output),
                 };
                 quote!(#i => { #go })
             });
-            let fallback = emit_leave(cx, index, &output_ident());
+            let fallback = emit_leave(cx, index, &output);
             quote! {
                 match exit {
                     #(#arms)*
@@ -88,7 +100,7 @@ pub(super) fn emit_exit_dispatch(cx: &Context<'_>, index: usize) -> TokenStream 
                 }
             }
         }
-        _ => emit_leave(cx, index, &output_ident()),
+        _ => emit_leave(cx, index, &output),
     };
     quote! {
         #output_filter

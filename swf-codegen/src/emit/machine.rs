@@ -10,7 +10,8 @@ use crate::ir::{StartKind, TaskKind};
 use proc_macro2::TokenStream;
 use quote::quote;
 
-pub(super) fn emit(cx: &Context<'_>, scopes: &Emitted) -> TokenStream {
+/// The machine's public items, and its private block (see `private_block`).
+pub(super) fn emit(cx: &Context<'_>, scopes: &Emitted) -> (TokenStream, TokenStream) {
     let machine = cx.workflow_ident();
     let id = &cx.workflow.id.value;
     let name = &cx.workflow.name.value;
@@ -20,7 +21,7 @@ pub(super) fn emit(cx: &Context<'_>, scopes: &Emitted) -> TokenStream {
     };
     let hash = definition_hash(cx);
     let rt = rt();
-    let methods = &scopes.methods;
+    let public_methods = &scopes.public_methods;
     let api = if cx.uses_io() {
         io_api(cx)
     } else {
@@ -31,6 +32,8 @@ pub(super) fn emit(cx: &Context<'_>, scopes: &Emitted) -> TokenStream {
     let begin = emit_begin(cx);
     let sub_flow = sub_flow_api(cx);
     let bounds = bounds(cx);
+    let private =
+        super::private_block::emit(&machine, &bounds, scopes.methods.iter().cloned().collect());
     let doc = format!(
         " The `{name}` workflow (id `{id}`), compiled to a state machine. `run` drives an \
          instance to its end; `start` and `step` (or `advance`, which never waits) let the caller \
@@ -50,7 +53,7 @@ pub(super) fn emit(cx: &Context<'_>, scopes: &Emitted) -> TokenStream {
         .diagram_doc
         .as_deref()
         .map(|svg| quote!(#[doc = ""] #[doc = #svg]));
-    quote! {
+    let public = quote! {
         #description
         #[doc = #doc]
         #diagram
@@ -91,11 +94,12 @@ pub(super) fn emit(cx: &Context<'_>, scopes: &Emitted) -> TokenStream {
             #begin
             #sub_flow
             #specs
-            #(#methods)*
+            #(#public_methods)*
         }
 
         #machine_impl
-    }
+    };
+    (public, private)
 }
 
 /// The event specs of the machine, for the drivers that register what an instance listens for.

@@ -17,6 +17,7 @@ mod functions;
 mod machine;
 pub mod names;
 mod nested;
+mod private_block;
 mod public_paths;
 mod scope;
 mod state;
@@ -56,15 +57,16 @@ pub fn workflow(workflow: &Workflow, names: &Names) -> TokenStream {
     let cx = Context::root(workflow, names);
     let functions = functions::emit(&cx);
     let scopes = scope::emit_tree(&cx);
-    let machine = machine::emit(&cx, &scopes);
+    let (machine, private) = machine::emit(&cx, &scopes);
     let types = &scopes.types;
     let events = events::emit_event_enum(&cx);
-    public_paths::public_paths(quote! {
+    let public = public_paths::public_paths(quote! {
         #functions
         #events
         #(#types)*
         #machine
-    })
+    });
+    quote!(#public #private)
 }
 
 /// `Some(Duration::from_millis(n))` for a duration, `None` without one.

@@ -12,12 +12,16 @@ use quote::quote;
 
 /// The methods of every scope (in the machine's `impl`), and the types of every scope.
 pub(super) struct Emitted {
+    /// Public API: the workflow's `advance`.
+    pub public_methods: Vec<TokenStream>,
+    /// Everything else, for the machine's private block (see `private_block`).
     pub methods: Vec<TokenStream>,
     pub types: Vec<TokenStream>,
 }
 
 pub(super) fn emit_tree(root: &Context<'_>) -> Emitted {
     let mut emitted = Emitted {
+        public_methods: Vec::new(),
         methods: Vec::new(),
         types: Vec::new(),
     };
@@ -27,13 +31,17 @@ pub(super) fn emit_tree(root: &Context<'_>) -> Emitted {
 
 fn emit_scope(cx: &Context<'_>, out: &mut Emitted) {
     out.types.push(super::state::emit(cx));
-    if !cx.root {
+    if cx.root {
+        out.public_methods.push(emit_advance(cx));
+    } else {
         out.methods.push(emit_begin(cx));
+        out.methods.push(emit_advance(cx));
     }
-    out.methods.push(emit_advance(cx));
     out.methods.extend(compensation::emit_methods(cx));
     for index in 0..cx.scope.tasks.len() {
-        out.methods.push(emit_enter(cx, index));
+        if !enters_inline(cx, index) {
+            out.methods.push(emit_enter(cx, index));
+        }
         out.methods.push(emit_run(cx, index));
         let task = cx.task(index);
         if let TaskKind::Parallel { branches, .. } = &task.kind {
@@ -109,7 +117,14 @@ fn emit_begin(cx: &Context<'_>) -> TokenStream {
     let start = cx.start_index();
     let log =
         (Fields::of(cx, start).log == Log::Record).then(|| quote!(#rt::CompensationLog::new()));
-    let enter = enter_call(cx, start, quote!(input), log);
+    // `Ok(variant).map(Ok)` would be clippy's unnecessary_map_on_constructor.
+    let entered = if log.is_none() && enters_inline(cx, start) {
+        let variant = inline_variant(cx, start, quote!(input));
+        quote!(::core::result::Result::Ok(::core::result::Result::Ok(#variant)))
+    } else {
+        let enter = enter_call(cx, start, quote!(input), log);
+        quote!(#enter.map(::core::result::Result::Ok))
+    };
     let schedule = scheduled_interval(cx.scope).map(|interval| {
         let window = events::emit_schedule_window(interval);
         quote! {
@@ -125,7 +140,7 @@ fn emit_begin(cx: &Context<'_>) -> TokenStream {
         ) -> ::core::result::Result<::core::result::Result<#state, #rt::Value>, #rt::WorkflowError> {
             let _ = io;
             #schedule
-            #enter.map(::core::result::Result::Ok)
+            #entered
         }
     }
 }
@@ -166,10 +181,32 @@ pub(super) fn enter_call(
     data: TokenStream,
     log: Option<TokenStream>,
 ) -> TokenStream {
+    if log.is_none() && enters_inline(cx, index) {
+        let variant = fresh_variant(cx, index, data, quote!(::core::default::Default::default()));
+        return quote!(::core::result::Result::Ok(#variant));
+    }
     let enter = cx.enter_fn(index);
     let log = log.map(|log| quote!(, #log));
     let io = enter_takes_io(cx, index).then(|| quote!(, io));
     quote!(Self::#enter(#data #log #io))
+}
+
+/// The variant that entering task `index` builds, when it enters inline.
+fn inline_variant(cx: &Context<'_>, index: usize, data: TokenStream) -> TokenStream {
+    fresh_variant(
+        cx,
+        index,
+        data,
+        quote!(::core::default::Default::default()),
+    )
+}
+
+/// Whether entering task `index` only builds its variant (no input filter, no compensation
+/// record, no clock): then it is written where it happens, and the task has no `enter_*`.
+pub(super) fn enters_inline(cx: &Context<'_>, index: usize) -> bool {
+    cx.task(index).data_filter.input.is_none()
+        && Fields::of(cx, index).log == Log::None
+        && !enter_takes_io(cx, index)
 }
 
 /// `enter_*`: the transition into a task applies its input filter.

@@ -105,9 +105,11 @@ pub(super) fn emit_run(cx: &Context<'_>, index: usize) -> TokenStream {
             .into_iter()
             .any(|part| super::mentions(part, "io"));
     let io = if reads_io { quote!(io) } else { quote!(_io) };
+    let success = settled(success);
+    let failure = settled(failure);
     quote! {
         #[doc = #doc]
-        async fn #run(&self, #params #io: &#rt::Io) -> ::core::result::Result<#rt::Progress<#state>, #rt::WorkflowError> {
+        async fn #run(&self, #params #io: &#rt::Io) -> #rt::Step<#state> {
             #retry_wait
             #resume_wait
             #input
@@ -116,16 +118,34 @@ pub(super) fn emit_run(cx: &Context<'_>, index: usize) -> TokenStream {
             #failed_action
             let attempt: ::core::result::Result<#rt::Attempt<#payload>, #rt::ErrorObject> = async { #body }.await;
             let next: ::core::result::Result<#state, #rt::WorkflowError> = match attempt {
-                ::core::result::Result::Ok(#rt::Attempt::Exit(#exit_binding)) => async { #success }.await,
-                ::core::result::Result::Ok(#rt::Attempt::Terminate) => {
-                    ::core::result::Result::Ok(#state::Terminated { output: data })
-                }
+                ::core::result::Result::Ok(#rt::Attempt::Exit(#exit_binding)) => #success,
+                ::core::result::Result::Ok(#rt::Attempt::Terminate) => ::core::result::Result::Ok(#state::Terminated { output: data }),
                 #stay_arm
-                ::core::result::Result::Err(error) => async { #failure }.await,
+                ::core::result::Result::Err(error) => #failure,
             };
             next #mark .map(#rt::Progress::Ran)
         }
     }
+}
+
+/// An arm of the attempt's settling as an expression: the arm itself when it neither awaits nor
+/// returns, else inside an `async` block, where `return` gives the arm's value, not the step's.
+fn settled(arm: TokenStream) -> TokenStream {
+    if super::mentions(&arm, "await") || super::mentions(&arm, "return") {
+        quote!(async { #arm }.await)
+    } else if is_expression(&arm) {
+        arm
+    } else {
+        quote!({ #arm })
+    }
+}
+
+/// Whether `tokens` are one expression, not statements: no `;` outside groups.
+fn is_expression(tokens: &TokenStream) -> bool {
+    !tokens
+        .clone()
+        .into_iter()
+        .any(|tree| matches!(tree, proc_macro2::TokenTree::Punct(p) if p.as_char() == ';'))
 }
 
 /// Whether the attempt changes `data` (so it is bound mutably).

@@ -19,22 +19,13 @@ pub fn json(value: &Value) -> TokenStream {
             let items = items.iter().map(json);
             quote! { ::swf_runtime::__private::Value::Array(::std::vec![#(#items),*]) }
         }
-        Value::Object(map) if map.is_empty() => {
-            quote! { ::swf_runtime::__private::Value::Object(::swf_runtime::__private::Map::new()) }
-        }
         Value::Object(map) => {
-            let inserts = map.iter().map(|(key, value)| {
+            let members = map.iter().map(|(key, value)| {
                 let key = Literal::string(key);
                 let value = json(value);
-                quote! { map.insert(::std::string::String::from(#key), #value); }
+                quote! { (#key, #value) }
             });
-            quote! {
-                {
-                    let mut map = ::swf_runtime::__private::Map::new();
-                    #(#inserts)*
-                    ::swf_runtime::__private::Value::Object(map)
-                }
-            }
+            quote! { ::swf_runtime::__private::object([#(#members),*]) }
         }
     }
 }
@@ -86,34 +77,24 @@ mod tests {
         assert_eq!(
             text,
             r#"fn emitted() {
-    {
-        let mut map = ::swf_runtime::__private::Map::new();
-        map.insert(
-            ::std::string::String::from("zeta"),
-            ::swf_runtime::__private::Value::from(1u64),
-        );
-        map.insert(
-            ::std::string::String::from("alpha"),
+    ::swf_runtime::__private::object([
+        ("zeta", ::swf_runtime::__private::Value::from(1u64)),
+        (
+            "alpha",
             ::swf_runtime::__private::Value::Array(
                 ::std::vec![
                     ::swf_runtime::__private::Value::Bool(true),
-                    ::swf_runtime::__private::Value::Object(::swf_runtime::__private::Map::new())
+                    ::swf_runtime::__private::object([])
                 ],
             ),
-        );
-        map.insert(
-            ::std::string::String::from("mid"),
-            {
-                let mut map = ::swf_runtime::__private::Map::new();
-                map.insert(
-                    ::std::string::String::from("x"),
-                    ::swf_runtime::__private::Value::Null,
-                );
-                ::swf_runtime::__private::Value::Object(map)
-            },
-        );
-        ::swf_runtime::__private::Value::Object(map)
-    }
+        ),
+        (
+            "mid",
+            ::swf_runtime::__private::object([
+                ("x", ::swf_runtime::__private::Value::Null),
+            ]),
+        ),
+    ])
 }
 "#
         );

@@ -8,3 +8,13 @@ mod report;
 
 pub use filter::{data_with_error, filter_in_place, select_input, select_or_null};
 pub use report::{merge_data, merge_result};
+
+/// A JSON object of `members`, in their order (generated code builds parameters and literal
+/// data with it: one call instead of an insert per member).
+pub fn object<const N: usize>(members: [(&str, serde_json::Value); N]) -> serde_json::Value {
+    let mut map = serde_json::Map::with_capacity(N);
+    for (key, value) in members {
+        map.insert(key.to_owned(), value);
+    }
+    serde_json::Value::Object(map)
+}
