@@ -154,6 +154,8 @@ pub mod __private {
 
     /// Switch data conditions.
     pub mod switch {
-        pub use crate::switch::{Comparison, ConditionOp, CustomCondition, data_condition};
+        pub use crate::switch::{
+            Comparison, ConditionOp, ConditionValue, CustomCondition, data_condition,
+        };
     }
 }

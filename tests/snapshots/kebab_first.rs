@@ -1082,9 +1082,12 @@ impl<F: CarAuctionFunctions> CarAuctionWorkflow<F> {
                     );
                     &PATH
                 }
-                    .select(&data)?
-                    .as_ref(),
-                "1000",
+                    .select_ref(&data)?
+                    .as_deref(),
+                &::swf_runtime::__private::switch::ConditionValue::integer(
+                    "1000",
+                    1000i64,
+                ),
                 ::core::option::Option::None,
             )?;
             if matched {
@@ -1105,9 +1108,12 @@ impl<F: CarAuctionFunctions> CarAuctionWorkflow<F> {
                     );
                     &PATH
                 }
-                    .select(&data)?
-                    .as_ref(),
-                "5000",
+                    .select_ref(&data)?
+                    .as_deref(),
+                &::swf_runtime::__private::switch::ConditionValue::integer(
+                    "5000",
+                    5000i64,
+                ),
                 ::core::option::Option::None,
             )?
                 && (::swf_runtime::__private::switch::data_condition(
@@ -1123,9 +1129,9 @@ impl<F: CarAuctionFunctions> CarAuctionWorkflow<F> {
                         );
                         &PATH
                     }
-                        .select(&data)?
-                        .as_ref(),
-                    "EUR",
+                        .select_ref(&data)?
+                        .as_deref(),
+                    &::swf_runtime::__private::switch::ConditionValue::text("EUR"),
                     ::core::option::Option::None,
                 )?
                     || !::swf_runtime::__private::switch::data_condition(
@@ -1141,9 +1147,9 @@ impl<F: CarAuctionFunctions> CarAuctionWorkflow<F> {
                             );
                             &PATH
                         }
-                            .select(&data)?
-                            .as_ref(),
-                        "",
+                            .select_ref(&data)?
+                            .as_deref(),
+                        &::swf_runtime::__private::switch::ConditionValue::text(""),
                         ::core::option::Option::None,
                     )?);
             if matched {

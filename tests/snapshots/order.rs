@@ -774,9 +774,12 @@ impl<F: OrderFunctions> OrderWorkflow<F> {
                     );
                     &PATH
                 }
-                    .select(&data)?
-                    .as_ref(),
-                "1000",
+                    .select_ref(&data)?
+                    .as_deref(),
+                &::swf_runtime::__private::switch::ConditionValue::integer(
+                    "1000",
+                    1000i64,
+                ),
                 ::core::option::Option::None,
             )?;
             if matched {

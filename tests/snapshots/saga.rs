@@ -927,9 +927,11 @@ impl<F: SagaFunctions> SagaWorkflow<F> {
                     );
                     &PATH
                 }
-                    .select(&data)?
-                    .as_ref(),
-                "undo-by-transition",
+                    .select_ref(&data)?
+                    .as_deref(),
+                &::swf_runtime::__private::switch::ConditionValue::text(
+                    "undo-by-transition",
+                ),
                 ::core::option::Option::None,
             )?;
             if matched {
@@ -947,9 +949,9 @@ impl<F: SagaFunctions> SagaWorkflow<F> {
                     );
                     &PATH
                 }
-                    .select(&data)?
-                    .as_ref(),
-                "undo-at-end",
+                    .select_ref(&data)?
+                    .as_deref(),
+                &::swf_runtime::__private::switch::ConditionValue::text("undo-at-end"),
                 ::core::option::Option::None,
             )?;
             if matched {

@@ -314,9 +314,9 @@ impl<F: SwitchesFunctions> SwitchesWorkflow<F> {
                     );
                     &PATH
                 }
-                    .select(&data)?
-                    .as_ref(),
-                "18",
+                    .select_ref(&data)?
+                    .as_deref(),
+                &::swf_runtime::__private::switch::ConditionValue::integer("18", 18i64),
                 ::core::option::Option::None,
             )?;
             if matched {
@@ -334,9 +334,11 @@ impl<F: SwitchesFunctions> SwitchesWorkflow<F> {
                     );
                     &PATH
                 }
-                    .select(&data)?
-                    .as_ref(),
-                "^[a-z.]+@example\\.com$",
+                    .select_ref(&data)?
+                    .as_deref(),
+                &::swf_runtime::__private::switch::ConditionValue::text(
+                    "^[a-z.]+@example\\.com$",
+                ),
                 {
                     static REGEX: ::swf_runtime::__private::expr::LazyRegex = ::swf_runtime::__private::expr::LazyRegex::new(
                         "^[a-z.]+@example\\.com$",
