@@ -1,5 +1,9 @@
 //! Parallel branches and foreach iterations compiled by `workflow!`, against the same work
 //! written by hand in async Rust. Run with `cargo bench -p swf-tests --bench concurrency`.
+//! Before the benches, one foreach over a large collection (`SWF_BENCH_ITEMS`, default
+//! 1,000,000 items) reports its time and the process's peak memory.
+
+use std::time::{Duration, Instant};
 
 use swf_runtime::{FunctionError, Value, json};
 
@@ -133,7 +137,53 @@ fn foreach_1000_items_by_hand_copying(bencher: divan::Bencher) {
         .bench_local_values(|input| runtime.block_on(for_each_by_hand_copying(Work, input)));
 }
 
+/// The CPU time of the process so far and its peak resident memory in bytes.
+fn usage() -> (Duration, u64) {
+    // SAFETY: getrusage only writes the struct it is given.
+    let usage = unsafe {
+        let mut usage: libc::rusage = std::mem::zeroed();
+        libc::getrusage(libc::RUSAGE_SELF, &mut usage);
+        usage
+    };
+    let time = |t: libc::timeval| {
+        Duration::from_secs(t.tv_sec as u64) + Duration::from_micros(t.tv_usec as u64)
+    };
+    let peak = u64::try_from(usage.ru_maxrss).unwrap_or(0) * 1024;
+    (time(usage.ru_utime) + time(usage.ru_stime), peak)
+}
+
+/// One run of the foreach bench workflow over `SWF_BENCH_ITEMS` items: wall and CPU time, and
+/// how far the peak resident memory rose above the input's.
+fn large_foreach() {
+    let items: i64 = std::env::var("SWF_BENCH_ITEMS")
+        .ok()
+        .and_then(|value| value.replace('_', "").parse().ok())
+        .unwrap_or(1_000_000);
+    let runtime = runtime();
+    let (_, start) = usage();
+    let input = json!({ "items": (0..items).collect::<Vec<i64>>() });
+    let (cpu_before, with_input) = usage();
+    let wall = Instant::now();
+    let output = runtime
+        .block_on(for_each::ForEachBenchWorkflow::new(Work).run(input))
+        .expect("the large foreach completes");
+    let (wall, (cpu_after, peak)) = (wall.elapsed(), usage());
+    let results = output["results"].as_array().map_or(0, Vec::len);
+    assert_eq!(results, usize::try_from(items).unwrap_or(0));
+    let mib = |bytes: u64| bytes as f64 / (1024.0 * 1024.0);
+    println!(
+        "foreach over {items} items: {wall:.2?} wall, {:.2?} CPU ({:.0} ns per item); peak \
+         resident memory {:.0} MiB, of which the input {:.0} MiB and the run {:.0} MiB",
+        cpu_after - cpu_before,
+        (cpu_after - cpu_before).as_nanos() as f64 / items.max(1) as f64,
+        mib(peak),
+        mib(with_input.saturating_sub(start)),
+        mib(peak.saturating_sub(with_input)),
+    );
+}
+
 fn main() {
+    large_foreach();
     // Each pair must compute the same thing for the comparison to mean anything.
     let runtime = runtime();
     let compiled = runtime.block_on(fan_out::FanOutBenchWorkflow::new(Work).run(json!({})));
