@@ -163,7 +163,11 @@ mod tests {
 
     /// What an iteration of a body that merges `incoming` and reads `read` ends with, from a
     /// full copy of `data` and from the shared input (restored), and the shared input itself.
-    fn both_ways(data: &Value, read: &[&str], incoming: &Value) -> (Result<Value, String>, Result<Value, String>, Value) {
+    fn both_ways(
+        data: &Value,
+        read: &[&str],
+        incoming: &Value,
+    ) -> (Result<Value, String>, Result<Value, String>, Value) {
         let merged = |mut input: Value| {
             crate::data::merge_data(&mut input, incoming.clone(), "T", "result")
                 .map(|()| input)
@@ -201,8 +205,11 @@ mod tests {
             assert_eq!(restored, full, "merging {incoming}");
         }
         let (_, restored, _) = both_ways(&data, &[], &json!({"items": "text"}));
-        assert!(restored.is_err_and(|message| message
-            .contains("at `/items` the task data holds an array but the result holds a string")));
+        assert!(
+            restored.is_err_and(|message| message.contains(
+                "at `/items` the task data holds an array but the result holds a string"
+            ))
+        );
     }
 
     #[test]

@@ -4,6 +4,8 @@
 //! against the same `if` and call by hand. Run with `cargo bench -p swf-tests --bench
 //! sequential`.
 
+mod ratio;
+
 use std::future::Future;
 use swf_runtime::{FunctionError, Value, json};
 
@@ -115,5 +117,27 @@ fn main() {
         let by_hand = block_on(switch_by_hand(&Adder, json!({ "total": total })));
         assert_eq!(compiled.ok(), by_hand.ok());
     }
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .build()
+        .expect("a current-thread runtime");
+    let ten = TenStepsWorkflow::new(Adder);
+    ratio::compare(
+        "seq10",
+        31,
+        2_000,
+        || json!({"total": 0}),
+        |input| drop(runtime.block_on(ten.run(input))),
+        |input| drop(runtime.block_on(hand_written(&Adder, input))),
+    );
+    let switch = switch_then_call::SwitchThenCallWorkflow::new(Adder);
+    ratio::compare(
+        "switch + 1 call",
+        31,
+        5_000,
+        || json!({"total": 7}),
+        |input| drop(runtime.block_on(switch.run(input))),
+        |input| drop(runtime.block_on(switch_by_hand(&Adder, input))),
+    );
     divan::main();
 }

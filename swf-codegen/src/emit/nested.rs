@@ -7,7 +7,7 @@ use super::state::{branch_labels, slot_field};
 use super::{Context, rt};
 use crate::emit_parts::path::path_ref;
 use crate::ir::{
-    Action, Completion, EndKind, JsonPath, Param, ParallelOutput, PathKind, PathSegment, Scope,
+    Action, Completion, EndKind, JsonPath, ParallelOutput, Param, PathKind, PathSegment, Scope,
     StartKind, Task, TaskKind,
 };
 use proc_macro2::TokenStream;
@@ -232,9 +232,9 @@ pub(super) fn emit_for_each(cx: &Context<'_>, index: usize) -> TokenStream {
         (Some(parameter), false, None) => body_reads(scope, parameter, keep),
         _ => None,
     };
-    let share = reads.as_ref().map(|keys| {
-        quote!(let shared = #rt::SharedData::new(&data, &[#(#keys),*]);)
-    });
+    let share = reads
+        .as_ref()
+        .map(|keys| quote!(let shared = #rt::SharedData::new(&data, &[#(#keys),*]);));
     let copy = if reads.is_some() {
         quote!(shared.input())
     } else {

@@ -140,11 +140,7 @@ mod tests {
             NAMES.select_ref(&data),
             Ok(Some(Cow::Owned(json!(["potato", "broccoli"]))))
         );
-        assert_eq!(
-            FRUITS.select_ref(&json!({})),
-            Ok(None),
-            "nothing selected"
-        );
+        assert_eq!(FRUITS.select_ref(&json!({})), Ok(None), "nothing selected");
     }
 
     #[test]

@@ -201,8 +201,14 @@ mod tests {
         selected: Option<&Value>,
         value: &str,
     ) -> bool {
-        data_condition(op, comparison, selected, &ConditionValue::parse(value), None)
-            .unwrap_or_else(|err| panic!("{err}"))
+        data_condition(
+            op,
+            comparison,
+            selected,
+            &ConditionValue::parse(value),
+            None,
+        )
+        .unwrap_or_else(|err| panic!("{err}"))
     }
 
     #[test]
@@ -296,8 +302,13 @@ mod tests {
     #[test]
     fn a_regex_operator_without_a_regex_is_a_data_error() {
         for op in [Matches, NotMatches] {
-            let Err(err) = data_condition(op, Auto, Some(&json!("x")), &ConditionValue::parse("x+"), None)
-            else {
+            let Err(err) = data_condition(
+                op,
+                Auto,
+                Some(&json!("x")),
+                &ConditionValue::parse("x+"),
+                None,
+            ) else {
                 panic!("{op:?} needs a regular expression");
             };
             assert_eq!(err.name, ErrorObject::DATA);
