@@ -728,7 +728,10 @@ async fn foreach_iterations_share_the_arrays_their_body_does_not_read() {
     let workflow = ForeachSharedWorkflow::new(Lab::new());
     let state = workflow.start(input.clone()).unwrap();
     let state = workflow.step(state).await.unwrap();
-    let ForeachSharedState::Each { each: Some(each), .. } = &state else {
+    let ForeachSharedState::Each {
+        each: Some(each), ..
+    } = &state
+    else {
         panic!("expected the iterations to run, found {state:?}");
     };
     assert_eq!(each.positions().count(), 50, "max 50, all pausing");
