@@ -1,4 +1,4 @@
-//! The elements a foreach task iterates over.
+//! The elements a foreach task iterates over, and the task data its iterations share.
 
 use serde_json::Value;
 
@@ -37,6 +37,103 @@ pub fn collection_refs<'d>(
     }
 }
 
+/// Stands, in an iteration's data, for an array of the task data that the body never reads:
+/// the one element of a placeholder array.
+const SHARED: &str = "\u{0}swf:shared-array";
+
+/// The input every iteration of a foreach task starts from: the task data, except that its
+/// top-level arrays the body never reads are replaced by a placeholder, so that an iteration's
+/// copy costs what the body can see, not what the task data holds (a collection of a million
+/// items in the task data would otherwise be copied once per item).
+///
+/// The code generator uses it only for a body that reads the task data through definite paths
+/// whose first keys it names (`read`), never as a whole: no argument, event or output built
+/// from all of it. Such a body still meets the arrays it does not read in merges and writes,
+/// and there only their kind matters (an object merged into an array is an error either way,
+/// an array merged into one appends): the placeholder is an array, so every merge or write
+/// succeeds or fails as it would on the real array. Where the body's data does leave it whole
+/// (an output filter that selects nothing keeps all of it), [`restore`](Self::restore) puts
+/// the real arrays back with what was appended to them. So each iteration still observes its
+/// own copy of the task data, as the drafts say, without the copy being made.
+#[derive(Debug)]
+pub struct SharedData<'d> {
+    data: &'d Value,
+    base: Value,
+    /// The top-level keys whose arrays the placeholder stands for.
+    hidden: Vec<&'d str>,
+}
+
+impl<'d> SharedData<'d> {
+    /// What the iterations of a body that reads only the top-level keys `read` of `data` share.
+    pub fn new(data: &'d Value, read: &[&str]) -> Self {
+        let Value::Object(members) = data else {
+            return Self {
+                data,
+                base: data.clone(),
+                hidden: Vec::new(),
+            };
+        };
+        let mut hidden = Vec::new();
+        let base = members
+            .iter()
+            .map(|(key, value)| {
+                let shared = matches!(value, Value::Array(elements) if !elements.is_empty())
+                    && !read.contains(&key.as_str());
+                if shared {
+                    hidden.push(key.as_str());
+                    (key.clone(), placeholder())
+                } else {
+                    (key.clone(), value.clone())
+                }
+            })
+            .collect();
+        Self {
+            data,
+            base: Value::Object(base),
+            hidden,
+        }
+    }
+
+    /// A fresh copy of the shared input, for one iteration.
+    pub fn input(&self) -> Value {
+        self.base.clone()
+    }
+
+    /// An iteration's output as it would be had the iteration started from a full copy of the
+    /// task data: a placeholder still at the top of the output (the body's data left whole)
+    /// becomes the array it stands for, followed by the elements merged into it that the array
+    /// did not already hold (the merge rule for arrays).
+    pub fn restore(&self, mut output: Value) -> Value {
+        let Value::Object(members) = &mut output else {
+            return output;
+        };
+        for key in &self.hidden {
+            let Some(Value::Array(elements)) = members.get_mut(*key) else {
+                continue;
+            };
+            if !matches!(elements.first(), Some(Value::String(first)) if first == SHARED) {
+                continue;
+            }
+            let Some(Value::Array(original)) = self.data.get(*key) else {
+                continue;
+            };
+            let appended = elements.split_off(1);
+            let mut full = original.clone();
+            for element in appended {
+                if !full.contains(&element) {
+                    full.push(element);
+                }
+            }
+            *elements = full;
+        }
+        output
+    }
+}
+
+fn placeholder() -> Value {
+    Value::Array(vec![Value::String(SHARED.to_owned())])
+}
+
 #[cfg(test)]
 mod tests {
     use serde_json::json;
@@ -62,6 +159,67 @@ mod tests {
             collection_refs(&DONE, &json!({"orders": []}), "T", "q"),
             Ok(Vec::new())
         );
+    }
+
+    /// What an iteration of a body that merges `incoming` and reads `read` ends with, from a
+    /// full copy of `data` and from the shared input (restored), and the shared input itself.
+    fn both_ways(
+        data: &Value,
+        read: &[&str],
+        incoming: &Value,
+    ) -> (Result<Value, String>, Result<Value, String>, Value) {
+        let merged = |mut input: Value| {
+            crate::data::merge_data(&mut input, incoming.clone(), "T", "result")
+                .map(|()| input)
+                .map_err(|error| error.message)
+        };
+        let shared = SharedData::new(data, read);
+        let full = merged(data.clone());
+        let restored = merged(shared.input()).map(|output| shared.restore(output));
+        (full, restored, shared.input())
+    }
+
+    #[test]
+    fn iterations_share_the_arrays_they_do_not_read() {
+        let data = json!({"items": [1, 2, 3], "seen": [4], "name": "n", "empty": []});
+        let (full, restored, input) = both_ways(&data, &["seen"], &json!({"n": 1}));
+        assert_eq!(restored, full);
+        assert_eq!(
+            input,
+            json!({"items": [SHARED], "seen": [4], "name": "n", "empty": []})
+        );
+    }
+
+    #[test]
+    fn merges_into_a_shared_array_end_as_on_the_array() {
+        let data = json!({"items": [1, 2, 3], "other": {"a": [5]}});
+        for incoming in [
+            json!({"items": [3, 4, 4, 1, 5]}),
+            json!({"items": []}),
+            json!({"items": {"x": 1}}),
+            json!({"items": "text"}),
+            json!({"items": null}),
+            json!({"other": {"a": [6]}, "items": [[1]]}),
+        ] {
+            let (full, restored, _) = both_ways(&data, &[], &incoming);
+            assert_eq!(restored, full, "merging {incoming}");
+        }
+        let (_, restored, _) = both_ways(&data, &[], &json!({"items": "text"}));
+        assert!(
+            restored.is_err_and(|message| message.contains(
+                "at `/items` the task data holds an array but the result holds a string"
+            ))
+        );
+    }
+
+    #[test]
+    fn outputs_without_the_placeholder_are_left_alone() {
+        let data = json!({"items": [1, 2]});
+        let shared = SharedData::new(&data, &[]);
+        assert_eq!(shared.restore(json!(7)), json!(7));
+        assert_eq!(shared.restore(json!({"items": [9]})), json!({"items": [9]}));
+        let scalar = json!(3);
+        assert_eq!(SharedData::new(&scalar, &[]).input(), json!(3));
     }
 
     #[test]

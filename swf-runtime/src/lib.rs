@@ -133,7 +133,7 @@ pub mod __private {
     pub use crate::trace::{WorkflowInfo, traced_run};
 
     pub use crate::action::{ActionCall, call_action, in_scope, step_origin};
-    pub use crate::collection::collection_refs;
+    pub use crate::collection::{SharedData, collection_refs};
     pub use crate::compensation::{COMPENSATION_ERROR, Compensating, CompensationLog};
     pub use crate::data::{
         data_with_error, filter_in_place, merge_data, merge_result, object, select_input,
@@ -159,6 +159,8 @@ pub mod __private {
 
     /// Switch data conditions.
     pub mod switch {
-        pub use crate::switch::{Comparison, ConditionOp, CustomCondition, data_condition};
+        pub use crate::switch::{
+            Comparison, ConditionOp, ConditionValue, CustomCondition, data_condition,
+        };
     }
 }

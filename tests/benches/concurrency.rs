@@ -1,5 +1,11 @@
 //! Parallel branches and foreach iterations compiled by `workflow!`, against the same work
 //! written by hand in async Rust. Run with `cargo bench -p swf-tests --bench concurrency`.
+//! Before the benches, one foreach over a large collection (`SWF_BENCH_ITEMS`, default
+//! 1,000,000 items) reports its time and the process's peak memory.
+
+mod ratio;
+
+use std::time::{Duration, Instant};
 
 use swf_runtime::{FunctionError, Value, json};
 
@@ -133,7 +139,72 @@ fn foreach_1000_items_by_hand_copying(bencher: divan::Bencher) {
         .bench_local_values(|input| runtime.block_on(for_each_by_hand_copying(Work, input)));
 }
 
+/// The CPU time of the process so far.
+fn cpu_time() -> Duration {
+    // SAFETY: getrusage only writes the struct it is given.
+    let usage = unsafe {
+        let mut usage: libc::rusage = std::mem::zeroed();
+        libc::getrusage(libc::RUSAGE_SELF, &mut usage);
+        usage
+    };
+    let time = |t: libc::timeval| {
+        Duration::from_secs(u64::try_from(t.tv_sec).unwrap_or(0))
+            + Duration::from_micros(u64::try_from(t.tv_usec).unwrap_or(0))
+    };
+    time(usage.ru_utime) + time(usage.ru_stime)
+}
+
+/// A memory figure of this process from `/proc/self/status` (`VmRSS`: resident now, `VmHWM`:
+/// the peak), in bytes.
+fn memory(field: &str) -> u64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    status
+        .lines()
+        .find_map(|line| line.strip_prefix(field)?.strip_prefix(':'))
+        .and_then(|value| {
+            value
+                .trim()
+                .trim_end_matches("kB")
+                .trim()
+                .parse::<u64>()
+                .ok()
+        })
+        .map_or(0, |kib| kib * 1024)
+}
+
+/// One run of the foreach bench workflow over `SWF_BENCH_ITEMS` items: wall and CPU time, and
+/// how far the peak resident memory rose above what the process held with its input.
+fn large_foreach() {
+    let items: i64 = std::env::var("SWF_BENCH_ITEMS")
+        .ok()
+        .and_then(|value| value.replace('_', "").parse().ok())
+        .unwrap_or(1_000_000);
+    let runtime = runtime();
+    let before = memory("VmRSS");
+    let input = json!({ "items": (0..items).collect::<Vec<i64>>() });
+    let with_input = memory("VmRSS");
+    let cpu = cpu_time();
+    let wall = Instant::now();
+    let output = runtime
+        .block_on(for_each::ForEachBenchWorkflow::new(Work).run(input))
+        .expect("the large foreach completes");
+    let (wall, cpu) = (wall.elapsed(), cpu_time() - cpu);
+    let peak = memory("VmHWM");
+    let results = output["results"].as_array().map_or(0, Vec::len);
+    assert_eq!(results, usize::try_from(items).unwrap_or(0));
+    let mib = |bytes: u64| bytes as f64 / (1024.0 * 1024.0);
+    println!(
+        "foreach over {items} items: {wall:.2?} wall, {cpu:.2?} CPU ({:.0} ns per item); \
+         resident memory: {:.0} MiB for the input, peak {:.0} MiB above what the process held \
+         before the input",
+        cpu.as_nanos() as f64 / items.max(1) as f64,
+        mib(with_input.saturating_sub(before)),
+        mib(peak.saturating_sub(before)),
+    );
+}
+
 fn main() {
+    large_foreach();
     // Each pair must compute the same thing for the comparison to mean anything.
     let runtime = runtime();
     let compiled = runtime.block_on(fan_out::FanOutBenchWorkflow::new(Work).run(json!({})));
@@ -145,5 +216,31 @@ fn main() {
     let copying = runtime.block_on(for_each_by_hand_copying(Work, thousand_items()));
     assert_eq!(by_hand.as_ref().ok(), copying.as_ref().ok());
     assert_eq!(compiled.ok(), by_hand.ok());
+    let fan_out = fan_out::FanOutBenchWorkflow::new(Work);
+    ratio::compare(
+        "parallel4",
+        31,
+        2_000,
+        || json!({}),
+        |input| drop(runtime.block_on(fan_out.run(input))),
+        |input| drop(runtime.block_on(fan_out_by_hand(Work, input))),
+    );
+    let for_each = for_each::ForEachBenchWorkflow::new(Work);
+    ratio::compare(
+        "foreach1000",
+        21,
+        10,
+        thousand_items,
+        |input| drop(runtime.block_on(for_each.run(input))),
+        |input| drop(runtime.block_on(for_each_by_hand(Work, input))),
+    );
+    ratio::compare(
+        "foreach1000 against the copying loop",
+        21,
+        10,
+        thousand_items,
+        |input| drop(runtime.block_on(for_each.run(input))),
+        |input| drop(runtime.block_on(for_each_by_hand_copying(Work, input))),
+    );
     divan::main();
 }

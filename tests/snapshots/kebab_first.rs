@@ -1070,8 +1070,8 @@ const _: () = {
                 let matched = rt::switch::data_condition(
                     rt::switch::ConditionOp::LessThan,
                     rt::switch::Comparison::Auto,
-                    PATH_BID_AMOUNT.select(&data)?.as_ref(),
-                    "1000",
+                    PATH_BID_AMOUNT.select_ref(&data)?.as_deref(),
+                    &rt::switch::ConditionValue::integer("1000", 1000i64),
                     None,
                 )?;
                 if matched {
@@ -1080,22 +1080,22 @@ const _: () = {
                 let matched = rt::switch::data_condition(
                     rt::switch::ConditionOp::GreaterThanOrEquals,
                     rt::switch::Comparison::Auto,
-                    PATH_BID_AMOUNT.select(&data)?.as_ref(),
-                    "5000",
+                    PATH_BID_AMOUNT.select_ref(&data)?.as_deref(),
+                    &rt::switch::ConditionValue::integer("5000", 5000i64),
                     None,
                 )?
                     && (rt::switch::data_condition(
                         rt::switch::ConditionOp::Equals,
                         rt::switch::Comparison::Auto,
-                        PATH_BID_CURRENCY.select(&data)?.as_ref(),
-                        "EUR",
+                        PATH_BID_CURRENCY.select_ref(&data)?.as_deref(),
+                        &rt::switch::ConditionValue::text("EUR"),
                         None,
                     )?
                         || !rt::switch::data_condition(
                             rt::switch::ConditionOp::Exists,
                             rt::switch::Comparison::Auto,
-                            PATH_BID_CURRENCY.select(&data)?.as_ref(),
-                            "",
+                            PATH_BID_CURRENCY.select_ref(&data)?.as_deref(),
+                            &rt::switch::ConditionValue::text(""),
                             None,
                         )?);
                 if matched {

@@ -681,8 +681,8 @@ const _: () = {
                 let matched = rt::switch::data_condition(
                     rt::switch::ConditionOp::GreaterThan,
                     rt::switch::Comparison::Auto,
-                    PATH_ORDER_TOTAL.select(&data)?.as_ref(),
-                    "1000",
+                    PATH_ORDER_TOTAL.select_ref(&data)?.as_deref(),
+                    &rt::switch::ConditionValue::integer("1000", 1000i64),
                     None,
                 )?;
                 if matched {

@@ -807,8 +807,8 @@ const _: () = {
                 let matched = rt::switch::data_condition(
                     rt::switch::ConditionOp::Equals,
                     rt::switch::Comparison::Auto,
-                    PATH_MODE.select(&data)?.as_ref(),
-                    "undo-by-transition",
+                    PATH_MODE.select_ref(&data)?.as_deref(),
+                    &rt::switch::ConditionValue::text("undo-by-transition"),
                     None,
                 )?;
                 if matched {
@@ -817,8 +817,8 @@ const _: () = {
                 let matched = rt::switch::data_condition(
                     rt::switch::ConditionOp::Equals,
                     rt::switch::Comparison::Auto,
-                    PATH_MODE.select(&data)?.as_ref(),
-                    "undo-at-end",
+                    PATH_MODE.select_ref(&data)?.as_deref(),
+                    &rt::switch::ConditionValue::text("undo-at-end"),
                     None,
                 )?;
                 if matched {

@@ -365,8 +365,8 @@ const _: () = {
                 let matched = rt::switch::data_condition(
                     rt::switch::ConditionOp::LessThan,
                     rt::switch::Comparison::Auto,
-                    PATH_AGE.select(&data)?.as_ref(),
-                    "18",
+                    PATH_AGE.select_ref(&data)?.as_deref(),
+                    &rt::switch::ConditionValue::integer("18", 18i64),
                     None,
                 )?;
                 if matched {
@@ -375,8 +375,8 @@ const _: () = {
                 let matched = rt::switch::data_condition(
                     rt::switch::ConditionOp::Matches,
                     rt::switch::Comparison::Auto,
-                    PATH_EMAIL.select(&data)?.as_ref(),
-                    "^[a-z.]+@example\\.com$",
+                    PATH_EMAIL.select_ref(&data)?.as_deref(),
+                    &rt::switch::ConditionValue::text("^[a-z.]+@example\\.com$"),
                     {
                         static REGEX: rt::expr::LazyRegex = rt::expr::LazyRegex::new(
                             "^[a-z.]+@example\\.com$",

@@ -50,6 +50,12 @@ mod foreach {
 mod foreach_max {
     swf_runtime::workflow!("workflows/concurrency/foreach-max.sw.yaml");
 }
+mod foreach_shared {
+    swf_runtime::workflow!("workflows/concurrency/foreach-shared.sw.yaml");
+}
+mod foreach_bench {
+    swf_runtime::workflow!("benches/for_each.sw.yaml");
+}
 mod foreach_delay {
     swf_runtime::workflow!("workflows/concurrency/foreach-delay.sw.yaml");
 }
@@ -260,6 +266,7 @@ scripted! {
     foreach::ForeachFunctions => [work];
     foreach_max::ForeachMaxFunctions => [work];
     foreach_delay::ForeachDelayFunctions => [work];
+    foreach_shared::ForeachSharedFunctions => [work];
     foreach_terminate::ForeachTerminateFunctions => [work];
     quitting::QuitParentFunctions => [work];
     quitting::QuitChildFunctions => [chore];
@@ -708,6 +715,109 @@ async fn foreach_input_collection_that_is_not_an_array_is_a_data_error() {
     assert_eq!(
         error.error().message,
         "the inputCollection `$.items` of foreach task `TwoAtATime` selects a number, not an array"
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn foreach_iterations_share_the_arrays_their_body_does_not_read() {
+    use foreach_shared::{ForeachSharedState, ForeachSharedWorkflow};
+    let items: Vec<Value> = (0..200)
+        .map(|n| json!({"name": format!("i{n}"), "result": {"kept": n}}))
+        .collect();
+    let input = json!({"items": items, "tags": ["a", "b"]});
+    let workflow = ForeachSharedWorkflow::new(Lab::new());
+    let state = workflow.start(input.clone()).unwrap();
+    let state = workflow.step(state).await.unwrap();
+    let ForeachSharedState::Each {
+        each: Some(each), ..
+    } = &state
+    else {
+        panic!("expected the iterations to run, found {state:?}");
+    };
+    assert_eq!(each.positions().count(), 50, "max 50, all pausing");
+    // The saved state holds the task data once, not once per running iteration.
+    let saved = swf_runtime::serde_json::to_string(&state).unwrap().len();
+    let data = input.to_string().len();
+    assert!(
+        saved < 3 * data,
+        "a state of {saved} bytes for {data} bytes of task data"
+    );
+    let output = workflow.run(input.clone()).await.unwrap();
+    assert_eq!(output["outputs"], json!((0..200).collect::<Vec<u64>>()));
+    assert_eq!(output["items"], input["items"]);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_shared_iteration_still_sees_its_own_copy_of_the_task_data() {
+    use foreach_shared::ForeachSharedWorkflow;
+    // The function's answers are merged into each iteration's data; `$.kept` selects nothing,
+    // so each output is that data whole: the arrays it did not read, with what was merged.
+    let input = json!({
+        "items": [
+            {"name": "a", "result": {"items": [1, {"name": "b"}], "tags": ["x"]}},
+            {"name": "b", "result": {"items": [2], "tags": []}},
+        ],
+        "tags": ["x", "y"],
+    });
+    let output = ForeachSharedWorkflow::new(Lab::new())
+        .run(input.clone())
+        .await
+        .unwrap();
+    let items = &input["items"];
+    assert_eq!(
+        output,
+        json!({
+            "items": items,
+            "tags": ["x", "y"],
+            "outputs": [
+                {
+                    // `{"name": "b"}` is not an element of items: `{"name": "b", ...}` is.
+                    "items": [items[0], items[1], 1, {"name": "b"}],
+                    "tags": ["x", "y"],
+                    "item": items[0],
+                },
+                {"items": [items[0], items[1], 2], "tags": ["x", "y"], "item": items[1]},
+            ],
+        })
+    );
+    // Merging a value of another kind into an array it did not read fails as on the array.
+    let error = error_of(
+        ForeachSharedWorkflow::new(Lab::new())
+            .run(json!({"items": [{"name": "a", "result": {"tags": "x"}}], "tags": ["y"]}))
+            .await,
+    );
+    assert_eq!(error.task(), "Each");
+    let message = &error.error().message;
+    assert!(
+        message.contains("at `/tags` the task data holds an array but"),
+        "{message}"
+    );
+}
+
+/// Doubles `n`, recording nothing (the scripted functions' records are quadratic in calls).
+struct Doubler;
+
+impl foreach_bench::ForEachBenchFunctions for Doubler {
+    async fn work(&self, args: Value) -> Result<Value, FunctionError> {
+        Ok(json!({"n": args["n"].as_i64().unwrap_or(0) * 2}))
+    }
+}
+
+#[tokio::test]
+async fn a_foreach_over_100_000_items_completes() {
+    // Each iteration's data holds the collection: copied per iteration, this took 111 s.
+    let count = 100_000_i64;
+    let output = foreach_bench::ForEachBenchWorkflow::new(Doubler)
+        .run(json!({"items": (0..count).collect::<Vec<i64>>()}))
+        .await
+        .unwrap();
+    let results = output["results"].as_array().unwrap();
+    assert_eq!(results.len(), 100_000);
+    assert!(
+        results
+            .iter()
+            .zip(0..count)
+            .all(|(result, n)| result.as_i64() == Some(2 * n))
     );
 }
 

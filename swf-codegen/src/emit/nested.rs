@@ -6,7 +6,10 @@
 use super::state::{branch_labels, slot_field};
 use super::{Context, rt};
 use crate::emit_parts::path::path_ref;
-use crate::ir::{Completion, ParallelOutput, Task, TaskKind};
+use crate::ir::{
+    Action, Completion, EndKind, JsonPath, ParallelOutput, Param, PathKind, PathSegment, Scope,
+    StartKind, Task, TaskKind,
+};
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
 
@@ -224,12 +227,25 @@ pub(super) fn emit_for_each(cx: &Context<'_>, index: usize) -> TokenStream {
     let begin = body.begin_fn();
     let advance = body.advance_fn();
     let keep = output_collection.is_some();
+    // The keys of the task data the body reads, when iterations can share the rest.
+    let reads = match (input_parameter, element_as_input, completion_condition) {
+        (Some(parameter), false, None) => body_reads(scope, parameter, keep),
+        _ => None,
+    };
+    let share = reads
+        .as_ref()
+        .map(|keys| quote!(let shared = #rt::SharedData::new(&data, &[#(#keys),*]);));
+    let copy = if reads.is_some() {
+        quote!(shared.input())
+    } else {
+        quote!(data.clone())
+    };
     let input = match (input_parameter, element_as_input) {
         (_, true) => quote!(let input = element;),
         (Some(parameter), false) => {
             let parameter = path_ref(parameter);
             quote! {
-                let mut input = data.clone();
+                let mut input = #copy;
                 #parameter.write(&mut input, element)?;
             }
         }
@@ -245,13 +261,21 @@ pub(super) fn emit_for_each(cx: &Context<'_>, index: usize) -> TokenStream {
     };
     let store = output_collection.as_ref().map(|path| {
         let path = path_ref(path);
-        quote!(#path.write(&mut data, #rt::Value::Array(each.into_outputs()))?;)
+        if reads.is_some() {
+            quote! {
+                let outputs = each.into_outputs().into_iter().map(|output| shared.restore(output)).collect();
+                #path.write(&mut data, #rt::Value::Array(outputs))?;
+            }
+        } else {
+            quote!(#path.write(&mut data, #rt::Value::Array(each.into_outputs()))?;)
+        }
     });
     let scope_name = super::names::serde_name(name);
     quote! {
         let fresh = each.is_none();
         let items = #rt::collection_refs(#collection, &data, #name, #collection_text)?;
         let mut each = each.unwrap_or_else(|| #rt::Iterations::new(items.len(), #keep, #rt::step_origin(io)));
+        #share
         let begin = |item: usize| -> ::core::result::Result<_, #rt::ErrorObject> {
             let element = items.get(item).map_or(#rt::Value::Null, |element| (*element).clone());
             #input
@@ -284,6 +308,119 @@ pub(super) fn emit_for_each(cx: &Context<'_>, index: usize) -> TokenStream {
         }
         #store
         ::core::result::Result::Ok(#rt::Attempt::Exit(0))
+    }
+}
+
+/// The top-level keys of its input that a foreach body can read, when it reads its data only
+/// through definite paths (names then indexes) and never uses it whole; `None` when it may read
+/// all of it. The iterations then share the arrays it does not read (the runtime's
+/// `SharedData`), which only works because such a body meets those arrays in merges and writes
+/// alone, where only their kind matters. So this is a whitelist: task kinds, filters and options
+/// not named here count as reading everything. `keeps_outputs`: the iterations' outputs are
+/// kept (`outputCollection`), so what an end task's output filter selects is read.
+fn body_reads(scope: &Scope, parameter: &JsonPath, keeps_outputs: bool) -> Option<Vec<String>> {
+    let mut keys = vec![first_key(parameter)?];
+    for task in &scope.tasks {
+        task_reads(task, keeps_outputs, &mut keys)?;
+    }
+    keys.sort();
+    keys.dedup();
+    Some(keys)
+}
+
+/// Adds the keys `task` reads to `keys`; `None` when it may read everything.
+fn task_reads(task: &Task, keeps_outputs: bool, keys: &mut Vec<String>) -> Option<()> {
+    let plain = task.retry.is_empty()
+        && task.on_error.is_empty()
+        && task.compensated_by.is_none()
+        && !task.used_for_compensation
+        && task.data_filter.input.is_none()
+        && task
+            .start
+            .as_ref()
+            .is_none_or(|start| matches!(start.kind, StartKind::Default))
+        && task.transition.as_ref().is_none_or(|transition| {
+            transition.condition.is_none()
+                && transition.produce_event.is_none()
+                && !transition.compensate
+        })
+        && task.end.as_ref().is_none_or(|end| {
+            matches!(end.kind, EndKind::Default) && end.status.is_none() && !end.compensate
+        });
+    if !plain {
+        return None;
+    }
+    match (&task.data_filter.output, &task.end) {
+        (None, _) => {}
+        // What an end's filter selects is the iteration's output; the task data after it is
+        // seen by no one when the outputs are not kept. If it selects nothing the whole data
+        // is the output, which `SharedData::restore` makes whole again.
+        (Some(output), Some(_)) => {
+            if keeps_outputs {
+                keys.push(first_key(output)?);
+            }
+        }
+        // The next task would read below the selected value.
+        (Some(_), None) => return None,
+    }
+    if task.end.is_some() && task.data_filter.output.is_none() && keeps_outputs {
+        return None;
+    }
+    match &task.kind {
+        TaskKind::Operation { actions, .. } => {
+            for action in actions {
+                action_reads(action, keys)?;
+            }
+            Some(())
+        }
+        // Merged: only the kinds of what it meets matter.
+        TaskKind::Inject { .. } => Some(()),
+        // Waits, and reads nothing.
+        TaskKind::Delay { .. } => Some(()),
+        _ => None,
+    }
+}
+
+fn action_reads(action: &Action, keys: &mut Vec<String>) -> Option<()> {
+    if !action.retry.is_empty() {
+        return None;
+    }
+    // A results path writes through what it names, creating objects on the way.
+    if let Some(results) = &action.results_path {
+        keys.push(first_key(results)?);
+    }
+    if let Some(input) = &action.input_path {
+        // The parameters then read below it, or from the whole data when it selects nothing.
+        keys.push(first_key(input)?);
+    }
+    // Without parameters the function gets its input whole.
+    param_reads(action.function.as_ref()?.parameters.as_ref()?, keys)
+}
+
+fn param_reads(param: &Param, keys: &mut Vec<String>) -> Option<()> {
+    match param {
+        Param::Literal(_) => Some(()),
+        Param::Path(path) => {
+            keys.push(first_key(path)?);
+            Some(())
+        }
+        Param::Object(members) => members
+            .iter()
+            .try_for_each(|(_, member)| param_reads(member, keys)),
+        Param::Array(elements) => elements
+            .iter()
+            .try_for_each(|element| param_reads(element, keys)),
+    }
+}
+
+/// The top-level key a definite path starts with; `None` for a query, the root or an index.
+fn first_key(path: &JsonPath) -> Option<String> {
+    match &path.kind {
+        PathKind::Definite(segments) => match segments.first()? {
+            PathSegment::Key(key) => Some(key.clone()),
+            PathSegment::Index(_) => None,
+        },
+        PathKind::Query(_) | PathKind::Invalid => None,
     }
 }
 

@@ -3,6 +3,8 @@
 use std::future::Future;
 use std::time::Duration;
 
+use std::task::Poll;
+
 use futures_util::stream::{FuturesUnordered, StreamExt};
 use jiff::Timestamp;
 use serde::{Deserialize, Serialize};
@@ -14,6 +16,9 @@ use crate::clock::after;
 use crate::error::{ErrorObject, WorkflowError};
 use crate::events::Io;
 use crate::progress::{Progress, Wait};
+
+/// How many iterations a round starts before it looks for those that completed.
+const START_BATCH: usize = 64;
 
 /// The iterations of a foreach task, as the task's state keeps them: how many items there are,
 /// which started, the ones running, and the outputs kept so far.
@@ -189,13 +194,23 @@ impl<S: ScopeState> Iterations<S> {
             members.push(member(iteration.item, iteration.state, iteration.steps));
         }
         let mut ran = false;
+        // While it starts iterations, the round counts as a member itself, so that the ones
+        // already started, all waiting, do not end it before the rest have started.
+        let mut starting = false;
         loop {
-            while let Some(item) = self.next_to_start(members.len() + self.running.len(), max, io) {
+            let mut batch = 0;
+            while batch < START_BATCH
+                && let Some(item) = self.next_to_start(members.len() + self.running.len(), max, io)
+            {
+                batch += 1;
                 ran = true;
                 match begin(item)? {
                     Err(output) => self.skip(output, io, delay),
                     Ok(state) => {
                         self.start(io, delay);
+                        if !starting {
+                            starting = control.join();
+                        }
                         if control.join() {
                             members.push(member(item, state, 0));
                         } else {
@@ -208,6 +223,30 @@ impl<S: ScopeState> Iterations<S> {
                         }
                     }
                 }
+            }
+            if self
+                .next_to_start(members.len() + self.running.len(), max, io)
+                .is_some()
+            {
+                // Iterations that complete at once leave before more start: a collection of a
+                // million items never has more than a batch of them alive at a time.
+                while let Poll::Ready(Some((item, end, steps))) =
+                    std::future::poll_fn(|cx| Poll::Ready(members.poll_next_unpin(cx))).await
+                {
+                    if let Some(end) = self.settle(item, end, steps, done, &mut ran)? {
+                        return Ok(end);
+                    }
+                }
+                if members.len() >= START_BATCH * 16 {
+                    // The ones left may be out of the runtime's cooperative budget, which only
+                    // a return to the runtime renews.
+                    tokio::task::yield_now().await;
+                }
+                continue;
+            }
+            if starting {
+                starting = false;
+                control.leave();
             }
             if members.is_empty() {
                 break;
@@ -222,22 +261,8 @@ impl<S: ScopeState> Iterations<S> {
             let Some((item, end, steps)) = ended else {
                 continue;
             };
-            match end {
-                MemberEnd::Failed(failure) => return Err(failure.error().clone()),
-                MemberEnd::Waiting(state, _, stepped) => {
-                    ran |= stepped;
-                    self.running.push(Iteration { item, state, steps });
-                }
-                MemberEnd::Ended(ScopeEnd::Terminated(output)) => {
-                    return Ok(RoundEnd::Terminated(output));
-                }
-                MemberEnd::Ended(ScopeEnd::Completed(output)) => {
-                    ran = true;
-                    if done(&output)? {
-                        self.stopped = true;
-                    }
-                    self.keep(item, output);
-                }
+            if let Some(end) = self.settle(item, end, steps, done, &mut ran)? {
+                return Ok(end);
             }
         }
         self.running
@@ -247,6 +272,37 @@ impl<S: ScopeState> Iterations<S> {
         } else {
             RoundEnd::Waiting(self.listening(max))
         })
+    }
+}
+
+impl<S: ScopeState> Iterations<S> {
+    /// Takes in what a member's run in a round ended with; `Some` when the round ends with it.
+    fn settle(
+        &mut self,
+        item: usize,
+        end: MemberEnd<S>,
+        steps: u32,
+        done: &(dyn Fn(&Value) -> Result<bool, ErrorObject> + Sync),
+        ran: &mut bool,
+    ) -> Result<Option<RoundEnd>, ErrorObject> {
+        match end {
+            MemberEnd::Failed(failure) => return Err(failure.error().clone()),
+            MemberEnd::Waiting(state, _, stepped) => {
+                *ran |= stepped;
+                self.running.push(Iteration { item, state, steps });
+            }
+            MemberEnd::Ended(ScopeEnd::Terminated(output)) => {
+                return Ok(Some(RoundEnd::Terminated(output)));
+            }
+            MemberEnd::Ended(ScopeEnd::Completed(output)) => {
+                *ran = true;
+                if done(&output)? {
+                    self.stopped = true;
+                }
+                self.keep(item, output);
+            }
+        }
+        Ok(None)
     }
 }
 

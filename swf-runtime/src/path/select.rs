@@ -1,5 +1,7 @@
 //! Reading through a path.
 
+use std::borrow::Cow;
+
 use jsonpath_rust::parser::model::JpQuery;
 use jsonpath_rust::parser::parse_json_path;
 use jsonpath_rust::query::js_path_process;
@@ -24,6 +26,18 @@ impl JsonPath {
             Kind::Query(_) if matches.is_empty() => None,
             Kind::Query(_) => Some(Value::Array(matches.into_iter().cloned().collect())),
         })
+    }
+
+    /// What [`select`](Self::select) yields, borrowed when the path is definite: a test that
+    /// only looks at the value (a switch condition) need not copy it.
+    ///
+    /// # Errors
+    /// As [`select`](Self::select).
+    pub fn select_ref<'d>(&self, data: &'d Value) -> Result<Option<Cow<'d, Value>>, ErrorObject> {
+        match &self.kind {
+            Kind::Definite(segments) => Ok(walk(data, segments).map(Cow::Borrowed)),
+            Kind::Query(_) => Ok(self.select(data)?.map(Cow::Owned)),
+        }
     }
 
     /// Every value the path selects in `data`, borrowed: at most one for a definite path.
@@ -111,6 +125,22 @@ mod tests {
         );
         assert_eq!(SECOND.select(&data), Ok(Some(json!("broccoli"))));
         assert_eq!(ROOT.select(&data), Ok(Some(data.clone())));
+    }
+
+    #[test]
+    fn select_ref_borrows_what_a_definite_path_names() {
+        static FRUITS: JsonPath = JsonPath::definite("$.fruits", &[Segment::Key("fruits")]);
+        static NAMES: JsonPath = JsonPath::query("$.vegetables[*].veggieName");
+        let data = tasks_draft_data();
+        let Ok(Some(Cow::Borrowed(fruits))) = FRUITS.select_ref(&data) else {
+            panic!("a definite path borrows");
+        };
+        assert!(std::ptr::eq(fruits, &data["fruits"]));
+        assert_eq!(
+            NAMES.select_ref(&data),
+            Ok(Some(Cow::Owned(json!(["potato", "broccoli"]))))
+        );
+        assert_eq!(FRUITS.select_ref(&json!({})), Ok(None), "nothing selected");
     }
 
     #[test]

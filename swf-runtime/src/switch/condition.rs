@@ -47,6 +47,59 @@ pub enum Comparison {
     Strings,
 }
 
+/// A data condition's `value`, with the number it reads as (if it does), so that the number is
+/// parsed once, by the code generator, not at every evaluation.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ConditionValue<'a> {
+    text: &'a str,
+    number: Option<Number>,
+}
+
+impl<'a> ConditionValue<'a> {
+    /// A value that does not read as a number.
+    pub fn text(text: &'a str) -> Self {
+        Self { text, number: None }
+    }
+
+    /// A value that reads as this integer.
+    pub fn integer(text: &'a str, number: i64) -> Self {
+        Self {
+            text,
+            number: Some(Number::from(number)),
+        }
+    }
+
+    /// A value that reads as this integer, above `i64::MAX`.
+    pub fn unsigned(text: &'a str, number: u64) -> Self {
+        Self {
+            text,
+            number: Some(Number::from(number)),
+        }
+    }
+
+    /// A value that reads as this finite number.
+    pub fn float(text: &'a str, number: f64) -> Self {
+        Self {
+            text,
+            number: Number::from_f64(number),
+        }
+    }
+
+    /// The value `text`, read as a number if it is one: exactly for integers, else as a
+    /// finite `f64` (what the code generator does at build time).
+    pub fn parse(text: &'a str) -> Self {
+        Self {
+            text,
+            number: parse_number(text),
+        }
+    }
+
+    /// The value as written.
+    pub fn as_str(&self) -> &'a str {
+        self.text
+    }
+}
+
 /// Evaluates a data condition on `selected`, what the condition's path selected (`None` when
 /// nothing).
 ///
@@ -62,7 +115,7 @@ pub fn data_condition(
     op: ConditionOp,
     comparison: Comparison,
     selected: Option<&Value>,
-    value: &str,
+    value: &ConditionValue<'_>,
     regex: Option<&LazyRegex>,
 ) -> Result<bool, ErrorObject> {
     let ordered = |test: fn(Ordering) -> bool| order(comparison, selected, value).is_some_and(test);
@@ -77,24 +130,28 @@ pub fn data_condition(
         ConditionOp::LessThanOrEquals => ordered(Ordering::is_le),
         ConditionOp::GreaterThan => ordered(Ordering::is_gt),
         ConditionOp::GreaterThanOrEquals => ordered(Ordering::is_ge),
-        ConditionOp::Matches => regex_match(regex, selected, value)?,
-        ConditionOp::NotMatches => !regex_match(regex, selected, value)?,
+        ConditionOp::Matches => regex_match(regex, selected, value.text)?,
+        ConditionOp::NotMatches => !regex_match(regex, selected, value.text)?,
     })
 }
 
 /// How the selection orders against the condition's value; `None` when nothing is selected.
-fn order(comparison: Comparison, selected: Option<&Value>, value: &str) -> Option<Ordering> {
+fn order(
+    comparison: Comparison,
+    selected: Option<&Value>,
+    value: &ConditionValue<'_>,
+) -> Option<Ordering> {
     let selected = selected?;
     if comparison == Comparison::Auto
-        && let (Value::Number(number), Some(parsed)) = (selected, parse_number(value))
+        && let (Value::Number(number), Some(parsed)) = (selected, &value.number)
     {
-        return number_order(number, &parsed);
+        return number_order(number, parsed);
     }
     let text: Cow<'_, str> = match selected {
         Value::String(text) => Cow::Borrowed(text),
         other => Cow::Owned(other.to_string()),
     };
-    Some(text.as_ref().cmp(value))
+    Some(text.as_ref().cmp(value.text))
 }
 
 /// The condition's value as a number: exactly for integers, else as a finite `f64`.
@@ -144,7 +201,14 @@ mod tests {
         selected: Option<&Value>,
         value: &str,
     ) -> bool {
-        data_condition(op, comparison, selected, value, None).unwrap_or_else(|err| panic!("{err}"))
+        data_condition(
+            op,
+            comparison,
+            selected,
+            &ConditionValue::parse(value),
+            None,
+        )
+        .unwrap_or_else(|err| panic!("{err}"))
     }
 
     #[test]
@@ -226,7 +290,8 @@ mod tests {
         let value = r"\b[A-Z0-9._%+-]+@[A-Z0-9.-]+\.[A-Z]{2,}\b";
         let email = json!("john@example.com");
         let other = json!("nope");
-        let run = |op, selected| data_condition(op, Auto, selected, value, Some(&EMAIL));
+        let value = ConditionValue::parse(value);
+        let run = |op, selected| data_condition(op, Auto, selected, &value, Some(&EMAIL));
         assert_eq!(run(Matches, Some(&email)), Ok(true));
         assert_eq!(run(NotMatches, Some(&email)), Ok(false));
         assert_eq!(run(Matches, Some(&other)), Ok(false));
@@ -237,7 +302,13 @@ mod tests {
     #[test]
     fn a_regex_operator_without_a_regex_is_a_data_error() {
         for op in [Matches, NotMatches] {
-            let Err(err) = data_condition(op, Auto, Some(&json!("x")), "x+", None) else {
+            let Err(err) = data_condition(
+                op,
+                Auto,
+                Some(&json!("x")),
+                &ConditionValue::parse("x+"),
+                None,
+            ) else {
                 panic!("{op:?} needs a regular expression");
             };
             assert_eq!(err.name, ErrorObject::DATA);

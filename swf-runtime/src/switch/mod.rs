@@ -4,5 +4,5 @@
 mod condition;
 mod custom;
 
-pub use condition::{Comparison, ConditionOp, data_condition};
+pub use condition::{Comparison, ConditionOp, ConditionValue, data_condition};
 pub use custom::CustomCondition;
