@@ -193,12 +193,7 @@ pub(super) fn enter_call(
 
 /// The variant that entering task `index` builds, when it enters inline.
 fn inline_variant(cx: &Context<'_>, index: usize, data: TokenStream) -> TokenStream {
-    fresh_variant(
-        cx,
-        index,
-        data,
-        quote!(::core::default::Default::default()),
-    )
+    fresh_variant(cx, index, data, quote!(::core::default::Default::default()))
 }
 
 /// Whether entering task `index` only builds its variant (no input filter, no compensation
