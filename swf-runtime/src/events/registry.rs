@@ -5,7 +5,7 @@
 //! Lock order: the registry lock, then an inbox lock, never the reverse; callers holding an
 //! inbox lock release it before taking the registry lock.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use cloudevents::Event;
@@ -18,8 +18,9 @@ use crate::host::InstanceId;
 #[derive(Debug, Default)]
 pub(crate) struct Registry {
     inboxes: BTreeMap<InstanceId, Arc<Inbox>>,
-    /// (attribute, value) → the instances bound to that value.
-    correlated: BTreeMap<(String, String), BTreeSet<InstanceId>>,
+    /// (attribute, value) → the instances bound to that value, in ascending order: mostly one,
+    /// so a vector (8 bytes) rather than a set (a node of about 100 bytes).
+    correlated: BTreeMap<(String, String), Vec<InstanceId>>,
     /// Event definition index → wait ticket (in the order waits began) → waiting instance.
     waiting: BTreeMap<usize, BTreeMap<u64, InstanceId>>,
     next_ticket: u64,
@@ -44,7 +45,7 @@ impl Registry {
             .map(|(attribute, value)| (attribute.clone(), value.clone()))
             .collect();
         for key in bound {
-            self.correlated.entry(key).or_default().insert(instance);
+            add(self.correlated.entry(key).or_default(), instance);
         }
         self.inboxes.insert(instance, inbox);
     }
@@ -65,7 +66,7 @@ impl Registry {
             .collect();
         for key in bound {
             if let Some(instances) = self.correlated.get_mut(&key) {
-                instances.remove(&instance);
+                instances.retain(|&other| other != instance);
                 if instances.is_empty() {
                     self.correlated.remove(&key);
                 }
@@ -88,10 +89,8 @@ impl Registry {
     /// Records that `instance` bound `attribute` to `value`.
     pub(crate) fn index(&mut self, instance: InstanceId, attribute: &str, value: &str) {
         if self.inboxes.contains_key(&instance) {
-            self.correlated
-                .entry((attribute.to_owned(), value.to_owned()))
-                .or_default()
-                .insert(instance);
+            let key = (attribute.to_owned(), value.to_owned());
+            add(self.correlated.entry(key).or_default(), instance);
         }
     }
 
@@ -153,8 +152,8 @@ impl Registry {
         events: &[EventSpec],
         event: &Event,
         matching: &[usize],
-    ) -> Vec<Arc<Inbox>> {
-        let mut chosen = BTreeSet::new();
+    ) -> Vec<(InstanceId, Arc<Inbox>)> {
+        let mut chosen: Vec<InstanceId> = Vec::new();
         for &index in matching {
             let Some(spec) = events.get(index) else {
                 continue;
@@ -173,9 +172,11 @@ impl Registry {
                 }
             }
         }
+        chosen.sort_unstable();
+        chosen.dedup();
         chosen
             .into_iter()
-            .filter_map(|instance| self.inboxes.get(&instance).cloned())
+            .filter_map(|instance| Some((instance, self.inboxes.get(&instance)?.clone())))
             .collect()
     }
 
@@ -209,8 +210,15 @@ impl Registry {
             }
             self.end_wait(ticket, &[spec]);
         };
-        self.correlated.entry(key).or_default().insert(chosen);
+        add(self.correlated.entry(key).or_default(), chosen);
         Some(chosen)
+    }
+}
+
+/// Adds `instance` to the ascending `instances`, once.
+fn add(instances: &mut Vec<InstanceId>, instance: InstanceId) {
+    if let Err(at) = instances.binary_search(&instance) {
+        instances.insert(at, instance);
     }
 }
 
@@ -252,8 +260,8 @@ mod tests {
         Arc::new(Inbox::new(4, correlation, Vec::new()))
     }
 
-    fn same(left: &[Arc<Inbox>], right: &[&Arc<Inbox>]) -> bool {
-        left.len() == right.len() && left.iter().zip(right).all(|(l, r)| Arc::ptr_eq(l, r))
+    fn same(left: &[(InstanceId, Arc<Inbox>)], right: &[&Arc<Inbox>]) -> bool {
+        left.len() == right.len() && left.iter().zip(right).all(|((_, l), r)| Arc::ptr_eq(l, r))
     }
 
     #[test]
