@@ -105,18 +105,21 @@ impl Listening<'_> {
         let Some(link) = self.link else {
             return;
         };
-        let correlation = self.io.inner.inbox.lock().correlation.clone();
         // The host routes by its workflow's definitions; a sub-flow's own definitions count
         // where they are the same.
-        let mut tokens: Vec<(usize, Option<&'static str>)> = wait
-            .events
-            .iter()
-            .filter_map(|spec| {
-                let index = self.events.iter().position(|own| own == *spec)?;
-                Some((index, spec.correlation))
-            })
-            .filter(|(_, token)| token.is_none_or(|attribute| !correlation.contains_key(attribute)))
-            .collect();
+        let mut tokens: Vec<(usize, Option<&'static str>)> = {
+            let state = self.io.inner.inbox.lock();
+            wait.events
+                .iter()
+                .filter_map(|spec| {
+                    let index = self.events.iter().position(|own| own == *spec)?;
+                    Some((index, spec.correlation))
+                })
+                .filter(|(_, token)| {
+                    token.is_none_or(|attribute| !state.correlation.contains_key(attribute))
+                })
+                .collect()
+        };
         tokens.sort_unstable();
         tokens.dedup();
         let specs: Vec<usize> = tokens.iter().map(|(index, _)| *index).collect();

@@ -159,16 +159,19 @@ impl<M: Machine> Shared<M> {
         let span = crate::trace::workflow_span(&self.machine.info(), io.id_prefix());
         let (mut state, mut registration) = (state, registration);
         let result = loop {
-            let stepped = AssertUnwindSafe(crate::drive::run_until_waiting(
+            // Boxed: the step's future is as large as the workflow's largest step, and every
+            // wrapper (and the task, at each spawn) would otherwise move it whole.
+            let stepping = Box::pin(crate::drive::run_until_waiting(
                 state,
                 &io,
                 self.events,
                 registration,
                 |state| self.machine.step(state, &io),
-            ))
-            .catch_unwind()
-            .instrument(span.clone())
-            .await;
+            ));
+            let stepped = AssertUnwindSafe(stepping)
+                .catch_unwind()
+                .instrument(span.clone())
+                .await;
             let (same, wait, seen, kept) = match stepped {
                 Ok(Ok(Paused::Ended(end))) => break Ok(end),
                 Ok(Ok(Paused::Waiting {
