@@ -210,8 +210,8 @@ pub(crate) enum Offered {
     Queued,
     /// In the inbox, beyond its capacity (counted in the spill).
     Spilled,
-    /// Refused: the instance has ended. The event is given back.
-    Closed(Event),
+    /// Refused: the instance has ended. The event is given back (boxed: this is the rare case).
+    Closed(Box<Event>),
 }
 
 impl Inbox {
@@ -275,7 +275,7 @@ impl Inbox {
         let offered = {
             let mut state = self.lock();
             if state.closed {
-                return Offered::Closed(event);
+                return Offered::Closed(Box::new(event));
             }
             state.push(event);
             if state.events.len() > self.capacity {

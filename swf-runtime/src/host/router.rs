@@ -104,7 +104,7 @@ impl<M: Machine> Shared<M> {
         let event = match last {
             None => event,
             Some((instance, inbox)) => match inbox.offer(event) {
-                Offered::Closed(back) => back,
+                Offered::Closed(back) => *back,
                 Offered::Queued | Offered::Spilled => {
                     self.wake(instance);
                     return;
