@@ -7,7 +7,7 @@ use std::future::Future;
 
 use crate::concurrent::{ScopeEnd, ScopeState};
 use crate::error::{ErrorObject, WorkflowError};
-use crate::events::{EventSpec, Io};
+use crate::events::{EventSpec, Io, Registration};
 use crate::progress::{Progress, Wait};
 use crate::trace;
 use serde_json::Value;
@@ -74,6 +74,79 @@ where
                 state = same;
             }
         }
+    }
+}
+
+/// Where [`run_until_waiting`] stopped stepping an instance.
+pub(crate) enum Paused<S> {
+    /// It ended.
+    Ended(ScopeEnd),
+    /// A step found nothing to do and the state waits for events alone (no deadline): its
+    /// caller holds it as data until an event arrives after `seen` (its reading of
+    /// [`Io::arrivals`] before that step), its `registration` kept meanwhile.
+    Waiting {
+        state: S,
+        wait: Wait,
+        seen: u64,
+        registration: Registration,
+    },
+}
+
+/// Steps `state` until it ends or waits for events alone, with the registration of
+/// [`step_until_ran`] (`registration`: the one kept when it stopped waiting before, else a new
+/// one). A wait with a deadline is waited here, as in [`run_to_end`]: only a wait for events
+/// alone gives the instance back, since nothing but an event can end it. Every step that ran
+/// gives the tokio scheduler its turn.
+///
+/// # Errors
+/// The error of the step that failed.
+pub(crate) async fn run_until_waiting<S, F, Fut>(
+    state: S,
+    io: &Io,
+    events: &'static [EventSpec],
+    registration: Option<Registration>,
+    mut advance: F,
+) -> Result<Paused<S>, WorkflowError>
+where
+    S: ScopeState,
+    F: FnMut(S) -> Fut,
+    Fut: Future<Output = Result<Progress<S>, WorkflowError>>,
+{
+    let mut state = state;
+    let mut kept = registration;
+    loop {
+        let mut running = match state.end() {
+            Ok(end) => return Ok(Paused::Ended(end)),
+            Err(running) => running,
+        };
+        let mut listening = match kept.take() {
+            Some(registration) => io.resume_listening(events, registration),
+            None => io.listen(events, &running.listening()),
+        };
+        state = loop {
+            let seen = io.arrivals();
+            io.begin_step();
+            let span = trace::task_span(&running);
+            match advance(running).instrument(span).await? {
+                Progress::Ran(next) => break next,
+                Progress::Waiting(same, wait) => {
+                    listening.update(&wait);
+                    if wait.until.is_none() {
+                        return Ok(Paused::Waiting {
+                            state: same,
+                            wait,
+                            seen,
+                            registration: listening.detach(),
+                        });
+                    }
+                    io.wait_for(&wait, seen).await;
+                    running = same;
+                }
+            }
+        };
+        // The next state registers what it listens for itself.
+        drop(listening);
+        tokio::task::consume_budget().await;
     }
 }
 

@@ -26,7 +26,7 @@ pub(crate) struct InboxState {
     /// Events in arrival order (ascending `seq`).
     pub(crate) events: VecDeque<Queued>,
     /// Correlation attribute → value this instance is bound to.
-    pub(crate) correlation: BTreeMap<String, String>,
+    pub(crate) correlation: Bindings,
     /// Set when the instance ended: deliveries are refused from then on.
     closed: bool,
     /// How many of `events` are beyond the capacity (offered while it was full), as counted
@@ -39,6 +39,9 @@ pub(crate) struct InboxState {
     /// Counts arrivals (deliveries and events put back), so that a driver can tell whether
     /// anything arrived since it last looked.
     pub(crate) arrivals: u64,
+    /// Whether takes and bindings are recorded for [`InboxState::drain_taken`]: only a durable
+    /// host commits them; anywhere else the records would grow with every event taken.
+    records: bool,
     /// The sequence numbers of the events taken since the last [`InboxState::drain_taken`].
     pub(crate) taken: Vec<u64>,
     /// The correlation values bound since the last [`InboxState::drain_taken`].
@@ -53,7 +56,9 @@ impl InboxState {
         }
         self.correlation
             .insert(attribute.to_owned(), value.to_owned());
-        self.bound.push((attribute.to_owned(), value.to_owned()));
+        if self.records {
+            self.bound.push((attribute.to_owned(), value.to_owned()));
+        }
         true
     }
 
@@ -68,8 +73,15 @@ impl InboxState {
     pub(crate) fn take(&mut self, position: usize) -> Option<Queued> {
         let queued = self.events.remove(position)?;
         crate::trace::event_consumed(&queued.event);
-        self.taken.push(queued.seq);
+        if self.records {
+            self.taken.push(queued.seq);
+        }
         Some(queued)
+    }
+
+    /// Whether [`Inbox::seal`] was called.
+    pub(crate) fn is_sealed(&self) -> bool {
+        self.sealed
     }
 
     /// The events taken and the values bound since the last call.
@@ -78,6 +90,60 @@ impl InboxState {
             std::mem::take(&mut self.taken),
             std::mem::take(&mut self.bound),
         )
+    }
+}
+
+/// The correlation values an instance is bound to (attribute → value): a few pairs at most,
+/// kept in a vector sorted by attribute, since a one-pair `BTreeMap` allocates a node of eleven
+/// pairs (about 540 bytes) and every waiting instance holds one.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct Bindings(Vec<(String, String)>);
+
+impl Bindings {
+    /// The value bound to `attribute`.
+    pub(crate) fn get(&self, attribute: &str) -> Option<&String> {
+        self.position(attribute)
+            .ok()
+            .and_then(|at| self.0.get(at))
+            .map(|(_, value)| value)
+    }
+
+    /// Whether `attribute` is bound.
+    pub(crate) fn contains_key(&self, attribute: &str) -> bool {
+        self.position(attribute).is_ok()
+    }
+
+    /// Binds `attribute` to `value` unless it is bound already; true when this call bound it.
+    pub(crate) fn insert(&mut self, attribute: String, value: String) -> bool {
+        match self.position(&attribute) {
+            Ok(_) => false,
+            Err(at) => {
+                self.0.insert(at, (attribute, value));
+                true
+            }
+        }
+    }
+
+    /// The pairs, by attribute.
+    pub(crate) fn iter(&self) -> impl Iterator<Item = (&String, &String)> {
+        self.0.iter().map(|(attribute, value)| (attribute, value))
+    }
+
+    /// The pairs as a map.
+    pub(crate) fn to_map(&self) -> BTreeMap<String, String> {
+        self.0.iter().cloned().collect()
+    }
+
+    fn position(&self, attribute: &str) -> Result<usize, usize> {
+        self.0
+            .binary_search_by(|(bound, _)| bound.as_str().cmp(attribute))
+    }
+}
+
+impl From<BTreeMap<String, String>> for Bindings {
+    fn from(map: BTreeMap<String, String>) -> Self {
+        // A map iterates in key order: the vector is sorted.
+        Self(map.into_iter().collect())
     }
 }
 
@@ -138,14 +204,14 @@ impl Spill {
 }
 
 /// What became of an offered event.
-#[derive(Debug, PartialEq, Eq)]
+#[derive(Debug, PartialEq)]
 pub(crate) enum Offered {
     /// In the inbox, within its capacity.
     Queued,
     /// In the inbox, beyond its capacity (counted in the spill).
     Spilled,
-    /// Refused: the instance has ended.
-    Closed,
+    /// Refused: the instance has ended. The event is given back (boxed: this is the rare case).
+    Closed(Box<Event>),
 }
 
 impl Inbox {
@@ -157,7 +223,7 @@ impl Inbox {
         initial: Vec<Event>,
     ) -> Self {
         let mut state = InboxState {
-            correlation,
+            correlation: Bindings::from(correlation),
             ..InboxState::default()
         };
         for event in initial {
@@ -175,7 +241,8 @@ impl Inbox {
     ) -> Self {
         let next_seq = events.last().map_or(0, |(seq, _)| seq + 1);
         let state = InboxState {
-            correlation,
+            correlation: Bindings::from(correlation),
+            records: true,
             events: events
                 .into_iter()
                 .map(|(seq, event)| Queued { seq, event })
@@ -208,7 +275,7 @@ impl Inbox {
         let offered = {
             let mut state = self.lock();
             if state.closed {
-                return Offered::Closed;
+                return Offered::Closed(Box::new(event));
             }
             state.push(event);
             if state.events.len() > self.capacity {
@@ -218,7 +285,7 @@ impl Inbox {
                 Offered::Queued
             }
         };
-        if offered == Offered::Spilled
+        if matches!(offered, Offered::Spilled)
             && let Some(spill) = &self.spill
         {
             spill.add();
@@ -299,8 +366,9 @@ impl Inbox {
         {
             let mut state = self.lock();
             self.unspill(&mut state);
-            if state.events.is_empty() && state.events.capacity() > self.capacity {
-                // An instance that once held many does not keep the buffer it grew.
+            if state.events.is_empty() && state.events.capacity() > 0 {
+                // An instance waits far longer than it holds events: an empty inbox keeps no
+                // buffer (a few hundred bytes per instance, times every waiting instance).
                 state.events = VecDeque::new();
             }
         }
@@ -371,7 +439,7 @@ mod tests {
         assert_eq!(inbox.offer(event("3")), Offered::Spilled);
         assert_eq!(inbox.close().len(), 2);
         spill.room().await;
-        assert_eq!(inbox.offer(event("4")), Offered::Closed);
+        assert!(matches!(inbox.offer(event("4")), Offered::Closed(e) if e.id() == "4"));
     }
 
     #[tokio::test(start_paused = true)]
@@ -389,6 +457,44 @@ mod tests {
             Err(String::from("2"))
         );
         assert!(inbox.deliver(event("3")).await.is_err());
+    }
+
+    #[test]
+    fn an_emptied_inbox_keeps_no_buffer_and_records_takes_only_for_a_store() {
+        let inbox = Inbox::new(64, BTreeMap::new(), vec![event("1"), event("2")]);
+        {
+            let mut state = inbox.lock();
+            assert!(state.take(0).is_some() && state.take(0).is_some());
+            assert!(state.bind("orderId", "7"));
+            assert_eq!(state.drain_taken(), (Vec::new(), Vec::new()));
+        }
+        inbox.notify_freed();
+        assert_eq!(
+            inbox.lock().events.capacity(),
+            0,
+            "a waiting instance holds no buffer"
+        );
+
+        let stored = Inbox::stored(64, BTreeMap::new(), vec![(5, event("5"))]);
+        let mut state = stored.lock();
+        assert!(state.take(0).is_some());
+        assert!(state.bind("orderId", "7"));
+        let bound = vec![(String::from("orderId"), String::from("7"))];
+        assert_eq!(state.drain_taken(), (vec![5], bound));
+    }
+
+    #[test]
+    fn bindings_stay_sorted_and_keep_the_first_value() {
+        let mut bindings = Bindings::default();
+        assert!(bindings.insert(String::from("b"), String::from("2")));
+        assert!(bindings.insert(String::from("a"), String::from("1")));
+        assert!(!bindings.insert(String::from("b"), String::from("3")));
+        assert_eq!(bindings.get("b").map(String::as_str), Some("2"));
+        assert!(bindings.contains_key("a") && !bindings.contains_key("c"));
+        let map = bindings.to_map();
+        assert_eq!(Bindings::from(map.clone()), bindings);
+        let pairs: Vec<(&String, &String)> = bindings.iter().collect();
+        assert_eq!(pairs, map.iter().collect::<Vec<_>>());
     }
 
     #[test]

@@ -311,7 +311,7 @@ impl Io {
 
     /// The correlation values this instance is bound to (attribute → value), a copy.
     pub fn correlation(&self) -> BTreeMap<String, String> {
-        self.inner.inbox.lock().correlation.clone()
+        self.inner.inbox.lock().correlation.to_map()
     }
 
     /// The host's identifier of this instance; `None` for a standalone `Io`.

@@ -20,6 +20,7 @@ pub(crate) use spec::matches_no_definition;
 pub use spec::{EventSpec, context_attribute};
 pub use take::EventEntry;
 pub use waiting::Listening;
+pub(crate) use waiting::{Registration, Since};
 
 pub(crate) use inbox::{Inbox, Offered, Spill};
 pub(crate) use io::HostLink;

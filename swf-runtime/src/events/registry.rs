@@ -5,7 +5,7 @@
 //! Lock order: the registry lock, then an inbox lock, never the reverse; callers holding an
 //! inbox lock release it before taking the registry lock.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use cloudevents::Event;
@@ -17,9 +17,11 @@ use crate::host::InstanceId;
 /// The registry of one host.
 #[derive(Debug, Default)]
 pub(crate) struct Registry {
-    inboxes: BTreeMap<InstanceId, Arc<Inbox>>,
-    /// (attribute, value) → the instances bound to that value.
-    correlated: BTreeMap<(String, String), BTreeSet<InstanceId>>,
+    inboxes: HashMap<InstanceId, Arc<Inbox>>,
+    /// Attribute → value → the instances bound to that value, in ascending order: mostly one,
+    /// so a vector (8 bytes) rather than a set (a node of about 100 bytes). Hashed, and in two
+    /// levels so that a lookup borrows the event's value instead of building a key.
+    correlated: HashMap<String, HashMap<String, Vec<InstanceId>>>,
     /// Event definition index → wait ticket (in the order waits began) → waiting instance.
     waiting: BTreeMap<usize, BTreeMap<u64, InstanceId>>,
     next_ticket: u64,
@@ -37,14 +39,8 @@ pub(crate) fn lock(registry: &Mutex<Registry>) -> MutexGuard<'_, Registry> {
 impl Registry {
     /// Adds a live instance, indexed under the correlation values its inbox already holds.
     pub(crate) fn insert(&mut self, instance: InstanceId, inbox: Arc<Inbox>) {
-        let bound: Vec<(String, String)> = inbox
-            .lock()
-            .correlation
-            .iter()
-            .map(|(attribute, value)| (attribute.clone(), value.clone()))
-            .collect();
-        for key in bound {
-            self.correlated.entry(key).or_default().insert(instance);
+        for (attribute, value) in inbox.lock().correlation.iter() {
+            self.index_value(instance, attribute, value);
         }
         self.inboxes.insert(instance, inbox);
     }
@@ -57,18 +53,18 @@ impl Registry {
     /// Removes an instance that ended, with its correlation entries and any wait left behind.
     pub(crate) fn remove(&mut self, instance: InstanceId) -> Option<Arc<Inbox>> {
         let inbox = self.inboxes.remove(&instance)?;
-        let bound: Vec<(String, String)> = inbox
-            .lock()
-            .correlation
-            .iter()
-            .map(|(attribute, value)| (attribute.clone(), value.clone()))
-            .collect();
-        for key in bound {
-            if let Some(instances) = self.correlated.get_mut(&key) {
-                instances.remove(&instance);
+        for (attribute, value) in inbox.lock().correlation.iter() {
+            let Some(values) = self.correlated.get_mut(attribute.as_str()) else {
+                continue;
+            };
+            if let Some(instances) = values.get_mut(value.as_str()) {
+                instances.retain(|&other| other != instance);
                 if instances.is_empty() {
-                    self.correlated.remove(&key);
+                    values.remove(value.as_str());
                 }
+            }
+            if values.is_empty() {
+                self.correlated.remove(attribute.as_str());
             }
         }
         // Waits end with their guards; this only matters if a guard outlived its instance.
@@ -88,10 +84,20 @@ impl Registry {
     /// Records that `instance` bound `attribute` to `value`.
     pub(crate) fn index(&mut self, instance: InstanceId, attribute: &str, value: &str) {
         if self.inboxes.contains_key(&instance) {
-            self.correlated
-                .entry((attribute.to_owned(), value.to_owned()))
-                .or_default()
-                .insert(instance);
+            self.index_value(instance, attribute, value);
+        }
+    }
+
+    fn index_value(&mut self, instance: InstanceId, attribute: &str, value: &str) {
+        let values = match self.correlated.get_mut(attribute) {
+            Some(values) => values,
+            None => self.correlated.entry(attribute.to_owned()).or_default(),
+        };
+        match values.get_mut(value) {
+            Some(instances) => add(instances, instance),
+            None => {
+                values.insert(value.to_owned(), vec![instance]);
+            }
         }
     }
 
@@ -153,8 +159,8 @@ impl Registry {
         events: &[EventSpec],
         event: &Event,
         matching: &[usize],
-    ) -> Vec<Arc<Inbox>> {
-        let mut chosen = BTreeSet::new();
+    ) -> Vec<(InstanceId, Arc<Inbox>)> {
+        let mut chosen: Vec<InstanceId> = Vec::new();
         for &index in matching {
             let Some(spec) = events.get(index) else {
                 continue;
@@ -165,17 +171,22 @@ impl Registry {
                     let Some(value) = spec.correlation_value(event) else {
                         continue;
                     };
-                    let key = (attribute.to_owned(), value);
-                    match self.correlated.get(&key) {
+                    let bound = self
+                        .correlated
+                        .get(attribute)
+                        .and_then(|values| values.get(value.as_str()));
+                    match bound {
                         Some(bound) if !bound.is_empty() => chosen.extend(bound.iter().copied()),
-                        _ => chosen.extend(self.bind_oldest_waiter(index, key)),
+                        _ => chosen.extend(self.bind_oldest_waiter(index, attribute, &value)),
                     }
                 }
             }
         }
+        chosen.sort_unstable();
+        chosen.dedup();
         chosen
             .into_iter()
-            .filter_map(|instance| self.inboxes.get(&instance).cloned())
+            .filter_map(|instance| Some((instance, self.inboxes.get(&instance)?.clone())))
             .collect()
     }
 
@@ -191,8 +202,12 @@ impl Registry {
     /// an event and is about to index the value (it releases its inbox lock first). Waiters
     /// found bound to another value leave the list for good, as they will only ever receive
     /// this definition's events by value.
-    fn bind_oldest_waiter(&mut self, spec: usize, key: (String, String)) -> Option<InstanceId> {
-        let (attribute, value) = &key;
+    fn bind_oldest_waiter(
+        &mut self,
+        spec: usize,
+        attribute: &str,
+        value: &str,
+    ) -> Option<InstanceId> {
         let chosen = loop {
             let (ticket, instance) = self
                 .waiting
@@ -202,15 +217,22 @@ impl Registry {
             let suits = self.inboxes.get(&instance).is_some_and(|inbox| {
                 let mut state = inbox.lock();
                 state.bind(attribute, value)
-                    || state.correlation.get(attribute.as_str()) == Some(value)
+                    || state.correlation.get(attribute).map(String::as_str) == Some(value)
             });
             if suits {
                 break instance;
             }
             self.end_wait(ticket, &[spec]);
         };
-        self.correlated.entry(key).or_default().insert(chosen);
+        self.index_value(chosen, attribute, value);
         Some(chosen)
+    }
+}
+
+/// Adds `instance` to the ascending `instances`, once.
+fn add(instances: &mut Vec<InstanceId>, instance: InstanceId) {
+    if let Err(at) = instances.binary_search(&instance) {
+        instances.insert(at, instance);
     }
 }
 
@@ -252,8 +274,8 @@ mod tests {
         Arc::new(Inbox::new(4, correlation, Vec::new()))
     }
 
-    fn same(left: &[Arc<Inbox>], right: &[&Arc<Inbox>]) -> bool {
-        left.len() == right.len() && left.iter().zip(right).all(|(l, r)| Arc::ptr_eq(l, r))
+    fn same(left: &[(InstanceId, Arc<Inbox>)], right: &[&Arc<Inbox>]) -> bool {
+        left.len() == right.len() && left.iter().zip(right).all(|((_, l), r)| Arc::ptr_eq(l, r))
     }
 
     #[test]

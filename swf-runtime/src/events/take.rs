@@ -2,11 +2,9 @@
 //! [`Io::take_until`] and [`Io::take_entries`]. None of them waits: a step that finds nothing
 //! to take reports what it waits for, and its driver waits (see [`Io::wait_for`]).
 
-use std::collections::BTreeMap;
-
 use cloudevents::Event;
 
-use super::inbox::InboxState;
+use super::inbox::{Bindings, InboxState};
 use super::{EVENT_ERROR, EventSpec, Io};
 use crate::error::ErrorObject;
 
@@ -179,7 +177,7 @@ fn choose(
     specs: &[(usize, &EventSpec)],
     decide: &Decide<'_>,
 ) -> Option<(Vec<Option<usize>>, Decision)> {
-    let mut correlation: BTreeMap<String, String> = state.correlation.clone();
+    let mut correlation = state.correlation.clone();
     let mut positions: Vec<Option<usize>> = vec![None; specs.len()];
     // A condition that holds with no event at all (a wait for nothing) is met at once.
     if let Some(keep) = decide(&vec![false; specs.len()]) {
@@ -198,7 +196,7 @@ fn choose(
             continue;
         };
         if let Some((attribute, value)) = fit {
-            correlation.entry(attribute.to_owned()).or_insert(value);
+            correlation.insert(attribute.to_owned(), value);
         }
         if let Some(place) = positions.get_mut(slot) {
             *place = Some(position);
@@ -274,7 +272,7 @@ fn satisfiable(
 pub(super) fn fit(
     spec: &EventSpec,
     event: &Event,
-    correlation: &BTreeMap<String, String>,
+    correlation: &Bindings,
 ) -> Option<Option<(&'static str, String)>> {
     if !spec.matches(event) {
         return None;

@@ -16,6 +16,19 @@ impl Io {
         self.inner.inbox.lock().arrivals
     }
 
+    /// Where an instance stands whose step, after reading `seen` from [`Io::arrivals`], found
+    /// nothing to take and waits for events alone.
+    pub(crate) fn since(&self, seen: u64) -> Since {
+        let state = self.inner.inbox.lock();
+        if state.arrivals != seen {
+            Since::Arrived
+        } else if state.is_sealed() {
+            Since::Sealed
+        } else {
+            Since::Nothing
+        }
+    }
+
     /// Registers with a host's router that this instance listens for the events of `wait`
     /// (nothing for a standalone `Io`), until the returned guard is dropped or changed. A
     /// definition with a correlation token is registered only while the instance is not bound
@@ -64,6 +77,17 @@ impl Io {
     }
 }
 
+/// What happened since a step read [`Io::arrivals`] (see [`Io::since`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Since {
+    /// An event arrived: step again.
+    Arrived,
+    /// Nothing arrived and nothing will (the host's events channel closed).
+    Sealed,
+    /// Nothing arrived yet.
+    Nothing,
+}
+
 /// A registration of what an instance listens for; dropping it ends the registration.
 pub struct Listening<'a> {
     link: Option<&'a HostLink>,
@@ -81,18 +105,21 @@ impl Listening<'_> {
         let Some(link) = self.link else {
             return;
         };
-        let correlation = self.io.correlation();
         // The host routes by its workflow's definitions; a sub-flow's own definitions count
         // where they are the same.
-        let mut tokens: Vec<(usize, Option<&'static str>)> = wait
-            .events
-            .iter()
-            .filter_map(|spec| {
-                let index = self.events.iter().position(|own| own == *spec)?;
-                Some((index, spec.correlation))
-            })
-            .filter(|(_, token)| token.is_none_or(|attribute| !correlation.contains_key(attribute)))
-            .collect();
+        let mut tokens: Vec<(usize, Option<&'static str>)> = {
+            let state = self.io.inner.inbox.lock();
+            wait.events
+                .iter()
+                .filter_map(|spec| {
+                    let index = self.events.iter().position(|own| own == *spec)?;
+                    Some((index, spec.correlation))
+                })
+                .filter(|(_, token)| {
+                    token.is_none_or(|attribute| !state.correlation.contains_key(attribute))
+                })
+                .collect()
+        };
         tokens.sort_unstable();
         tokens.dedup();
         let specs: Vec<usize> = tokens.iter().map(|(index, _)| *index).collect();
@@ -106,6 +133,42 @@ impl Listening<'_> {
         self.specs = specs;
         if !self.specs.is_empty() {
             self.ticket = Some(registry.begin_wait(link.instance, &tokens));
+        }
+    }
+}
+
+/// A registration that outlives its [`Listening`] guard: what a host keeps of an instance it
+/// parked (holds as data, no task) while it waits, so that the instance keeps its age among the
+/// waiters and its events keep reaching it.
+#[derive(Debug, Default)]
+pub(crate) struct Registration {
+    ticket: Option<u64>,
+    specs: Vec<usize>,
+}
+
+impl Listening<'_> {
+    /// Ends the guard but not the registration, which [`Io::resume_listening`] takes back.
+    pub(crate) fn detach(mut self) -> Registration {
+        Registration {
+            ticket: self.ticket.take(),
+            specs: std::mem::take(&mut self.specs),
+        }
+    }
+}
+
+impl Io {
+    /// The guard of a registration detached by [`Listening::detach`], for the same definitions.
+    pub(crate) fn resume_listening(
+        &self,
+        events: &'static [EventSpec],
+        registration: Registration,
+    ) -> Listening<'_> {
+        Listening {
+            link: self.inner.link.as_ref(),
+            io: self,
+            events,
+            ticket: registration.ticket,
+            specs: registration.specs,
         }
     }
 }

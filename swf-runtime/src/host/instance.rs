@@ -1,19 +1,24 @@
-//! Creating an instance, running it on its own task, and cleaning up after it.
+//! Creating an instance, stepping it on a task while it has something to do, holding it as
+//! data while it waits for events, and cleaning up after it.
 
+use std::any::Any;
 use std::collections::BTreeMap;
+use std::panic::AssertUnwindSafe;
 use std::pin::pin;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, PoisonError};
 
 use cloudevents::Event;
+use futures_util::FutureExt;
 use serde_json::Value;
 use tokio::runtime::Handle;
 use tokio::sync::Notify;
-use tokio::task::JoinError;
+use tracing::Instrument;
 
 use super::{HOST_ERROR, InstanceId, Machine, Outcome, Shared, Unmatched};
+use crate::drive::Paused;
 use crate::error::{ErrorObject, WorkflowError};
-use crate::events::{HostLink, Inbox, Io, lock_registry};
+use crate::events::{HostLink, Inbox, Io, Registration, Since, lock_registry};
 
 /// How many instances are running, so that `run` can wait for the last one.
 #[derive(Debug, Default)]
@@ -54,6 +59,17 @@ impl Drop for Running {
     }
 }
 
+/// An instance between two steps, held as data while it waits for events alone: no task, no
+/// future, only what it needs to go on. An event routed to it (or the events channel closing)
+/// takes it out and steps it on a task again.
+pub(super) struct Parked<S> {
+    state: S,
+    io: Io,
+    /// What it listens for; `None` before its first step.
+    registration: Option<Registration>,
+    running: Running,
+}
+
 impl<M: Machine> Shared<M> {
     /// Creates an instance bound to `correlation` with `initial` in its inbox, and spawns it.
     pub(super) fn create(
@@ -92,25 +108,119 @@ impl<M: Machine> Shared<M> {
         if self.closed.load(Ordering::SeqCst) {
             inbox.seal();
         }
-        let running = Running::new(&self.live);
-        runtime.spawn(self.clone().supervise(id, io, state, running));
+        let parked = Box::new(Parked {
+            state,
+            io,
+            registration: None,
+            running: Running::new(&self.live),
+        });
+        runtime.spawn(self.clone().activate(id, parked));
         Ok(id)
     }
 
-    /// Runs instance `id` to its end on a task of its own (so that a panic in it is caught
-    /// here), then reports the events it left unconsumed and its outcome.
-    async fn supervise(
-        self: Arc<Self>,
-        id: InstanceId,
-        io: Io,
-        state: M::State,
-        _running: Running,
-    ) {
-        let driver = tokio::spawn(self.clone().drive(io, state));
-        let result = match driver.await {
-            Ok(result) => result,
-            Err(failure) => Err(self.crashed(failure)),
+    /// Steps instance `id` again if it is parked: an event was routed to it.
+    pub(super) fn wake(self: &Arc<Self>, id: InstanceId) {
+        let parked = self
+            .parked
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .remove(&id);
+        if let Some(parked) = parked {
+            tokio::spawn(self.clone().activate(id, parked));
+        }
+    }
+
+    /// Steps every parked instance once more: the events channel closed, so each finds that
+    /// nothing can reach it any more and ends with its saved state.
+    pub(super) fn wake_all(self: &Arc<Self>) {
+        let parked: Vec<(InstanceId, Box<Parked<M::State>>)> = self
+            .parked
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .drain()
+            .collect();
+        for (id, parked) in parked {
+            tokio::spawn(self.clone().activate(id, parked));
+        }
+    }
+
+    /// Steps instance `id` until it ends (then reports the events it left unconsumed and its
+    /// outcome) or waits for events alone (then parks it). A panic in a step ends the instance
+    /// with a `HostError`, as it would have ended its task.
+    async fn activate(self: Arc<Self>, id: InstanceId, parked: Box<Parked<M::State>>) {
+        let Parked {
+            state,
+            io,
+            registration,
+            running,
+        } = *parked;
+        // One span per activation, as a durable host has one per claim: a parked instance has
+        // no span open.
+        let span = crate::trace::workflow_span(&self.machine.info(), io.id_prefix());
+        let (mut state, mut registration) = (state, registration);
+        let result = loop {
+            // Boxed: the step's future is as large as the workflow's largest step, and every
+            // wrapper (and the task, at each spawn) would otherwise move it whole.
+            let stepping = Box::pin(crate::drive::run_until_waiting(
+                state,
+                &io,
+                self.events,
+                registration,
+                |state| self.machine.step(state, &io),
+            ));
+            let stepped = AssertUnwindSafe(stepping)
+                .catch_unwind()
+                .instrument(span.clone())
+                .await;
+            let (same, wait, seen, kept) = match stepped {
+                Ok(Ok(Paused::Ended(end))) => break Ok(end),
+                Ok(Ok(Paused::Waiting {
+                    state,
+                    wait,
+                    seen,
+                    registration,
+                })) => (state, wait, seen, registration),
+                Ok(Err(error)) => break Err(error),
+                Err(panic) => break Err(self.crashed(panic.as_ref())),
+            };
+            // Decided under the parking lot's lock, which the router takes only after its
+            // delivery: either this sees the event, or the router finds the instance parked.
+            let mut lot = self.parked.lock().unwrap_or_else(PoisonError::into_inner);
+            match io.since(seen) {
+                Since::Arrived => {
+                    drop(lot);
+                    (state, registration) = (same, Some(kept));
+                }
+                Since::Nothing => {
+                    let parked = Parked {
+                        state: same,
+                        io,
+                        registration: Some(kept),
+                        running,
+                    };
+                    lot.insert(id, Box::new(parked));
+                    return;
+                }
+                Since::Sealed => {
+                    drop(lot);
+                    // Ends the registration.
+                    drop(io.resume_listening(self.events, kept));
+                    // Reported with its saved state, which another host (a durable one) can
+                    // resume.
+                    let saved = serde_json::to_value(&same).unwrap_or(Value::Null);
+                    let workflow = self.machine.workflow_id();
+                    break Err(crate::drive::stranded(workflow, &same, &wait, saved));
+                }
+            }
         };
+        crate::trace::record_outcome(&span, &result);
+        let result = result.map(crate::concurrent::ScopeEnd::into_output);
+        self.finish(id, result).await;
+        drop(running);
+    }
+
+    /// Reports the events instance `id` left unconsumed, then its outcome.
+    async fn finish(&self, id: InstanceId, result: Result<Value, WorkflowError>) {
         let inbox = lock_registry(&self.registry).remove(id);
         let leftovers = inbox.map(|inbox| inbox.close()).unwrap_or_default();
         for event in leftovers {
@@ -127,33 +237,9 @@ impl<M: Machine> Shared<M> {
             .await;
     }
 
-    async fn drive(self: Arc<Self>, io: Io, state: M::State) -> Result<Value, WorkflowError> {
-        let run = async {
-            let ran = crate::drive::run_until_stranded(state, &io, self.events, |state| {
-                self.machine.step(state, &io)
-            })
-            .await?;
-            // Stranded once the events channel closed: reported with its saved state, which
-            // another host (a durable one) can resume.
-            ran.map_err(|(state, wait)| {
-                let saved = serde_json::to_value(&state).unwrap_or(Value::Null);
-                crate::drive::stranded(self.machine.workflow_id(), &state, &wait, saved)
-            })
-        };
-        crate::trace::traced_run(self.machine.info(), &io, run)
-            .await
-            .map(crate::concurrent::ScopeEnd::into_output)
-    }
-
-    fn crashed(&self, failure: JoinError) -> WorkflowError {
-        let message = if failure.is_panic() {
-            let payload = failure.into_panic();
-            let text = crate::action::panic_message(payload.as_ref());
-            format!("the instance panicked: {text}")
-        } else {
-            String::from("the instance was cancelled")
-        };
-        let error = ErrorObject::new(HOST_ERROR, message);
+    fn crashed(&self, payload: &(dyn Any + Send)) -> WorkflowError {
+        let text = crate::action::panic_message(payload);
+        let error = ErrorObject::new(HOST_ERROR, format!("the instance panicked: {text}"));
         WorkflowError::new(self.machine.workflow_id(), "", error, Value::Null)
     }
 

@@ -10,7 +10,7 @@ mod starting;
 #[cfg(test)]
 mod tests;
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicBool, AtomicU64};
 use std::sync::{Arc, Mutex, PoisonError};
 
@@ -26,7 +26,7 @@ pub use machine::{Machine, StartOnEvents};
 use crate::clock::Clock;
 use crate::error::WorkflowError;
 use crate::events::{EventSpec, SharedRegistry, Spill};
-use instance::Liveness;
+use instance::{Liveness, Parked};
 
 /// The error name of a failure of the host itself: no tokio runtime to run an instance on, or
 /// an instance that panicked.
@@ -34,8 +34,11 @@ pub const HOST_ERROR: &str = "HostError";
 
 /// The instances of one compiled workflow, and the router that delivers incoming events to them.
 ///
-/// Each instance runs on its own tokio task with its own [`Io`](crate::Io). [`Host::run`]
-/// routes each event of [`HostChannels::events`]:
+/// Each instance has its own [`Io`](crate::Io). It steps on a tokio task of its own while it
+/// has something to do (or waits for a deadline); while it waits for events alone, the host
+/// holds it as data (its state, its inbox and correlation values, its place among the waiters)
+/// and an event routed to it steps it on a task again. [`Host::run`] routes each event of
+/// [`HostChannels::events`]:
 ///
 /// 1. an event that matches no event definition (source and type) is reported unmatched;
 /// 2. for each definition it matches that has a correlation token, if it carries a value `v`:
@@ -67,7 +70,7 @@ impl<M: Machine> Clone for Host<M> {
 }
 
 /// What the host's handles, its router and its instances share.
-struct Shared<M> {
+struct Shared<M: Machine> {
     machine: M,
     events: &'static [EventSpec],
     registry: SharedRegistry,
@@ -83,6 +86,13 @@ struct Shared<M> {
     closed: AtomicBool,
     next_instance: AtomicU64,
     live: Arc<Liveness>,
+    /// The instances waiting for events alone, held as data (see `instance::Parked`). Lock
+    /// order: this lock, then an inbox lock; the router delivers to an inbox before taking it.
+    #[allow(
+        clippy::type_complexity,
+        reason = "one map, named once; an alias would only move the type elsewhere"
+    )]
+    parked: Mutex<HashMap<InstanceId, Box<Parked<M::State>>>>,
     /// Taken by the first `run`.
     incoming: Mutex<Option<mpsc::Receiver<Event>>>,
 }
@@ -107,6 +117,7 @@ impl<M: Machine> Host<M> {
             closed: AtomicBool::new(false),
             next_instance: AtomicU64::new(1),
             live: Arc::default(),
+            parked: Mutex::default(),
             incoming: Mutex::new(Some(channels.events)),
         };
         let host = Host {

@@ -69,6 +69,8 @@ impl<M: Machine> Shared<M> {
         for inbox in inboxes {
             inbox.seal();
         }
+        // After the seal: every instance parked before it, or parking now, sees it.
+        self.wake_all();
     }
 
     async fn route(self: &Arc<Self>, event: Event, starting: Option<&mut Starting>) {
@@ -87,13 +89,28 @@ impl<M: Machine> Shared<M> {
             );
             return self.report(event, reason).await;
         }
-        let receivers = lock_registry(&self.registry).receivers(self.events, &event, &matching);
+        let mut receivers = lock_registry(&self.registry).receivers(self.events, &event, &matching);
+        // The last receiver (mostly the only one) gets the event itself, not a copy.
+        let last = receivers.pop();
         let mut delivered = false;
-        for inbox in receivers {
+        for (instance, inbox) in receivers {
             // Never waits for one instance: a full inbox keeps the event in its overflow.
             // Refused only by an instance that ended meanwhile.
-            delivered |= !matches!(inbox.offer(event.clone()), Offered::Closed);
+            if !matches!(inbox.offer(event.clone()), Offered::Closed(_)) {
+                delivered = true;
+                self.wake(instance);
+            }
         }
+        let event = match last {
+            None => event,
+            Some((instance, inbox)) => match inbox.offer(event) {
+                Offered::Closed(back) => *back,
+                Offered::Queued | Offered::Spilled => {
+                    self.wake(instance);
+                    return;
+                }
+            },
+        };
         if delivered {
             return;
         }

@@ -822,3 +822,63 @@ fn a_host_can_run_on_any_thread() {
     let (host, _channels) = Host::new(Plan::new(Vec::new()), HostConfig::default());
     assert_send(&host.run());
 }
+
+#[tokio::test(start_paused = true)]
+async fn waiting_instances_hold_no_task_and_wake_with_their_inbox_in_order() {
+    const COUNT: usize = 50;
+    let plan = vec![
+        Step::All(vec![ORDER]),
+        Step::All(vec![PAYMENT]),
+        Step::All(vec![PAYMENT]),
+    ];
+    let config = HostConfig {
+        outcomes_capacity: COUNT,
+        ..small_config()
+    };
+    let (host, mut channels) = Host::new(Plan::new(plan), config);
+    for n in 0..COUNT {
+        let bound = BTreeMap::from([(String::from("orderid"), n.to_string())]);
+        assert!(host.start_instance_correlated(json!({}), bound).is_ok());
+    }
+    let router = tokio::spawn(host.run());
+    let tasks = || {
+        tokio::runtime::Handle::current()
+            .metrics()
+            .num_alive_tasks()
+    };
+    // Virtual time moves on only once every task is idle: each instance has reached its wait.
+    sleep(SEC).await;
+    assert_eq!(tasks(), 1, "the router alone: waiting instances are data");
+    // Two payments each, which an instance waiting for its order wakes for and leaves in
+    // its inbox.
+    for n in 0..COUNT {
+        for k in [1, 2] {
+            let paid = event(PAYMENT, Some(&n.to_string()), json!({"k": k}));
+            assert!(channels.events.send(paid).await.is_ok());
+        }
+    }
+    sleep(SEC).await;
+    assert_eq!(tasks(), 1, "woken for nothing it takes, each parks again");
+    for n in 0..COUNT {
+        let placed = event(ORDER, Some(&n.to_string()), json!({"n": n}));
+        assert!(channels.events.send(placed).await.is_ok());
+    }
+    let mut outputs = BTreeMap::new();
+    for _ in 0..COUNT {
+        let outcome = channels.outcomes.recv().await.expect("an outcome");
+        outputs.insert(outcome.instance, outcome.result.expect("completed"));
+    }
+    drop(channels.events);
+    assert!(router.await.is_ok());
+    assert_eq!(outputs.len(), COUNT);
+    for output in outputs.values() {
+        let n = output["Order"]["n"].as_u64().expect("its order");
+        assert_eq!(output["correlation"], json!({"orderid": n.to_string()}));
+        // The second payment taken last: the inbox kept arrival order across parking.
+        assert_eq!(output["Payment"], json!({"k": 2}));
+    }
+    assert!(
+        channels.unmatched.try_recv().is_err(),
+        "every event was taken"
+    );
+}
