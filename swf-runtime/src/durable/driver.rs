@@ -332,6 +332,7 @@ impl<M: Machine, S: Store> DurableHost<M, S> {
 
     pub(super) fn stopping(&self) -> bool {
         self.inner
+            .shared
             .stopping
             .load(std::sync::atomic::Ordering::Acquire)
     }

@@ -38,7 +38,7 @@ use crate::events::Io;
 use crate::host::{InstanceId, Machine};
 use crate::store::{
     Claimed, Commit, CommitResult, Definition, Delivery, InstanceRecord, Lease, NewInstance,
-    Routed, Status, Store, StoreError, StoredEvent,
+    Routed, Status, Store, StoreError, StoredEvent, WakeClaim,
 };
 use batch::Batcher;
 
@@ -85,11 +85,7 @@ struct Inner<M, S> {
     work: Notify,
     /// New events in the outbox.
     produced: Notify,
-    local: Mutex<Local>,
-    /// A worker loop runs in this process: instances created here are stepped here at once.
-    running: AtomicBool,
-    /// The worker loop is stopping: steps in progress commit and release their instances.
-    stopping: AtomicBool,
+    shared: Arc<Shared>,
 }
 
 /// What the worker loop of this process learns without asking the store.
@@ -101,6 +97,34 @@ struct Local {
     woken: BTreeSet<InstanceId>,
     /// The instances being stepped here, with the events delivered here to them meanwhile.
     in_flight: BTreeMap<InstanceId, Vec<StoredEvent>>,
+}
+
+/// What the worker loop shares with the task that sends deliveries to the store, which asks
+/// the store to lease the instances a delivery wakes to this worker while it has room.
+struct Shared {
+    local: Mutex<Local>,
+    /// A worker loop runs in this process: instances created here are stepped here at once.
+    running: AtomicBool,
+    /// The worker loop is stopping: steps in progress commit and release their instances.
+    stopping: AtomicBool,
+}
+
+impl Shared {
+    fn local(&self) -> MutexGuard<'_, Local> {
+        // Every critical section leaves `Local` consistent before anything that could panic.
+        self.local.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// How many deliveries of a batch may ask the store to lease what they wake to this
+    /// worker: while it steps instances here, as many as `max` less the instances already
+    /// handed over and not yet stepped. (Those of the batch before may not have been handed
+    /// over yet: at most two batches' worth wait, each instance a few KB.)
+    fn lease_room(&self, max: usize) -> usize {
+        if !self.running.load(Ordering::Acquire) || self.stopping.load(Ordering::Acquire) {
+            return 0;
+        }
+        max.saturating_sub(self.local().handoff.len())
+    }
 }
 
 /// Why an instance could not be started.
@@ -146,9 +170,25 @@ impl<M: Machine, S: Store> DurableHost<M, S> {
                 async move { store.commit(commits, now).await }
             })
         };
+        let shared = Arc::new(Shared {
+            local: Mutex::default(),
+            running: AtomicBool::new(false),
+            stopping: AtomicBool::new(false),
+        });
         let deliveries = {
-            let (store, clock) = (store.clone(), Arc::clone(&clock));
-            Batcher::spawn(batch, move |deliveries| {
+            let (store, clock, shared) = (store.clone(), Arc::clone(&clock), Arc::clone(&shared));
+            let (worker, lease, max) = (config.worker.clone(), config.lease, config.max_in_flight);
+            Batcher::spawn(batch, move |mut deliveries: Vec<Delivery>| {
+                // Decided per batch, not per call of `deliver`: a caller queued behind a full
+                // batch would otherwise have found no room when it called.
+                let room = shared.lease_room(max);
+                for delivery in deliveries.iter_mut().take(room) {
+                    delivery.claim = Some(WakeClaim {
+                        worker: worker.clone(),
+                        lease,
+                        limit: 1,
+                    });
+                }
                 let (store, now) = (store.clone(), clock.now());
                 async move { store.deliver(deliveries, now).await }
             })
@@ -174,9 +214,7 @@ impl<M: Machine, S: Store> DurableHost<M, S> {
                 reports,
                 work: Notify::new(),
                 produced: Notify::new(),
-                local: Mutex::default(),
-                running: AtomicBool::new(false),
-                stopping: AtomicBool::new(false),
+                shared,
             }),
         })
     }
@@ -248,13 +286,18 @@ impl<M: Machine, S: Store> DurableHost<M, S> {
     /// acknowledged to its sender; an event whose `source` and `id` this workflow already
     /// received is reported as a duplicate and changes nothing.
     ///
+    /// While this process runs a worker with a free slot, the store leases an instance the event
+    /// wakes to it in the same transaction and this worker steps it at once; the returned
+    /// [`Routed::Delivered`] still lists it in `woken`, and its `claimed` is empty (the records
+    /// went to the worker).
+    ///
     /// # Errors
     /// The store's error: the event was not stored, do not acknowledge it.
     pub async fn deliver(&self, event: Event) -> Result<Routed, StoreError> {
         let delivery = self.delivery(event.clone());
-        let routed = self.inner.deliveries.ask(delivery).await?;
+        let mut routed = self.inner.deliveries.ask(delivery).await?;
         self.inner.config.at(ProbePoint::Stored);
-        self.routed(event, &routed);
+        self.routed(event, &mut routed);
         Ok(routed)
     }
 
@@ -333,11 +376,7 @@ impl<M: Machine, S: Store> DurableHost<M, S> {
     }
 
     fn local(&self) -> MutexGuard<'_, Local> {
-        // Every critical section leaves `Local` consistent before anything that could panic.
-        self.inner
-            .local
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
+        self.inner.shared.local()
     }
 
     fn report(&self, report: Report) {
@@ -347,10 +386,14 @@ impl<M: Machine, S: Store> DurableHost<M, S> {
 
     /// A lease for an instance created here, when this process steps instances.
     fn local_lease(&self) -> Option<Lease> {
-        self.inner.running.load(Ordering::Acquire).then(|| Lease {
-            worker: self.inner.config.worker.clone(),
-            until: after(self.now(), self.inner.config.lease),
-        })
+        self.inner
+            .shared
+            .running
+            .load(Ordering::Acquire)
+            .then(|| Lease {
+                worker: self.inner.config.worker.clone(),
+                until: after(self.now(), self.inner.config.lease),
+            })
     }
 
     /// The `Io` of one step of instance `name` at `revision`, holding `inbox` and bound to
@@ -374,12 +417,13 @@ impl<M: Machine, S: Store> DurableHost<M, S> {
 
     /// Acts on how the store routed `event`: events for instances stepped here join their
     /// inboxes at once, woken and started instances are stepped, unmatched events reported.
-    fn routed(&self, event: Event, routed: &Routed) {
+    fn routed(&self, event: Event, routed: &mut Routed) {
         match routed {
             Routed::Delivered {
                 seq,
                 instances,
                 woken,
+                claimed,
             } => {
                 let mut local = self.local();
                 for instance in instances {
@@ -391,7 +435,17 @@ impl<M: Machine, S: Store> DurableHost<M, S> {
                         });
                     }
                 }
-                local.woken.extend(woken.iter().copied());
+                // The instances leased to this worker are stepped from the records the store
+                // returned (the caller keeps their ids in `woken`); the others are claimed.
+                let leased: BTreeSet<InstanceId> =
+                    claimed.iter().map(|claimed| claimed.record.id).collect();
+                local.handoff.append(claimed);
+                local.woken.extend(
+                    woken
+                        .iter()
+                        .copied()
+                        .filter(|instance| !leased.contains(instance)),
+                );
                 drop(local);
                 if !woken.is_empty() {
                     self.inner.work.notify_one();

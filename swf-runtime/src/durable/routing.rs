@@ -42,6 +42,7 @@ impl<M: Machine, S: Store> DurableHost<M, S> {
             targets,
             start,
             unmatched,
+            claim: None,
         }
     }
 

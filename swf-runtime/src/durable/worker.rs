@@ -45,8 +45,8 @@ impl<M: Machine, S: Store> DurableHost<M, S> {
     /// its instance to any worker), and returns. A store that fails is reported
     /// ([`Report::StoreFailed`]) and tried again; it never ends the loop.
     pub async fn run<K: EventSink>(&self, sink: K, shutdown: impl Future<Output = ()>) {
-        self.inner.stopping.store(false, Ordering::Release);
-        self.inner.running.store(true, Ordering::Release);
+        self.inner.shared.stopping.store(false, Ordering::Release);
+        self.inner.shared.running.store(true, Ordering::Release);
         let mut shutdown = pin!(shutdown);
         let mut drivers: JoinSet<InstanceId> = JoinSet::new();
         let renewer = tokio::spawn(self.clone().renew_leases());
@@ -85,11 +85,11 @@ impl<M: Machine, S: Store> DurableHost<M, S> {
                 Woke::Shutdown => break,
             }
         }
-        self.inner.stopping.store(true, Ordering::Release);
+        self.inner.shared.stopping.store(true, Ordering::Release);
         while let Some(done) = drivers.join_next().await {
             self.finished(done);
         }
-        self.inner.running.store(false, Ordering::Release);
+        self.inner.shared.running.store(false, Ordering::Release);
         renewer.abort();
         // The outbox sends what the last steps produced, then ends.
         self.inner.produced.notify_one();
@@ -275,13 +275,18 @@ impl<M: Machine, S: Store> DurableHost<M, S> {
         }
     }
 
-    /// Renews the leases of the instances stepped here, every third of the lease.
+    /// Renews the leases of the instances stepped here and of those leased to this worker that
+    /// wait for a free slot, every third of the lease.
     async fn renew_leases(self) {
         let config = &self.inner.config;
         let every = config.lease / 3;
         loop {
             tokio::time::sleep(every).await;
-            let ids: Vec<InstanceId> = self.local().in_flight.keys().copied().collect();
+            let ids: Vec<InstanceId> = {
+                let local = self.local();
+                let handed = local.handoff.iter().map(|claimed| claimed.record.id);
+                local.in_flight.keys().copied().chain(handed).collect()
+            };
             if ids.is_empty() {
                 continue;
             }

@@ -40,6 +40,9 @@ macro_rules! conformance_tests {
             cancel_ends_and_fences,
             redrive_resumes_failed,
             events_arriving_during_a_step_are_not_lost,
+            a_delivery_leases_what_it_wakes,
+            a_delivery_leases_no_instance_another_worker_holds,
+            two_workers_delivering_get_one_lease,
             a_batch_may_step_one_instance_twice,
             one_callers_failure_is_not_anothers,
             a_commit_may_move_an_instance_to_another_release,
@@ -116,6 +119,7 @@ fn delivery(workflow: &str, id: &str, targets: Vec<Target>) -> Delivery {
         targets,
         start: None,
         unmatched: "nobody waits".to_string(),
+        claim: None,
     }
 }
 
@@ -192,6 +196,23 @@ fn committed(result: &CommitResult) -> (u64, Vec<InstanceId>, Vec<StoredEvent>) 
             leftovers,
         } => (*revision, children.clone(), leftovers.clone()),
         CommitResult::Conflict { found } => panic!("unexpected conflict: {found}"),
+    }
+}
+
+/// A delivery that asks to lease what it wakes to `worker`, at most `limit` instances.
+fn claiming(mut delivery: Delivery, worker: &str, limit: usize) -> Delivery {
+    delivery.claim = Some(WakeClaim {
+        worker: worker.to_string(),
+        lease: LEASE,
+        limit,
+    });
+    delivery
+}
+
+fn claimed_by_delivery(routed: &Routed) -> Vec<Claimed> {
+    match routed {
+        Routed::Delivered { claimed, .. } => claimed.clone(),
+        other => panic!("expected a delivery, got {other:?}"),
     }
 }
 
@@ -1298,6 +1319,253 @@ pub(crate) async fn events_arriving_during_a_step_are_not_lost<S: Store>(store: 
         Status::Runnable,
         "the step never saw the event it ended waiting for"
     );
+}
+
+pub(crate) async fn a_delivery_leases_what_it_wakes<S: Store>(store: &S) {
+    let waiting = bound(
+        new_instance("wf", Status::Waiting, &["Paid"]),
+        "orderId",
+        "o-1",
+    );
+    let id = create_one(store, waiting, at(0)).await;
+    let routed = store
+        .deliver(
+            vec![claiming(
+                delivery(
+                    "wf",
+                    "e-1",
+                    vec![correlated("Paid", "orderId", Some("o-1"))],
+                ),
+                WORKER,
+                1,
+            )],
+            at(10),
+        )
+        .await
+        .unwrap();
+    assert_eq!(delivered(&routed[0]), (vec![id], vec![id]));
+    let claimed = claimed_by_delivery(&routed[0]);
+    assert_eq!(claimed.len(), 1, "{routed:?}");
+    let claimed = claimed.into_iter().next().unwrap();
+    // As the store now holds it: leased, runnable, with its binding, waits and inbox.
+    assert_eq!(claimed, record(store, id).await);
+    assert_eq!(
+        claimed.record.correlation,
+        vec![("orderId".to_string(), "o-1".to_string())]
+    );
+    assert_eq!(claimed.record.waits, vec!["Paid".to_string()]);
+    assert_eq!(
+        claimed.record.lease,
+        Some(Lease {
+            worker: WORKER.to_string(),
+            until: at(40),
+        })
+    );
+    assert_eq!(claimed.record.status, Status::Runnable);
+    assert_eq!(seqs(&claimed.inbox), vec![routed[0].seq()]);
+    assert_eq!(claimed.inbox[0].event, event("e-1"));
+    // Nobody else claims it while the lease lives, not even by id.
+    assert!(
+        store
+            .claim_ids(&[id], OTHER, at(11), LEASE)
+            .await
+            .unwrap()
+            .is_empty()
+    );
+    assert!(
+        store
+            .claim("wf", OTHER, at(11), LEASE, 10)
+            .await
+            .unwrap()
+            .is_empty()
+    );
+    // The worker saw the event: a step that waits again is not made runnable.
+    let mut commit = step(&claimed, WORKER, Status::Waiting);
+    commit.consumed = vec![routed[0].seq()];
+    commit.waits = vec!["Paid".to_string()];
+    committed(&store.commit(vec![commit], at(12)).await.unwrap()[0]);
+    let after = record(store, id).await;
+    assert_eq!(after.record.status, Status::Waiting);
+    assert!(after.inbox.is_empty());
+
+    // An event waking several instances leases at most `limit`, lowest ids first; the rest
+    // stay runnable for any worker; a limit of 0 leases none.
+    let mut waiters = Vec::new();
+    for second in 20..23 {
+        waiters.push(
+            create_one(
+                store,
+                new_instance("wf", Status::Waiting, &["Shipped"]),
+                at(second),
+            )
+            .await,
+        );
+    }
+    let routed = store
+        .deliver(
+            vec![claiming(
+                delivery("wf", "e-2", vec![target("Shipped")]),
+                WORKER,
+                2,
+            )],
+            at(30),
+        )
+        .await
+        .unwrap();
+    assert_eq!(delivered(&routed[0]).1, waiters);
+    let leased: Vec<InstanceId> = claimed_by_delivery(&routed[0])
+        .iter()
+        .map(|claimed| claimed.record.id)
+        .collect();
+    assert_eq!(leased, waiters[..2].to_vec());
+    let rest = store
+        .claim_ids(&waiters, OTHER, at(31), LEASE)
+        .await
+        .unwrap();
+    assert_eq!(rest.len(), 1);
+    assert_eq!(rest[0].record.id, waiters[2]);
+    let late = create_one(
+        store,
+        new_instance("wf", Status::Waiting, &["Late"]),
+        at(32),
+    )
+    .await;
+    let routed = store
+        .deliver(
+            vec![claiming(
+                delivery("wf", "e-3", vec![target("Late")]),
+                WORKER,
+                0,
+            )],
+            at(33),
+        )
+        .await
+        .unwrap();
+    assert_eq!(delivered(&routed[0]).1, vec![late]);
+    assert!(claimed_by_delivery(&routed[0]).is_empty());
+    assert_eq!(record(store, late).await.record.lease, None);
+}
+
+pub(crate) async fn a_delivery_leases_no_instance_another_worker_holds<S: Store>(store: &S) {
+    let mut timed = new_instance("wf", Status::Waiting, &["Paid"]);
+    timed.wake_at = Some(at(10));
+    let id = create_one(store, timed, at(0)).await;
+    // Its deadline wakes it and another worker steps it when the event arrives.
+    let held = claim_one(store, id, OTHER, at(10)).await;
+    let routed = store
+        .deliver(
+            vec![claiming(
+                delivery("wf", "e-1", vec![target("Paid")]),
+                WORKER,
+                1,
+            )],
+            at(11),
+        )
+        .await
+        .unwrap();
+    assert_eq!(delivered(&routed[0]), (vec![id], vec![id]));
+    assert!(claimed_by_delivery(&routed[0]).is_empty(), "{routed:?}");
+    assert_eq!(
+        record(store, id)
+            .await
+            .record
+            .lease
+            .map(|lease| lease.worker),
+        Some(OTHER.to_string())
+    );
+    // The holder never saw the event: its step that waits leaves the instance runnable.
+    let mut commit = step(&held, OTHER, Status::Waiting);
+    commit.waits = vec!["Paid".to_string()];
+    committed(&store.commit(vec![commit], at(12)).await.unwrap()[0]);
+    assert_eq!(record(store, id).await.record.status, Status::Runnable);
+
+    // An expired lease is no obstacle.
+    let mut timed = new_instance("wf", Status::Waiting, &["Paid"]);
+    timed.wake_at = Some(at(20));
+    let expired = create_one(store, timed, at(0)).await;
+    claim_one(store, expired, OTHER, at(20)).await;
+    let later = at(20 + LEASE.as_secs() as i64 + 1);
+    let routed = store
+        .deliver(
+            vec![claiming(
+                delivery("wf", "e-2", vec![target("Paid")]),
+                WORKER,
+                1,
+            )],
+            later,
+        )
+        .await
+        .unwrap();
+    let leased: Vec<InstanceId> = claimed_by_delivery(&routed[0])
+        .iter()
+        .map(|claimed| claimed.record.id)
+        .collect();
+    assert_eq!(leased, vec![expired]);
+}
+
+pub(crate) async fn two_workers_delivering_get_one_lease<S: Store>(store: &S) {
+    let waiting = bound(
+        new_instance("wf", Status::Waiting, &["Paid"]),
+        "orderId",
+        "o-1",
+    );
+    let id = create_one(store, waiting, at(0)).await;
+    // Two hosts deliver an event for the instance at once: one of them leases it.
+    let first = store.deliver(
+        vec![claiming(
+            delivery(
+                "wf",
+                "e-1",
+                vec![correlated("Paid", "orderId", Some("o-1"))],
+            ),
+            WORKER,
+            1,
+        )],
+        at(10),
+    );
+    let second = store.deliver(
+        vec![claiming(
+            delivery(
+                "wf",
+                "e-2",
+                vec![correlated("Paid", "orderId", Some("o-1"))],
+            ),
+            OTHER,
+            1,
+        )],
+        at(10),
+    );
+    let (first, second) = futures_util::future::join(first, second).await;
+    let mut holders = Vec::new();
+    for (routed, worker) in [(first.unwrap(), WORKER), (second.unwrap(), OTHER)] {
+        assert_eq!(delivered(&routed[0]).0, vec![id]);
+        for claimed in claimed_by_delivery(&routed[0]) {
+            assert_eq!(claimed.record.id, id);
+            holders.push((worker, claimed));
+        }
+    }
+    assert_eq!(holders.len(), 1, "one lease: {holders:?}");
+    let (worker, claimed) = holders.remove(0);
+    assert_eq!(
+        claimed.inbox.len(),
+        1,
+        "the lease came with the first event only"
+    );
+    let stored = record(store, id).await;
+    assert_eq!(
+        stored.record.lease.map(|lease| lease.worker),
+        Some(worker.to_string())
+    );
+    // The second event reached the inbox after the lease: the holder's step that waits
+    // leaves the instance runnable (the other event is still to be seen).
+    assert_eq!(stored.inbox.len(), 2);
+    let mut commit = step(&claimed, worker, Status::Waiting);
+    commit.consumed = vec![claimed.inbox[0].seq];
+    commit.waits = vec!["Paid".to_string()];
+    committed(&store.commit(vec![commit], at(12)).await.unwrap()[0]);
+    let after = record(store, id).await;
+    assert_eq!(after.record.status, Status::Runnable);
+    assert_eq!(after.inbox.len(), 1);
 }
 
 pub(crate) async fn a_batch_may_step_one_instance_twice<S: Store>(store: &S) {

@@ -266,6 +266,27 @@ pub struct Delivery {
     pub start: Option<StartPlan>,
     /// Why it reaches nobody, when it reaches nobody and starts nothing.
     pub unmatched: String,
+    /// `Some`: the instances it wakes are leased at once to a worker that steps them (see
+    /// [`WakeClaim`]), which then needs no claim of its own.
+    pub claim: Option<WakeClaim>,
+}
+
+/// A worker's request to lease the instances a delivery wakes, in the same transaction that
+/// stores the event: it saves the worker a claim and a second read of each instance.
+///
+/// Of the instances the delivery makes `Runnable`, those without a live lease (absent, or
+/// expired: `until < now`) are leased to `worker` until `now + lease`, at most `limit` of them
+/// (lowest ids first), and returned in [`Routed::Delivered::claimed`] with their inbox, as
+/// [`Store::claim_ids`](super::Store::claim_ids) would return them. The others stay runnable
+/// for any worker to claim.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WakeClaim {
+    /// The worker the instances are leased to.
+    pub worker: String,
+    /// How long the lease lasts.
+    pub lease: Duration,
+    /// The most instances to lease (the worker's free slots).
+    pub limit: usize,
 }
 
 /// A definition an event matches.
@@ -318,6 +339,9 @@ pub enum Routed {
         instances: Vec<InstanceId>,
         /// The receivers that became runnable.
         woken: Vec<InstanceId>,
+        /// Those of `woken` leased to the worker of [`Delivery::claim`], ascending, with their
+        /// records and inboxes; empty without a claim.
+        claimed: Vec<Claimed>,
     },
     /// It started this instance (alone, or completing a start group).
     Started {

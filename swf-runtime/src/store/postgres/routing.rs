@@ -10,7 +10,7 @@ use deadpool_postgres::{GenericClient, Transaction};
 use jiff::Timestamp;
 
 use super::Core;
-use super::instances::{Resolved, insert_instance, pipeline, resolve, stored_event};
+use super::instances::{Resolved, insert_instance, load, pipeline, resolve, stored_event};
 use super::sql::{execute, get, query};
 use crate::store::codec::{
     CORRELATION_ATTRIBUTE, EVENT_DEFINITION, deadline, encode_event, instance_id, micros, number,
@@ -174,7 +174,8 @@ async fn deliver_one(
             seq,
             receivers.into_iter().collect(),
             &definitions,
-            at,
+            delivery,
+            now,
         )
         .await;
     }
@@ -282,14 +283,17 @@ async fn receivers_of(
     Ok(Vec::new())
 }
 
-/// Puts the event in the receivers' inboxes and wakes those waiting for one of its definitions.
+/// Puts the event in the receivers' inboxes, wakes those waiting for one of its definitions and
+/// leases the woken to the delivery's [`WakeClaim`](crate::store::WakeClaim), if any.
 async fn receive(
     transaction: &Transaction<'_>,
     seq: i64,
     receivers: Vec<i64>,
     definitions: &[i64],
-    at: i64,
+    delivery: &Delivery,
+    now: Timestamp,
 ) -> Result<Routed, StoreError> {
+    let at = micros(now);
     let woken_rows = async {
         query(
             transaction,
@@ -326,6 +330,40 @@ async fn receive(
         .map(|row| get(row, 0))
         .collect::<Result<Vec<i64>, _>>()?;
     woken.sort_unstable();
+    let claimed = match &delivery.claim {
+        Some(claim) if !woken.is_empty() && claim.limit > 0 => {
+            // The woken rows are locked by this transaction already: no other worker can
+            // lease them in between. Leasing hands the inbox, this event included, to the
+            // worker: not nudged.
+            let leased = query(
+                transaction,
+                "WITH picked AS (
+                    SELECT id FROM swf_instance
+                    WHERE id = ANY($1) AND (lease_until IS NULL OR lease_until < $2)
+                    ORDER BY id LIMIT $3)
+                 UPDATE swf_instance i SET lease_worker = $4, lease_until = $5, nudged = false
+                 FROM picked WHERE i.id = picked.id
+                 RETURNING i.id",
+                &[
+                    &woken,
+                    &at,
+                    &i64::try_from(claim.limit).unwrap_or(i64::MAX),
+                    &claim.worker,
+                    &deadline(now, claim.lease)?,
+                ],
+            )
+            .await?;
+            let mut ids = leased
+                .iter()
+                .map(|row| get(row, 0))
+                .collect::<Result<Vec<i64>, _>>()?;
+            ids.sort_unstable();
+            let mut loaded = load(transaction, &ids).await?;
+            loaded.sort_by_key(|claimed| claimed.record.id);
+            loaded
+        }
+        _ => Vec::new(),
+    };
     Ok(Routed::Delivered {
         seq: number(seq)?,
         instances: receivers
@@ -336,6 +374,7 @@ async fn receive(
             .into_iter()
             .map(instance_id)
             .collect::<Result<_, _>>()?,
+        claimed,
     })
 }
 

@@ -3,7 +3,7 @@
 use jiff::Timestamp;
 use rusqlite::{Connection, OptionalExtension};
 
-use super::instances::{bind, inbox, insert_instance};
+use super::instances::{bind, insert_instance, stored_event};
 use super::names::{definition_id, name_id};
 use crate::store::codec::{
     EVENT_DEFINITION, conflict_found, encode_event, history_kind_code, id_column, json_text,
@@ -23,74 +23,37 @@ pub(super) fn commit_all(
         .collect()
 }
 
-/// The columns a commit checks and keeps.
-struct Current {
-    revision: i64,
-    lease_worker: Option<String>,
-    status: i64,
-    nudged: bool,
-    workflow: i64,
-}
-
 fn commit_one(
     connection: &Connection,
     commit: &Commit,
     now: Timestamp,
 ) -> Result<CommitResult, StoreError> {
     let id = id_column(commit.instance)?;
-    let current = connection
-        .prepare_cached("SELECT revision, lease_worker, status, nudged, workflow FROM swf_instance WHERE id = ?1")?
-        .query_row([id], |row| {
-            Ok(Current {
-                revision: row.get(0)?,
-                lease_worker: row.get(1)?,
-                status: row.get(2)?,
-                nudged: row.get(3)?,
-                workflow: row.get(4)?,
-            })
-        })
-        .optional()?;
-    let Some(current) = current else {
-        return Ok(CommitResult::Conflict {
-            found: format!("no instance {}", commit.instance),
-        });
-    };
     let expected = number_column(commit.revision)?;
-    if current.revision != expected
-        || current.lease_worker.as_deref() != Some(commit.worker.as_str())
-    {
-        return Ok(CommitResult::Conflict {
-            found: conflict_found(
-                current.revision,
-                current.lease_worker.as_deref(),
-                status(current.status)?,
-            ),
-        });
-    }
     let revision = expected + 1;
-    // An event the instance waited for reached its inbox after the worker read it: the worker
-    // could not see it, so the instance must run again rather than wait for it.
-    let new_status = if commit.status == Status::Waiting && current.nudged {
-        Status::Runnable
-    } else {
-        commit.status
-    };
-    let ended = new_status.has_ended();
+    let ended = commit.status.has_ended();
     let (lease_worker, lease_until) = match commit.lease_until {
         Some(until) if !ended => (Some(commit.worker.as_str()), Some(micros(until))),
         _ => (None, None),
     };
     let at = micros(now);
-    connection
+    // The check and the write are one statement: the row changes only at the expected revision
+    // under this worker's lease. An event the instance waited for that reached its inbox after
+    // the worker read it (`nudged`) makes a waiting instance runnable: the worker could not see
+    // the event, so the instance must run again rather than wait for it. (No `RETURNING`:
+    // SQLite buffers its rows in a temporary b-tree, which costs more than a lookup.)
+    let changed = connection
         .prepare_cached(
-            "UPDATE swf_instance SET status = ?2, revision = ?3, wake_at = ?4, lease_worker = ?5,
-                lease_until = ?6, nudged = ?7, updated_at = ?8, position = ?9, state = ?10,
+            "UPDATE swf_instance SET
+                status = CASE WHEN ?2 = ?12 AND nudged THEN ?13 ELSE ?2 END,
+                revision = ?3, wake_at = ?4, lease_worker = ?5, lease_until = ?6,
+                nudged = nudged AND NOT ?7, updated_at = ?8, position = ?9, state = ?10,
                 outcome = ?11
-             WHERE id = ?1",
+             WHERE id = ?1 AND revision = ?14 AND lease_worker = ?15",
         )?
         .execute(rusqlite::params![
             id,
-            status_code(new_status),
+            status_code(commit.status),
             revision,
             if ended {
                 None
@@ -99,28 +62,38 @@ fn commit_one(
             },
             lease_worker,
             lease_until,
-            current.nudged && !ended,
+            ended,
             at,
             commit.position,
             commit.state,
             commit.outcome.as_ref().map(json_text),
+            status_code(Status::Waiting),
+            status_code(Status::Runnable),
+            expected,
+            commit.worker,
         ])?;
+    if changed == 0 {
+        return conflict(connection, commit, id);
+    }
     if let Some(definition) = &commit.definition {
         let (definition, _) = definition_id(connection, definition, now)?;
         connection
             .prepare_cached("UPDATE swf_instance SET definition = ?2 WHERE id = ?1")?
             .execute((id, definition))?;
     }
-    for seq in &commit.consumed {
-        connection
-            .prepare_cached("DELETE FROM swf_inbox WHERE instance = ?1 AND seq = ?2")?
-            .execute((id, number_column(*seq)?))?;
-    }
     let leftovers = if ended {
-        end(connection, id)?
+        end(connection, id, &commit.consumed)?
     } else {
-        replace_waits(connection, current.workflow, id, &commit.waits, at)?;
-        bind(connection, current.workflow, id, &commit.bind)?;
+        for seq in &commit.consumed {
+            connection
+                .prepare_cached("DELETE FROM swf_inbox WHERE instance = ?1 AND seq = ?2")?
+                .execute((id, number_column(*seq)?))?;
+        }
+        let workflow: i64 = connection
+            .prepare_cached("SELECT workflow FROM swf_instance WHERE id = ?1")?
+            .query_row([id], |row| row.get(0))?;
+        replace_waits(connection, workflow, id, &commit.waits, at)?;
+        bind(connection, workflow, id, &commit.bind)?;
         Vec::new()
     };
     for produced in &commit.produced {
@@ -191,13 +164,50 @@ fn replace_waits(
     Ok(())
 }
 
-/// Removes what an ended instance no longer needs: its waits, bindings and inbox, whose events
-/// are returned.
-pub(super) fn end(connection: &Connection, id: i64) -> Result<Vec<StoredEvent>, StoreError> {
-    let leftovers = inbox(connection, id)?;
-    connection
-        .prepare_cached("DELETE FROM swf_inbox WHERE instance = ?1")?
-        .execute([id])?;
+/// What a commit that changed nothing found: the instance's revision, lease and status.
+fn conflict(connection: &Connection, commit: &Commit, id: i64) -> Result<CommitResult, StoreError> {
+    let current: Option<(i64, Option<String>, i64)> = connection
+        .prepare_cached("SELECT revision, lease_worker, status FROM swf_instance WHERE id = ?1")?
+        .query_row([id], |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?)))
+        .optional()?;
+    let found = match current {
+        Some((revision, lease_worker, code)) => {
+            conflict_found(revision, lease_worker.as_deref(), status(code)?)
+        }
+        None => format!("no instance {}", commit.instance),
+    };
+    Ok(CommitResult::Conflict { found })
+}
+
+/// Removes what an ended instance no longer needs: its waits, bindings and inbox. Returns the
+/// events of its inbox other than `consumed` (those its last step took), oldest first: it will
+/// never take them.
+pub(super) fn end(
+    connection: &Connection,
+    id: i64,
+    consumed: &[u64],
+) -> Result<Vec<StoredEvent>, StoreError> {
+    // Only the leftovers (rare) are read in full.
+    let removed: Vec<i64> = connection
+        .prepare_cached("SELECT seq FROM swf_inbox WHERE instance = ?1")?
+        .query_map([id], |row| row.get(0))?
+        .collect::<Result<_, _>>()?;
+    if !removed.is_empty() {
+        connection
+            .prepare_cached("DELETE FROM swf_inbox WHERE instance = ?1")?
+            .execute([id])?;
+    }
+    let mut leftovers = Vec::new();
+    for seq in removed {
+        if consumed.contains(&number(seq)?) {
+            continue;
+        }
+        let (body, received_at): (String, i64) = connection
+            .prepare_cached("SELECT body, received_at FROM swf_event WHERE seq = ?1")?
+            .query_row([seq], |row| Ok((row.get(0)?, row.get(1)?)))?;
+        leftovers.push(stored_event(seq, &body, received_at)?);
+    }
+    leftovers.sort_by_key(|event| event.seq);
     connection
         .prepare_cached("DELETE FROM swf_wait WHERE instance = ?1")?
         .execute([id])?;

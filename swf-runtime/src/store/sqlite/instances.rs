@@ -49,27 +49,27 @@ pub(super) fn insert_instance(
         None => (None, None),
     };
     let at = micros(now);
-    let id: i64 = connection
+    // The rowid of the insert rather than `RETURNING`, which SQLite buffers in a temporary
+    // b-tree.
+    connection
         .prepare_cached(
             "INSERT INTO swf_instance (workflow, definition, status, revision, wake_at,
                 lease_worker, lease_until, nudged, parent, created_at, updated_at, position, state)
-             VALUES (?1, ?2, ?3, 0, ?4, ?5, ?6, 0, ?7, ?8, ?8, ?9, ?10) RETURNING id",
+             VALUES (?1, ?2, ?3, 0, ?4, ?5, ?6, 0, ?7, ?8, ?8, ?9, ?10)",
         )?
-        .query_row(
-            rusqlite::params![
-                workflow,
-                definition,
-                status_code(new.status),
-                new.wake_at.map(micros),
-                lease_worker,
-                lease_until,
-                parent,
-                at,
-                new.position,
-                new.state,
-            ],
-            |row| row.get(0),
-        )?;
+        .execute(rusqlite::params![
+            workflow,
+            definition,
+            status_code(new.status),
+            new.wake_at.map(micros),
+            lease_worker,
+            lease_until,
+            parent,
+            at,
+            new.position,
+            new.state,
+        ])?;
+    let id = connection.last_insert_rowid();
     for wait in &new.waits {
         let name = name_id(connection, workflow, EVENT_DEFINITION, wait)?;
         connection

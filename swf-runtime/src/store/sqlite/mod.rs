@@ -2,7 +2,8 @@
 //!
 //! One OS thread owns the connection and takes requests from a channel. It commits every request
 //! queued in one transaction (group commit: one disk sync for many instances' transitions), each
-//! request in its own savepoint, and answers each once the transaction is durable.
+//! request's failure undoing only its own writes, and answers each once the transaction is
+//! durable.
 //!
 //! The file is in WAL mode with `synchronous = FULL`: a call that returned `Ok` survives a power
 //! loss, which the contract needs (the host acknowledges events once `deliver` returns).
@@ -86,7 +87,8 @@ impl SqliteStore {
     async fn call<T, F>(&self, work: F) -> Result<T, StoreError>
     where
         T: Send + 'static,
-        F: FnOnce(&Connection) -> Result<T, StoreError> + Send + 'static,
+        // `Fn`: the store's thread runs a group of requests again when one of them fails.
+        F: Fn(&Connection) -> Result<T, StoreError> + Send + 'static,
     {
         let (reply, answer) = oneshot::channel();
         self.worker.send(Box::new(Request::new(work, reply)))?;

@@ -194,7 +194,7 @@ pub(super) fn cancel(
         &detail,
         now,
     )?;
-    end(connection, id)
+    end(connection, id, &[])
 }
 
 /// Resumes a failed instance from its last committed state.

@@ -1,5 +1,6 @@
 //! The SQLite schema: numbered migrations applied in order when a store opens.
 
+use rusqlite::config::DbConfig;
 use rusqlite::{Connection, OptionalExtension};
 
 use crate::store::StoreError;
@@ -140,6 +141,11 @@ pub(super) fn configure(connection: &Connection) -> Result<(), StoreError> {
     // the rest were parsed again at every use (sqlite3RunParser in perf profiles; a trial run of
     // the passivated bench went from 144 to 129 µs of the store thread's CPU per event).
     connection.set_prepared_statement_cache_capacity(128);
+    // Without the query planner stability guarantee, SQLite (built with STAT4) re-prepares a
+    // cached statement whenever a parameter it consulted while planning gets a new value, which
+    // `load`'s statements did at every call (`sqlite3Reprepare` under `sqlite3_step` in perf).
+    // Every statement here is an indexed lookup whose plan does not depend on the values.
+    connection.set_db_config(DbConfig::SQLITE_DBCONFIG_ENABLE_QPSG, true)?;
     Ok(())
 }
 

@@ -1,9 +1,13 @@
 //! The one thread that owns the SQLite connection and commits requests in groups.
 //!
 //! Requests queue on a channel. The thread takes every request queued (up to
-//! [`MAX_GROUP`]) and runs them in one transaction, so that they share one disk sync; each runs
-//! inside its own savepoint, so that one request's failure undoes only its own writes. Replies
-//! go out once the transaction committed: a request is answered `Ok` only when it is durable.
+//! [`MAX_GROUP`]) and runs them in one transaction, so that they share one disk sync. One
+//! request's failure must undo only its own writes: the group first runs without savepoints
+//! (they cost a statement journal of every page a request touches), and when a request fails
+//! the whole transaction is rolled back and the group runs again with each request in its own
+//! savepoint. Requests are therefore pure functions of the connection, safe to run twice.
+//! Replies go out once the transaction committed: a request is answered `Ok` only when it is
+//! durable.
 
 use std::sync::mpsc::{Receiver, Sender};
 use std::thread::JoinHandle;
@@ -19,8 +23,8 @@ const MAX_GROUP: usize = 512;
 
 /// One request: work on the connection, and whom to answer.
 pub(super) trait Job: Send {
-    /// Runs the work inside the group's transaction; `false` when it failed (its savepoint is
-    /// then rolled back).
+    /// Runs the work inside the group's transaction, replacing the outcome of any earlier run;
+    /// `false` when it failed.
     fn run(&mut self, connection: &Connection) -> bool;
 
     /// Answers the caller; `failure` is set when the group's transaction could not commit.
@@ -29,7 +33,7 @@ pub(super) trait Job: Send {
 
 /// A request whose work returns a `T`.
 pub(super) struct Request<T, F> {
-    work: Option<F>,
+    work: F,
     outcome: Option<Result<T, StoreError>>,
     reply: oneshot::Sender<Result<T, StoreError>>,
 }
@@ -38,7 +42,7 @@ impl<T, F> Request<T, F> {
     /// A request doing `work` and answering on `reply`.
     pub(super) fn new(work: F, reply: oneshot::Sender<Result<T, StoreError>>) -> Self {
         Self {
-            work: Some(work),
+            work,
             outcome: None,
             reply,
         }
@@ -48,13 +52,10 @@ impl<T, F> Request<T, F> {
 impl<T, F> Job for Request<T, F>
 where
     T: Send,
-    F: FnOnce(&Connection) -> Result<T, StoreError> + Send,
+    F: Fn(&Connection) -> Result<T, StoreError> + Send,
 {
     fn run(&mut self, connection: &Connection) -> bool {
-        let outcome = match self.work.take() {
-            Some(work) => work(connection),
-            None => Err(unavailable("a SQLite request ran twice")),
-        };
+        let outcome = (self.work)(connection);
         let succeeded = outcome.is_ok();
         self.outcome = Some(outcome);
         succeeded
@@ -131,13 +132,28 @@ fn serve(connection: Connection, receiver: Receiver<Box<dyn Job>>) {
     }
 }
 
-/// Runs a group in one transaction, each job in its own savepoint.
+/// Runs a group in one transaction: without savepoints while every job succeeds, else again
+/// with each job in its own savepoint.
 fn run_group(connection: &Connection, group: &mut [Box<dyn Job>]) -> Result<(), StoreError> {
     execute(connection, "BEGIN IMMEDIATE")?;
+    let mut isolated = false;
     for job in group.iter_mut() {
-        if let Err(error) = run_in_savepoint(connection, job.as_mut()) {
-            let _ = execute(connection, "ROLLBACK");
-            return Err(error);
+        if !job.run(connection) {
+            isolated = true;
+            break;
+        }
+    }
+    if isolated {
+        // The failed job may have written part of its work: undo the whole group, then run
+        // it again so that each job's failure undoes only its own writes.
+        // (An error may have ended the transaction already: then there is nothing to undo.)
+        let _ = execute(connection, "ROLLBACK");
+        execute(connection, "BEGIN IMMEDIATE")?;
+        for job in group.iter_mut() {
+            if let Err(error) = run_in_savepoint(connection, job.as_mut()) {
+                let _ = execute(connection, "ROLLBACK");
+                return Err(error);
+            }
         }
     }
     if let Err(error) = execute(connection, "COMMIT") {
