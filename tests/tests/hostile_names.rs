@@ -108,3 +108,46 @@ async fn workflows_without_usable_ids_get_names_of_their_own() {
         .expect("runs");
     assert_eq!(none["from"], json!("nameless"));
 }
+
+/// Items of the user's module named like the short names the machine's private block imports
+/// (`rt`, `Value`, `Ok`, `Result`, `String`...): the block's own imports shadow them, so the
+/// generated code means the same (this module would not build otherwise).
+mod shadowing {
+    #![allow(dead_code, non_camel_case_types)]
+    pub struct Ok;
+    pub struct Err;
+    pub struct Some;
+    pub struct Value;
+    pub struct Io;
+    pub struct Attempt;
+    pub struct Step;
+    pub struct Infallible;
+    pub struct String;
+    pub type Result = ();
+    pub mod rt {}
+    pub static PATH_TOTAL: u8 = 0;
+    swf_runtime::workflow!("workflows/order.sw.yaml");
+}
+
+struct Shop;
+
+impl shadowing::OrderFunctions for Shop {
+    async fn check_inventory(&self, _args: Value) -> Result<Value, FunctionError> {
+        Ok(json!({"inStock": true}))
+    }
+    async fn charge_card(&self, _args: Value) -> Result<Value, FunctionError> {
+        Ok(json!({"charged": true}))
+    }
+    async fn ship_order(&self, _args: Value) -> Result<Value, FunctionError> {
+        Ok(json!({"shipped": true}))
+    }
+}
+
+#[tokio::test]
+async fn user_items_named_like_the_generated_short_names_change_nothing() {
+    let output = shadowing::OrderWorkflow::new(Shop)
+        .run(json!({"order": {"id": 7, "total": 20}}))
+        .await
+        .expect("the order completes");
+    assert_eq!(output["shipped"], json!(true), "{output}");
+}
