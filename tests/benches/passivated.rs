@@ -8,7 +8,8 @@
 //!
 //! Run with `cargo bench -p swf-tests --bench passivated`; `SWF_BENCH_INSTANCES` sets N
 //! (default 100,000), `SWF_BENCH_MEMORY_INSTANCES` the in-memory baseline's count (default the
-//! smaller of N and 20,000: each instance there holds about 6 KB and a task).
+//! smaller of N and 20,000: each instance there holds about 6 KB and a task),
+//! `SWF_BENCH_IN_FLIGHT` the durable host's `max_in_flight` (default 512).
 
 #[path = "common/mod.rs"]
 mod common;
@@ -172,7 +173,11 @@ async fn durable(instances: usize) -> Durable {
     let host = DurableHost::open(
         WaitingBenchWorkflow::new(NoFunctions),
         store.clone(),
-        commits.probe(DurableConfig::default().worker("bench")),
+        commits.probe(
+            DurableConfig::default()
+                .worker("bench")
+                .max_in_flight(common::env_number("SWF_BENCH_IN_FLIGHT", 512)),
+        ),
     )
     .await
     .expect("a durable host");
