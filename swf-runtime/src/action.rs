@@ -82,7 +82,7 @@ impl fmt::Display for CallContext {
 }
 
 /// Runs `future` inside the nested scope `segment` of the current one (`segment@n` for the
-/// `n`th step of a branch or iteration in one round, see [`member_step`]).
+/// `n`th step of a branch or iteration in one round, see `member_step`).
 pub fn in_scope<F: Future>(segment: &str, future: F) -> impl Future<Output = F::Output> + use<F> {
     let segment = match MEMBER_STEP.try_with(|step| *step) {
         Ok(step) if step > 0 => format!("{segment}@{step}"),
@@ -146,7 +146,14 @@ impl<'a> ActionCall<'a> {
         }
     }
 
-    /// Awaits `call` as this action: see [`call_action`].
+    /// Awaits `call` (the user's function) for at most the action's timeout, with its
+    /// [`CallContext`] readable from inside it.
+    ///
+    /// A [`FunctionError`] becomes an [`ErrorObject`] with the same name, message and trace, so
+    /// `onError` and `retry` expressions see what the function reported. When the timeout
+    /// elapses first, the call is dropped (cancelled) and a `TimeoutError` is returned; a
+    /// function that panics raises a `FunctionPanic` error with the panic's message. Both are
+    /// handled like any other error of the task.
     ///
     /// # Errors
     /// The function's error, a `TimeoutError` or a `FunctionPanic`.
@@ -168,18 +175,15 @@ impl<'a> ActionCall<'a> {
     }
 }
 
-/// Awaits `call` (the user's function) for at most the action's timeout, with its
-/// [`CallContext`] readable from inside it.
-///
-/// A [`FunctionError`] becomes an [`ErrorObject`] with the same name, message and trace, so
-/// `onError` and `retry` expressions see what the function reported. When the timeout elapses
-/// first, the call is dropped (cancelled) and a `TimeoutError` is returned; a function that
-/// panics raises a `FunctionPanic` error with the panic's message. Both are handled like any
-/// other error of the task.
+/// [`ActionCall::call`], as a function (the module's tests call it so).
 ///
 /// # Errors
-/// The function's error, a `TimeoutError` or a `FunctionPanic`.
-pub async fn call_action<F>(io: &Io, how: ActionCall<'_>, call: F) -> Result<Value, ErrorObject>
+/// As [`ActionCall::call`].
+pub(crate) async fn call_action<F>(
+    io: &Io,
+    how: ActionCall<'_>,
+    call: F,
+) -> Result<Value, ErrorObject>
 where
     F: Future<Output = Result<Value, FunctionError>>,
 {

@@ -132,7 +132,7 @@ pub mod __private {
     pub use crate::schedule::{SCHEDULE_ERROR, ScheduleWindow, check_schedule};
     pub use crate::trace::{WorkflowInfo, traced_run};
 
-    pub use crate::action::{ActionCall, call_action, in_scope, step_origin};
+    pub use crate::action::{ActionCall, in_scope, step_origin};
     pub use crate::collection::{SharedData, collection_refs};
     pub use crate::compensation::{COMPENSATION_ERROR, Compensating, CompensationLog};
     pub use crate::data::{

@@ -147,7 +147,7 @@ impl<S: ScopeState> Iterations<S> {
         wait
     }
 
-    /// Runs a round of the iterations (see [`round`](super::round)): every running iteration
+    /// Runs a round of the iterations (see `round`): every running iteration
     /// steps until it waits or ends, concurrently, and iterations start as room and the time
     /// delay allow (`begin(item)` is an item's first state, or its output when its body's start
     /// is not active) while the round runs. `step(item, state)` runs one step of the body. A

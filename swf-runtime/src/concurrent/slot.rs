@@ -94,7 +94,7 @@ impl<S: ScopeState> Slot<S> {
     }
 }
 
-/// The branch in `slot`, for a [`round`](super::round): `step` runs one step of the branch's
+/// The branch in `slot`, for a `round`: `step` runs one step of the branch's
 /// scope, as often as the round lets it. The slot holds the branch's new state when it returns;
 /// a branch dropped before it returns (the round ended without it) leaves the slot stopped. A
 /// branch past its deadline fails with a `TimeoutError` naming it (`label`, `timeout_text`).
