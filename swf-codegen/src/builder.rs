@@ -165,7 +165,8 @@ impl Builder {
             })?;
             sources.push(
                 SourceFile::new(file.to_string_lossy().replace('\\', "/"), text)
-                    .with_dialect(self.dialect),
+                    .with_dialect(self.dialect)
+                    .with_location(&full),
             );
         }
         // Each file is written to `<stem>.rs`: two files with one stem would overwrite each other.
@@ -187,6 +188,11 @@ impl Builder {
             .into_iter()
             .zip(&sources)
         {
+            if self.emit_rerun {
+                for schema in compilation.workflow.iter().flat_map(crate::schema::watched) {
+                    println!("cargo:rerun-if-changed={}", schema.display());
+                }
+            }
             let has_errors = compilation.has_errors();
             rendered.push_str(&render_human(source, &compilation.diagnostics));
             problems.extend(compilation.diagnostics);

@@ -1,8 +1,8 @@
 //! The swf compiler: Serverless Workflow files in, typed async Rust state machines out.
 //!
 //! One pipeline, one direction, shared by the `workflow!` macro, the build.rs [`Builder`] and the
-//! `swfc` command: `parse` (one front end per dialect) → [`ir`] → `validate` (every diagnostic
-//! collected) → `graph` (petgraph, document order) → `emit` (pure functions returning tokens);
+//! `swfc` command: `parse` (one front end per dialect) → [`ir`] → [`schema`] (the data schema
+//! files the workflow names are read) → `validate` (every diagnostic collected) → `graph` (petgraph, document order) → `emit` (pure functions returning tokens);
 //! [`diagram`] draws the same graphs as Mermaid, DOT or SVG.
 
 mod builder;
@@ -14,6 +14,7 @@ pub mod graph;
 pub mod ir;
 pub mod parse;
 mod pipeline;
+pub mod schema;
 pub mod source;
 pub mod syntax;
 pub mod validate;

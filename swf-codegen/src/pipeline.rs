@@ -1,5 +1,5 @@
 //! The pipeline every entry point shares (macro, build.rs, swfc):
-//! parse → IR → validate (each file, then the files compiled together) → emit.
+//! parse → IR → schema files read → validate (each file, then the files compiled together) → emit.
 
 use crate::diagnostic::{Diagnostic, Diagnostics};
 use crate::emit::{self, PublicNames};
@@ -52,8 +52,9 @@ pub fn check_all(sources: &[SourceFile]) -> Vec<(Option<Workflow>, Diagnostics)>
     let mut diags = Vec::with_capacity(sources.len());
     for source in sources {
         let mut file_diags = Diagnostics::new(&source.name);
-        let workflow = crate::parse::parse(source, &mut file_diags);
-        if let Some(workflow) = &workflow {
+        let mut workflow = crate::parse::parse(source, &mut file_diags);
+        if let Some(workflow) = &mut workflow {
+            crate::schema::load(workflow, source, &mut file_diags);
             crate::validate::validate(workflow, &mut file_diags);
         }
         workflows.push(workflow);

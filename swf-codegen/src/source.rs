@@ -79,6 +79,10 @@ pub struct SourceFile {
     pub text: String,
     /// The dialect the user named; `None` detects it from the file's keys.
     pub dialect: Option<crate::ir::Dialect>,
+    /// Where the file is on disk, when `name` is not a path from the current directory (the
+    /// macro's and build.rs's names are relative to the crate): the files it references (its
+    /// data schemas) are found next to it.
+    pub location: Option<std::path::PathBuf>,
 }
 
 impl SourceFile {
@@ -87,7 +91,25 @@ impl SourceFile {
             name: name.into(),
             text: text.into(),
             dialect: None,
+            location: None,
         }
+    }
+
+    /// The same file, known to be at `path` on disk.
+    pub fn with_location(mut self, path: impl Into<std::path::PathBuf>) -> Self {
+        self.location = Some(path.into());
+        self
+    }
+
+    /// The directory the files this one references are read from.
+    pub fn directory(&self) -> std::path::PathBuf {
+        let path = self
+            .location
+            .clone()
+            .unwrap_or_else(|| std::path::PathBuf::from(&self.name));
+        path.parent()
+            .map(std::path::Path::to_path_buf)
+            .unwrap_or_default()
     }
 
     /// The same file, read in `dialect` instead of the detected one.

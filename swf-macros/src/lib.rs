@@ -118,13 +118,28 @@ fn expand(literals: &[LitStr], dialect: Option<Dialect>) -> TokenStream2 {
         tracking.push(quote!(
             const _: &[u8] = ::core::include_bytes!(#full_text);
         ));
-        sources.push(SourceFile::new(relative.replace('\\', "/"), text).with_dialect(dialect));
+        sources.push(
+            SourceFile::new(relative.replace('\\', "/"), text)
+                .with_dialect(dialect)
+                .with_location(&full),
+        );
     }
 
     // The machine type's rustdoc shows the workflow's diagram (with feature `diagram-docs`).
     let options = swf_codegen::Options { diagram_docs: true };
     let compilations = swf_codegen::compile_all_with(&sources, options);
     let any_errors = compilations.iter().any(|c| c.has_errors());
+    // Makes cargo rebuild the crate when a schema file the workflows read changes.
+    for workflow in compilations.iter().filter_map(|c| c.workflow.as_ref()) {
+        for document in swf_codegen::schema::watched(workflow) {
+            if document.is_file() {
+                let path = document.display().to_string();
+                tracking.push(quote!(
+                    const _: &[u8] = ::core::include_bytes!(#path);
+                ));
+            }
+        }
+    }
     let mut output = quote!(#(#tracking)*);
     for ((compilation, literal), source) in compilations.iter().zip(literals).zip(&sources) {
         if any_errors {

@@ -57,6 +57,7 @@ mod path;
 mod progress;
 mod retry;
 mod schedule;
+mod schema;
 pub mod store;
 mod switch;
 mod trace;
@@ -88,6 +89,7 @@ pub use host::{
 pub use progress::{ActionResume, CallbackPhase, Progress, Wait};
 pub use retry::{RetryPolicy, RetryProgress};
 pub use schedule::{SCHEDULE_ERROR, ScheduleWindow, check_schedule};
+pub use schema::{SCHEMA_ERROR, SchemaSite};
 pub use switch::CustomCondition;
 pub use trace::WorkflowInfo;
 
@@ -141,6 +143,9 @@ pub mod __private {
     };
     pub use crate::input::workflow_input;
     pub use crate::path::{JsonPath, Segment};
+    pub use crate::schema::{
+        DataSchema, SCHEMAS, SchemaSite, checked_exit, checked_input, checked_output,
+    };
     pub use crate::transition::transition_refused;
 
     /// A JSON object, as serde_json represents it (members kept in document order).

@@ -118,6 +118,12 @@ codes! {
         "The compiler refuses input past its limits instead of running out of memory or time: a file of at most 16 MiB, YAML aliases that expand to at most 10,000 nodes and 16 MiB of text, nesting at most 64 levels deep, at most 10,000 tasks in one workflow. Split the workflow (sub-flows), or write the repeated parts out instead of through aliases.";
     BAD_NUMBER = "E0146", "number that JSON data cannot hold exactly",
         "Workflow data is JSON: integers must fit in 64 bits (from -9223372036854775808 to 18446744073709551615), and floats must be finite (no `.inf`, `.nan`, or `1e400`, which is beyond the largest float). Such a number would be changed silently (to `null` or to fewer digits), so it is refused: quote it to keep it as a string.";
+    SCHEMA_UNREADABLE = "E0150", "data schema that cannot be read",
+        "`dataInputSchema` and `dataOutputSchema` name a JSON Schema file: a path relative to the workflow file, or a `file:` URI. The compiler reads it when the workflow is compiled (editing it rebuilds, as editing the workflow does) and never fetches one over a network: vendor a remote schema next to the workflow.";
+    BAD_SCHEMA = "E0151", "data schema that does not compile",
+        "The schema file must be a JSON Schema (JSON, or YAML) that compiles: the message gives the place in the schema file that is wrong and why. A schema's `$ref`s may only point inside it (`#/$defs/...`).";
+    SCHEMAS_FEATURE = "E0152", "data schema in a build without the `schemas` feature",
+        "Data schemas are validated at run time with the `jsonschema` crate, which the default build leaves out. Turn on the `schemas` feature of `swf-runtime` (for `workflow!`) or of `swf-codegen` and `swf-runtime` (for build.rs).";
     IGNORED_NEXT_STATE = "W0001", "next-state on a state that ends",
         "The kebab-case schemas require `next-state` even on a state marked `end: true`. The state ends there; its `next-state` is ignored. Remove it, or remove `end: true`.";
 }

@@ -218,11 +218,13 @@ fn emit_begin(cx: &Context<'_>) -> TokenStream {
         }
         _ => TokenStream::new(),
     };
+    let input_check = super::schema::workflow_input_check(cx, start_name);
     quote! {
         fn begin(&self, input: #rt::Value, io: &#rt::Io) -> ::core::result::Result<#state, #rt::WorkflowError> {
             let _ = io;
             #schedule
             let input = #rt::workflow_input(Self::ID, #start_name, input)?;
+            #input_check
             #enter
         }
     }
@@ -356,13 +358,20 @@ fn bounds(cx: &Context<'_>) -> TokenStream {
 /// builds and platforms.
 fn definition_hash(cx: &Context<'_>) -> String {
     let workflow = cx.workflow;
-    let described = serde_json::to_vec(&(
+    let described = (
         &workflow.id.value,
         &workflow.version,
         &workflow.functions,
         &workflow.events,
         &workflow.scope,
-    ))
+    );
+    // The workflow's own schemas count only when it has some, so that the hash of every
+    // workflow without stays what it was.
+    let described = if workflow.schemas.is_empty() {
+        serde_json::to_vec(&described)
+    } else {
+        serde_json::to_vec(&(described, &workflow.schemas))
+    }
     .unwrap_or_default();
     let hash = described
         .iter()

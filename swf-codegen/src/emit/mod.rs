@@ -19,6 +19,7 @@ pub mod names;
 mod nested;
 mod private_block;
 mod public_paths;
+mod schema;
 mod scope;
 mod state;
 mod stub;
@@ -60,7 +61,9 @@ pub fn workflow(workflow: &Workflow, names: &Names) -> TokenStream {
     let (machine, private) = machine::emit(&cx, &scopes);
     let types = &scopes.types;
     let events = events::emit_event_enum(&cx);
+    let schemas = schema::feature_check(workflow);
     let public = public_paths::public_paths(quote! {
+        #schemas
         #functions
         #events
         #(#types)*

@@ -332,6 +332,8 @@ fn body_reads(scope: &Scope, parameter: &JsonPath, keeps_outputs: bool) -> Optio
 fn task_reads(task: &Task, keeps_outputs: bool, keys: &mut Vec<String>) -> Option<()> {
     let plain = task.retry.is_empty()
         && task.on_error.is_empty()
+        // A schema sees the whole data.
+        && task.schemas.is_empty()
         && task.compensated_by.is_none()
         && !task.used_for_compensation
         && task.data_filter.input.is_none()

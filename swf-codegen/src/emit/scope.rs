@@ -91,6 +91,22 @@ fn emit_advance(cx: &Context<'_>) -> TokenStream {
     } else {
         (TokenStream::new(), TokenStream::new())
     };
+    let step = quote! {
+        match state {
+            #(#dispatch,)*
+            ended @ (#state::Completed { .. } | #state::Terminated { .. }) => {
+                ::core::result::Result::Ok(#rt::Progress::Ran(ended))
+            }
+        }
+    };
+    let body = match super::schema::workflow_output_check(cx) {
+        None => step,
+        Some(checked) => quote! {
+            let task = state.task_name();
+            let step = #step;
+            #checked
+        },
+    };
     quote! {
         #doc
         #visibility async fn #advance(
@@ -98,12 +114,7 @@ fn emit_advance(cx: &Context<'_>) -> TokenStream {
             state: #state,
             io: &#rt::Io,
         ) -> ::core::result::Result<#rt::Progress<#state>, #rt::WorkflowError> {
-            match state {
-                #(#dispatch,)*
-                ended @ (#state::Completed { .. } | #state::Terminated { .. }) => {
-                    ::core::result::Result::Ok(#rt::Progress::Ran(ended))
-                }
-            }
+            #body
         }
     }
 }

@@ -55,6 +55,8 @@ pub(super) fn emit_run(cx: &Context<'_>, index: usize) -> TokenStream {
     let marking = compensating.then(|| quote!(let marking = compensating.clone();));
     let mark = compensating.then(|| quote!(.map_err(|failure| marking.mark(failure))));
     let body = emit_body(cx, index);
+    let input_check = super::schema::task_input_check(task);
+    let output_check = super::schema::task_output_check(task);
     let data_binding = mutates(task).then(|| quote!(let mut data = data;));
     // Which action failed once its own retries were spent (the earlier drafts' action retries).
     let failed_action = task.actions().iter().any(|a| !a.retry.is_empty()).then(|| {
@@ -116,7 +118,8 @@ pub(super) fn emit_run(cx: &Context<'_>, index: usize) -> TokenStream {
             #marking
             #data_binding
             #failed_action
-            let attempt: ::core::result::Result<#rt::Attempt<#payload>, #rt::ErrorObject> = async { #body }.await;
+            let attempt: ::core::result::Result<#rt::Attempt<#payload>, #rt::ErrorObject> = async { #input_check #body }.await;
+            #output_check
             let next: ::core::result::Result<#state, #rt::WorkflowError> = match attempt {
                 ::core::result::Result::Ok(#rt::Attempt::Exit(#exit_binding)) => #success,
                 ::core::result::Result::Ok(#rt::Attempt::Terminate) => ::core::result::Result::Ok(#state::Terminated { output: data }),

@@ -3,9 +3,11 @@
 
 mod expr;
 mod path;
+mod schema;
 
 pub use expr::{CompareOp, Expr, ExprLanguage, Expression, Operand};
 pub use path::{JsonPath, PathKind, PathSegment};
+pub use schema::{DataSchemas, SchemaDocument, SchemaRef};
 
 use crate::source::{Span, Spanned};
 use serde::{Deserialize, Serialize};
@@ -92,6 +94,9 @@ pub struct Workflow {
     pub metadata: Option<Value>,
     /// Kept verbatim, never interpreted.
     pub extensions: Option<Value>,
+    /// `dataInputSchema` and `dataOutputSchema` of the workflow.
+    #[serde(default, skip_serializing_if = "DataSchemas::is_empty")]
+    pub schemas: DataSchemas,
     pub span: Span,
 }
 
@@ -138,6 +143,9 @@ pub struct Task {
     /// `usedForCompensation: true`: the task only runs to compensate another one.
     pub used_for_compensation: bool,
     pub metadata: Option<Value>,
+    /// `dataInputSchema` and `dataOutputSchema` of the task (the tasks draft).
+    #[serde(default, skip_serializing_if = "DataSchemas::is_empty")]
+    pub schemas: DataSchemas,
     /// Where the task's mapping begins.
     pub span: Span,
     /// The task's definition had an error the parser recovered from (an unknown task type or
@@ -189,6 +197,17 @@ impl Task {
     pub fn nested_scopes(&self) -> Vec<&Scope> {
         match &self.kind {
             TaskKind::Parallel { branches, .. } => branches.iter().map(|b| &b.scope).collect(),
+            TaskKind::ForEach { scope, .. } => vec![scope],
+            _ => Vec::new(),
+        }
+    }
+
+    /// [`Task::nested_scopes`], to change them.
+    pub fn nested_scopes_mut(&mut self) -> Vec<&mut Scope> {
+        match &mut self.kind {
+            TaskKind::Parallel { branches, .. } => {
+                branches.iter_mut().map(|b| &mut b.scope).collect()
+            }
             TaskKind::ForEach { scope, .. } => vec![scope],
             _ => Vec::new(),
         }

@@ -23,6 +23,7 @@ pub fn task(line: u32, name: &str, kind: TaskKind) -> Task {
     Task {
         compensated_by: None,
         used_for_compensation: false,
+        schemas: crate::ir::DataSchemas::default(),
         name: text(name, line, 11),
         id: None,
         kind,
@@ -268,6 +269,7 @@ pub fn workflow(tasks: Vec<Task>) -> Workflow {
         scope: Scope { tasks },
         metadata: None,
         extensions: None,
+        schemas: crate::ir::DataSchemas::default(),
         span: sp(1, 1),
     }
 }

@@ -108,6 +108,7 @@ pub(super) fn lower(
         scope,
         metadata,
         extensions: None,
+        schemas: crate::ir::DataSchemas::default(),
         span,
     })
 }

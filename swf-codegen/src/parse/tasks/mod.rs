@@ -8,7 +8,7 @@ use super::lowering::{EventDefinitions, Header, Lowering, header};
 use super::reader::{self, MapReader};
 use super::yaml::Node;
 use crate::diagnostic::Diagnostics;
-use crate::ir::{Dialect, ExprLanguage, Scope, Workflow};
+use crate::ir::{DataSchemas, Dialect, ExprLanguage, SchemaRef, Scope, Workflow};
 use crate::source::Spanned;
 use crate::syntax;
 
@@ -23,8 +23,7 @@ pub(super) fn lower(file: &str, root: &Node, diags: &mut Diagnostics) -> Option<
         description,
     } = header(&mut map, diags, true);
     map.verbatim(&["schemaVersion"]);
-    map.verbatim(&["dataInputSchema"]);
-    map.verbatim(&["dataOutputSchema"]);
+    let schemas = data_schemas(&mut map, diags);
     let expression_language = map
         .take(&["expressionLanguage"])
         .and_then(|n| reader::string(n, "expressionLanguage", diags));
@@ -75,8 +74,23 @@ pub(super) fn lower(file: &str, root: &Node, diags: &mut Diagnostics) -> Option<
         scope,
         metadata,
         extensions,
+        schemas,
         span,
     })
+}
+
+/// `dataInputSchema` and `dataOutputSchema` of a workflow or a task: references to schema
+/// files, read later by [`crate::schema::load`].
+pub(super) fn data_schemas(map: &mut MapReader<'_>, diags: &mut Diagnostics) -> DataSchemas {
+    let mut reference = |key: &'static str| {
+        map.take(&[key])
+            .and_then(|n| reader::string(n, key, diags))
+            .map(SchemaRef::new)
+    };
+    DataSchemas {
+        input: reference("dataInputSchema"),
+        output: reference("dataOutputSchema"),
+    }
 }
 
 impl Lowering<'_> {

@@ -87,8 +87,7 @@ impl Lowering<'_> {
             .and_then(|n| reader::boolean(n, "usedForCompensation", self.diags))
             .unwrap_or(false);
         let metadata = map.verbatim(&["metadata"]);
-        map.verbatim(&["dataInputSchema"]);
-        map.verbatim(&["dataOutputSchema"]);
+        let schemas = super::data_schemas(&mut map, self.diags);
 
         let kind = match task_type {
             Some(t) => {
@@ -121,6 +120,7 @@ impl Lowering<'_> {
             compensated_by,
             used_for_compensation,
             metadata,
+            schemas,
             span: node.span,
             recovered: std::mem::take(&mut self.recovered),
         })

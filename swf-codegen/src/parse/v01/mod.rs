@@ -111,6 +111,7 @@ pub(super) fn lower(file: &str, root: &Node, diags: &mut Diagnostics) -> Option<
         scope,
         metadata,
         extensions,
+        schemas: crate::ir::DataSchemas::default(),
         span,
     })
 }

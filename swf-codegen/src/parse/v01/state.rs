@@ -112,6 +112,7 @@ impl V01<'_> {
             end,
             compensated_by: None,
             used_for_compensation: false,
+            schemas: crate::ir::DataSchemas::default(),
             metadata,
             recovered: std::mem::take(&mut self.cx.recovered),
             span: node.span,
