@@ -124,8 +124,18 @@ codes! {
         "The schema file must be a JSON Schema (JSON, or YAML) that compiles: the message gives the place in the schema file that is wrong and why. A schema's `$ref`s may only point inside it (`#/$defs/...`).";
     SCHEMAS_FEATURE = "E0152", "data schema in a build without the `schemas` feature",
         "Data schemas are validated at run time with the `jsonschema` crate, which the default build leaves out. Turn on the `schemas` feature of `swf-runtime` (for `workflow!`) or of `swf-codegen` and `swf-runtime` (for build.rs).";
+    PATH_NEVER_SELECTS = "E0153", "data path that can never select anything",
+        "The data schemas say the path can never select a value: a member that a closed object (`additionalProperties: false`) does not declare, a member of a value that is never an object, an index into a value that is never an array. The help names the closest declared member. How the data's shape is followed through the tasks is in the README (\"Data schemas\").";
+    COMPARISON_KIND = "E0154", "comparison the data schema rules out",
+        "A numeric comparison (a number as the value) on a value the data schema says is only a string, or a string comparison (`Str*` operators) on one it says is only a number, cannot be what was meant: `\"999\"` compared with 1000 compares as text. Compare the value as what it is, or fix the schema.";
+    NOT_A_COLLECTION = "E0155", "inputCollection that is never an array",
+        "A foreach task iterates over the array its `inputCollection` selects; the data schema says the value there is never an array. Select the array.";
     IGNORED_NEXT_STATE = "W0001", "next-state on a state that ends",
         "The kebab-case schemas require `next-state` even on a state marked `end: true`. The state ends there; its `next-state` is ignored. Remove it, or remove `end: true`.";
+    PATH_UNDECLARED = "W0002", "data path the schema does not declare",
+        "The path reads a member that the data schema does not declare where it reads it. The schema allows other members, so the data may hold it, but a typo is likelier: the help names the closest declared member.";
+    PARAMETER_NAMES_PATH = "W0003", "parameter text that names a data path",
+        "A parameter string is a JSONPath only when it starts with `$`; `order.total` is passed as that text. It names a member of the data by the schema: write `$.order.total` to pass the member's value.";
 }
 
 #[cfg(test)]

@@ -6,6 +6,7 @@
 //! foreach bodies, depth first), and inside a scope each task in document order.
 
 mod compensation;
+mod data_shape;
 mod events;
 mod names;
 mod paths;
@@ -57,6 +58,7 @@ fn check(workflow: &Workflow, diags: &mut Diagnostics) {
         compensation::check_scope(&cx, index, diags);
         reachability::check_scope(info, graph, diags);
     }
+    data_shape::check(workflow, diags);
 }
 
 /// What every rule may need to look at: the workflow, all its scopes with their graphs, and the

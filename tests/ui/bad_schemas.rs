@@ -1,0 +1,3 @@
+swf_runtime::workflow!("ui/bad_schemas.sw.yaml");
+
+fn main() {}
