@@ -126,6 +126,12 @@ impl Builder {
         self
     }
 
+    /// Strict paths (off by default): see [`Options::strict_paths`](crate::Options).
+    pub fn strict_paths(mut self, on: bool) -> Self {
+        self.options.strict_paths = on;
+        self
+    }
+
     /// Whether to print `cargo:rerun-if-changed` lines (on by default).
     pub fn emit_rerun_if_changed(mut self, emit: bool) -> Self {
         self.emit_rerun = emit;

@@ -85,6 +85,12 @@ pub struct Options {
     /// skipped for workflows of more than [`DIAGRAM_DOC_MAX_TASKS`] tasks, whose picture would
     /// not be read. The macro turns it on; `swfc gen` and the snapshot tests leave it off.
     pub diagram_docs: bool,
+    /// Strict paths: a definite path in an action parameter or a comparison (switch data
+    /// conditions, transition conditions) that selects nothing fails the task with a
+    /// `DataError` naming the path and the members the data has where it stops, instead of
+    /// giving `null` (a parameter) or a false comparison, as the drafts say. See
+    /// [`Workflow::make_paths_strict`](crate::ir::Workflow::make_paths_strict).
+    pub strict_paths: bool,
 }
 
 /// The most tasks (all scopes together) a workflow may have for its diagram to go into its
@@ -110,7 +116,10 @@ pub fn compile_all_with(sources: &[SourceFile], options: Options) -> Vec<Compila
         .into_iter()
         .zip(public)
         .zip(names)
-        .map(|(((workflow, diags), public), item_names)| {
+        .map(|(((mut workflow, diags), public), item_names)| {
+            if options.strict_paths {
+                workflow.iter_mut().for_each(Workflow::make_paths_strict);
+            }
             let tokens = match (&workflow, item_names) {
                 (Some(workflow), Some(mut item_names)) if !diags.has_errors() => {
                     item_names.owning = owning.clone();

@@ -15,7 +15,13 @@ fn generated(source: &SourceFile, options: Options) -> String {
 #[test]
 fn the_machine_type_documents_its_diagram_when_asked() {
     let source = SourceFile::new("order.sw.yaml", ORDER);
-    let code = generated(&source, Options { diagram_docs: true });
+    let code = generated(
+        &source,
+        Options {
+            diagram_docs: true,
+            ..Options::default()
+        },
+    );
     let at = code
         .find("pub struct OrderWorkflow")
         .expect("the machine type");
@@ -50,6 +56,12 @@ fn a_workflow_too_big_to_read_in_one_picture_gets_none() {
         }
     }
     let source = SourceFile::new("big.sw.yaml", yaml);
-    let code = generated(&source, Options { diagram_docs: true });
+    let code = generated(
+        &source,
+        Options {
+            diagram_docs: true,
+            ..Options::default()
+        },
+    );
     assert!(!code.contains("<svg"));
 }

@@ -24,6 +24,10 @@ use syn::{LitStr, Token};
 ///
 /// Each file's draft dialect is detected from its keys; `dialect = "v0.1"` (or `first`,
 /// `second`, `tasks`) among the arguments names it for every file of the invocation.
+///
+/// `strict_paths = true` makes a definite path in an action parameter or a comparison that
+/// selects nothing fail the task (a `DataError` naming the path and the members the data has
+/// where it stops) instead of giving `null` or a false comparison.
 #[proc_macro]
 pub fn workflow(input: TokenStream) -> TokenStream {
     let parser = Punctuated::<Argument, Token![,]>::parse_terminated;
@@ -33,9 +37,11 @@ pub fn workflow(input: TokenStream) -> TokenStream {
     };
     let mut paths = Vec::new();
     let mut dialect = None;
+    let mut strict_paths = false;
     for argument in arguments {
         match argument {
             Argument::Path(path) => paths.push(path),
+            Argument::StrictPaths(on) => strict_paths = on.value,
             Argument::Dialect(name) => match Dialect::from_name(&name.value()) {
                 Some(named) => dialect = Some(named),
                 None => {
@@ -59,13 +65,14 @@ pub fn workflow(input: TokenStream) -> TokenStream {
         .to_compile_error()
         .into();
     }
-    expand(&paths, dialect).into()
+    expand(&paths, dialect, strict_paths).into()
 }
 
-/// One argument of `workflow!`: a file path, or `dialect = "name"`.
+/// One argument of `workflow!`: a file path, `dialect = "name"` or `strict_paths = true`.
 enum Argument {
     Path(LitStr),
     Dialect(LitStr),
+    StrictPaths(syn::LitBool),
 }
 
 impl syn::parse::Parse for Argument {
@@ -74,18 +81,22 @@ impl syn::parse::Parse for Argument {
             return input.parse().map(Argument::Path);
         }
         let key: syn::Ident = input.parse()?;
-        if key != "dialect" {
-            return Err(syn::Error::new(
-                key.span(),
-                "expected a workflow file path or `dialect = \"...\"`",
-            ));
+        if key == "dialect" {
+            input.parse::<Token![=]>()?;
+            return input.parse().map(Argument::Dialect);
         }
-        input.parse::<Token![=]>()?;
-        input.parse().map(Argument::Dialect)
+        if key == "strict_paths" {
+            input.parse::<Token![=]>()?;
+            return input.parse().map(Argument::StrictPaths);
+        }
+        Err(syn::Error::new(
+            key.span(),
+            "expected a workflow file path, `dialect = \"...\"` or `strict_paths = true`",
+        ))
     }
 }
 
-fn expand(literals: &[LitStr], dialect: Option<Dialect>) -> TokenStream2 {
+fn expand(literals: &[LitStr], dialect: Option<Dialect>, strict_paths: bool) -> TokenStream2 {
     let mut sources = Vec::new();
     let mut tracking = Vec::new();
     for literal in literals {
@@ -126,7 +137,10 @@ fn expand(literals: &[LitStr], dialect: Option<Dialect>) -> TokenStream2 {
     }
 
     // The machine type's rustdoc shows the workflow's diagram (with feature `diagram-docs`).
-    let options = swf_codegen::Options { diagram_docs: true };
+    let options = swf_codegen::Options {
+        diagram_docs: true,
+        strict_paths,
+    };
     let compilations = swf_codegen::compile_all_with(&sources, options);
     let any_errors = compilations.iter().any(|c| c.has_errors());
     // Makes cargo rebuild the crate when a schema file the workflows read changes.
@@ -220,15 +234,15 @@ mod tests {
     }
 
     fn expand_one(literals: &[LitStr]) -> TokenStream2 {
-        expand(literals, None)
+        expand(literals, None, false)
     }
 
     #[test]
     fn a_named_dialect_reads_the_file_as_that_dialect() {
         let path = [literal("../examples/workflows/order.sw.yaml")];
-        let detected = expand(&path, None).to_string();
+        let detected = expand(&path, None, false).to_string();
         assert!(!detected.contains("compile_error"), "{detected}");
-        let named = expand(&path, Some(Dialect::V01)).to_string();
+        let named = expand(&path, Some(Dialect::V01), false).to_string();
         assert!(named.contains("compile_error"), "{named}");
     }
 

@@ -146,6 +146,7 @@ impl std::fmt::Debug for DataSchema {
 }
 
 /// The root of the data is written `/`, not as the empty pointer.
+#[cfg(feature = "schemas")]
 fn pointer_text(pointer: &str) -> &str {
     if pointer.is_empty() { "/" } else { pointer }
 }

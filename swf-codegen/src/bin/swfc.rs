@@ -64,6 +64,10 @@ enum Command {
     Gen {
         #[command(flatten)]
         dialect: DialectArg,
+        /// A definite path in an action parameter or a comparison that selects nothing fails
+        /// the task (a `DataError` naming the path) instead of giving null or false
+        #[arg(long)]
+        strict_paths: bool,
         #[arg(required = true, value_name = "PATH", help = PATHS_HELP)]
         paths: Vec<PathBuf>,
     },
@@ -144,7 +148,11 @@ fn main() -> ExitCode {
             dialect,
             paths,
         } => check(format, dialect.dialect, &paths),
-        Command::Gen { dialect, paths } => generate(dialect.dialect, &paths),
+        Command::Gen {
+            dialect,
+            strict_paths,
+            paths,
+        } => generate(dialect.dialect, strict_paths, &paths),
         Command::Graph {
             format,
             dialect,
@@ -323,12 +331,16 @@ fn check(format: CheckFormat, dialect: Option<Dialect>, paths: &[PathBuf]) -> Ex
     status
 }
 
-fn generate(dialect: Option<Dialect>, paths: &[PathBuf]) -> ExitCode {
+fn generate(dialect: Option<Dialect>, strict_paths: bool, paths: &[PathBuf]) -> ExitCode {
     let sources = match sources(paths, dialect) {
         Ok(sources) => sources,
         Err(code) => return code,
     };
-    let compilations = swf_codegen::compile_all(&sources);
+    let options = swf_codegen::Options {
+        strict_paths,
+        ..swf_codegen::Options::default()
+    };
+    let compilations = swf_codegen::compile_all_with(&sources, options);
     let mut failed = false;
     for (compilation, source) in compilations.iter().zip(&sources) {
         if compilation.has_errors() {

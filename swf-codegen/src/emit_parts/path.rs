@@ -12,8 +12,13 @@ pub fn path_ref(path: &JsonPath) -> TokenStream {
             // Messages at run time should show the path as the user wrote it.
             let text = Literal::string(path.text.trim());
             let segments = segments.iter().map(segment);
+            let constructor = if path.strict {
+                quote!(definite_strict)
+            } else {
+                quote!(definite)
+            };
             quote! {
-                ::swf_runtime::__private::JsonPath::definite(#text, &[#(#segments),*])
+                ::swf_runtime::__private::JsonPath::#constructor(#text, &[#(#segments),*])
             }
         }
         PathKind::Query(normalized) => {
@@ -119,6 +124,7 @@ mod tests {
             text: "nope".to_string(),
             kind: PathKind::Invalid,
             span: Span::new(1, 1),
+            strict: false,
         };
         let text = path_ref(&path).to_string();
         assert!(text.starts_with(":: core :: compile_error !"), "{text}");

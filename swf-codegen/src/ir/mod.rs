@@ -4,6 +4,7 @@
 mod expr;
 mod path;
 mod schema;
+mod strict;
 
 pub use expr::{CompareOp, Expr, ExprLanguage, Expression, Operand};
 pub use path::{JsonPath, PathKind, PathSegment};

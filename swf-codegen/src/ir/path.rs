@@ -8,6 +8,10 @@ pub struct JsonPath {
     pub text: String,
     pub kind: PathKind,
     pub span: Span,
+    /// Selecting nothing is an error at run time (the strict paths option; definite paths
+    /// of parameters and comparisons only, see [`crate::ir::Workflow::make_paths_strict`]).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub strict: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -37,6 +37,7 @@ pub fn parse(text: &str, span: Span, diags: &mut Diagnostics) -> JsonPath {
         text: text.to_string(),
         kind,
         span,
+        strict: false,
     }
 }
 

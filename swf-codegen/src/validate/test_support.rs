@@ -158,6 +158,7 @@ pub fn definite_path(text_: &str, line: u32) -> JsonPath {
         text: text_.to_owned(),
         kind: PathKind::Definite(Vec::new()),
         span: sp(line, 20),
+        strict: false,
     }
 }
 
@@ -166,6 +167,7 @@ pub fn query_path(text_: &str, line: u32) -> JsonPath {
         text: text_.to_owned(),
         kind: PathKind::Query(text_.to_owned()),
         span: sp(line, 20),
+        strict: false,
     }
 }
 

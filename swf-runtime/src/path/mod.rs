@@ -29,6 +29,9 @@ pub struct JsonPath {
     /// The normalized RFC 9535 text, kept for error messages.
     text: &'static str,
     kind: Kind,
+    /// A definite path that selects nothing is an error rather than nothing (the compiler's
+    /// strict paths option, for parameters and comparisons).
+    strict: bool,
 }
 
 enum Kind {
@@ -51,6 +54,18 @@ impl JsonPath {
         Self {
             text,
             kind: Kind::Definite(segments),
+            strict: false,
+        }
+    }
+
+    /// [`definite`](Self::definite), strict: when it selects nothing, reading through it is a
+    /// `DataError` that names the path and the members the data has where it stops, instead of
+    /// nothing (`null` for a parameter, a false comparison).
+    pub const fn definite_strict(text: &'static str, segments: &'static [Segment]) -> Self {
+        Self {
+            text,
+            kind: Kind::Definite(segments),
+            strict: true,
         }
     }
 
@@ -59,6 +74,7 @@ impl JsonPath {
         Self {
             text,
             kind: Kind::Query(OnceLock::new()),
+            strict: false,
         }
     }
 

@@ -35,7 +35,7 @@ impl JsonPath {
     /// As [`select`](Self::select).
     pub fn select_ref<'d>(&self, data: &'d Value) -> Result<Option<Cow<'d, Value>>, ErrorObject> {
         match &self.kind {
-            Kind::Definite(segments) => Ok(walk(data, segments).map(Cow::Borrowed)),
+            Kind::Definite(segments) => Ok(self.named_value(data, segments)?.map(Cow::Borrowed)),
             Kind::Query(_) => Ok(self.select(data)?.map(Cow::Owned)),
         }
     }
@@ -43,7 +43,7 @@ impl JsonPath {
     /// Every value the path selects in `data`, borrowed: at most one for a definite path.
     pub(crate) fn matches<'d>(&self, data: &'d Value) -> Result<Vec<&'d Value>, ErrorObject> {
         match &self.kind {
-            Kind::Definite(segments) => Ok(walk(data, segments).into_iter().collect()),
+            Kind::Definite(segments) => Ok(self.named_value(data, segments)?.into_iter().collect()),
             Kind::Query(compiled) => {
                 let query = compiled
                     .get_or_init(|| parse_json_path(self.text).map_err(|err| err.to_string()))
@@ -51,6 +51,21 @@ impl JsonPath {
                     .map_err(|err| self.error(format!("does not parse: {err}")))?;
                 run(query, data).map_err(|err| self.error(format!("could not be evaluated: {err}")))
             }
+        }
+    }
+
+    /// The value a definite path names; for a strict path, its absence is an error.
+    fn named_value<'d>(
+        &self,
+        data: &'d Value,
+        segments: &[Segment],
+    ) -> Result<Option<&'d Value>, ErrorObject> {
+        match walk(data, segments) {
+            None if self.strict => Err(self.error(format!(
+                "selects nothing (strict paths): {}",
+                where_it_stops(data, segments)
+            ))),
+            found => Ok(found),
         }
     }
 
@@ -71,6 +86,59 @@ fn walk<'d>(data: &'d Value, segments: &[Segment]) -> Option<&'d Value> {
             Segment::Key(key) => current.as_object()?.get(*key),
             Segment::Index(index) => current.as_array()?.get(*index),
         })
+}
+
+/// Why `segments` select nothing in `data`: the first step that does not exist, and what
+/// the data has there.
+fn where_it_stops(data: &Value, segments: &[Segment]) -> String {
+    let mut current = data;
+    let mut at = String::from("$");
+    for segment in segments {
+        let next = match segment {
+            Segment::Key(key) => current.as_object().and_then(|members| members.get(*key)),
+            Segment::Index(index) => current.as_array().and_then(|items| items.get(*index)),
+        };
+        let Some(next) = next else {
+            return match (segment, current) {
+                (Segment::Key(key), Value::Object(members)) => {
+                    let names: Vec<String> =
+                        members.keys().take(20).map(|k| format!("`{k}`")).collect();
+                    let has = if names.is_empty() {
+                        "no members".to_owned()
+                    } else if members.len() > names.len() {
+                        format!("{}, …", names.join(", "))
+                    } else {
+                        names.join(", ")
+                    };
+                    format!("`{at}` has no member `{key}`; it has {has}")
+                }
+                (Segment::Index(index), Value::Array(items)) => {
+                    format!("`{at}` has {} elements, none at index {index}", items.len())
+                }
+                (Segment::Key(_), other) => {
+                    format!(
+                        "`{at}` is {}, not an object",
+                        crate::data::kind::with_article(other)
+                    )
+                }
+                (Segment::Index(_), other) => {
+                    format!(
+                        "`{at}` is {}, not an array",
+                        crate::data::kind::with_article(other)
+                    )
+                }
+            };
+        };
+        match segment {
+            Segment::Key(key) => {
+                at.push('.');
+                at.push_str(key);
+            }
+            Segment::Index(index) => at.push_str(&format!("[{index}]")),
+        }
+        current = next;
+    }
+    format!("`{at}` is there")
 }
 
 fn run<'d>(query: &JpQuery, data: &'d Value) -> Result<Vec<&'d Value>, String> {
@@ -141,6 +209,51 @@ mod tests {
             Ok(Some(Cow::Owned(json!(["potato", "broccoli"]))))
         );
         assert_eq!(FRUITS.select_ref(&json!({})), Ok(None), "nothing selected");
+    }
+
+    #[test]
+    fn a_strict_path_that_selects_nothing_says_where_it_stops() {
+        static TOTAL: JsonPath = JsonPath::definite_strict(
+            "$.order.totl",
+            &[Segment::Key("order"), Segment::Key("totl")],
+        );
+        static FIRST: JsonPath =
+            JsonPath::definite_strict("$.lines[2]", &[Segment::Key("lines"), Segment::Index(2)]);
+        static DEEP: JsonPath = JsonPath::definite_strict(
+            "$.order.total.cents",
+            &[
+                Segment::Key("order"),
+                Segment::Key("total"),
+                Segment::Key("cents"),
+            ],
+        );
+        let data = json!({"order": {"total": 5, "currency": "EUR"}, "lines": [1]});
+        let error = TOTAL.select(&data).expect_err("`totl` is absent");
+        assert_eq!(error.name, ErrorObject::DATA);
+        assert_eq!(
+            error.message,
+            "the JSONPath `$.order.totl` selects nothing (strict paths): `$.order` has no member `totl`; it has `total`, `currency`"
+        );
+        let error = FIRST.select_ref(&data).expect_err("one element only");
+        assert!(
+            error
+                .message
+                .ends_with("`$.lines` has 1 elements, none at index 2"),
+            "{}",
+            error.message
+        );
+        let error = DEEP.matches(&data).expect_err("a number has no members");
+        assert!(
+            error
+                .message
+                .ends_with("`$.order.total` is a number, not an object"),
+            "{}",
+            error.message
+        );
+        assert_eq!(
+            TOTAL.select(&json!({"order": {"totl": 1}})),
+            Ok(Some(json!(1)))
+        );
     }
 
     #[test]
