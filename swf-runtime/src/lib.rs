@@ -144,7 +144,8 @@ pub mod __private {
     pub use crate::input::workflow_input;
     pub use crate::path::{JsonPath, Segment};
     pub use crate::schema::{
-        DataSchema, SCHEMAS, SchemaSite, checked_exit, checked_input, checked_output,
+        DataSchema, SCHEMAS, SchemaSite, checked_exit, checked_input, checked_output, typed_input,
+        typed_output,
     };
     pub use crate::transition::transition_refused;
 

@@ -222,6 +222,53 @@ pub fn checked_output<S>(
     }
 }
 
+/// The workflow input as JSON, from the Rust type of its input schema (`run_typed`).
+///
+/// # Errors
+/// A [`WorkflowError`] when the value does not serialize as JSON (a map with keys that are not
+/// strings, a float that is not finite).
+#[allow(
+    clippy::result_large_err,
+    reason = "as `run`: the failure is the cold path, once per instance"
+)]
+pub fn typed_input<T: serde::Serialize>(input: &T, workflow: &str) -> Result<Value, WorkflowError> {
+    serde_json::to_value(input).map_err(|error| {
+        WorkflowError::new(
+            workflow,
+            "",
+            ErrorObject::new(
+                ErrorObject::INVALID_INPUT,
+                format!("the typed input of workflow `{workflow}` is not JSON: {error}"),
+            ),
+            Value::Null,
+        )
+    })
+}
+
+/// The workflow output as the Rust type of its output schema (`run_typed`).
+///
+/// # Errors
+/// A [`WorkflowError`] with a [`SCHEMA_ERROR`] when the output does not fit the type; the
+/// output is kept as its data.
+#[allow(
+    clippy::result_large_err,
+    reason = "as `run`: the failure is the cold path, once per instance"
+)]
+pub fn typed_output<T: serde::de::DeserializeOwned>(
+    output: Value,
+    workflow: &str,
+) -> Result<T, WorkflowError> {
+    T::deserialize(&output).map_err(|error| {
+        let message = format!("the output of workflow `{workflow}` does not fit its type: {error}");
+        WorkflowError::new(
+            workflow,
+            "",
+            ErrorObject::new(SCHEMA_ERROR, message),
+            output,
+        )
+    })
+}
+
 #[cfg(all(test, feature = "schemas"))]
 mod tests {
     use super::*;

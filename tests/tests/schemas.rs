@@ -131,3 +131,33 @@ async fn a_workflow_output_that_breaks_its_schema_fails_the_run_with_the_output_
     );
     assert!(message.ends_with("(keyword `const`)"), "{message}");
 }
+
+#[tokio::test]
+async fn the_typed_entry_point_takes_and_gives_the_schemas_types() {
+    use schema_orders_data::{
+        SchemaOrdersInput, SchemaOrdersInputOrder, SchemaOrdersOutput, SchemaOrdersOutputStatus,
+    };
+    let machine = SchemaOrdersWorkflow::new(Pricing::default());
+    let input = SchemaOrdersInput {
+        order: SchemaOrdersInputOrder {
+            total: 4.0,
+            currency: Some("EUR".into()),
+        },
+        output_broken: None,
+    };
+    let output: SchemaOrdersOutput = machine.run_typed(input).await.expect("runs");
+    assert_eq!(output.status, SchemaOrdersOutputStatus::Approved);
+
+    // A violation inside the run comes back as from `run`, with the data.
+    let rejected = machine
+        .run_typed(SchemaOrdersInput {
+            order: SchemaOrdersInputOrder {
+                total: -1.0,
+                currency: None,
+            },
+            output_broken: None,
+        })
+        .await
+        .expect("onError handles the task's input violation");
+    assert_eq!(rejected.status, SchemaOrdersOutputStatus::Rejected);
+}

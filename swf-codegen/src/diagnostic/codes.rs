@@ -136,6 +136,8 @@ codes! {
         "The path reads a member that the data schema does not declare where it reads it. The schema allows other members, so the data may hold it, but a typo is likelier: the help names the closest declared member.";
     PARAMETER_NAMES_PATH = "W0003", "parameter text that names a data path",
         "A parameter string is a JSONPath only when it starts with `$`; `order.total` is passed as that text. It names a member of the data by the schema: write `$.order.total` to pass the member's value.";
+    NO_TYPED_API = "W0004", "data schemas without Rust types",
+        "The workflow's `dataInputSchema` and `dataOutputSchema` are turned into Rust types (by typify) for its typed entry point `run_typed`. These schemas could not be: the workflow has no `run_typed`, and its data is still validated against them.";
 }
 
 #[cfg(test)]

@@ -344,7 +344,7 @@ fn emit_machine_impl(cx: &Context<'_>) -> TokenStream {
 
 /// The functions trait, and `Clone + 'static` when a detached sub-flow (here or further down the
 /// sub-flows this workflow waits for) must own a copy of the functions.
-fn bounds(cx: &Context<'_>) -> TokenStream {
+pub(super) fn bounds(cx: &Context<'_>) -> TokenStream {
     let functions = cx.functions_ident();
     if cx.names.owning.contains(&cx.workflow.id.value) {
         quote!(#functions + ::core::clone::Clone + 'static)

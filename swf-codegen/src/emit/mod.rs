@@ -24,6 +24,8 @@ mod scope;
 mod state;
 mod stub;
 mod task;
+#[cfg(feature = "schemas")]
+mod typed;
 
 pub use names::{Names, PublicNames};
 /// Stand-ins for a failed compilation's public items (see [`stub::stubs`]), with public paths.
@@ -62,12 +64,17 @@ pub fn workflow(workflow: &Workflow, names: &Names) -> TokenStream {
     let types = &scopes.types;
     let events = events::emit_event_enum(&cx);
     let schemas = schema::feature_check(workflow);
+    #[cfg(feature = "schemas")]
+    let typed = typed::emit(&cx);
+    #[cfg(not(feature = "schemas"))]
+    let typed = TokenStream::new();
     let public = public_paths::public_paths(quote! {
         #schemas
         #functions
         #events
         #(#types)*
         #machine
+        #typed
     });
     quote!(#public #private)
 }

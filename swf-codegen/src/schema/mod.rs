@@ -7,6 +7,8 @@
 
 mod check;
 mod reference;
+#[cfg(feature = "schemas")]
+pub mod typed;
 
 use crate::diagnostic::{Code, Diagnostics};
 use crate::ir::{SchemaDocument, SchemaRef, Scope, Workflow};
@@ -27,6 +29,21 @@ pub fn load(workflow: &mut Workflow, source: &SourceFile, diags: &mut Diagnostic
         loader.load(schema, diags);
     }
     load_scope(&loader, &mut workflow.scope, diags);
+    #[cfg(feature = "schemas")]
+    if let Some(Err(problem)) = typed::workflow_types(workflow, "Workflow") {
+        let span = workflow
+            .schemas
+            .iter()
+            .next()
+            .map_or(workflow.span, |s| s.reference.span);
+        diags
+            .warning(
+                Code::NO_TYPED_API,
+                span,
+                format!("no typed entry point (`run_typed`) for these schemas: typify cannot type them ({problem})"),
+            )
+            .help("the data is still validated against the schemas; `run` takes and gives JSON values");
+    }
 }
 
 fn load_scope(loader: &Loader, scope: &mut Scope, diags: &mut Diagnostics) {
