@@ -1,0 +1,3 @@
+swf_runtime::workflow!("ui/bad_data_paths.sw.yaml");
+
+fn main() {}
