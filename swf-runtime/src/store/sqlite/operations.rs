@@ -2,11 +2,11 @@
 
 use std::time::Duration;
 
-use super::session::Session;
 use jiff::Timestamp;
 use rusqlite::OptionalExtension;
 
 use super::commits::end;
+use super::session::Session;
 use crate::store::codec::{
     LIST_CAP, deadline, event, history_kind, history_kind_code, id_column, instance_id, json_text,
     json_value, micros, number, number_column, status, status_code, strings, timestamp,

@@ -7,7 +7,7 @@
 //! everything whenever it rolls back.
 
 use std::cell::RefCell;
-use std::collections::HashMap;
+use std::collections::BTreeMap;
 use std::ops::Deref;
 
 use rusqlite::Connection;
@@ -22,13 +22,13 @@ pub(super) struct Session {
 #[derive(Default)]
 struct Known {
     /// Workflow name → id.
-    workflows: HashMap<String, i64>,
+    workflows: BTreeMap<String, i64>,
     /// (workflow, kind) → name → id.
-    names: HashMap<(i64, i16), HashMap<String, i64>>,
+    names: BTreeMap<(i64, i16), BTreeMap<String, i64>>,
     /// Name id → name.
-    names_by_id: HashMap<i64, String>,
+    names_by_id: BTreeMap<i64, String>,
     /// Workflow → definition hash → (id, deployed_at).
-    definitions: HashMap<i64, HashMap<String, (i64, i64)>>,
+    definitions: BTreeMap<i64, BTreeMap<String, (i64, i64)>>,
 }
 
 impl Session {
