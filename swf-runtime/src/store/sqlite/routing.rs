@@ -9,8 +9,8 @@ use super::instances::{Stored, hand_over, insert_instance, read_record, stored_e
 use super::names::{find_workflow, name_id, workflow_id};
 use super::session::Session;
 use crate::store::codec::{
-    CORRELATION_ATTRIBUTE, EVENT_DEFINITION, EncodedEvent, deadline, instance_id, invalid, micros,
-    number, status, status_code, timestamp,
+    CORRELATION_ATTRIBUTE, EVENT_DEFINITION, EncodedEvent, deadline, incompatible, instance_id,
+    micros, number, status, status_code, timestamp,
 };
 use crate::store::{Delivery, Lease, Routed, StartPlan, Status, StoreError, StoredEvent, Target};
 
@@ -171,10 +171,11 @@ fn receive(
         // While this delivery may lease what it wakes, the whole row is read at once: the
         // record it hands over is that row with the lease.
         let record = match (&delivery.claim, lease_until) {
-            (Some(_), Some(_)) if room > 0 && waits_for_it => Some(
-                read_record(connection, receiver)?
-                    .ok_or_else(|| invalid(format!("instance {id} vanished while routed to")))?,
-            ),
+            (Some(_), Some(_)) if room > 0 && waits_for_it => {
+                Some(read_record(connection, receiver)?.ok_or_else(|| {
+                    incompatible(format!("instance {id} has waits or bindings but no row"))
+                })?)
+            }
             _ => None,
         };
         let (status_now, lease) = match &record {
