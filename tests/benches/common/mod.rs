@@ -445,25 +445,34 @@ pub fn watch_reports(
 /// CPU time (user + system) used so far by this process's thread named `name`, or zero when
 /// there is none (Linux: `/proc/self/task/*/stat`).
 pub fn thread_cpu(name: &str) -> Duration {
-    // SAFETY: sysconf has no preconditions.
-    let ticks = u64::try_from(unsafe { libc::sysconf(libc::_SC_CLK_TCK) }).unwrap_or(100);
     let Ok(tasks) = std::fs::read_dir("/proc/self/task") else {
         return Duration::ZERO;
     };
     for task in tasks.flatten() {
         let comm = std::fs::read_to_string(task.path().join("comm")).unwrap_or_default();
-        if comm.trim() != name {
-            continue;
+        if comm.trim() == name {
+            return stat_cpu(&task.path().join("stat"));
         }
-        let stat = std::fs::read_to_string(task.path().join("stat")).unwrap_or_default();
-        // The fields after the command (which is in parentheses): state is field 3, utime 14.
-        let Some((_, rest)) = stat.rsplit_once(')') else {
-            continue;
-        };
-        let fields: Vec<&str> = rest.split_whitespace().collect();
-        let utime: u64 = fields.get(11).and_then(|f| f.parse().ok()).unwrap_or(0);
-        let stime: u64 = fields.get(12).and_then(|f| f.parse().ok()).unwrap_or(0);
-        return Duration::from_millis((utime + stime) * 1000 / ticks.max(1));
     }
     Duration::ZERO
+}
+
+/// CPU time (user + system) used so far by this whole process, every thread counted.
+pub fn process_cpu() -> Duration {
+    stat_cpu(Path::new("/proc/self/stat"))
+}
+
+/// The CPU time (user + system) in a `stat` file of `/proc`, zero when it cannot be read.
+fn stat_cpu(path: &Path) -> Duration {
+    // SAFETY: sysconf has no preconditions.
+    let ticks = u64::try_from(unsafe { libc::sysconf(libc::_SC_CLK_TCK) }).unwrap_or(100);
+    let stat = std::fs::read_to_string(path).unwrap_or_default();
+    // The fields after the command (which is in parentheses): state is field 3, utime 14.
+    let Some((_, rest)) = stat.rsplit_once(')') else {
+        return Duration::ZERO;
+    };
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    let utime: u64 = fields.get(11).and_then(|f| f.parse().ok()).unwrap_or(0);
+    let stime: u64 = fields.get(12).and_then(|f| f.parse().ok()).unwrap_or(0);
+    Duration::from_millis((utime + stime) * 1000 / ticks.max(1))
 }

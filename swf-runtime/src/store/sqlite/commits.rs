@@ -1,31 +1,65 @@
 //! Commits: each transition checked against its revision and lease, then written whole.
 
 use jiff::Timestamp;
-use rusqlite::{Connection, OptionalExtension};
+use rusqlite::OptionalExtension;
 
 use super::instances::{bind, insert_instance, stored_event};
-use super::names::{definition_id, name_id};
+use super::names::{definition_row, name_id};
+use super::session::Session;
 use crate::store::codec::{
     EVENT_DEFINITION, conflict_found, encode_event, history_kind_code, id_column, json_text,
     micros, number, number_column, status, status_code, strings_text,
 };
 use crate::store::{Commit, CommitResult, Status, StoreError, StoredEvent};
 
-/// Commits each transition on its own terms; a conflict writes nothing.
+/// What a commit stores as text, encoded before it reaches the store's thread (which every
+/// request waits for).
+pub(super) struct CommitTexts {
+    outcome: Option<String>,
+    produced: Vec<String>,
+    history_consumed: String,
+    history_produced: String,
+    history_detail: String,
+}
+
+impl CommitTexts {
+    /// The texts of `commit`.
+    ///
+    /// # Errors
+    /// A produced event that cannot be serialized.
+    pub(super) fn of(commit: &Commit) -> Result<Self, StoreError> {
+        Ok(Self {
+            outcome: commit.outcome.as_ref().map(json_text),
+            produced: commit
+                .produced
+                .iter()
+                .map(|event| Ok(encode_event(event)?.body))
+                .collect::<Result<_, StoreError>>()?,
+            history_consumed: strings_text(&commit.history.consumed),
+            history_produced: strings_text(&commit.history.produced),
+            history_detail: json_text(&commit.history.detail),
+        })
+    }
+}
+
+/// Commits each transition (with its texts) on its own terms; a conflict writes nothing.
 pub(super) fn commit_all(
-    connection: &Connection,
+    connection: &Session,
     commits: &[Commit],
+    texts: &[CommitTexts],
     now: Timestamp,
 ) -> Result<Vec<CommitResult>, StoreError> {
     commits
         .iter()
-        .map(|commit| commit_one(connection, commit, now))
+        .zip(texts)
+        .map(|(commit, texts)| commit_one(connection, commit, texts, now))
         .collect()
 }
 
 fn commit_one(
-    connection: &Connection,
+    connection: &Session,
     commit: &Commit,
+    texts: &CommitTexts,
     now: Timestamp,
 ) -> Result<CommitResult, StoreError> {
     let id = id_column(commit.instance)?;
@@ -66,7 +100,7 @@ fn commit_one(
             at,
             commit.position,
             commit.state,
-            commit.outcome.as_ref().map(json_text),
+            texts.outcome,
             status_code(Status::Waiting),
             status_code(Status::Runnable),
             expected,
@@ -76,7 +110,7 @@ fn commit_one(
         return conflict(connection, commit, id);
     }
     if let Some(definition) = &commit.definition {
-        let (definition, _) = definition_id(connection, definition, now)?;
+        let definition = definition_row(connection, definition, now)?.id;
         connection
             .prepare_cached("UPDATE swf_instance SET definition = ?2 WHERE id = ?1")?
             .execute((id, definition))?;
@@ -96,11 +130,10 @@ fn commit_one(
         bind(connection, workflow, id, &commit.bind)?;
         Vec::new()
     };
-    for produced in &commit.produced {
-        let encoded = encode_event(produced)?;
+    for body in &texts.produced {
         connection
             .prepare_cached("INSERT INTO swf_outbox (instance, body) VALUES (?1, ?2)")?
-            .execute((id, encoded.body))?;
+            .execute((id, body))?;
     }
     let mut children = Vec::with_capacity(commit.children.len());
     for child in &commit.children {
@@ -122,9 +155,9 @@ fn commit_one(
             history_kind_code(history.kind),
             history.from,
             history.to,
-            strings_text(&history.consumed),
-            strings_text(&history.produced),
-            json_text(&history.detail),
+            texts.history_consumed,
+            texts.history_produced,
+            texts.history_detail,
         ])?;
     Ok(CommitResult::Committed {
         revision: number(revision)?,
@@ -135,7 +168,7 @@ fn commit_one(
 
 /// Replaces the waits of an instance; a definition it already waited for keeps its age.
 fn replace_waits(
-    connection: &Connection,
+    connection: &Session,
     workflow: i64,
     id: i64,
     waits: &[String],
@@ -165,7 +198,7 @@ fn replace_waits(
 }
 
 /// What a commit that changed nothing found: the instance's revision, lease and status.
-fn conflict(connection: &Connection, commit: &Commit, id: i64) -> Result<CommitResult, StoreError> {
+fn conflict(connection: &Session, commit: &Commit, id: i64) -> Result<CommitResult, StoreError> {
     let current: Option<(i64, Option<String>, i64)> = connection
         .prepare_cached("SELECT revision, lease_worker, status FROM swf_instance WHERE id = ?1")?
         .query_row([id], |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?)))
@@ -183,7 +216,7 @@ fn conflict(connection: &Connection, commit: &Commit, id: i64) -> Result<CommitR
 /// events of its inbox other than `consumed` (those its last step took), oldest first: it will
 /// never take them.
 pub(super) fn end(
-    connection: &Connection,
+    connection: &Session,
     id: i64,
     consumed: &[u64],
 ) -> Result<Vec<StoredEvent>, StoreError> {

@@ -3,10 +3,12 @@
 use std::collections::BTreeSet;
 use std::time::Duration;
 
+use cloudevents::Event;
 use jiff::Timestamp;
-use rusqlite::{Connection, OptionalExtension, Row};
+use rusqlite::{OptionalExtension, Row};
 
-use super::names::{definition_id, find_workflow, name_id};
+use super::names::{definition_row, find_workflow, name_id, name_of};
+use super::session::Session;
 use crate::store::codec::{
     CORRELATION_ATTRIBUTE, EVENT_DEFINITION, deadline, event, id_column, instance_id, invalid,
     json_text, json_value, micros, number, number_column, status, status_code, timestamp,
@@ -17,18 +19,31 @@ use crate::store::{
     StoredEvent,
 };
 
-/// The columns [`record_of`] reads, after `FROM swf_instance i`.
-const RECORD_COLUMNS: &str =
-    "SELECT i.id, w.name, d.version, d.hash, i.status, i.state, i.position,
-    i.revision, i.wake_at, i.parent, i.lease_worker, i.lease_until, i.outcome, i.created_at,
-    i.updated_at
-FROM swf_instance i
-JOIN swf_definition d ON d.id = i.definition
-JOIN swf_workflow w ON w.id = i.workflow";
+/// A query of instance rows as [`record_of`] reads them, with `$where` after
+/// `FROM swf_instance i`.
+macro_rules! select_records {
+    ($where:literal) => {
+        concat!(
+            "SELECT i.id, w.name, d.version, d.hash, i.status, i.state, i.position,
+                i.revision, i.wake_at, i.parent, i.lease_worker, i.lease_until, i.outcome,
+                i.created_at, i.updated_at
+            FROM swf_instance i
+            JOIN swf_definition d ON d.id = i.definition
+            JOIN swf_workflow w ON w.id = i.workflow ",
+            $where
+        )
+    };
+}
+
+/// An event the request stored itself, taken as it is rather than decoded again from its row.
+pub(super) struct Stored<'a> {
+    pub seq: i64,
+    pub event: &'a Event,
+}
 
 /// Creates an instance with `extra_inbox` in its inbox besides the events it names.
 pub(super) fn insert_instance(
-    connection: &Connection,
+    connection: &Session,
     new: &NewInstance,
     extra_inbox: &[u64],
     now: Timestamp,
@@ -39,10 +54,8 @@ pub(super) fn insert_instance(
             new.status
         )));
     }
-    let (definition, _) = definition_id(connection, &new.definition, now)?;
-    let workflow: i64 = connection
-        .prepare_cached("SELECT workflow FROM swf_definition WHERE id = ?1")?
-        .query_row([definition], |row| row.get(0))?;
+    let definition = definition_row(connection, &new.definition, now)?;
+    let (workflow, definition) = (definition.workflow, definition.id);
     let parent = new.parent.map(id_column).transpose()?;
     let (lease_worker, lease_until) = match &new.lease {
         Some(lease) => (Some(lease.worker.as_str()), Some(micros(lease.until))),
@@ -103,7 +116,7 @@ pub(super) fn insert_instance(
 
 /// Binds correlation values; an attribute already bound keeps its value.
 pub(super) fn bind(
-    connection: &Connection,
+    connection: &Session,
     workflow: i64,
     instance: i64,
     values: &[(String, String)],
@@ -120,52 +133,100 @@ pub(super) fn bind(
 }
 
 /// One instance with its inbox, or `None`.
-pub(super) fn load(connection: &Connection, id: i64) -> Result<Option<Claimed>, StoreError> {
-    let sql = format!("{RECORD_COLUMNS} WHERE i.id = ?1");
-    let Some(mut record) = connection
-        .prepare_cached(&sql)?
-        .query_row([id], record_of)
-        .optional()?
-        .transpose()?
-    else {
+pub(super) fn load(
+    connection: &Session,
+    id: i64,
+    stored: Option<&Stored<'_>>,
+) -> Result<Option<Claimed>, StoreError> {
+    let Some(record) = read_record(connection, id)? else {
         return Ok(None);
     };
-    let mut waits = connection.prepare_cached(
-        "SELECT n.name FROM swf_wait w JOIN swf_name n ON n.id = w.name WHERE w.instance = ?1
-         ORDER BY n.name",
-    )?;
-    record.waits = waits
-        .query_map([id], |row| row.get(0))?
-        .collect::<Result<_, _>>()?;
-    let mut correlation = connection.prepare_cached(
-        "SELECT n.name, b.value FROM swf_binding b JOIN swf_name n ON n.id = b.attribute
-         WHERE b.instance = ?1 ORDER BY n.name",
-    )?;
-    record.correlation = correlation
-        .query_map([id], |row| Ok((row.get(0)?, row.get(1)?)))?
-        .collect::<Result<_, _>>()?;
-    let inbox = inbox(connection, id)?;
-    Ok(Some(Claimed { record, inbox }))
+    let waits = waits(connection, id)?;
+    hand_over(connection, record, &waits, stored).map(Some)
 }
 
-/// The inbox of an instance, oldest event first.
-pub(super) fn inbox(connection: &Connection, id: i64) -> Result<Vec<StoredEvent>, StoreError> {
+/// An instance as a worker gets it: `record` (its row) with its waits (the definitions of
+/// `waits`), its correlation and its inbox (`stored` taken as it is).
+pub(super) fn hand_over(
+    connection: &Session,
+    mut record: InstanceRecord,
+    waits: &[i64],
+    stored: Option<&Stored<'_>>,
+) -> Result<Claimed, StoreError> {
+    complete(connection, &mut record, waits)?;
+    let inbox = inbox(connection, id_column(record.id)?, stored)?;
+    Ok(Claimed { record, inbox })
+}
+
+/// The row of an instance: its record without waits and correlation, or `None`.
+pub(super) fn read_record(
+    connection: &Session,
+    id: i64,
+) -> Result<Option<InstanceRecord>, StoreError> {
+    connection
+        .prepare_cached(select_records!("WHERE i.id = ?1"))?
+        .query_row([id], record_of)
+        .optional()?
+        .transpose()
+}
+
+/// The ids of the event definitions an instance waits for.
+pub(super) fn waits(connection: &Session, id: i64) -> Result<Vec<i64>, StoreError> {
+    Ok(connection
+        .prepare_cached("SELECT name FROM swf_wait WHERE instance = ?1")?
+        .query_map([id], |row| row.get(0))?
+        .collect::<Result<_, _>>()?)
+}
+
+/// Fills in a record's waits (the definitions of `waits`) and correlation, each sorted by name.
+fn complete(
+    connection: &Session,
+    record: &mut InstanceRecord,
+    waits: &[i64],
+) -> Result<(), StoreError> {
+    let id = id_column(record.id)?;
+    record.waits = waits
+        .iter()
+        .map(|&wait| name_of(connection, wait))
+        .collect::<Result<_, _>>()?;
+    record.waits.sort();
+    let bound: Vec<(i64, String)> = connection
+        .prepare_cached("SELECT attribute, value FROM swf_binding WHERE instance = ?1")?
+        .query_map([id], |row| Ok((row.get(0)?, row.get(1)?)))?
+        .collect::<Result<_, _>>()?;
+    record.correlation = bound
+        .into_iter()
+        .map(|(attribute, value)| Ok((name_of(connection, attribute)?, value)))
+        .collect::<Result<_, StoreError>>()?;
+    record.correlation.sort();
+    Ok(())
+}
+
+/// The inbox of an instance, oldest event first; `stored` is taken as it is.
+fn inbox(
+    connection: &Session,
+    id: i64,
+    stored: Option<&Stored<'_>>,
+) -> Result<Vec<StoredEvent>, StoreError> {
     let mut statement = connection.prepare_cached(
         "SELECT e.seq, e.body, e.received_at FROM swf_inbox b JOIN swf_event e ON e.seq = b.seq
          WHERE b.instance = ?1 ORDER BY b.seq",
     )?;
-    let rows = statement.query_map([id], |row| {
-        Ok((
-            row.get::<_, i64>(0)?,
-            row.get::<_, String>(1)?,
-            row.get::<_, i64>(2)?,
-        ))
-    })?;
-    rows.map(|row| {
-        let (seq, body, received_at) = row?;
-        stored_event(seq, &body, received_at)
-    })
-    .collect()
+    let mut rows = statement.query([id])?;
+    let mut events = Vec::new();
+    while let Some(row) = rows.next()? {
+        let seq: i64 = row.get(0)?;
+        let received_at: i64 = row.get(2)?;
+        events.push(match stored {
+            Some(stored) if stored.seq == seq => StoredEvent {
+                seq: number(seq)?,
+                event: stored.event.clone(),
+                received_at: timestamp(received_at)?,
+            },
+            _ => stored_event(seq, &row.get::<_, String>(1)?, received_at)?,
+        });
+    }
+    Ok(events)
 }
 
 /// A stored event from its columns.
@@ -231,7 +292,7 @@ fn record_of(row: &Row<'_>) -> rusqlite::Result<Result<InstanceRecord, StoreErro
 
 /// Claims up to `limit` instances of `workflow` that have work, due earliest first.
 pub(super) fn claim(
-    connection: &Connection,
+    connection: &Session,
     workflow: &str,
     worker: &str,
     now: Timestamp,
@@ -251,12 +312,16 @@ pub(super) fn claim(
         )?
         .query_map((workflow, micros(now), limit), |row| row.get(0))?
         .collect::<Result<_, _>>()?;
-    lease_all(connection, &ids, worker, deadline(now, lease)?)
+    let mut records = Vec::with_capacity(ids.len());
+    for id in ids {
+        records.extend(read_record(connection, id)?);
+    }
+    lease_all(connection, records, worker, deadline(now, lease)?)
 }
 
 /// Claims those of `ids` that have work and no live lease.
 pub(super) fn claim_ids(
-    connection: &Connection,
+    connection: &Session,
     ids: &[InstanceId],
     worker: &str,
     now: Timestamp,
@@ -265,43 +330,49 @@ pub(super) fn claim_ids(
     let mut claimable = Vec::with_capacity(ids.len());
     let unique: BTreeSet<InstanceId> = ids.iter().copied().collect();
     for id in unique {
-        let id = id_column(id)?;
         let found = connection
-            .prepare_cached(
-                "SELECT id FROM swf_instance
-                 WHERE id = ?1 AND due_at IS NOT NULL AND due_at <= ?2
-                   AND (lease_until IS NULL OR lease_until < ?2)",
-            )?
-            .query_row((id, micros(now)), |row| row.get::<_, i64>(0))
-            .optional()?;
+            .prepare_cached(select_records!(
+                "WHERE i.id = ?1 AND i.due_at IS NOT NULL AND i.due_at <= ?2
+                   AND (i.lease_until IS NULL OR i.lease_until < ?2)"
+            ))?
+            .query_row((id_column(id)?, micros(now)), record_of)
+            .optional()?
+            .transpose()?;
         claimable.extend(found);
     }
-    lease_all(connection, &claimable, worker, deadline(now, lease)?)
+    lease_all(connection, claimable, worker, deadline(now, lease)?)
 }
 
-/// Leases `ids` to `worker` until `until` and reads them back. Claiming hands the inbox to the
+/// Leases the instances of `records` (their rows as just read) to `worker` until `until` and
+/// completes them with their waits, correlation and inbox. Claiming hands the inbox to the
 /// worker, so it clears `nudged` (events that arrive from now on set it again).
 fn lease_all(
-    connection: &Connection,
-    ids: &[i64],
+    connection: &Session,
+    records: Vec<InstanceRecord>,
     worker: &str,
     until: i64,
 ) -> Result<Vec<Claimed>, StoreError> {
-    let mut claimed = Vec::with_capacity(ids.len());
-    for &id in ids {
+    let mut claimed = Vec::with_capacity(records.len());
+    for mut record in records {
+        let id = id_column(record.id)?;
         connection
             .prepare_cached(
                 "UPDATE swf_instance SET lease_worker = ?2, lease_until = ?3, nudged = 0 WHERE id = ?1",
             )?
             .execute((id, worker, until))?;
-        claimed.extend(load(connection, id)?);
+        record.lease = Some(Lease {
+            worker: worker.to_string(),
+            until: timestamp(until)?,
+        });
+        let waits = waits(connection, id)?;
+        claimed.push(hand_over(connection, record, &waits, None)?);
     }
     Ok(claimed)
 }
 
 /// Extends `worker`'s leases; returns the ids it still held.
 pub(super) fn renew(
-    connection: &Connection,
+    connection: &Session,
     ids: &[InstanceId],
     worker: &str,
     until: Timestamp,
@@ -322,7 +393,7 @@ pub(super) fn renew(
 
 /// When an instance of `workflow` next has work or a lease expires.
 pub(super) fn next_wake(
-    connection: &Connection,
+    connection: &Session,
     workflow: &str,
 ) -> Result<Option<Timestamp>, StoreError> {
     let Some(workflow) = find_workflow(connection, workflow)? else {

@@ -14,6 +14,7 @@ mod names;
 mod operations;
 mod routing;
 mod schema;
+mod session;
 mod worker;
 
 #[cfg(test)]
@@ -88,13 +89,15 @@ impl SqliteStore {
     where
         T: Send + 'static,
         // `Fn`: the store's thread runs a group of requests again when one of them fails.
-        F: Fn(&Connection) -> Result<T, StoreError> + Send + 'static,
+        F: Fn(&session::Session) -> Result<T, StoreError> + Send + 'static,
     {
         let (reply, answer) = oneshot::channel();
         self.worker.send(Box::new(Request::new(work, reply)))?;
-        answer
+        let (outcome, work) = answer
             .await
-            .map_err(|_| unavailable("the SQLite store's thread stopped before answering"))?
+            .map_err(|_| unavailable("the SQLite store's thread stopped before answering"))?;
+        drop(work);
+        outcome
     }
 }
 
@@ -106,9 +109,9 @@ impl Store for SqliteStore {
     ) -> Result<Timestamp, StoreError> {
         let definition = definition.clone();
         let deployed_at = self
-            .call(move |connection| names::definition_id(connection, &definition, now))
+            .call(move |connection| names::definition_row(connection, &definition, now))
             .await?
-            .1;
+            .deployed_at;
         super::codec::timestamp(deployed_at)
     }
 
@@ -169,7 +172,11 @@ impl Store for SqliteStore {
         commits: Vec<Commit>,
         now: Timestamp,
     ) -> Result<Vec<CommitResult>, StoreError> {
-        self.call(move |connection| commits::commit_all(connection, &commits, now))
+        let texts = commits
+            .iter()
+            .map(commits::CommitTexts::of)
+            .collect::<Result<Vec<_>, _>>()?;
+        self.call(move |connection| commits::commit_all(connection, &commits, &texts, now))
             .await
     }
 
@@ -178,7 +185,13 @@ impl Store for SqliteStore {
         deliveries: Vec<Delivery>,
         now: Timestamp,
     ) -> Result<Vec<Routed>, StoreError> {
-        self.call(move |connection| routing::deliver_all(connection, &deliveries, now))
+        // Encoded here, on the caller's thread: the store's thread is what every request waits
+        // for.
+        let encoded = deliveries
+            .iter()
+            .map(|delivery| super::codec::encode_event(&delivery.event))
+            .collect::<Result<Vec<_>, _>>()?;
+        self.call(move |connection| routing::deliver_all(connection, &deliveries, &encoded, now))
             .await
     }
 
@@ -229,7 +242,7 @@ impl Store for SqliteStore {
     }
 
     async fn instance(&self, id: InstanceId) -> Result<Option<Claimed>, StoreError> {
-        self.call(move |connection| instances::load(connection, super::codec::id_column(id)?))
+        self.call(move |connection| instances::load(connection, super::codec::id_column(id)?, None))
             .await
     }
 

@@ -3,9 +3,10 @@
 use std::time::Duration;
 
 use jiff::Timestamp;
-use rusqlite::{Connection, OptionalExtension};
+use rusqlite::OptionalExtension;
 
 use super::commits::end;
+use super::session::Session;
 use crate::store::codec::{
     LIST_CAP, deadline, event, history_kind, history_kind_code, id_column, instance_id, json_text,
     json_value, micros, number, number_column, status, status_code, strings, timestamp,
@@ -17,7 +18,7 @@ use crate::store::{
 
 /// The instances `filter` selects, newest first.
 pub(super) fn list(
-    connection: &Connection,
+    connection: &Session,
     filter: &ListFilter,
 ) -> Result<Vec<InstanceSummary>, StoreError> {
     let mut sql = String::from(
@@ -81,7 +82,7 @@ pub(super) fn list(
 
 /// The history of one instance, oldest first.
 pub(super) fn history(
-    connection: &Connection,
+    connection: &Session,
     id: InstanceId,
 ) -> Result<Vec<HistoryEntry>, StoreError> {
     let mut statement = connection.prepare_cached(
@@ -117,7 +118,7 @@ pub(super) fn history(
 }
 
 /// The status, revision and position of an instance, or `NotFound`.
-fn current(connection: &Connection, id: i64) -> Result<(Status, i64, String), StoreError> {
+fn current(connection: &Session, id: i64) -> Result<(Status, i64, String), StoreError> {
     let found = connection
         .prepare_cached("SELECT status, revision, position FROM swf_instance WHERE id = ?1")?
         .query_row([id], |row| {
@@ -131,7 +132,7 @@ fn current(connection: &Connection, id: i64) -> Result<(Status, i64, String), St
 
 /// Writes an operator's transition: a new status and revision, and its history entry.
 fn operate(
-    connection: &Connection,
+    connection: &Session,
     id: i64,
     revision: i64,
     position: &str,
@@ -171,7 +172,7 @@ fn operate(
 
 /// Cancels an instance that has not ended; returns its inbox's events.
 pub(super) fn cancel(
-    connection: &Connection,
+    connection: &Session,
     id: InstanceId,
     reason: &str,
     now: Timestamp,
@@ -199,7 +200,7 @@ pub(super) fn cancel(
 
 /// Resumes a failed instance from its last committed state.
 pub(super) fn redrive(
-    connection: &Connection,
+    connection: &Session,
     id: InstanceId,
     now: Timestamp,
 ) -> Result<(), StoreError> {
@@ -224,7 +225,7 @@ pub(super) fn redrive(
 
 /// Claims produced events not yet delivered, oldest first.
 pub(super) fn claim_outbox(
-    connection: &Connection,
+    connection: &Session,
     worker: &str,
     now: Timestamp,
     lease: Duration,
@@ -260,7 +261,7 @@ pub(super) fn claim_outbox(
 
 /// Marks produced events as delivered.
 pub(super) fn mark_delivered(
-    connection: &Connection,
+    connection: &Session,
     seqs: &[u64],
     now: Timestamp,
 ) -> Result<(), StoreError> {

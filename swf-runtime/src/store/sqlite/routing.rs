@@ -3,35 +3,38 @@
 use std::collections::BTreeSet;
 
 use jiff::Timestamp;
-use rusqlite::{Connection, OptionalExtension};
+use rusqlite::OptionalExtension;
 
-use super::instances::{insert_instance, load, stored_event};
+use super::instances::{Stored, hand_over, insert_instance, read_record, stored_event, waits};
 use super::names::{find_workflow, name_id, workflow_id};
+use super::session::Session;
 use crate::store::codec::{
-    CORRELATION_ATTRIBUTE, EVENT_DEFINITION, deadline, encode_event, instance_id, micros, number,
-    status_code,
+    CORRELATION_ATTRIBUTE, EVENT_DEFINITION, EncodedEvent, deadline, incompatible, instance_id,
+    micros, number, status, status_code, timestamp,
 };
-use crate::store::{Delivery, Routed, StartPlan, Status, StoreError, StoredEvent, Target};
+use crate::store::{Delivery, Lease, Routed, StartPlan, Status, StoreError, StoredEvent, Target};
 
-/// Stores and routes each delivery, in order.
+/// Stores and routes each delivery (its event encoded in `encoded`), in order.
 pub(super) fn deliver_all(
-    connection: &Connection,
+    connection: &Session,
     deliveries: &[Delivery],
+    encoded: &[EncodedEvent],
     now: Timestamp,
 ) -> Result<Vec<Routed>, StoreError> {
     deliveries
         .iter()
-        .map(|delivery| deliver_one(connection, delivery, now))
+        .zip(encoded)
+        .map(|(delivery, encoded)| deliver_one(connection, delivery, encoded, now))
         .collect()
 }
 
 fn deliver_one(
-    connection: &Connection,
+    connection: &Session,
     delivery: &Delivery,
+    encoded: &EncodedEvent,
     now: Timestamp,
 ) -> Result<Routed, StoreError> {
     let workflow = workflow_id(connection, &delivery.workflow)?;
-    let encoded = encode_event(&delivery.event)?;
     let at = micros(now);
     // Inserting first and looking only on a conflict costs one statement per new event, the
     // common case, instead of two. (The rowid of the insert rather than `RETURNING`, which
@@ -93,7 +96,7 @@ fn deliver_one(
 
 /// The instances that one target reaches (see [`Delivery`] for the rules).
 fn receivers_of(
-    connection: &Connection,
+    connection: &Session,
     workflow: i64,
     definition: i64,
     target: &Target,
@@ -140,7 +143,7 @@ fn receivers_of(
 /// leases the woken to the delivery's [`WakeClaim`](crate::store::WakeClaim), if any: one update
 /// of each receiver's row.
 fn receive(
-    connection: &Connection,
+    connection: &Session,
     seq: i64,
     receivers: &BTreeSet<i64>,
     definitions: &[i64],
@@ -161,15 +164,36 @@ fn receive(
         connection
             .prepare_cached("INSERT OR IGNORE INTO swf_inbox (instance, seq) VALUES (?1, ?2)")?
             .execute((receiver, seq))?;
-        instances.push(instance_id(receiver)?);
-        let (status, lease): (i64, Option<i64>) = connection
-            .prepare_cached("SELECT status, lease_until FROM swf_instance WHERE id = ?1")?
-            .query_row([receiver], |row| Ok((row.get(0)?, row.get(1)?)))?;
-        let wakes = status == i64::from(status_code(Status::Waiting))
-            && waits_for_any(connection, receiver, definitions)?;
+        let id = instance_id(receiver)?;
+        instances.push(id);
+        let waits = waits(connection, receiver)?;
+        let waits_for_it = waits.iter().any(|wait| definitions.contains(wait));
+        // While this delivery may lease what it wakes, the whole row is read at once: the
+        // record it hands over is that row with the lease.
+        let record = match (&delivery.claim, lease_until) {
+            (Some(_), Some(_)) if room > 0 && waits_for_it => {
+                Some(read_record(connection, receiver)?.ok_or_else(|| {
+                    incompatible(format!("instance {id} has waits or bindings but no row"))
+                })?)
+            }
+            _ => None,
+        };
+        let (status_now, lease) = match &record {
+            Some(record) => (
+                record.status,
+                record.lease.as_ref().map(|lease| micros(lease.until)),
+            ),
+            None => {
+                let (code, lease): (i64, Option<i64>) = connection
+                    .prepare_cached("SELECT status, lease_until FROM swf_instance WHERE id = ?1")?
+                    .query_row([receiver], |row| Ok((row.get(0)?, row.get(1)?)))?;
+                (status(code)?, lease)
+            }
+        };
+        let wakes = status_now == Status::Waiting && waits_for_it;
         let free = lease.is_none_or(|until| until < at);
-        match (&delivery.claim, lease_until) {
-            (Some(claim), Some(until)) if wakes && free && room > 0 => {
+        match (&delivery.claim, lease_until, record) {
+            (Some(claim), Some(until), Some(mut record)) if wakes && free => {
                 // Leasing hands the inbox, this event included, to the worker: not nudged.
                 connection
                     .prepare_cached(
@@ -185,7 +209,17 @@ fn receive(
                         until,
                     ))?;
                 room -= 1;
-                claimed.extend(load(connection, receiver)?);
+                record.status = Status::Runnable;
+                record.updated_at = timestamp(at)?;
+                record.lease = Some(Lease {
+                    worker: claim.worker.clone(),
+                    until: timestamp(until)?,
+                });
+                let stored = Stored {
+                    seq,
+                    event: &delivery.event,
+                };
+                claimed.push(hand_over(connection, record, &waits, Some(&stored))?);
             }
             // `nudged` tells a commit in flight that its worker did not see this event:
             // whatever the instance waited for when the step began, the step may end waiting
@@ -205,7 +239,7 @@ fn receive(
             }
         }
         if wakes {
-            woken.push(instance_id(receiver)?);
+            woken.push(id);
         }
     }
     Ok(Routed::Delivered {
@@ -216,28 +250,10 @@ fn receive(
     })
 }
 
-/// Whether an instance waits for one of `definitions`.
-fn waits_for_any(
-    connection: &Connection,
-    instance: i64,
-    definitions: &[i64],
-) -> Result<bool, StoreError> {
-    for definition in definitions {
-        let found = connection
-            .prepare_cached("SELECT 1 FROM swf_wait WHERE instance = ?1 AND name = ?2")?
-            .query_row((instance, definition), |_| Ok(()))
-            .optional()?;
-        if found.is_some() {
-            return Ok(true);
-        }
-    }
-    Ok(false)
-}
-
 /// Adds the event to the oldest live group of `key` that lacks `this` (a new one when none does);
 /// returns the group.
 fn join_group(
-    connection: &Connection,
+    connection: &Session,
     workflow: i64,
     key: &str,
     this: &str,
@@ -279,7 +295,7 @@ fn join_group(
 /// When the group holds an event of every `needed` definition: removes it and returns its
 /// events' seqs in arrival order.
 fn complete_group(
-    connection: &Connection,
+    connection: &Session,
     workflow: i64,
     group: i64,
     needed: &[String],
@@ -304,7 +320,7 @@ fn complete_group(
         .map(Some)
 }
 
-fn remove_group(connection: &Connection, group: i64) -> Result<(), StoreError> {
+fn remove_group(connection: &Session, group: i64) -> Result<(), StoreError> {
     connection
         .prepare_cached("DELETE FROM swf_start_member WHERE start_group = ?1")?
         .execute([group])?;
@@ -317,7 +333,7 @@ fn remove_group(connection: &Connection, group: i64) -> Result<(), StoreError> {
 /// Removes the groups of `workflow` whose last event is older than their timeout; returns their
 /// events, oldest first.
 pub(super) fn expire_start_groups(
-    connection: &Connection,
+    connection: &Session,
     workflow: &str,
     now: Timestamp,
 ) -> Result<Vec<StoredEvent>, StoreError> {

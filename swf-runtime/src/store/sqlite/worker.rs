@@ -15,6 +15,7 @@ use std::thread::JoinHandle;
 use rusqlite::Connection;
 use tokio::sync::oneshot;
 
+use super::session::Session;
 use crate::store::StoreError;
 use crate::store::codec::unavailable;
 
@@ -25,22 +26,27 @@ const MAX_GROUP: usize = 512;
 pub(super) trait Job: Send {
     /// Runs the work inside the group's transaction, replacing the outcome of any earlier run;
     /// `false` when it failed.
-    fn run(&mut self, connection: &Connection) -> bool;
+    fn run(&mut self, connection: &Session) -> bool;
 
     /// Answers the caller; `failure` is set when the group's transaction could not commit.
     fn answer(self: Box<Self>, failure: Option<&StoreError>);
 }
 
+/// The answer to a request: its outcome, and its work handed back so that what the work holds
+/// (the events and states it wrote) is freed by the caller, not by the store's thread, which
+/// every request waits for.
+pub(super) type Answer<T, F> = (Result<T, StoreError>, F);
+
 /// A request whose work returns a `T`.
 pub(super) struct Request<T, F> {
     work: F,
     outcome: Option<Result<T, StoreError>>,
-    reply: oneshot::Sender<Result<T, StoreError>>,
+    reply: oneshot::Sender<Answer<T, F>>,
 }
 
 impl<T, F> Request<T, F> {
     /// A request doing `work` and answering on `reply`.
-    pub(super) fn new(work: F, reply: oneshot::Sender<Result<T, StoreError>>) -> Self {
+    pub(super) fn new(work: F, reply: oneshot::Sender<Answer<T, F>>) -> Self {
         Self {
             work,
             outcome: None,
@@ -52,9 +58,9 @@ impl<T, F> Request<T, F> {
 impl<T, F> Job for Request<T, F>
 where
     T: Send,
-    F: Fn(&Connection) -> Result<T, StoreError> + Send,
+    F: Fn(&Session) -> Result<T, StoreError> + Send,
 {
-    fn run(&mut self, connection: &Connection) -> bool {
+    fn run(&mut self, connection: &Session) -> bool {
         let outcome = (self.work)(connection);
         let succeeded = outcome.is_ok();
         self.outcome = Some(outcome);
@@ -69,7 +75,7 @@ where
             (None, None) => Err(unavailable("a SQLite request did not run")),
         };
         // The caller may have stopped waiting; then nobody needs the answer.
-        let _ = self.reply.send(outcome);
+        let _ = self.reply.send((outcome, self.work));
     }
 }
 
@@ -85,7 +91,7 @@ impl Worker {
         let (sender, receiver) = std::sync::mpsc::channel::<Box<dyn Job>>();
         let thread = std::thread::Builder::new()
             .name(name)
-            .spawn(move || serve(connection, receiver))
+            .spawn(move || serve(Session::new(connection), receiver))
             .map_err(|error| unavailable(format!("cannot start the SQLite thread: {error}")))?;
         Ok(Self {
             sender: Some(sender),
@@ -116,7 +122,7 @@ impl Drop for Worker {
 }
 
 /// The thread's loop: one transaction per group of queued requests.
-fn serve(connection: Connection, receiver: Receiver<Box<dyn Job>>) {
+fn serve(connection: Session, receiver: Receiver<Box<dyn Job>>) {
     while let Ok(first) = receiver.recv() {
         let mut group = vec![first];
         while group.len() < MAX_GROUP {
@@ -134,7 +140,7 @@ fn serve(connection: Connection, receiver: Receiver<Box<dyn Job>>) {
 
 /// Runs a group in one transaction: without savepoints while every job succeeds, else again
 /// with each job in its own savepoint.
-fn run_group(connection: &Connection, group: &mut [Box<dyn Job>]) -> Result<(), StoreError> {
+fn run_group(connection: &Session, group: &mut [Box<dyn Job>]) -> Result<(), StoreError> {
     execute(connection, "BEGIN IMMEDIATE")?;
     let mut isolated = false;
     for job in group.iter_mut() {
@@ -146,30 +152,37 @@ fn run_group(connection: &Connection, group: &mut [Box<dyn Job>]) -> Result<(), 
     if isolated {
         // The failed job may have written part of its work: undo the whole group, then run
         // it again so that each job's failure undoes only its own writes.
-        // (An error may have ended the transaction already: then there is nothing to undo.)
-        let _ = execute(connection, "ROLLBACK");
+        rollback(connection);
         execute(connection, "BEGIN IMMEDIATE")?;
         for job in group.iter_mut() {
             if let Err(error) = run_in_savepoint(connection, job.as_mut()) {
-                let _ = execute(connection, "ROLLBACK");
+                rollback(connection);
                 return Err(error);
             }
         }
     }
     if let Err(error) = execute(connection, "COMMIT") {
-        let _ = execute(connection, "ROLLBACK");
+        rollback(connection);
         return Err(error);
     }
     Ok(())
 }
 
 /// Runs one job in a savepoint, rolled back when the job fails.
-fn run_in_savepoint(connection: &Connection, job: &mut dyn Job) -> Result<(), StoreError> {
+fn run_in_savepoint(connection: &Session, job: &mut dyn Job) -> Result<(), StoreError> {
     execute(connection, "SAVEPOINT request")?;
     if !job.run(connection) {
+        connection.forget();
         execute(connection, "ROLLBACK TO request")?;
     }
     execute(connection, "RELEASE request")
+}
+
+/// Rolls the transaction back, forgetting the ids it may have added. (An error may have ended
+/// the transaction already: then there is nothing to undo.)
+fn rollback(connection: &Session) {
+    connection.forget();
+    let _ = execute(connection, "ROLLBACK");
 }
 
 /// Runs a statement without parameters through the statement cache.
