@@ -9,6 +9,8 @@
 
 #[path = "grammar/generator.rs"]
 mod generator;
+#[path = "support/rng.rs"]
+mod rng;
 
 use generator::{DIALECTS, Rng, workflow};
 use std::path::PathBuf;

@@ -9,6 +9,14 @@ fn codes(name: &str, text: &str) -> Vec<&'static str> {
     diagnostics(name, text).iter().map(|d| d.code.0).collect()
 }
 
+/// The one diagnostic of `text`, which must have `code`.
+fn only(name: &str, text: &str, code: &str) -> Diagnostic {
+    let found = diagnostics(name, text);
+    let codes: Vec<_> = found.iter().map(|d| d.code.0).collect();
+    assert_eq!(codes, vec![code], "{name}: {found:#?}");
+    found[0].clone()
+}
+
 fn diagnostics(name: &str, text: &str) -> Vec<Diagnostic> {
     let source = SourceFile::new(name, text.to_owned());
     let (_, diags) = swf_codegen::check(&source);
@@ -41,10 +49,8 @@ fn empty_transition_targets_are_refused_in_every_dialect() {
         ("v01.yaml", v01),
         ("second.yaml", second),
     ] {
-        let found = diagnostics(name, text);
-        let codes: Vec<_> = found.iter().map(|d| d.code.0).collect();
-        assert_eq!(codes, vec!["E0124"], "{name}: {found:#?}");
-        assert!(found[0].message.contains("is empty"), "{name}");
+        let found = only(name, text, "E0124");
+        assert!(found.message.contains("is empty"), "{name}");
     }
 }
 
@@ -148,10 +154,7 @@ fn an_unknown_state_type_is_reported_once_in_every_dialect() {
         ("first.yaml", first, 4),
         ("second.yaml", second, 6),
     ] {
-        let found = diagnostics(name, text);
-        let codes: Vec<_> = found.iter().map(|d| d.code.0).collect();
-        assert_eq!(codes, vec!["E0005"], "{name}: {found:#?}");
-        assert_eq!(found[0].span.line, line, "{name}");
+        assert_eq!(only(name, text, "E0005").span.line, line, "{name}");
     }
 }
 
@@ -179,8 +182,6 @@ fn an_unknown_state_type_at_the_start_or_the_end_is_reported_once() {
         ("first_last.yaml", first_last),
         ("second_start.yaml", second_start),
     ] {
-        let found = diagnostics(name, text);
-        let codes: Vec<_> = found.iter().map(|d| d.code.0).collect();
-        assert_eq!(codes, vec!["E0005"], "{name}: {found:#?}");
+        only(name, text, "E0005");
     }
 }

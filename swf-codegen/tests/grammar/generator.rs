@@ -4,22 +4,7 @@
 //! scopes, or (in the tasks draft, when events are allowed) an event state. The same seed gives
 //! the same text.
 
-/// xorshift64*: small, deterministic, good enough to pick productions.
-pub struct Rng(pub u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-
-    /// A number in `0..n` (0 when `n` is 0).
-    pub fn below(&mut self, n: usize) -> usize {
-        usize::try_from(self.next() % u64::try_from(n.max(1)).unwrap_or(1)).unwrap_or(0)
-    }
-}
+pub use crate::rng::Rng;
 
 /// The dialects a file may be written in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
