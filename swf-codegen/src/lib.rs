@@ -12,6 +12,9 @@ pub mod emit;
 pub mod emit_parts;
 pub mod graph;
 pub mod ir;
+// For the smoke, property and fuzz tests: not an API.
+#[doc(hidden)]
+pub mod oracle;
 pub mod parse;
 mod pipeline;
 pub mod schema;

@@ -6,7 +6,6 @@
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::{Path, PathBuf};
-use swf_codegen::diagnostic::Severity;
 use swf_codegen::source::SourceFile;
 
 /// Every `*.sw.yaml` / `*.sw.json` under the workspace, sorted.
@@ -43,27 +42,69 @@ fn collect(dir: &Path, out: &mut Vec<PathBuf>) {
 
 /// Runs one input through the pipeline; `Err` describes what went wrong.
 fn exercise(name: &str, text: &str) -> Result<(), String> {
-    let source = SourceFile::new(name, text.to_owned());
-    let outcome = catch_unwind(AssertUnwindSafe(|| {
-        let (_, diags) = swf_codegen::check(&source);
-        let errors = diags.items().iter().any(|d| d.severity == Severity::Error);
-        let compiled = swf_codegen::compile(&source);
-        (errors, compiled)
-    }));
-    let (errors, compiled) = outcome.map_err(|_| "panicked".to_owned())?;
-    if compiled.tokens.is_some() == errors {
-        return Err(format!(
-            "check found errors: {errors}, gen produced code: {}",
-            compiled.tokens.is_some()
-        ));
-    }
-    if let Some(tokens) = compiled.tokens {
-        if tokens.to_string().contains("compile_error") {
-            return Err("gen emitted compile_error! for what check accepted".into());
+    exercise_together(&[SourceFile::new(name, text.to_owned())])
+}
+
+/// Runs files compiled together through the pipeline; `Err` describes what went wrong.
+fn exercise_together(sources: &[SourceFile]) -> Result<(), String> {
+    catch_unwind(AssertUnwindSafe(|| {
+        swf_codegen::oracle::check_agrees_with_gen(sources)
+    }))
+    .map_err(|_| "panicked".to_owned())?
+    .map(drop)
+}
+
+/// The stored corpus of a fuzz target (`fuzz/seeds/<target>`: the minimized corpus of the
+/// long runs), as raw inputs: every eighth file in name order (a fixed sample, a few seconds of
+/// a debug build), or all of them with `SWF_SMOKE_SEEDS=all`.
+fn fuzz_seeds(target: &str) -> Vec<(String, Vec<u8>)> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("fuzz/seeds")
+        .join(target);
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map(|entries| entries.flatten().map(|entry| entry.path()).collect())
+        .unwrap_or_default();
+    files.sort();
+    let every = if std::env::var("SWF_SMOKE_SEEDS").is_ok_and(|all| all == "all") {
+        1
+    } else {
+        8
+    };
+    files
+        .into_iter()
+        .step_by(every)
+        .filter_map(|path| Some((path.display().to_string(), std::fs::read(&path).ok()?)))
+        .collect()
+}
+
+/// The fuzz targets' stored corpora, replayed as the targets run them: `check_gen` takes one
+/// file, `check_gen_set` up to four separated by NUL bytes. Inputs that are not UTF-8 are
+/// skipped, as the targets skip them.
+#[test]
+fn the_stored_fuzz_corpora_compile_as_check_says() {
+    let single = fuzz_seeds("check_gen");
+    let sets = fuzz_seeds("check_gen_set");
+    assert!(
+        !single.is_empty() && !sets.is_empty(),
+        "the fuzz corpora are stored"
+    );
+    for (name, bytes) in single {
+        let Ok(text) = std::str::from_utf8(&bytes) else {
+            continue;
+        };
+        if let Err(problem) = exercise(&name, text) {
+            panic!("{name}: {problem}");
         }
-        swf_codegen::format_file(name, tokens).map_err(|e| format!("not Rust: {e}"))?;
     }
-    Ok(())
+    for (name, bytes) in sets {
+        let Ok(text) = std::str::from_utf8(&bytes) else {
+            continue;
+        };
+        let sources = swf_codegen::oracle::files_of_set(text);
+        if let Err(problem) = exercise_together(&sources) {
+            panic!("{name}: {problem}");
+        }
+    }
 }
 
 #[test]
@@ -80,21 +121,10 @@ fn the_corpus_compiles_as_check_says() {
     }
 }
 
-/// xorshift64*: small, deterministic, good enough to pick mutations.
-struct Rng(u64);
+#[path = "support/rng.rs"]
+mod rng;
 
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-
-    fn below(&mut self, n: usize) -> usize {
-        usize::try_from(self.next() % u64::try_from(n.max(1)).unwrap_or(1)).unwrap_or(0)
-    }
-}
+use rng::Rng;
 
 /// What mutations insert: YAML structure, aliases, hostile names and numbers, dialect keys.
 const TOKENS: &[&str] = &[

@@ -47,6 +47,25 @@ where
     }
 }
 
+/// Tells a standalone `io` the event definitions of `workflow` before `state` is stepped on it
+/// (see [`Io::learn_events`]): what the generated `step_with` does first, since the `Io` may be
+/// a new one for a state saved earlier.
+///
+/// # Errors
+/// The `EventError` of [`Io::learn_events`], at the state's position, with the state itself
+/// (serialized) as the data, so that the caller keeps it.
+pub fn learn_events<S: ScopeState + serde::Serialize>(
+    io: &Io,
+    workflow: &'static str,
+    events: &'static [EventSpec],
+    state: &S,
+) -> Result<(), WorkflowError> {
+    io.learn_events(workflow, events).map_err(|error| {
+        let data = serde_json::to_value(state).unwrap_or(Value::Null);
+        WorkflowError::new(workflow, state.position(), error, data)
+    })
+}
+
 async fn step_or_strand<S, F, Fut>(
     state: S,
     io: &Io,

@@ -79,8 +79,8 @@ pub use durable::{
 };
 pub use error::{ErrorObject, ExecStatus, FunctionError, WorkflowError};
 pub use events::{
-    DEFAULT_INBOX_CAPACITY, EVENT_ERROR, EventEntry, EventSpec, Io, IoBuilder, Listening,
-    context_attribute, event_data,
+    DEFAULT_INBOX_CAPACITY, EVENT_ERROR, EventEntry, EventSpec, Io, IoBuilder, Listening, Refusal,
+    Undeliverable, context_attribute, event_data,
 };
 pub use host::{
     HOST_ERROR, Host, HostChannels, HostConfig, InstanceId, Machine, Outcome, StartOnEvents,
@@ -124,7 +124,7 @@ pub mod __private {
     pub use crate::concurrent::{
         Iterations, RoundEnd, ScopeEnd, ScopeState, Slot, nested_position, round, step_slot,
     };
-    pub use crate::drive::{run_to_end, step_until_ran};
+    pub use crate::drive::{learn_events, run_to_end, step_until_ran};
     pub use crate::events::{CloudEvent, EventEntry, EventSpec, Io, event_data};
     pub use crate::host::{Machine, StartOnEvents};
     pub use crate::progress::{

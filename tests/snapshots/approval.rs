@@ -356,6 +356,12 @@ impl<F: ApprovalFunctions> ApprovalWorkflow<F> {
         state: ApprovalState,
         io: &::swf_runtime::Io,
     ) -> ::core::result::Result<ApprovalState, ::swf_runtime::WorkflowError> {
+        ::swf_runtime::__private::learn_events(
+            io,
+            Self::ID,
+            Self::event_specs(),
+            &state,
+        )?;
         ::swf_runtime::__private::step_until_ran(
                 state,
                 io,
@@ -369,7 +375,13 @@ impl<F: ApprovalFunctions> ApprovalWorkflow<F> {
         input: ::swf_runtime::Value,
         io: &::swf_runtime::Io,
     ) -> ::core::result::Result<ApprovalState, ::swf_runtime::WorkflowError> {
-        let _ = io;
+        if let ::core::result::Result::Err(error) = io
+            .learn_events(Self::ID, Self::event_specs())
+        {
+            return ::core::result::Result::Err(
+                ::swf_runtime::WorkflowError::new(Self::ID, "AskManager", error, input),
+            );
+        }
         let input = ::swf_runtime::__private::workflow_input(
             Self::ID,
             "AskManager",

@@ -240,7 +240,11 @@ impl<F: FiltersFunctions> FiltersWorkflow<F> {
         input: ::swf_runtime::Value,
         io: &::swf_runtime::Io,
     ) -> ::core::result::Result<FiltersState, ::swf_runtime::WorkflowError> {
-        let _ = io;
+        if let ::core::result::Result::Err(error) = io.learn_events(Self::ID, &[]) {
+            return ::core::result::Result::Err(
+                ::swf_runtime::WorkflowError::new(Self::ID, "Seed", error, input),
+            );
+        }
         let input = ::swf_runtime::__private::workflow_input(Self::ID, "Seed", input)?;
         ::core::result::Result::Ok(FiltersState::Seed { data: input })
     }

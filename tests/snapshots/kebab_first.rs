@@ -721,6 +721,12 @@ impl<F: CarAuctionFunctions> CarAuctionWorkflow<F> {
         state: CarAuctionState,
         io: &::swf_runtime::Io,
     ) -> ::core::result::Result<CarAuctionState, ::swf_runtime::WorkflowError> {
+        ::swf_runtime::__private::learn_events(
+            io,
+            Self::ID,
+            Self::event_specs(),
+            &state,
+        )?;
         ::swf_runtime::__private::step_until_ran(
                 state,
                 io,
@@ -734,7 +740,13 @@ impl<F: CarAuctionFunctions> CarAuctionWorkflow<F> {
         input: ::swf_runtime::Value,
         io: &::swf_runtime::Io,
     ) -> ::core::result::Result<CarAuctionState, ::swf_runtime::WorkflowError> {
-        let _ = io;
+        if let ::core::result::Result::Err(error) = io
+            .learn_events(Self::ID, Self::event_specs())
+        {
+            return ::core::result::Result::Err(
+                ::swf_runtime::WorkflowError::new(Self::ID, "Bidding", error, input),
+            );
+        }
         let input = ::swf_runtime::__private::workflow_input(
             Self::ID,
             "Bidding",

@@ -536,6 +536,7 @@ impl<F: NestedFunctions> NestedWorkflow<F> {
         state: NestedState,
         io: &::swf_runtime::Io,
     ) -> ::core::result::Result<NestedState, ::swf_runtime::WorkflowError> {
+        ::swf_runtime::__private::learn_events(io, Self::ID, &[], &state)?;
         ::swf_runtime::__private::step_until_ran(
                 state,
                 io,
@@ -549,7 +550,11 @@ impl<F: NestedFunctions> NestedWorkflow<F> {
         input: ::swf_runtime::Value,
         io: &::swf_runtime::Io,
     ) -> ::core::result::Result<NestedState, ::swf_runtime::WorkflowError> {
-        let _ = io;
+        if let ::core::result::Result::Err(error) = io.learn_events(Self::ID, &[]) {
+            return ::core::result::Result::Err(
+                ::swf_runtime::WorkflowError::new(Self::ID, "With", error, input),
+            );
+        }
         let input = ::swf_runtime::__private::workflow_input(Self::ID, "With", input)?;
         ::core::result::Result::Ok(NestedState::With {
             data: input,

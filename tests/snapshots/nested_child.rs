@@ -199,7 +199,11 @@ impl<F: NestedChildFunctions> NestedChildWorkflow<F> {
         input: ::swf_runtime::Value,
         io: &::swf_runtime::Io,
     ) -> ::core::result::Result<NestedChildState, ::swf_runtime::WorkflowError> {
-        let _ = io;
+        if let ::core::result::Result::Err(error) = io.learn_events(Self::ID, &[]) {
+            return ::core::result::Result::Err(
+                ::swf_runtime::WorkflowError::new(Self::ID, "Log", error, input),
+            );
+        }
         let input = ::swf_runtime::__private::workflow_input(Self::ID, "Log", input)?;
         ::core::result::Result::Ok(NestedChildState::Log {
             data: input,

@@ -300,7 +300,16 @@ impl<F: OrderFunctions> OrderWorkflow<F> {
         input: ::swf_runtime::Value,
         io: &::swf_runtime::Io,
     ) -> ::core::result::Result<OrderState, ::swf_runtime::WorkflowError> {
-        let _ = io;
+        if let ::core::result::Result::Err(error) = io.learn_events(Self::ID, &[]) {
+            return ::core::result::Result::Err(
+                ::swf_runtime::WorkflowError::new(
+                    Self::ID,
+                    "CheckInventory",
+                    error,
+                    input,
+                ),
+            );
+        }
         let input = ::swf_runtime::__private::workflow_input(
             Self::ID,
             "CheckInventory",

@@ -358,7 +358,11 @@ impl<F: SagaFunctions> SagaWorkflow<F> {
         input: ::swf_runtime::Value,
         io: &::swf_runtime::Io,
     ) -> ::core::result::Result<SagaState, ::swf_runtime::WorkflowError> {
-        let _ = io;
+        if let ::core::result::Result::Err(error) = io.learn_events(Self::ID, &[]) {
+            return ::core::result::Result::Err(
+                ::swf_runtime::WorkflowError::new(Self::ID, "BookFlight", error, input),
+            );
+        }
         let input = ::swf_runtime::__private::workflow_input(
             Self::ID,
             "BookFlight",

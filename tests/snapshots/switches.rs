@@ -213,7 +213,11 @@ impl<F: SwitchesFunctions> SwitchesWorkflow<F> {
         input: ::swf_runtime::Value,
         io: &::swf_runtime::Io,
     ) -> ::core::result::Result<SwitchesState, ::swf_runtime::WorkflowError> {
-        let _ = io;
+        if let ::core::result::Result::Err(error) = io.learn_events(Self::ID, &[]) {
+            return ::core::result::Result::Err(
+                ::swf_runtime::WorkflowError::new(Self::ID, "Classify", error, input),
+            );
+        }
         let input = ::swf_runtime::__private::workflow_input(
             Self::ID,
             "Classify",

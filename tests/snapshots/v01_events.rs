@@ -314,6 +314,12 @@ impl<F: V01EventsFunctions> V01EventsWorkflow<F> {
         state: V01EventsState,
         io: &::swf_runtime::Io,
     ) -> ::core::result::Result<V01EventsState, ::swf_runtime::WorkflowError> {
+        ::swf_runtime::__private::learn_events(
+            io,
+            Self::ID,
+            Self::event_specs(),
+            &state,
+        )?;
         ::swf_runtime::__private::step_until_ran(
                 state,
                 io,
@@ -327,7 +333,13 @@ impl<F: V01EventsFunctions> V01EventsWorkflow<F> {
         input: ::swf_runtime::Value,
         io: &::swf_runtime::Io,
     ) -> ::core::result::Result<V01EventsState, ::swf_runtime::WorkflowError> {
-        let _ = io;
+        if let ::core::result::Result::Err(error) = io
+            .learn_events(Self::ID, Self::event_specs())
+        {
+            return ::core::result::Result::Err(
+                ::swf_runtime::WorkflowError::new(Self::ID, "WaitForOrder", error, input),
+            );
+        }
         let input = ::swf_runtime::__private::workflow_input(
             Self::ID,
             "WaitForOrder",

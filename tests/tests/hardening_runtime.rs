@@ -124,3 +124,124 @@ async fn the_timeout_wins_over_a_function_that_blocks_off_the_runtime() {
         started.elapsed()
     );
 }
+
+mod greeting {
+    swf_runtime::workflow!("workflows/events/greeting.sw.yaml");
+}
+
+struct Greets;
+
+impl greeting::GreetingFunctions for Greets {
+    async fn greeting_function(&self, args: Value) -> Result<Value, FunctionError> {
+        Ok(json!(format!(
+            "{} {}",
+            args["greeting"], args["customerName"]
+        )))
+    }
+}
+
+/// An event of the right source but the wrong type: no definition of `greeting` matches it.
+fn stray(id: &str) -> swf_runtime::CloudEvent {
+    use swf_runtime::{EventBuilder, EventBuilderV10};
+    EventBuilderV10::new()
+        .id(id)
+        .source("customer-arrival-event-source")
+        .ty("customer-departure-type")
+        .build()
+        .expect("an event")
+}
+
+fn arrival(id: &str) -> swf_runtime::CloudEvent {
+    greeting::GreetingEvent::CustomerArrivesEvent
+        .event(id, json!({"customer": {"name": "Ann"}}))
+        .expect("an event")
+}
+
+fn greetings() -> Value {
+    json!({"hello": {"spanish": "Hola"}})
+}
+
+/// The reason names the event's source and type and the closest definition.
+fn assert_names_the_stray(message: &str) {
+    for part in [
+        "customer-arrival-event-source",
+        "customer-departure-type",
+        "`CustomerArrivesEvent`",
+        "`greeting`",
+    ] {
+        assert!(message.contains(part), "{part} missing from: {message}");
+    }
+}
+
+/// `Io::standalone()` took an event no definition matches, and the run waited forever: an `Io`
+/// made for the machine gives it back at once, with the reason.
+#[tokio::test(start_paused = true)]
+async fn an_io_made_for_a_machine_gives_back_an_event_that_matches_nothing() {
+    let machine = greeting::GreetingWorkflow::new(Greets);
+    let io = swf_runtime::Io::standalone_for(&machine);
+    let refused = io.deliver(stray("s-1")).await.expect_err("refused");
+    assert_eq!(swf_runtime::AttributesReader::id(&refused.event), "s-1");
+    let swf_runtime::Refusal::MatchesNoDefinition(reason) = &refused.reason else {
+        panic!("{refused}");
+    };
+    assert_names_the_stray(reason);
+    io.deliver(arrival("a-1")).await.expect("a matching event");
+    let output = machine.run_with(greetings(), &io).await.expect("runs");
+    assert_eq!(output, json!("\"Hola\" \"Ann\""));
+}
+
+/// A plain `Io::standalone()` learns the definitions when the run starts: an event delivered
+/// before is checked then (the run refuses to start, naming it), and one delivered after is
+/// given back at once.
+#[tokio::test(start_paused = true)]
+async fn a_standalone_io_checks_its_events_when_the_run_starts() {
+    let machine = greeting::GreetingWorkflow::new(Greets);
+    let io = swf_runtime::Io::standalone();
+    io.deliver(stray("early"))
+        .await
+        .expect("held: the definitions are not known yet");
+    let started = tokio::time::Instant::now();
+    let error = machine
+        .run_with(greetings(), &io)
+        .await
+        .expect_err("refused at once rather than waiting forever");
+    assert_eq!(started.elapsed(), Duration::ZERO);
+    assert_eq!(error.error().name, swf_runtime::EVENT_ERROR);
+    assert_names_the_stray(&error.error().message);
+    assert!(error.error().message.contains("`early`"), "{error}");
+    assert_eq!(error.data(), &greetings(), "the input is kept");
+
+    let io = swf_runtime::Io::standalone();
+    let state = machine.start_with(greetings(), &io).expect("starts");
+    let refused = io.deliver(stray("late")).await.expect_err("known now");
+    assert_names_the_stray(&refused.reason.to_string());
+    io.deliver(arrival("a-1")).await.expect("a matching event");
+    let done = machine.step_with(state, &io).await.expect("steps");
+    assert_eq!(
+        done,
+        greeting::GreetingState::Completed {
+            output: json!("\"Hola\" \"Ann\"")
+        }
+    );
+    assert!(
+        io.deliver(arrival("a-2")).await.is_ok(),
+        "a standalone instance's inbox only ends with its host"
+    );
+}
+
+/// A saved state stepped with a new `Io` that holds an event no definition matches: the step
+/// refuses, keeping the state as the error's data.
+#[tokio::test(start_paused = true)]
+async fn a_state_stepped_on_a_new_io_keeps_its_data_when_a_held_event_matches_nothing() {
+    let machine = greeting::GreetingWorkflow::new(Greets);
+    let state = machine
+        .start_with(greetings(), &swf_runtime::Io::standalone())
+        .expect("starts");
+    let saved = swf_runtime::serde_json::to_value(&state).expect("a state serializes");
+    let io = swf_runtime::Io::standalone();
+    io.deliver(stray("held")).await.expect("held");
+    let error = machine.step_with(state, &io).await.expect_err("refused");
+    assert_eq!(error.error().name, swf_runtime::EVENT_ERROR);
+    assert_eq!(error.data(), &saved);
+    assert_eq!(error.task(), "WaitForCustomerToArrive");
+}

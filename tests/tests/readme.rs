@@ -76,10 +76,11 @@ mod events_snippet {
 
     pub async fn run() -> super::Outcome<Value> {
         // README {
-        let io = Io::standalone();                       // one instance, driven by hand
+        let machine = GreetingWorkflow::new(Greeter);
+        let io = Io::standalone_for(&machine);           // one instance, driven by hand
         let arrival = GreetingEvent::CustomerArrivesEvent.event("e1", json!({"customer": {"name": "Ann"}}))?;
-        io.deliver(arrival).await.expect("a new instance takes its events");
-        let output = GreetingWorkflow::new(Greeter).run_with(json!({"hello": {"spanish": "Hola"}}), &io).await?;
+        io.deliver(arrival).await?;                      // what matches no definition comes back at once
+        let output = machine.run_with(json!({"hello": {"spanish": "Hola"}}), &io).await?;
         // README }
         Ok(output)
     }

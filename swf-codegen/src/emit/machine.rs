@@ -189,6 +189,7 @@ fn io_api(cx: &Context<'_>) -> TokenStream {
         /// # Errors
         /// As [`Self::run_with`].
         pub async fn step_with(&self, state: #state, io: &#rt::Io) -> ::core::result::Result<#state, #rt::WorkflowError> {
+            #rt::learn_events(io, Self::ID, #specs, &state)?;
             #rt::step_until_ran(state, io, #specs, |state| self.advance(state, io)).await
         }
     }
@@ -219,9 +220,14 @@ fn emit_begin(cx: &Context<'_>) -> TokenStream {
         _ => TokenStream::new(),
     };
     let input_check = super::schema::workflow_input_check(cx, start_name);
+    let specs = specs_or_none(cx);
     quote! {
         fn begin(&self, input: #rt::Value, io: &#rt::Io) -> ::core::result::Result<#state, #rt::WorkflowError> {
-            let _ = io;
+            // A standalone `Io` learns the definitions here, and gives back the events it holds
+            // that match none of them rather than let the run wait for nothing.
+            if let ::core::result::Result::Err(error) = io.learn_events(Self::ID, #specs) {
+                return ::core::result::Result::Err(#rt::WorkflowError::new(Self::ID, #start_name, error, input));
+            }
             #schedule
             let input = #rt::workflow_input(Self::ID, #start_name, input)?;
             #input_check

@@ -23,6 +23,16 @@ pub(super) fn check_scope(info: &ScopeInfo<'_>, graph: &ScopeGraph, diags: &mut 
     let mut roots = vec![start];
     roots.extend(entries.iter().flatten());
     let reachable = graph.reachable_from(&roots);
+    // A task the parser recovered (an unknown type) may lead where fields nobody could read
+    // say (a misspelt switch's choices): once it runs, graph findings would be guesses about a
+    // problem reported already.
+    if tasks
+        .iter()
+        .zip(&reachable)
+        .any(|(task, seen)| task.recovered && *seen)
+    {
+        return;
+    }
     for (task, _) in tasks.iter().zip(&reachable).filter(|(_, seen)| !**seen) {
         if task.used_for_compensation {
             if entries.is_some() {

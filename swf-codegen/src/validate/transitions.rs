@@ -44,6 +44,9 @@ fn check_exit(task: &Task, diags: &mut Diagnostics) {
                 ));
         }
         (_, None, None) if leaves_through_entries(task) => {}
+        // A task whose type is unknown may well leave through fields nobody could read (a
+        // switch's choices): its error is reported already.
+        (_, None, None) if task.recovered => {}
         (TaskKind::Event { events_actions, .. }, None, None)
             if events_actions.iter().any(|e| e.transition.is_some()) =>
         {

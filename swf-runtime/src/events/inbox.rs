@@ -11,6 +11,9 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use cloudevents::Event;
 use tokio::sync::Notify;
 
+use super::definitions::{Accepting, Refusal, Undeliverable};
+use super::spec::EventSpec;
+
 /// An event in an inbox, with its sequence number: its arrival number in memory, its stored
 /// sequence number under a durable host (which removes it from the store once a committed step
 /// consumed it).
@@ -29,6 +32,8 @@ pub(crate) struct InboxState {
     pub(crate) correlation: Bindings,
     /// Set when the instance ended: deliveries are refused from then on.
     closed: bool,
+    /// Which events [`Inbox::deliver`] accepts.
+    pub(crate) accepting: Accepting,
     /// How many of `events` are beyond the capacity (offered while it was full), as counted
     /// in the host's [`Spill`].
     spilled: usize,
@@ -263,6 +268,14 @@ impl Inbox {
         }
     }
 
+    /// The same inbox, accepting only the events `accepting` accepts (every event by default:
+    /// a host's router checks them).
+    #[must_use]
+    pub(crate) fn accepting(self, accepting: Accepting) -> Self {
+        self.lock().accepting = accepting;
+        self
+    }
+
     /// The same inbox, counting what it holds beyond its capacity in `spill`.
     #[must_use]
     pub(crate) fn spilling_into(mut self, spill: Arc<Spill>) -> Self {
@@ -314,8 +327,10 @@ impl Inbox {
     /// Appends `event`, waiting while the inbox is full.
     ///
     /// # Errors
-    /// The event, when the instance has ended.
-    pub(crate) async fn deliver(&self, event: Event) -> Result<(), Event> {
+    /// The event, when the instance has ended or the event matches none of the definitions the
+    /// inbox knows (checked under the lock that [`Inbox::learn`] takes, so that no event slips
+    /// between a check and the learning).
+    pub(crate) async fn deliver(&self, event: Event) -> Result<(), Undeliverable> {
         loop {
             // Registered before the check, so a slot freed in between still wakes us.
             let mut freed = pin!(self.freed.notified());
@@ -323,7 +338,13 @@ impl Inbox {
             {
                 let mut state = self.lock();
                 if state.closed {
-                    return Err(event);
+                    return Err(Undeliverable {
+                        event,
+                        reason: Refusal::Ended,
+                    });
+                }
+                if let Some(reason) = state.accepting.refusal(&event) {
+                    return Err(Undeliverable { event, reason });
                 }
                 if state.events.len() < self.capacity {
                     state.push(event);
@@ -334,6 +355,33 @@ impl Inbox {
             }
             freed.await;
         }
+    }
+
+    /// Learns the event definitions of `workflow`; when the events held so far were unchecked,
+    /// removes and returns those that match none of them, in arrival order.
+    pub(crate) fn learn(&self, workflow: &'static str, specs: &[EventSpec]) -> Vec<Undeliverable> {
+        let refused = {
+            let mut state = self.lock();
+            if !state.accepting.learn(workflow, specs) {
+                return Vec::new();
+            }
+            let held = std::mem::take(&mut state.events);
+            let mut refused = Vec::new();
+            for queued in held {
+                match state.accepting.refusal(&queued.event) {
+                    None => state.events.push_back(queued),
+                    Some(reason) => refused.push(Undeliverable {
+                        event: queued.event,
+                        reason,
+                    }),
+                }
+            }
+            refused
+        };
+        if !refused.is_empty() {
+            self.notify_freed();
+        }
+        refused
     }
 
     /// Refuses further deliveries and returns the events nobody took, in arrival order.
@@ -408,6 +456,54 @@ mod tests {
             .collect()
     }
 
+    const SPEC: EventSpec = EventSpec {
+        name: "T",
+        source: "s",
+        event_type: "t",
+        correlation: None,
+    };
+
+    fn other(id: &str) -> Event {
+        EventBuilderV10::new()
+            .id(id)
+            .source("s")
+            .ty("u")
+            .build()
+            .unwrap_or_default()
+    }
+
+    /// Learning the definitions removes the unchecked events that match none (giving them
+    /// back in order) and frees their room for a delivery waiting meanwhile.
+    #[tokio::test(start_paused = true)]
+    async fn learning_gives_back_the_held_events_that_match_nothing() {
+        let inbox = std::sync::Arc::new(
+            Inbox::new(2, BTreeMap::new(), Vec::new()).accepting(Accepting::Unchecked),
+        );
+        assert!(inbox.deliver(other("x")).await.is_ok());
+        assert!(inbox.deliver(event("1")).await.is_ok());
+        let waiting = tokio::spawn({
+            let inbox = inbox.clone();
+            async move { inbox.deliver(event("2")).await }
+        });
+        tokio::task::yield_now().await;
+        let refused = inbox.learn("w", &[SPEC]);
+        assert_eq!(refused.len(), 1);
+        assert_eq!(refused[0].event.id(), "x");
+        assert!(waiting.await.is_ok_and(|delivered| delivered.is_ok()));
+        assert_eq!(ids(&inbox), ["1", "2"]);
+        let again = inbox.deliver(other("y")).await.expect_err("refused");
+        assert!(matches!(again.reason, Refusal::MatchesNoDefinition(_)));
+        assert!(inbox.learn("w", &[]).is_empty(), "learnt once");
+    }
+
+    /// A host's inbox takes what its router sends.
+    #[tokio::test]
+    async fn a_routed_inbox_accepts_any_event() {
+        let inbox = Inbox::new(2, BTreeMap::new(), Vec::new());
+        assert!(inbox.learn("w", &[SPEC]).is_empty());
+        assert!(inbox.deliver(other("x")).await.is_ok());
+    }
+
     #[tokio::test(start_paused = true)]
     async fn a_full_inbox_makes_delivery_wait_for_room() {
         let inbox = std::sync::Arc::new(Inbox::new(1, BTreeMap::new(), Vec::new()));
@@ -453,7 +549,7 @@ mod tests {
         });
         let refused = inbox.deliver(event("2")).await;
         assert_eq!(
-            refused.map_err(|e| e.id().to_owned()),
+            refused.map_err(|e| e.event.id().to_owned()),
             Err(String::from("2"))
         );
         assert!(inbox.deliver(event("3")).await.is_err());

@@ -9,8 +9,10 @@ use cloudevents::Event;
 use jiff::Timestamp;
 use tokio::sync::mpsc;
 
+use super::definitions::{Accepting, Definitions, Undeliverable};
 use super::inbox::Inbox;
 use super::registry::{self, SharedRegistry};
+use super::spec::EventSpec;
 use crate::clock::{Clock, SystemClock};
 use crate::host::InstanceId;
 
@@ -21,9 +23,18 @@ pub const DEFAULT_INBOX_CAPACITY: usize = 64;
 /// it is bound to, where the events it produces go, and the clock its scheduled start is checked
 /// against.
 ///
-/// A [`Host`](crate::Host) gives each instance its own; [`Io::standalone`] makes one for an
-/// instance run by hand, whose events the caller delivers with [`Io::deliver`] and whose produced
-/// events it collects with [`Io::take_produced`]. Cloning is cheap and shares everything.
+/// A [`Host`](crate::Host) gives each instance its own; [`Io::standalone_for`] and
+/// [`Io::standalone`] make one for an instance run by hand, whose events the caller delivers
+/// with [`Io::deliver`] and whose produced events it collects with [`Io::take_produced`].
+/// Cloning is cheap and shares everything.
+///
+/// A standalone `Io` refuses an event that matches none of the workflow's event definitions
+/// (no wait of the workflow could ever take it). One made by [`Io::standalone_for`] knows them
+/// from the start, so [`Io::deliver`] gives such an event back at once. One made by
+/// [`Io::standalone`] learns them when the run starts (the generated `run_with`, `start_with`
+/// or `step_with`, whichever comes first): before that it holds every event, and the run then
+/// refuses to start while it holds one that matches no definition (an `EventError` naming each),
+/// so that no event is lost without a word.
 #[derive(Clone)]
 pub struct Io {
     pub(super) inner: Arc<IoInner>,
@@ -78,9 +89,17 @@ pub(crate) struct HostLink {
 }
 
 impl Io {
-    /// An `Io` for an instance run without a host, on the system clock, deployed now.
+    /// An `Io` for an instance run without a host, on the system clock, deployed now. It learns
+    /// the workflow's event definitions when the run starts (see [`Io`]); prefer
+    /// [`Io::standalone_for`] when events are delivered before that.
     pub fn standalone() -> Io {
         Io::builder().build()
+    }
+
+    /// An `Io` for an instance of `machine`'s workflow run without a host, on the system clock,
+    /// deployed now, that refuses at once an event matching none of its definitions.
+    pub fn standalone_for<M: crate::Machine>(machine: &M) -> Io {
+        Io::builder().definitions_of(machine).build()
     }
 
     /// An `Io` for an instance run without a host, on `clock`, deployed at its current time.
@@ -175,7 +194,11 @@ impl Io {
     pub fn detached(&self) -> Io {
         let number = self.inner.detached.fetch_add(1, Ordering::Relaxed) + 1;
         let correlation = self.correlation();
-        let inbox = Arc::new(Inbox::new(DEFAULT_INBOX_CAPACITY, correlation, Vec::new()));
+        // The sub-flow's run tells it its definitions.
+        let inbox = Arc::new(
+            Inbox::new(DEFAULT_INBOX_CAPACITY, correlation, Vec::new())
+                .accepting(Accepting::Unchecked),
+        );
         let outbox = match &self.inner.outbox {
             Outbox::Collect(produced) => Outbox::Collect(Arc::clone(produced)),
             Outbox::Channel(sender) => Outbox::Channel(sender.clone()),
@@ -251,13 +274,42 @@ impl Io {
             .unwrap_or_default()
     }
 
-    /// Puts `event` into this instance's inbox, waiting while the inbox is full. The event is
-    /// not checked against anything: a wait takes it if it suits the wait.
+    /// Puts `event` into this instance's inbox, waiting while the inbox is full; a wait takes
+    /// it if it suits the wait.
     ///
     /// # Errors
-    /// The event, when the instance has ended (only a host ends an instance's inbox).
-    pub async fn deliver(&self, event: Event) -> Result<(), Event> {
+    /// The event and why, when the instance has ended (only a host ends an instance's inbox),
+    /// or when the `Io` knows the workflow's event definitions (see [`Io`]) and the event
+    /// matches none of them: the reason names its source and type and the closest definition.
+    pub async fn deliver(&self, event: Event) -> Result<(), Undeliverable> {
         self.inner.inbox.deliver(event).await
+    }
+
+    /// Tells a standalone `Io` the event definitions of `workflow`, whose run (or sub-flow)
+    /// starts on it; generated code calls it. Nothing happens under a host, whose router
+    /// checks events itself. The first call checks the events delivered before it.
+    ///
+    /// # Errors
+    /// An `EventError` naming each event delivered before the first call that matches none of
+    /// `specs` (they are removed from the inbox).
+    pub fn learn_events(
+        &self,
+        workflow: &'static str,
+        specs: &[EventSpec],
+    ) -> Result<(), crate::error::ErrorObject> {
+        let refused = self.inner.inbox.learn(workflow, specs);
+        if refused.is_empty() {
+            return Ok(());
+        }
+        let reasons: Vec<String> = refused.iter().map(ToString::to_string).collect();
+        Err(crate::error::ErrorObject::new(
+            super::EVENT_ERROR,
+            format!(
+                "the run does not start: {} (delivered before it started; make the `Io` with \
+                 `Io::standalone_for` to have such events refused at delivery)",
+                reasons.join("; ")
+            ),
+        ))
     }
 
     /// Takes the events produced so far, in production order. Always empty when they go to a
@@ -346,6 +398,7 @@ pub struct IoBuilder {
     inbox_capacity: Option<usize>,
     correlation: BTreeMap<String, String>,
     outbox: Option<mpsc::Sender<Event>>,
+    definitions: Option<Definitions>,
 }
 
 impl IoBuilder {
@@ -384,12 +437,25 @@ impl IoBuilder {
         self
     }
 
+    /// The event definitions of `machine`'s workflow, which [`Io::deliver`] then checks every
+    /// event against from the first (by default they are learnt when the run starts: see
+    /// [`Io`]).
+    #[must_use]
+    pub fn definitions_of<M: crate::Machine>(mut self, machine: &M) -> Self {
+        self.definitions = Some(Definitions::new(machine.workflow_id(), machine.events()));
+        self
+    }
+
     /// The `Io`.
     pub fn build(self) -> Io {
         let clock = self.clock.unwrap_or_else(|| Arc::new(SystemClock));
         let deployed_at = self.deployed_at.unwrap_or_else(|| clock.now());
         let capacity = self.inbox_capacity.unwrap_or(DEFAULT_INBOX_CAPACITY);
-        let inbox = Arc::new(Inbox::new(capacity, self.correlation, Vec::new()));
+        let accepting = self
+            .definitions
+            .map_or(Accepting::Unchecked, Accepting::Defined);
+        let inbox =
+            Arc::new(Inbox::new(capacity, self.correlation, Vec::new()).accepting(accepting));
         let outbox = match self.outbox {
             Some(sender) => Outbox::Channel(sender),
             None => Outbox::Collect(Arc::new(Mutex::new(Vec::new()))),
@@ -405,6 +471,7 @@ impl fmt::Debug for IoBuilder {
             .field("deployed_at", &self.deployed_at)
             .field("inbox_capacity", &self.inbox_capacity)
             .field("correlation", &self.correlation)
+            .field("definitions", &self.definitions)
             .finish_non_exhaustive()
     }
 }

@@ -2,6 +2,7 @@
 //! taking events, waiting for them and producing them.
 
 mod data;
+mod definitions;
 mod inbox;
 mod io;
 mod produce;
@@ -14,6 +15,7 @@ mod waiting;
 mod tests;
 
 pub use data::event_data;
+pub use definitions::{Refusal, Undeliverable};
 pub(crate) use io::ChildStart;
 pub use io::{DEFAULT_INBOX_CAPACITY, Io, IoBuilder};
 pub(crate) use spec::matches_no_definition;

@@ -217,6 +217,7 @@ impl Kebab<'_> {
             // The type is missing or unknown (already reported): its fields cannot be told from
             // mistakes, so they are not reported, and a placeholder keeps the state's name
             // known to the transitions that lead to it.
+            self.cx.recovered = true;
             let transition = match map.take(&["next-state"]) {
                 _ if end.is_some() => None,
                 Some(n) => self.next_state(n),

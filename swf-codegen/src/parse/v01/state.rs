@@ -88,9 +88,23 @@ impl V01<'_> {
             (None, _) => None,
         };
         let mut retries = Retries::default();
-        let kind = state_type.map(|t| self.state_kind(t, &mut map, &mut retries));
-        map.finish(self.cx.diags);
-        let mut kind = kind?;
+        let mut kind = match state_type {
+            Some(t) => {
+                let kind = self.state_kind(t, &mut map, &mut retries);
+                map.finish(self.cx.diags);
+                kind
+            }
+            // An unknown (or missing) type is reported: the state stays, with its name and
+            // transition, so that nothing that names it or follows it is reported too; its
+            // other keys are not checked against a schema nobody knows.
+            None => {
+                map.finish_missing_only(self.cx.diags);
+                self.cx.recovered = true;
+                TaskKind::Inject {
+                    data: serde_json::Value::Object(serde_json::Map::new()),
+                }
+            }
+        };
         self.place_results(&mut kind, &filter, state_type);
         if let (Some(end), Some(name)) = (&end, &name) {
             self.ending_entries(&kind, end, name);
