@@ -623,7 +623,7 @@ const _: () = {
             let attempt: Result<Attempt<Infallible>, ErrorObject> = async {
                 let args = rt::object([("what", Value::from("flight"))]);
                 let result = rt::ActionCall::new("book", "BookFlight", "action 1", 1)
-                    .call(io, SagaFunctions::book(&self.functions, args))
+                    .call(io, || SagaFunctions::book(&self.functions, args))
                     .await?;
                 rt::merge_result(&mut data, result, "BookFlight", "action 1")?;
                 Ok(Attempt::Exit(0))
@@ -666,7 +666,7 @@ const _: () = {
             let attempt: Result<Attempt<Infallible>, ErrorObject> = async {
                 let args = rt::object([("what", Value::from("hotel"))]);
                 let result = rt::ActionCall::new("book", "BookHotel", "action 1", 1)
-                    .call(io, SagaFunctions::book(&self.functions, args))
+                    .call(io, || SagaFunctions::book(&self.functions, args))
                     .await?;
                 rt::merge_result(&mut data, result, "BookHotel", "action 1")?;
                 Ok(Attempt::Exit(0))
@@ -711,7 +711,7 @@ const _: () = {
                     ("mode", rt::select_or_null(&PATH_MODE, &data)?),
                 ]);
                 let result = rt::ActionCall::new("charge", "Charge", "action 1", 1)
-                    .call(io, SagaFunctions::charge(&self.functions, args))
+                    .call(io, || SagaFunctions::charge(&self.functions, args))
                     .await?;
                 rt::merge_result(&mut data, result, "Charge", "action 1")?;
                 Ok(Attempt::Exit(0))
@@ -1038,7 +1038,7 @@ const _: () = {
             let attempt: Result<Attempt<Infallible>, ErrorObject> = async {
                 let args = rt::object([("what", Value::from("hotel"))]);
                 let result = rt::ActionCall::new("cancel", "CancelHotel", "action 1", 1)
-                    .call(io, SagaFunctions::cancel(&self.functions, args))
+                    .call(io, || SagaFunctions::cancel(&self.functions, args))
                     .await?;
                 rt::merge_result(&mut data, result, "CancelHotel", "action 1")?;
                 Ok(Attempt::Exit(0))
@@ -1129,7 +1129,7 @@ const _: () = {
             let attempt: Result<Attempt<Infallible>, ErrorObject> = async {
                 let args = rt::object([("what", Value::from("flight"))]);
                 let result = rt::ActionCall::new("cancel", "CancelFlight", "action 1", 1)
-                    .call(io, SagaFunctions::cancel(&self.functions, args))
+                    .call(io, || SagaFunctions::cancel(&self.functions, args))
                     .await?;
                 rt::merge_result(&mut data, result, "CancelFlight", "action 1")?;
                 Ok(Attempt::Exit(0))
