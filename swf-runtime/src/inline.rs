@@ -6,6 +6,7 @@
 
 use std::cell::Cell;
 use std::future::Future;
+use std::panic::AssertUnwindSafe;
 use std::pin::Pin;
 use std::task::{Context, Poll, Waker};
 
@@ -40,7 +41,8 @@ impl<F> Default for Spare<F> {
 }
 
 impl<F: Future<Output = ()> + Send + 'static> Spare<F> {
-    /// Polls `future` once inline ([`poll_inline`]), and spawns it unless it ended.
+    /// Polls `future` once inline ([`poll_inline`]), and spawns it unless it ended. A panic
+    /// ends the future, as it would have ended its task, and not the caller (the router).
     pub(crate) fn run(&mut self, future: F) {
         let mut boxed = match self.0.take() {
             Some(mut spare) => {
@@ -50,10 +52,11 @@ impl<F: Future<Output = ()> + Send + 'static> Spare<F> {
             }
             None => Box::pin(future),
         };
-        if poll_inline(boxed.as_mut()).is_ready() {
-            self.0 = Some(boxed);
-        } else {
-            drop(tokio::spawn(boxed));
+        match std::panic::catch_unwind(AssertUnwindSafe(|| poll_inline(boxed.as_mut()))) {
+            Ok(Poll::Ready(())) => self.0 = Some(boxed),
+            Ok(Poll::Pending) => drop(tokio::spawn(boxed)),
+            // Dropped: a future that panicked is not polled again.
+            Err(_) => {}
         }
     }
 }
@@ -142,5 +145,13 @@ mod tests {
         assert!(spare.0.is_none(), "the box went to the task");
         assert!(receiver.await.is_ok(), "the task ran the rest");
         assert_eq!(ended.load(std::sync::atomic::Ordering::SeqCst), 3);
+    }
+
+    #[tokio::test]
+    async fn a_future_that_panics_inline_ends_there() {
+        let mut spare = Spare::default();
+        spare.run(async { panic!("a step that panics") });
+        assert!(spare.0.is_none(), "its box is not reused");
+        assert!(!INLINE.get());
     }
 }
