@@ -11,6 +11,7 @@ use tracing::Instrument;
 
 use crate::error::{ErrorObject, FunctionError};
 use crate::events::Io;
+use crate::inline::leave_inline;
 use crate::trace;
 
 /// The name of the error a function that panics raises.
@@ -146,8 +147,9 @@ impl<'a> ActionCall<'a> {
         }
     }
 
-    /// Awaits `call` (the user's function) for at most the action's timeout, with its
-    /// [`CallContext`] readable from inside it.
+    /// Awaits the future `call` makes (the user's function) for at most the action's timeout,
+    /// with its [`CallContext`] readable from inside it. `call` runs on the instance's own task,
+    /// never inline on a host's router (a function may block or panic): see [`leave_inline`].
     ///
     /// A [`FunctionError`] becomes an [`ErrorObject`] with the same name, message and trace, so
     /// `onError` and `retry` expressions see what the function reported. When the timeout
@@ -157,11 +159,14 @@ impl<'a> ActionCall<'a> {
     ///
     /// # Errors
     /// The function's error, a `TimeoutError` or a `FunctionPanic`.
-    pub async fn call<F>(self, io: &Io, call: F) -> Result<Value, ErrorObject>
+    pub async fn call<C, F>(self, io: &Io, call: C) -> Result<Value, ErrorObject>
     where
+        C: FnOnce() -> F,
         F: Future<Output = Result<Value, FunctionError>>,
     {
-        call_action(io, self, call).await
+        // Before the user's code, which starts when `call` makes the future.
+        leave_inline().await;
+        call_action(io, self, call()).await
     }
 
     /// The same call limited to `timeout`, written `text` in the workflow (`PT15M`).

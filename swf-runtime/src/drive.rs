@@ -114,8 +114,10 @@ pub(crate) enum Paused<S> {
 /// Steps `state` until it ends or waits for events alone, with the registration of
 /// [`step_until_ran`] (`registration`: the one kept when it stopped waiting before, else a new
 /// one). A wait with a deadline is waited here, as in [`run_to_end`]: only a wait for events
-/// alone gives the instance back, since nothing but an event can end it. Every step that ran
-/// gives the tokio scheduler its turn.
+/// alone gives the instance back, since nothing but an event can end it. Every step after the
+/// first gives the tokio scheduler its turn (a host may step the instance inline on its router,
+/// whose budget this spends: an instance that steps without end goes to a task of its own and
+/// the router goes on).
 ///
 /// # Errors
 /// The error of the step that failed.
@@ -133,11 +135,16 @@ where
 {
     let mut state = state;
     let mut kept = registration;
+    let mut first = true;
     loop {
         let mut running = match state.end() {
             Ok(end) => return Ok(Paused::Ended(end)),
             Err(running) => running,
         };
+        if !first {
+            tokio::task::consume_budget().await;
+        }
+        first = false;
         let mut listening = match kept.take() {
             Some(registration) => io.resume_listening(events, registration),
             None => io.listen(events, &running.listening()),
@@ -165,7 +172,6 @@ where
         };
         // The next state registers what it listens for itself.
         drop(listening);
-        tokio::task::consume_budget().await;
     }
 }
 

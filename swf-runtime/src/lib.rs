@@ -51,6 +51,7 @@ mod event_build;
 mod events;
 mod expr;
 mod host;
+mod inline;
 mod input;
 mod iso;
 mod path;
@@ -141,6 +142,7 @@ pub mod __private {
         data_with_error, filter_in_place, merge_data, merge_result, object, select_input,
         select_or_null,
     };
+    pub use crate::inline::leave_inline;
     pub use crate::input::workflow_input;
     pub use crate::path::{JsonPath, Segment};
     pub use crate::schema::{

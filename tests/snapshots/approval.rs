@@ -547,7 +547,7 @@ const _: () = {
                             )
                             .call(
                                 io,
-                                ApprovalFunctions::ask_manager(&self.functions, args),
+                                || ApprovalFunctions::ask_manager(&self.functions, args),
                             )
                             .await?;
                         rt::merge_result(&mut data, result, "AskManager", "action 1")?;

@@ -433,10 +433,10 @@ const _: () = {
                     PATH_PEOPLE_0_NAME, & data) ?), ("fields",
                     Value::Array(::std::vec![Value::from("email"),
                     Value::from("phone")]))]); rt::ActionCall::new("lookup", "Enrich",
-                    "look up", 1).call(io, FiltersFunctions::lookup(& self.functions,
+                    "look up", 1).call(io, || FiltersFunctions::lookup(& self.functions,
                     args)). await }, async { let args = data.clone();
                     rt::ActionCall::new("score", "Enrich", "score", 1)
-                    .with_timeout(rt::Duration::from_millis(2000u64), "PT2S").call(io,
+                    .with_timeout(rt::Duration::from_millis(2000u64), "PT2S").call(io, ||
                     FiltersFunctions::score(& self.functions, args)). await }
                 );
                 let result_0 = result_0?;

@@ -1020,7 +1020,7 @@ const _: () = {
                             )
                             .call(
                                 io,
-                                CarAuctionFunctions::record_bid(&self.functions, args),
+                                || CarAuctionFunctions::record_bid(&self.functions, args),
                             )
                             .await?;
                         PATH_RECORDED.write(&mut data, result)?;
@@ -1239,7 +1239,7 @@ const _: () = {
                                 .with_timeout(rt::Duration::from_millis(30000u64), "30")
                                 .call(
                                     io,
-                                    CarAuctionFunctions::charge(&self.functions, args),
+                                    || CarAuctionFunctions::charge(&self.functions, args),
                                 )
                                 .await
                         }
@@ -1552,7 +1552,7 @@ const _: () = {
             let attempt: Result<Attempt<Infallible>, ErrorObject> = async {
                 let args = data.clone();
                 let result = rt::ActionCall::new("register", "Register", "action 1", 1)
-                    .call(io, CarAuctionFunctions::register(&self.functions, args))
+                    .call(io, || CarAuctionFunctions::register(&self.functions, args))
                     .await?;
                 rt::merge_result(&mut data, result, "Register", "action 1")?;
                 Ok(Attempt::Exit(0))
@@ -1643,11 +1643,11 @@ const _: () = {
             let attempt: Result<Attempt<Infallible>, ErrorObject> = async {
                 let (result_0, result_1) = rt::tokio::join!(
                     async { let args = data.clone(); rt::ActionCall::new("ship", "Ship",
-                    "action 1", 1).call(io, CarAuctionFunctions::ship(& self.functions,
-                    args)). await }, async { let args = rt::object([("about",
+                    "action 1", 1).call(io, || CarAuctionFunctions::ship(& self
+                    .functions, args)). await }, async { let args = rt::object([("about",
                     Value::from("shipping"))]); rt::ActionCall::new("notify", "Ship",
-                    "action 2", 1).call(io, CarAuctionFunctions::notify(& self.functions,
-                    args)). await }
+                    "action 2", 1).call(io, || CarAuctionFunctions::notify(& self
+                    .functions, args)). await }
                 );
                 let result_0 = result_0?;
                 rt::merge_result(&mut data, result_0, "Ship", "action 1")?;
@@ -1728,7 +1728,7 @@ const _: () = {
             let attempt: Result<Attempt<Infallible>, ErrorObject> = async {
                 let args = rt::object([("about", Value::from("unsold"))]);
                 let result = rt::ActionCall::new("notify", "Unsold", "action 1", 1)
-                    .call(io, CarAuctionFunctions::notify(&self.functions, args))
+                    .call(io, || CarAuctionFunctions::notify(&self.functions, args))
                     .await?;
                 rt::merge_result(&mut data, result, "Unsold", "action 1")?;
                 Ok(Attempt::Exit(0))

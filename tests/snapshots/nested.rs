@@ -897,7 +897,7 @@ const _: () = {
             let attempt: Result<Attempt<Infallible>, ErrorObject> = async {
                 let args = rt::object([("what", Value::from("branch"))]);
                 let result = rt::ActionCall::new("log", "Log", "action 1", 1)
-                    .call(io, NestedFunctions::log(&self.functions, args))
+                    .call(io, || NestedFunctions::log(&self.functions, args))
                     .await?;
                 PATH_LOGGED.write(&mut data, result)?;
                 Ok(Attempt::Exit(0))

@@ -348,7 +348,7 @@ const _: () = {
                     ("item", rt::select_or_null(&PATH_ITEM, &data)?),
                 ]);
                 let result = rt::ActionCall::new("log", "Log", "action 1", 1)
-                    .call(io, NestedChildFunctions::log(&self.functions, args))
+                    .call(io, || NestedChildFunctions::log(&self.functions, args))
                     .await?;
                 PATH_LOGGED.write(&mut data, result)?;
                 Ok(Attempt::Exit(0))

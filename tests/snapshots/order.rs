@@ -499,7 +499,7 @@ const _: () = {
                         "check stock",
                         1,
                     )
-                    .call(io, OrderFunctions::check_inventory(&self.functions, args))
+                    .call(io, || OrderFunctions::check_inventory(&self.functions, args))
                     .await?;
                 PATH_STOCK.write(&mut data, result)?;
                 Ok(Attempt::Exit(0))
@@ -555,7 +555,7 @@ const _: () = {
                         retry.attempt(),
                     )
                     .with_timeout(rt::Duration::from_millis(10000u64), "PT10S")
-                    .call(io, OrderFunctions::charge_card(&self.functions, args))
+                    .call(io, || OrderFunctions::charge_card(&self.functions, args))
                     .await?;
                 PATH_PAYMENT.write(&mut data, result)?;
                 Ok(Attempt::Exit(0))
@@ -760,7 +760,7 @@ const _: () = {
                     ("address", rt::select_or_null(&PATH_ORDER_ADDRESS, &data)?),
                 ]);
                 let result = rt::ActionCall::new("shipOrder", "Ship", "action 1", 1)
-                    .call(io, OrderFunctions::ship_order(&self.functions, args))
+                    .call(io, || OrderFunctions::ship_order(&self.functions, args))
                     .await?;
                 PATH_SHIPMENT.write(&mut data, result)?;
                 Ok(Attempt::Exit(0))

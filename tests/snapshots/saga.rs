@@ -627,7 +627,7 @@ const _: () = {
             let attempt: Result<Attempt<Infallible>, ErrorObject> = async {
                 let args = rt::object([("what", Value::from("flight"))]);
                 let result = rt::ActionCall::new("book", "BookFlight", "action 1", 1)
-                    .call(io, SagaFunctions::book(&self.functions, args))
+                    .call(io, || SagaFunctions::book(&self.functions, args))
                     .await?;
                 rt::merge_result(&mut data, result, "BookFlight", "action 1")?;
                 Ok(Attempt::Exit(0))
@@ -670,7 +670,7 @@ const _: () = {
             let attempt: Result<Attempt<Infallible>, ErrorObject> = async {
                 let args = rt::object([("what", Value::from("hotel"))]);
                 let result = rt::ActionCall::new("book", "BookHotel", "action 1", 1)
-                    .call(io, SagaFunctions::book(&self.functions, args))
+                    .call(io, || SagaFunctions::book(&self.functions, args))
                     .await?;
                 rt::merge_result(&mut data, result, "BookHotel", "action 1")?;
                 Ok(Attempt::Exit(0))
@@ -715,7 +715,7 @@ const _: () = {
                     ("mode", rt::select_or_null(&PATH_MODE, &data)?),
                 ]);
                 let result = rt::ActionCall::new("charge", "Charge", "action 1", 1)
-                    .call(io, SagaFunctions::charge(&self.functions, args))
+                    .call(io, || SagaFunctions::charge(&self.functions, args))
                     .await?;
                 rt::merge_result(&mut data, result, "Charge", "action 1")?;
                 Ok(Attempt::Exit(0))
@@ -1042,7 +1042,7 @@ const _: () = {
             let attempt: Result<Attempt<Infallible>, ErrorObject> = async {
                 let args = rt::object([("what", Value::from("hotel"))]);
                 let result = rt::ActionCall::new("cancel", "CancelHotel", "action 1", 1)
-                    .call(io, SagaFunctions::cancel(&self.functions, args))
+                    .call(io, || SagaFunctions::cancel(&self.functions, args))
                     .await?;
                 rt::merge_result(&mut data, result, "CancelHotel", "action 1")?;
                 Ok(Attempt::Exit(0))
@@ -1133,7 +1133,7 @@ const _: () = {
             let attempt: Result<Attempt<Infallible>, ErrorObject> = async {
                 let args = rt::object([("what", Value::from("flight"))]);
                 let result = rt::ActionCall::new("cancel", "CancelFlight", "action 1", 1)
-                    .call(io, SagaFunctions::cancel(&self.functions, args))
+                    .call(io, || SagaFunctions::cancel(&self.functions, args))
                     .await?;
                 rt::merge_result(&mut data, result, "CancelFlight", "action 1")?;
                 Ok(Attempt::Exit(0))

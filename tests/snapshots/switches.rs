@@ -392,6 +392,7 @@ const _: () = {
                     return Ok(Attempt::Exit(1usize));
                 }
                 let matched = {
+                    rt::leave_inline().await;
                     let selected = PATH_TIER.select(&data)?;
                     let metadata = rt::object([("predicate", Value::from("isPremium"))]);
                     SwitchesFunctions::custom_condition(

@@ -591,7 +591,7 @@ const _: () = {
                                 1,
                             )
                             .with_timeout(rt::Duration::from_millis(600000u64), "PT10M")
-                            .call(io, V01EventsFunctions::ship(&self.functions, args))
+                            .call(io, || V01EventsFunctions::ship(&self.functions, args))
                             .await?;
                         let mut selected = result;
                         rt::filter_in_place(&PATH_TRACKING, &mut selected)?;

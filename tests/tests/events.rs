@@ -19,6 +19,9 @@ use tokio::sync::mpsc::error::TrySendError;
 use tokio::task::JoinHandle;
 use tokio::time::{Instant, sleep, sleep_until, timeout};
 
+mod inline {
+    swf_runtime::workflow!("workflows/events/ev-inline.sw.yaml");
+}
 mod greeting {
     swf_runtime::workflow!("workflows/events/greeting.sw.yaml");
 }
@@ -2029,4 +2032,82 @@ fn event_enums_list_what_the_workflow_consumes_and_produces() {
         PatientVitalsEvent::PRODUCED,
         &[PatientVitalsEvent::VitalsRecordedEvent]
     );
+}
+
+// ---------------------------------------------------------------------------------------------
+// User code never runs on the router's task
+
+/// The tasks user code ran on: the custom condition, the function's synchronous part (run when
+/// it makes its future) and the future itself.
+#[derive(Clone, Default)]
+struct TaskIds {
+    seen: Arc<Mutex<Vec<RanOn>>>,
+}
+
+/// What user code ran, and on which task.
+type RanOn = (&'static str, Option<tokio::task::Id>);
+
+impl TaskIds {
+    fn record(&self, what: &'static str) {
+        self.seen
+            .lock()
+            .unwrap()
+            .push((what, tokio::task::try_id()));
+    }
+}
+
+impl inline::EvInlineFunctions for TaskIds {
+    fn custom_condition(&self, _: swf_runtime::CustomCondition<'_>) -> bool {
+        self.record("condition");
+        false
+    }
+
+    // Not an `async fn`: the code before the future is user code too.
+    #[allow(
+        clippy::manual_async_fn,
+        reason = "the synchronous part is what is tested"
+    )]
+    fn answer(
+        &self,
+        _: Value,
+    ) -> impl std::future::Future<Output = Result<Value, FunctionError>> + Send {
+        self.record("function");
+        let ids = self.clone();
+        async move {
+            ids.record("future");
+            Ok(json!(42))
+        }
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_router_steps_instances_inline_but_never_runs_user_code() {
+    let ids = TaskIds::default();
+    let (host, running) = Running::start(
+        inline::EvInlineWorkflow::new(ids.clone()),
+        HostConfig::default(),
+    );
+    let router = running.router.id();
+    // Each event wakes the instance on the router, right before user code: the function's,
+    // then (after the second event) the condition's.
+    let ping = inline::EvInlineEvent::Ping
+        .event("ping", json!({"n": 1}))
+        .unwrap();
+    running.send(ping).await;
+    sleep(SECOND).await;
+    let pong = inline::EvInlineEvent::Pong
+        .event("pong", json!({}))
+        .unwrap();
+    running.send(pong).await;
+    let (outcomes, produced, unmatched) = running.finish(host).await;
+    assert_eq!(outcomes.len(), 1);
+    assert_eq!(output(&outcomes[0]), &json!({"n": 1, "answer": 42}));
+    assert!(produced.is_empty() && unmatched.is_empty(), "{unmatched:?}");
+    let seen = ids.seen.lock().unwrap().clone();
+    let what: Vec<&str> = seen.iter().map(|(what, _)| *what).collect();
+    assert_eq!(what, ["function", "future", "condition"]);
+    for (what, task) in seen {
+        assert!(task.is_some(), "{what} ran outside any task");
+        assert_ne!(task, Some(router), "{what} ran on the router's task");
+    }
 }

@@ -189,7 +189,7 @@ fn call_parts(
         },
         quote! {
             #rt::ActionCall::new(#function_name, #task_name, #label, #attempt) #timeout
-                .call(io, #functions::#method(&self.functions, args))
+                .call(io, || #functions::#method(&self.functions, args))
         },
     )
 }

@@ -314,7 +314,9 @@ fn emit_comparison(
             let functions = cx.functions_ident();
             let name = &task.name.value;
             let metadata = json(metadata.unwrap_or(&serde_json::Value::Null));
+            // User code: never inline on a host's router (see `leave_inline`).
             return quote! {{
+                #rt::leave_inline().await;
                 let selected = #path.select(&data)?;
                 let metadata = #metadata;
                 #functions::custom_condition(&self.functions, #rt::CustomCondition {

@@ -30,13 +30,15 @@ pub fn event_data(event: &Event) -> Value {
 
 /// The content types the CloudEvents JSON format treats as JSON.
 fn is_json_content_type(content_type: &str) -> bool {
-    let essence = content_type
-        .split(';')
-        .next()
-        .unwrap_or_default()
-        .trim()
-        .to_ascii_lowercase();
-    essence == "application/json" || essence == "text/json" || essence.ends_with("+json")
+    // Compared without a lower-cased copy: this runs for every event consumed.
+    let essence = content_type.split(';').next().unwrap_or_default().trim();
+    let suffix = essence
+        .len()
+        .checked_sub("+json".len())
+        .and_then(|at| essence.get(at..));
+    essence.eq_ignore_ascii_case("application/json")
+        || essence.eq_ignore_ascii_case("text/json")
+        || suffix.is_some_and(|suffix| suffix.eq_ignore_ascii_case("+json"))
 }
 
 #[cfg(test)]

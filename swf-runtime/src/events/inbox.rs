@@ -70,6 +70,12 @@ impl InboxState {
     fn push(&mut self, event: Event) {
         let seq = self.next_seq;
         self.next_seq += 1;
+        if self.events.capacity() == 0 {
+            // One slot (an event is about 400 bytes), not the four a first push reserves: an
+            // instance mostly holds one event at a time, and a buffer of four is too large for
+            // the allocator's fast path of small blocks.
+            self.events.reserve_exact(1);
+        }
         self.events.push_back(Queued { seq, event });
         self.arrivals += 1;
     }

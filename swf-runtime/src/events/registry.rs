@@ -9,23 +9,77 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use cloudevents::Event;
+use smallvec::SmallVec;
 
 use super::EventSpec;
 use super::inbox::Inbox;
-use crate::host::InstanceId;
+use crate::host::{ById, InstanceId};
 
 /// The registry of one host.
 #[derive(Debug, Default)]
 pub(crate) struct Registry {
-    inboxes: HashMap<InstanceId, Arc<Inbox>>,
+    inboxes: ById<Arc<Inbox>>,
     /// Attribute → value → the instances bound to that value, in ascending order: mostly one,
-    /// so a vector (8 bytes) rather than a set (a node of about 100 bytes). Hashed, and in two
-    /// levels so that a lookup borrows the event's value instead of building a key.
-    correlated: HashMap<String, HashMap<String, Vec<InstanceId>>>,
+    /// so a vector (8 bytes) rather than a set (a node of about 100 bytes). In two levels so
+    /// that a lookup borrows the event's value instead of building a key.
+    correlated: Correlated,
     /// Event definition index → wait ticket (in the order waits began) → waiting instance.
     waiting: BTreeMap<usize, BTreeMap<u64, InstanceId>>,
     next_ticket: u64,
 }
+
+/// Attribute → value → instances. The attributes are a workflow's few correlation tokens,
+/// found by comparing names rather than hashing one more string for every event; the values
+/// (any number of them, chosen by whoever sends events) are hashed with the default hasher,
+/// which resists chosen collisions.
+#[derive(Debug, Default)]
+struct Correlated(Vec<(String, Values)>);
+
+/// Value → the instances bound to it.
+type Values = HashMap<String, Vec<InstanceId>>;
+
+impl Correlated {
+    fn get(&self, attribute: &str) -> Option<&Values> {
+        self.0
+            .iter()
+            .find(|(name, _)| name == attribute)
+            .map(|(_, values)| values)
+    }
+
+    fn get_mut(&mut self, attribute: &str) -> Option<&mut Values> {
+        self.0
+            .iter_mut()
+            .find(|(name, _)| name == attribute)
+            .map(|(_, values)| values)
+    }
+
+    fn get_or_insert(&mut self, attribute: &str) -> &mut Values {
+        let at = self
+            .0
+            .iter()
+            .position(|(name, _)| name == attribute)
+            .unwrap_or_else(|| {
+                self.0.push((attribute.to_owned(), Values::new()));
+                self.0.len() - 1
+            });
+        // In bounds: found or just pushed.
+        &mut self.0[at].1
+    }
+
+    /// Forgets `attribute` once no value of it is bound.
+    fn forget_if_unbound(&mut self, attribute: &str) {
+        self.0
+            .retain(|(name, values)| name != attribute || !values.is_empty());
+    }
+
+    #[cfg(test)]
+    fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+}
+
+/// The instances an event goes to, with their inboxes: mostly one.
+pub(crate) type Receivers = SmallVec<[(InstanceId, Arc<Inbox>); 2]>;
 
 /// A registry shared by a host's router and its instances.
 pub(crate) type SharedRegistry = Arc<Mutex<Registry>>;
@@ -54,7 +108,7 @@ impl Registry {
     pub(crate) fn remove(&mut self, instance: InstanceId) -> Option<Arc<Inbox>> {
         let inbox = self.inboxes.remove(&instance)?;
         for (attribute, value) in inbox.lock().correlation.iter() {
-            let Some(values) = self.correlated.get_mut(attribute.as_str()) else {
+            let Some(values) = self.correlated.get_mut(attribute) else {
                 continue;
             };
             if let Some(instances) = values.get_mut(value.as_str()) {
@@ -63,9 +117,7 @@ impl Registry {
                     values.remove(value.as_str());
                 }
             }
-            if values.is_empty() {
-                self.correlated.remove(attribute.as_str());
-            }
+            self.correlated.forget_if_unbound(attribute);
         }
         // Waits end with their guards; this only matters if a guard outlived its instance.
         self.waiting.retain(|_, waits| {
@@ -89,10 +141,7 @@ impl Registry {
     }
 
     fn index_value(&mut self, instance: InstanceId, attribute: &str, value: &str) {
-        let values = match self.correlated.get_mut(attribute) {
-            Some(values) => values,
-            None => self.correlated.entry(attribute.to_owned()).or_default(),
-        };
+        let values = self.correlated.get_or_insert(attribute);
         match values.get_mut(value) {
             Some(instances) => add(instances, instance),
             None => {
@@ -159,8 +208,8 @@ impl Registry {
         events: &[EventSpec],
         event: &Event,
         matching: &[usize],
-    ) -> Vec<(InstanceId, Arc<Inbox>)> {
-        let mut chosen: Vec<InstanceId> = Vec::new();
+    ) -> Receivers {
+        let mut chosen: SmallVec<[InstanceId; 4]> = SmallVec::new();
         for &index in matching {
             let Some(spec) = events.get(index) else {
                 continue;
@@ -168,13 +217,13 @@ impl Registry {
             match spec.correlation {
                 None => chosen.extend(self.waiters(index)),
                 Some(attribute) => {
-                    let Some(value) = spec.correlation_value(event) else {
+                    let Some(value) = spec.correlation_text(event) else {
                         continue;
                     };
                     let bound = self
                         .correlated
                         .get(attribute)
-                        .and_then(|values| values.get(value.as_str()));
+                        .and_then(|values| values.get(value.as_ref()));
                     match bound {
                         Some(bound) if !bound.is_empty() => chosen.extend(bound.iter().copied()),
                         _ => chosen.extend(self.bind_oldest_waiter(index, attribute, &value)),
@@ -190,11 +239,11 @@ impl Registry {
             .collect()
     }
 
-    fn waiters(&self, spec: usize) -> Vec<InstanceId> {
+    fn waiters(&self, spec: usize) -> impl Iterator<Item = InstanceId> + '_ {
         self.waiting
             .get(&spec)
-            .map(|waits| waits.values().copied().collect())
-            .unwrap_or_default()
+            .into_iter()
+            .flat_map(|waits| waits.values().copied())
     }
 
     /// Binds the longest-waiting instance for `spec` that has no value for the key's attribute.
@@ -316,7 +365,7 @@ mod tests {
         registry.begin_wait(InstanceId::new(3), &reading);
         registry.begin_wait(InstanceId::new(2), &reading);
         assert_eq!(
-            registry.waiters(0),
+            registry.waiters(0).collect::<Vec<_>>(),
             [InstanceId::new(3), InstanceId::new(2)],
             "instance 1 is bound: readings reach it by value"
         );
@@ -335,7 +384,7 @@ mod tests {
                 .is_empty()
         );
         assert!(
-            registry.waiters(0).is_empty(),
+            registry.waiters(0).next().is_none(),
             "bound waiters left the list when passed over"
         );
         assert_eq!(

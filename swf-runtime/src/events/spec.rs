@@ -1,5 +1,8 @@
 //! Event definitions as generated code declares them, and how an incoming event is matched to one.
 
+use std::borrow::Cow;
+
+use cloudevents::event::{AttributeValue, ExtensionValue};
 use cloudevents::{AttributesReader, Event};
 
 /// One event definition of a workflow (`events:` in the tasks draft), declared by generated code
@@ -28,7 +31,13 @@ impl EventSpec {
     /// `None` when the definition has no correlation token or the event lacks the attribute.
     /// See [`context_attribute`].
     pub fn correlation_value(&self, event: &Event) -> Option<String> {
-        context_attribute(event, self.correlation?)
+        self.correlation_text(event).map(Cow::into_owned)
+    }
+
+    /// [`EventSpec::correlation_value`], borrowed from the event when it is text there (the
+    /// router and the inbox compare it for every event; only binding it needs a copy).
+    pub(crate) fn correlation_text<'e>(&self, event: &'e Event) -> Option<Cow<'e, str>> {
+        attribute_text(event, self.correlation?)
     }
 }
 
@@ -42,11 +51,23 @@ impl EventSpec {
 /// name, one that differs only in ASCII case is accepted (the first in alphabetical order, should
 /// there be several).
 pub fn context_attribute(event: &Event, name: &str) -> Option<String> {
+    attribute_text(event, name).map(Cow::into_owned)
+}
+
+/// [`context_attribute`], borrowed when the attribute is text.
+fn attribute_text<'e>(event: &'e Event, name: &str) -> Option<Cow<'e, str>> {
     if let Some(value) = event.extension(name) {
-        return Some(value.to_string());
+        return Some(match value {
+            ExtensionValue::String(text) => Cow::Borrowed(text.as_str()),
+            other => Cow::Owned(other.to_string()),
+        });
     }
     if let Some((_, value)) = event.iter_attributes().find(|(key, _)| *key == name) {
-        return Some(value.to_string());
+        return Some(match value {
+            AttributeValue::String(text) => Cow::Borrowed(text),
+            AttributeValue::URIRef(text) => Cow::Borrowed(text.as_str()),
+            other => Cow::Owned(other.to_string()),
+        });
     }
     let mut folded: Vec<(&str, String)> = event
         .iter()
@@ -54,7 +75,10 @@ pub fn context_attribute(event: &Event, name: &str) -> Option<String> {
         .map(|(key, value)| (key, value.to_string()))
         .collect();
     folded.sort();
-    folded.into_iter().next().map(|(_, value)| value)
+    folded
+        .into_iter()
+        .next()
+        .map(|(_, value)| Cow::Owned(value))
 }
 
 /// Why `event` reaches no instance of `workflow` when it matches none of its definitions

@@ -34,13 +34,21 @@ impl Io {
         events: &'static [EventSpec],
         wanted: &[usize],
     ) -> Result<Option<(usize, Event)>, ErrorObject> {
-        let specs = resolve(events, wanted)?;
-        if specs.is_empty() {
+        // Checked, not collected: this runs for every event an instance takes.
+        if let Some(&index) = wanted.iter().find(|&&index| events.get(index).is_none()) {
+            return Err(unknown_definition(index, events));
+        }
+        if wanted.is_empty() {
             return Err(ErrorObject::new(
                 EVENT_ERROR,
                 "a wait for any of no events can never end",
             ));
         }
+        let specs = || {
+            wanted
+                .iter()
+                .filter_map(|&index| events.get(index).map(|spec| (index, spec)))
+        };
         let taken = {
             let mut guard = self.inner.inbox.lock();
             let state = &mut *guard;
@@ -49,7 +57,7 @@ impl Io {
                 .iter()
                 .enumerate()
                 .find_map(|(position, queued)| {
-                    specs.iter().find_map(|&(index, spec)| {
+                    specs().find_map(|(index, spec)| {
                         fit(spec, &queued.event, &state.correlation)
                             .map(|fit| (position, index, fit))
                     })
@@ -239,10 +247,10 @@ fn take_chosen(
             continue;
         };
         if let Some(attribute) = spec.correlation
-            && let Some(value) = spec.correlation_value(event)
+            && let Some(value) = spec.correlation_text(event)
             && state.bind(attribute, &value)
         {
-            bound.push((attribute, value));
+            bound.push((attribute, value.into_owned()));
         }
     }
     let events = taken
@@ -268,7 +276,8 @@ fn satisfiable(
 }
 
 /// Whether `spec` accepts `event` for an instance bound to `correlation`: `None` if not, else
-/// the correlation value the event would bind (attribute, value), if the definition has a token.
+/// the correlation value the event would bind (attribute, value), if the definition has a token
+/// for which the instance is not bound yet.
 pub(super) fn fit(
     spec: &EventSpec,
     event: &Event,
@@ -280,10 +289,11 @@ pub(super) fn fit(
     let Some(attribute) = spec.correlation else {
         return Some(None);
     };
-    let value = spec.correlation_value(event)?;
+    let value = spec.correlation_text(event)?;
     match correlation.get(attribute) {
         Some(bound) if *bound != value => None,
-        _ => Some(Some((attribute, value))),
+        Some(_) => Some(None),
+        None => Some(Some((attribute, value.into_owned()))),
     }
 }
 
@@ -295,15 +305,20 @@ pub(super) fn resolve(
     wanted
         .iter()
         .map(|&index| {
-            events.get(index).map(|spec| (index, spec)).ok_or_else(|| {
-                ErrorObject::new(
-                    EVENT_ERROR,
-                    format!(
-                        "a wait names event definition #{index}, but the workflow has {}",
-                        events.len()
-                    ),
-                )
-            })
+            events
+                .get(index)
+                .map(|spec| (index, spec))
+                .ok_or_else(|| unknown_definition(index, events))
         })
         .collect()
+}
+
+fn unknown_definition(index: usize, events: &[EventSpec]) -> ErrorObject {
+    ErrorObject::new(
+        EVENT_ERROR,
+        format!(
+            "a wait names event definition #{index}, but the workflow has {}",
+            events.len()
+        ),
+    )
 }

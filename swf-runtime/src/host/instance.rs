@@ -70,21 +70,33 @@ pub(super) struct Parked<S> {
     running: Running,
 }
 
+/// A new instance, parked before its first step.
+pub(super) type Created<S> = (InstanceId, Box<Parked<S>>);
+
+/// Why an instance could not be created, with the events it was to start with.
+pub(super) type Refused = (WorkflowError, Vec<Event>);
+
 impl<M: Machine> Shared<M> {
-    /// Creates an instance bound to `correlation` with `initial` in its inbox, and spawns it.
+    /// Creates an instance bound to `correlation` with `initial` in its inbox, parked before
+    /// its first step: the caller activates it ([`Shared::spawn`] or [`Shared::activator`]).
+    ///
+    /// # Errors
+    /// Why it cannot be created, with `initial` given back.
     pub(super) fn create(
         self: &Arc<Self>,
         input: Value,
         correlation: BTreeMap<String, String>,
         initial: Vec<Event>,
-    ) -> Result<InstanceId, WorkflowError> {
-        let runtime = Handle::try_current().map_err(|err| {
+    ) -> Result<Created<M::State>, Refused> {
+        // Checked first: a created instance is activated on tokio.
+        if let Err(err) = Handle::try_current() {
             let error = ErrorObject::new(
                 HOST_ERROR,
                 format!("instances run on tokio, but there is no runtime here: {err}"),
             );
-            WorkflowError::new(self.machine.workflow_id(), "", error, Value::Null)
-        })?;
+            let error = WorkflowError::new(self.machine.workflow_id(), "", error, Value::Null);
+            return Err((error, initial));
+        }
         let id = InstanceId::new(self.next_instance.fetch_add(1, Ordering::Relaxed));
         let inbox = Arc::new(
             Inbox::new(self.inbox_capacity, correlation, initial)
@@ -101,7 +113,11 @@ impl<M: Machine> Shared<M> {
             self.clock.clone(),
             self.deployed_at,
         );
-        let state = self.machine.start(input, &io)?;
+        let state = match self.machine.start(input, &io) {
+            Ok(state) => state,
+            // The inbox, never registered, gives its events back.
+            Err(refusal) => return Err((refusal, inbox.close())),
+        };
         // Registered before it runs, so that events correlated with it reach it from now on.
         lock_registry(&self.registry).insert(id, inbox.clone());
         // Created after the events channel closed (or while it closed): nothing will come.
@@ -114,20 +130,35 @@ impl<M: Machine> Shared<M> {
             registration: None,
             running: Running::new(&self.live),
         });
-        runtime.spawn(self.clone().activate(id, parked));
-        Ok(id)
+        Ok((id, parked))
     }
 
-    /// Steps instance `id` again if it is parked: an event was routed to it.
-    pub(super) fn wake(self: &Arc<Self>, id: InstanceId) {
-        let parked = self
-            .parked
+    /// Runs instance `id` on a task of its own: one the user created, whose task must not run
+    /// it. Boxed, so that the step's future (as large as the workflow's largest step) is not
+    /// moved into the task.
+    pub(super) fn spawn(self: &Arc<Self>, id: InstanceId, parked: Box<Parked<M::State>>) {
+        drop(tokio::spawn(Box::pin(self.clone().activate(id, parked))));
+    }
+
+    /// Takes instance `id` out of the parking lot, if it is parked: an event was routed to it.
+    pub(super) fn unpark(&self, id: InstanceId) -> Option<Box<Parked<M::State>>> {
+        self.parked
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
-            .remove(&id);
-        if let Some(parked) = parked {
-            tokio::spawn(self.clone().activate(id, parked));
-        }
+            .remove(&id)
+    }
+
+    /// What the router activates instances with: on its own task, as far as each goes without
+    /// waiting (for a deadline, room in a channel, the tokio budget) or running user code, and
+    /// on a task of its own from there (see [`crate::inline`]). Most activations take an event
+    /// and park again or end, and spawning a task for each cost more than the step itself; the
+    /// box of an activation that ended inline is reused by the next.
+    pub(super) fn activator(
+        self: &Arc<Self>,
+    ) -> impl FnMut(InstanceId, Box<Parked<M::State>>) + Send + use<M> {
+        let shared = self.clone();
+        let mut spare = crate::inline::Spare::default();
+        move |id, parked| spare.run(shared.clone().activate(id, parked))
     }
 
     /// Steps every parked instance once more: the events channel closed, so each finds that
@@ -140,7 +171,7 @@ impl<M: Machine> Shared<M> {
             .drain()
             .collect();
         for (id, parked) in parked {
-            tokio::spawn(self.clone().activate(id, parked));
+            self.spawn(id, parked);
         }
     }
 
@@ -159,15 +190,10 @@ impl<M: Machine> Shared<M> {
         let span = crate::trace::workflow_span(&self.machine.info(), io.id_prefix());
         let (mut state, mut registration) = (state, registration);
         let result = loop {
-            // Boxed: the step's future is as large as the workflow's largest step, and every
-            // wrapper (and the task, at each spawn) would otherwise move it whole.
-            let stepping = Box::pin(crate::drive::run_until_waiting(
-                state,
-                &io,
-                self.events,
-                registration,
-                |state| self.machine.step(state, &io),
-            ));
+            let stepping =
+                crate::drive::run_until_waiting(state, &io, self.events, registration, |state| {
+                    self.machine.step(state, &io)
+                });
             let stepped = AssertUnwindSafe(stepping)
                 .catch_unwind()
                 .instrument(span.clone())
@@ -225,7 +251,8 @@ impl<M: Machine> Shared<M> {
         let leftovers = inbox.map(|inbox| inbox.close()).unwrap_or_default();
         for event in leftovers {
             let reason = format!("instance {id} ended before consuming it");
-            self.report(event, reason).await;
+            // Boxed: rare, and with its event the largest part of the activation otherwise.
+            Box::pin(self.report(event, reason)).await;
         }
         // An error only means the user dropped the receiver, declining outcomes.
         let _ = self

@@ -10,7 +10,7 @@ mod starting;
 #[cfg(test)]
 mod tests;
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, AtomicU64};
 use std::sync::{Arc, Mutex, PoisonError};
 
@@ -20,6 +20,7 @@ use serde_json::Value;
 use tokio::sync::mpsc;
 
 pub use config::{HostChannels, HostConfig, Outcome, Unmatched};
+pub(crate) use id::ById;
 pub use id::InstanceId;
 pub use machine::{Machine, StartOnEvents};
 
@@ -37,7 +38,10 @@ pub const HOST_ERROR: &str = "HostError";
 /// Each instance has its own [`Io`](crate::Io). It steps on a tokio task of its own while it
 /// has something to do (or waits for a deadline); while it waits for events alone, the host
 /// holds it as data (its state, its inbox and correlation values, its place among the waiters)
-/// and an event routed to it steps it on a task again. [`Host::run`] routes each event of
+/// and an event routed to it steps it again: on the router's task as long as its steps need
+/// nothing to wait for and run no user code (most take the event and wait again, or end), on a
+/// task of its own from there. Functions and custom conditions always run on the instance's
+/// own task, never on the router's. [`Host::run`] routes each event of
 /// [`HostChannels::events`]:
 ///
 /// 1. an event that matches no event definition (source and type) is reported unmatched;
@@ -88,11 +92,7 @@ struct Shared<M: Machine> {
     live: Arc<Liveness>,
     /// The instances waiting for events alone, held as data (see `instance::Parked`). Lock
     /// order: this lock, then an inbox lock; the router delivers to an inbox before taking it.
-    #[allow(
-        clippy::type_complexity,
-        reason = "one map, named once; an alias would only move the type elsewhere"
-    )]
-    parked: Mutex<HashMap<InstanceId, Box<Parked<M::State>>>>,
+    parked: Mutex<ById<Box<Parked<M::State>>>>,
     /// Taken by the first `run`.
     incoming: Mutex<Option<mpsc::Receiver<Event>>>,
 }
@@ -146,7 +146,12 @@ impl<M: Machine> Host<M> {
         input: Value,
         correlation: BTreeMap<String, String>,
     ) -> Result<InstanceId, WorkflowError> {
-        self.shared.create(input, correlation, Vec::new())
+        let (id, parked) = self
+            .shared
+            .create(input, correlation, Vec::new())
+            .map_err(|(refusal, _)| refusal)?;
+        self.shared.spawn(id, parked);
+        Ok(id)
     }
 
     /// Routes the incoming events until every sender of [`HostChannels::events`] is dropped,

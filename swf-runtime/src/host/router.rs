@@ -4,12 +4,16 @@ use std::sync::Arc;
 
 use cloudevents::Event;
 use serde_json::{Map, Value};
+use smallvec::SmallVec;
 use tokio::sync::mpsc;
 use tokio::time::Instant;
 
 use super::starting::{Offer, Starting};
-use super::{Machine, Shared};
+use super::{InstanceId, Machine, Parked, Shared};
 use crate::events::{Offered, lock_registry};
+
+/// The definitions an event matches: mostly one.
+type Matching = SmallVec<[usize; 4]>;
 
 const NOBODY: &str = "no instance is waiting for it and it does not start one";
 const CLOSED: &str = "the events channel closed before the other starting events arrived";
@@ -31,6 +35,7 @@ impl<M: Machine> Shared<M> {
     /// waiting for their group.
     pub(super) async fn serve(self: Arc<Self>, mut incoming: mpsc::Receiver<Event>) {
         let mut starting = self.machine.start_on_events().map(Starting::new);
+        let mut activate = self.activator();
         loop {
             let deadline = starting.as_ref().and_then(Starting::next_deadline);
             let wake = match deadline {
@@ -52,7 +57,7 @@ impl<M: Machine> Shared<M> {
                 Wake::Event(event) => {
                     // Only when full inboxes' overflows hold their limit, all together.
                     self.spill.room().await;
-                    self.route(event, starting.as_mut()).await;
+                    self.route(event, starting.as_mut(), &mut activate).await;
                 }
                 Wake::Deadline => {}
                 Wake::Closed => break,
@@ -73,8 +78,13 @@ impl<M: Machine> Shared<M> {
         self.wake_all();
     }
 
-    async fn route(self: &Arc<Self>, event: Event, starting: Option<&mut Starting>) {
-        let matching: Vec<usize> = (0..self.events.len())
+    async fn route(
+        self: &Arc<Self>,
+        event: Event,
+        starting: Option<&mut Starting>,
+        activate: &mut (impl FnMut(InstanceId, Box<Parked<M::State>>) + Send),
+    ) {
+        let matching: Matching = (0..self.events.len())
             .filter(|&index| {
                 self.events
                     .get(index)
@@ -98,7 +108,9 @@ impl<M: Machine> Shared<M> {
             // Refused only by an instance that ended meanwhile.
             if !matches!(inbox.offer(event.clone()), Offered::Closed(_)) {
                 delivered = true;
-                self.wake(instance);
+                if let Some(parked) = self.unpark(instance) {
+                    activate(instance, parked);
+                }
             }
         }
         let event = match last {
@@ -106,7 +118,9 @@ impl<M: Machine> Shared<M> {
             Some((instance, inbox)) => match inbox.offer(event) {
                 Offered::Closed(back) => *back,
                 Offered::Queued | Offered::Spilled => {
-                    self.wake(instance);
+                    if let Some(parked) = self.unpark(instance) {
+                        activate(instance, parked);
+                    }
                     return;
                 }
             },
@@ -130,10 +144,13 @@ impl<M: Machine> Shared<M> {
                 events,
             } => {
                 let input = Value::Object(Map::new());
-                if let Err(refusal) = self.create(input, correlation, events.clone()) {
-                    let reason = format!("it would start an instance, but {}", refusal.error());
-                    for event in events {
-                        self.report(event, reason.clone()).await;
+                match self.create(input, correlation, events) {
+                    Ok((id, parked)) => activate(id, parked),
+                    Err((refusal, events)) => {
+                        let reason = format!("it would start an instance, but {}", refusal.error());
+                        for event in events {
+                            self.report(event, reason.clone()).await;
+                        }
                     }
                 }
             }
