@@ -114,20 +114,6 @@ pub(crate) struct Context<'a> {
     pub root: bool,
 }
 
-/// Task names, then task ids not already a name, to the task's index (the first of equals).
-fn targets(scope: &Scope) -> std::collections::BTreeMap<&str, usize> {
-    let mut targets = std::collections::BTreeMap::new();
-    for (index, task) in scope.tasks.iter().enumerate() {
-        targets.entry(task.name.value.as_str()).or_insert(index);
-    }
-    for (index, task) in scope.tasks.iter().enumerate() {
-        if let Some(id) = &task.id {
-            targets.entry(id.value.as_str()).or_insert(index);
-        }
-    }
-    targets
-}
-
 impl<'a> Context<'a> {
     pub fn root(workflow: &'a Workflow, names: &'a Names) -> Self {
         Self::at(workflow, names, &workflow.scope, Vec::new())
@@ -149,7 +135,7 @@ impl<'a> Context<'a> {
             tasks: scope_names.tasks.clone(),
             branches: scope_names.branches.clone(),
             root: path.is_empty(),
-            targets: targets(scope),
+            targets: scope.targets(),
             path,
             compensation_in_use: compensation::scope_in_use(scope),
         }

@@ -127,6 +127,23 @@ pub struct Scope {
     pub tasks: Vec<Task>,
 }
 
+impl Scope {
+    /// What transitions name, to the task's index: task names, then task ids not already a
+    /// name (the first of equals).
+    pub fn targets(&self) -> std::collections::BTreeMap<&str, usize> {
+        let mut targets = std::collections::BTreeMap::new();
+        for (index, task) in self.tasks.iter().enumerate() {
+            targets.entry(task.name.value.as_str()).or_insert(index);
+        }
+        for (index, task) in self.tasks.iter().enumerate() {
+            if let Some(id) = &task.id {
+                targets.entry(id.value.as_str()).or_insert(index);
+            }
+        }
+        targets
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Task {
     pub name: Spanned<String>,
@@ -161,6 +178,14 @@ impl Task {
     /// Every transition this task can take, in document order: its own, those of its event
     /// entries (earlier drafts), switch conditions and default, then onError handlers.
     pub fn transitions(&self) -> Vec<&Transition> {
+        let mut out = self.success_transitions();
+        out.extend(self.on_error.iter().filter_map(|h| h.transition.as_ref()));
+        out
+    }
+
+    /// The transitions the task takes when it succeeds (all but its onError handlers'), in
+    /// document order.
+    pub fn success_transitions(&self) -> Vec<&Transition> {
         let mut out = Vec::new();
         out.extend(self.transition.iter());
         if let TaskKind::Event { events_actions, .. } = &self.kind {
@@ -177,7 +202,6 @@ impl Task {
             }
             out.extend(switch.default.iter());
         }
-        out.extend(self.on_error.iter().filter_map(|h| h.transition.as_ref()));
         out
     }
 

@@ -292,35 +292,25 @@ fn check_comparison(comparison: &Comparison, data: &Shape, diags: &mut Diagnosti
             | Operator::GreaterThanOrEquals
     );
     if ordered && numeric_value {
-        only_kind(
-            path,
-            &selected,
-            Kinds::STRING,
-            Kinds::NUMBER,
-            "a numeric",
-            diags,
-        );
+        ruled_out(path, &selected, Compared::AsNumbers, diags);
     } else if operator.compares_strings() {
-        only_kind(
-            path,
-            &selected,
-            Kinds::NUMBER,
-            Kinds::STRING,
-            "a string",
-            diags,
-        );
+        ruled_out(path, &selected, Compared::AsStrings, diags);
     }
 }
 
-/// E0154 when the schema says `selected` is only of kind `is` (never `wanted`).
-fn only_kind(
-    path: &JsonPath,
-    selected: &Shape,
-    is: Kinds,
-    wanted: Kinds,
-    comparison: &str,
-    diags: &mut Diagnostics,
-) {
+/// How a comparison compares.
+#[derive(Clone, Copy)]
+enum Compared {
+    AsNumbers,
+    AsStrings,
+}
+
+/// E0154 when the schema says `selected` is only of the other kind than `compared` needs.
+fn ruled_out(path: &JsonPath, selected: &Shape, compared: Compared, diags: &mut Diagnostics) {
+    let (is, wanted, comparison) = match compared {
+        Compared::AsNumbers => (Kinds::STRING, Kinds::NUMBER, "a numeric"),
+        Compared::AsStrings => (Kinds::NUMBER, Kinds::STRING, "a string"),
+    };
     let Some(known) = selected.known() else {
         return;
     };
@@ -358,14 +348,7 @@ fn check_expression(expr: &Expr, data: &Shape, diags: &mut Diagnostics) {
                         CompareOp::Lt | CompareOp::Le | CompareOp::Gt | CompareOp::Ge
                     )
                 {
-                    only_kind(
-                        path,
-                        &selected,
-                        Kinds::STRING,
-                        Kinds::NUMBER,
-                        "a numeric",
-                        diags,
-                    );
+                    ruled_out(path, &selected, Compared::AsNumbers, diags);
                 }
             }
         }

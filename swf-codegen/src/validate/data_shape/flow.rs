@@ -5,8 +5,7 @@
 use super::checks;
 use super::shape::Shape;
 use crate::diagnostic::Diagnostics;
-use crate::ir::{PathKind, SchemaRef, Scope, SwitchConditions, Task, TaskKind, Transition};
-use std::collections::BTreeMap;
+use crate::ir::{PathKind, SchemaRef, Scope, SwitchConditions, Task, TaskKind};
 
 pub(super) fn check_scope(scope: &Scope, start: Shape, diags: &mut Diagnostics) {
     let Some(incoming) = incoming_shapes(scope, start) else {
@@ -28,15 +27,7 @@ pub(super) fn check_scope(scope: &Scope, start: Shape, diags: &mut Diagnostics) 
 /// fixed point was reached in time (nothing is checked then, rather than something wrongly).
 fn incoming_shapes(scope: &Scope, start: Shape) -> Option<Vec<Option<Shape>>> {
     let count = scope.tasks.len();
-    let mut targets: BTreeMap<&str, usize> = BTreeMap::new();
-    for (index, task) in scope.tasks.iter().enumerate() {
-        targets.entry(task.name.value.as_str()).or_insert(index);
-    }
-    for (index, task) in scope.tasks.iter().enumerate() {
-        if let Some(id) = &task.id {
-            targets.entry(id.value.as_str()).or_insert(index);
-        }
-    }
+    let targets = scope.targets();
     let mut incoming: Vec<Option<Shape>> = vec![None; count];
     let starts: Vec<usize> = scope
         .tasks
@@ -57,7 +48,8 @@ fn incoming_shapes(scope: &Scope, start: Shape) -> Option<Vec<Option<Shape>>> {
                 continue;
             };
             let output = output_shape(task, &shape);
-            let handed = normal_transitions(task)
+            let handed = task
+                .success_transitions()
                 .into_iter()
                 .map(|t| (t, output.clone()))
                 .chain(
@@ -85,29 +77,6 @@ fn incoming_shapes(scope: &Scope, start: Shape) -> Option<Vec<Option<Shape>>> {
         }
     }
     None
-}
-
-/// The transitions a task takes when it succeeds, with its output.
-fn normal_transitions(task: &Task) -> Vec<&Transition> {
-    let mut out: Vec<&Transition> = task.transition.iter().collect();
-    match &task.kind {
-        TaskKind::Event { events_actions, .. } => {
-            out.extend(events_actions.iter().filter_map(|e| e.transition.as_ref()));
-        }
-        TaskKind::Switch(switch) => {
-            match &switch.conditions {
-                SwitchConditions::Data(conditions) => {
-                    out.extend(conditions.iter().filter_map(|c| c.transition.as_ref()));
-                }
-                SwitchConditions::Event(conditions) => {
-                    out.extend(conditions.iter().filter_map(|c| c.transition.as_ref()));
-                }
-            }
-            out.extend(switch.default.iter());
-        }
-        _ => {}
-    }
-    out
 }
 
 /// The shape of a declared schema, when it was read.
