@@ -9,6 +9,12 @@
 #![deny(missing_docs)]
 #![warn(clippy::pedantic)]
 
+/// Data schemas: validation, and the typed entry point with the types typify generates.
+#[cfg(feature = "schemas")]
+pub mod schemas {
+    swf_runtime::workflow!("../tests/workflows/schemas/orders.sw.yaml");
+}
+
 /// The order workflow of the `order` example.
 pub mod order {
     swf_runtime::workflow!("workflows/order.sw.yaml");
