@@ -92,13 +92,14 @@ fn walk<'d>(data: &'d Value, segments: &[Segment]) -> Option<&'d Value> {
 /// the data has there.
 fn where_it_stops(data: &Value, segments: &[Segment]) -> String {
     let mut current = data;
-    let mut at = String::from("$");
-    for segment in segments {
+    for (depth, segment) in segments.iter().enumerate() {
         let next = match segment {
             Segment::Key(key) => current.as_object().and_then(|members| members.get(*key)),
             Segment::Index(index) => current.as_array().and_then(|items| items.get(*index)),
         };
         let Some(next) = next else {
+            let at = super::render::render(&segments[..depth]);
+            let kind = crate::data::kind::with_article(current);
             return match (segment, current) {
                 (Segment::Key(key), Value::Object(members)) => {
                     let names: Vec<String> =
@@ -115,30 +116,13 @@ fn where_it_stops(data: &Value, segments: &[Segment]) -> String {
                 (Segment::Index(index), Value::Array(items)) => {
                     format!("`{at}` has {} elements, none at index {index}", items.len())
                 }
-                (Segment::Key(_), other) => {
-                    format!(
-                        "`{at}` is {}, not an object",
-                        crate::data::kind::with_article(other)
-                    )
-                }
-                (Segment::Index(_), other) => {
-                    format!(
-                        "`{at}` is {}, not an array",
-                        crate::data::kind::with_article(other)
-                    )
-                }
+                (Segment::Key(_), _) => format!("`{at}` is {kind}, not an object"),
+                (Segment::Index(_), _) => format!("`{at}` is {kind}, not an array"),
             };
         };
-        match segment {
-            Segment::Key(key) => {
-                at.push('.');
-                at.push_str(key);
-            }
-            Segment::Index(index) => at.push_str(&format!("[{index}]")),
-        }
         current = next;
     }
-    format!("`{at}` is there")
+    format!("`{}` is there", super::render::render(segments))
 }
 
 fn run<'d>(query: &JpQuery, data: &'d Value) -> Result<Vec<&'d Value>, String> {

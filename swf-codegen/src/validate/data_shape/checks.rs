@@ -180,7 +180,8 @@ fn prefix(segments: &[PathSegment]) -> String {
                 text.push_str(key);
             }
             PathSegment::Key(key) => {
-                text.push_str(&format!("['{}']", key.replace('\'', "\\'")));
+                let escaped = key.replace('\\', "\\\\").replace('\'', "\\'");
+                text.push_str(&format!("['{escaped}']"));
             }
             PathSegment::Index(index) => text.push_str(&format!("[{index}]")),
         }
