@@ -255,6 +255,31 @@ mod tests {
         assert!(expanded.contains("OrderWorkflow"), "{expanded}");
     }
 
+    /// Editing a data schema rebuilds the crate too: the expansion includes the bytes of every
+    /// schema file the workflow reads.
+    #[cfg(feature = "schemas")]
+    #[test]
+    fn the_expansion_tracks_the_schema_files() {
+        let expanded =
+            expand_one(&[literal("../tests/workflows/schemas/orders.sw.yaml")]).to_string();
+        assert!(!expanded.contains("compile_error"), "{expanded}");
+        for schema in [
+            "order-input.json",
+            "order-output.json",
+            "priceable.yaml",
+            "priced.json",
+        ] {
+            let tracked = format!("schemas/{schema}\"");
+            assert!(
+                expanded.split("include_bytes").skip(1).any(|rest| rest
+                    .split(')')
+                    .next()
+                    .is_some_and(|arg| arg.contains(&tracked))),
+                "{schema} is not tracked: {expanded}"
+            );
+        }
+    }
+
     /// A diagnostic is a compile error whose message starts with `file:line:col`.
     #[test]
     fn diagnostics_become_compile_errors_at_their_position() {
