@@ -8,6 +8,7 @@
 //! The file is in WAL mode with `synchronous = FULL`: a call that returned `Ok` survives a power
 //! loss, which the contract needs (the host acknowledges events once `deliver` returns).
 
+mod checkpoint;
 mod commits;
 mod instances;
 mod names;
@@ -34,6 +35,7 @@ use super::{
     NewInstance, OutboxEntry, Routed, Store, StoreError, StoredEvent,
 };
 use crate::host::InstanceId;
+use checkpoint::{Checkpointer, Checkpoints};
 use worker::{Request, Worker};
 
 impl From<rusqlite::Error> for StoreError {
@@ -54,7 +56,14 @@ impl From<rusqlite::Error> for StoreError {
 /// clone finishes the queued requests, stops the thread and closes the file.
 #[derive(Clone)]
 pub struct SqliteStore {
-    worker: Arc<Worker>,
+    threads: Arc<Threads>,
+}
+
+/// The store's threads. Fields drop in order: the store's thread finishes its queue and closes
+/// its connection first, which ends the checkpointer's, which then closes the file last.
+struct Threads {
+    worker: Worker,
+    _checkpointer: Checkpointer,
 }
 
 impl SqliteStore {
@@ -66,21 +75,29 @@ impl SqliteStore {
     /// be opened or written; [`StoreErrorKind::Incompatible`](super::StoreErrorKind::Incompatible)
     /// when it holds a newer schema than this build knows.
     pub async fn open(path: impl AsRef<Path>) -> Result<Self, StoreError> {
-        let path = path.as_ref().to_path_buf();
+        Self::open_with(path.as_ref(), Checkpoints::default()).await
+    }
+
+    async fn open_with(path: &Path, checkpoints: Checkpoints) -> Result<Self, StoreError> {
+        let path = path.to_path_buf();
         // Opening and migrating touch the disk: keep them off the async threads.
-        let connection = tokio::task::spawn_blocking(move || -> Result<Connection, StoreError> {
+        let (connection, checkpointer) = tokio::task::spawn_blocking(move || {
             let mut connection = Connection::open(&path).map_err(|error| {
                 unavailable(format!("SQLite: cannot open {}: {error}", path.display()))
             })?;
             schema::configure(&connection)?;
             schema::migrate(&mut connection)?;
-            Ok(connection)
+            let checkpointer = Checkpointer::start(&path, &mut connection, checkpoints)?;
+            Ok::<_, StoreError>((connection, checkpointer))
         })
         .await
         .map_err(|error| unavailable(format!("SQLite: opening failed: {error}")))??;
         let worker = Worker::start(connection, "swf-sqlite".to_string())?;
         Ok(Self {
-            worker: Arc::new(worker),
+            threads: Arc::new(Threads {
+                worker,
+                _checkpointer: checkpointer,
+            }),
         })
     }
 
@@ -92,7 +109,9 @@ impl SqliteStore {
         F: Fn(&session::Session) -> Result<T, StoreError> + Send + 'static,
     {
         let (reply, answer) = oneshot::channel();
-        self.worker.send(Box::new(Request::new(work, reply)))?;
+        self.threads
+            .worker
+            .send(Box::new(Request::new(work, reply)))?;
         let (outcome, work) = answer
             .await
             .map_err(|_| unavailable("the SQLite store's thread stopped before answering"))?;

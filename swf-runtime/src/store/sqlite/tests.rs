@@ -1,5 +1,7 @@
 //! The conformance suite on SQLite, and what only SQLite has: its file and its schema versions.
 
+use std::ffi::c_int;
+
 use tempfile::TempDir;
 
 use super::SqliteStore;
@@ -102,4 +104,76 @@ async fn claims_and_routing_use_the_indexes() {
          ORDER BY seq LIMIT 3",
     );
     assert!(outbox.contains("swf_outbox_pending"), "{outbox}");
+}
+
+/// Registers `count` definitions, each in a call (a transaction) of its own.
+async fn write_transactions(store: &SqliteStore, count: usize) {
+    for i in 0..count {
+        let definition = Definition {
+            workflow: format!("wf-{i}"),
+            version: None,
+            hash: "h".to_string(),
+        };
+        store.register(&definition, at(1)).await.unwrap();
+    }
+}
+
+fn file_length(path: &std::path::Path) -> u64 {
+    std::fs::metadata(path).map_or(0, |metadata| metadata.len())
+}
+
+#[tokio::test]
+async fn the_checkpointer_copies_the_log_into_the_file_while_the_store_runs() {
+    use super::checkpoint::Checkpoints;
+    let directory = tempfile::tempdir().unwrap();
+    let path = directory.path().join("store.db");
+    let checkpoints = Checkpoints {
+        start_at: 8,
+        force_at: c_int::MAX,
+    };
+    let store = SqliteStore::open_with(&path, checkpoints).await.unwrap();
+    // The schema's pages sit in the log until something checkpoints them.
+    let before = file_length(&path);
+    write_transactions(&store, 20).await;
+    // The checkpointer's thread works on its own time: wait for it, bounded.
+    for _ in 0..1_000 {
+        if file_length(&path) > before {
+            return;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+    panic!(
+        "the database file stayed at {before} bytes: nothing checkpointed the log ({} bytes)",
+        file_length(&directory.path().join("store.db-wal"))
+    );
+}
+
+#[tokio::test]
+async fn a_log_the_checkpointer_leaves_behind_is_checkpointed_by_the_stores_thread() {
+    use super::checkpoint::Checkpoints;
+    let directory = tempfile::tempdir().unwrap();
+    let path = directory.path().join("store.db");
+    // The checkpointer is never woken: only the store's own bound can copy the log.
+    let checkpoints = Checkpoints {
+        start_at: c_int::MAX,
+        force_at: 8,
+    };
+    let store = SqliteStore::open_with(&path, checkpoints).await.unwrap();
+    let before = file_length(&path);
+    write_transactions(&store, 20).await;
+    // Done on the store's thread after a commit, before it answered: no waiting.
+    assert!(file_length(&path) > before, "the log was not checkpointed");
+}
+
+#[tokio::test]
+async fn dropping_the_store_closes_both_connections_and_removes_the_log() {
+    let directory = tempfile::tempdir().unwrap();
+    let path = directory.path().join("store.db");
+    let store = SqliteStore::open(&path).await.unwrap();
+    write_transactions(&store, 3).await;
+    assert!(directory.path().join("store.db-wal").exists());
+    drop(store);
+    // The last connection to close checkpoints the log and deletes it: both are closed once the
+    // drop returns.
+    assert!(!directory.path().join("store.db-wal").exists());
 }
