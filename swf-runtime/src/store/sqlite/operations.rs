@@ -50,7 +50,7 @@ pub(super) fn list(
             .into(),
     );
     sql.push_str(&format!(" ORDER BY i.id DESC LIMIT ?{}", values.len()));
-    let mut statement = connection.prepare_cached(&sql)?;
+    let mut statement = connection.prepare_built(&sql)?;
     let rows = statement.query_map(rusqlite::params_from_iter(values), |row| {
         Ok((
             row.get::<_, i64>(0)?,

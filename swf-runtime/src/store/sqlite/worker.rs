@@ -15,7 +15,7 @@ use std::thread::JoinHandle;
 use rusqlite::Connection;
 use tokio::sync::oneshot;
 
-use super::session::Session;
+use super::session::{Memory, Session};
 use crate::store::StoreError;
 use crate::store::codec::unavailable;
 
@@ -91,7 +91,7 @@ impl Worker {
         let (sender, receiver) = std::sync::mpsc::channel::<Box<dyn Job>>();
         let thread = std::thread::Builder::new()
             .name(name)
-            .spawn(move || serve(Session::new(connection), receiver))
+            .spawn(move || serve(&connection, &receiver))
             .map_err(|error| unavailable(format!("cannot start the SQLite thread: {error}")))?;
         Ok(Self {
             sender: Some(sender),
@@ -122,7 +122,10 @@ impl Drop for Worker {
 }
 
 /// The thread's loop: one transaction per group of queued requests.
-fn serve(connection: Session, receiver: Receiver<Box<dyn Job>>) {
+fn serve(connection: &Connection, receiver: &Receiver<Box<dyn Job>>) {
+    // Declared after the connection it borrows, dropped before it.
+    let memory = Memory::new();
+    let connection = Session::new(connection, &memory);
     while let Ok(first) = receiver.recv() {
         let mut group = vec![first];
         while group.len() < MAX_GROUP {
@@ -186,7 +189,7 @@ fn rollback(connection: &Session) {
 }
 
 /// Runs a statement without parameters through the statement cache.
-fn execute(connection: &Connection, sql: &str) -> Result<(), StoreError> {
+fn execute(connection: &Session, sql: &'static str) -> Result<(), StoreError> {
     connection.prepare_cached(sql)?.execute([])?;
     Ok(())
 }
