@@ -16,7 +16,7 @@ use std::cell::{OnceCell, RefCell, RefMut};
 use std::collections::BTreeMap;
 use std::ops::{Deref, DerefMut};
 
-use rusqlite::{CachedStatement, Connection, Statement};
+use rusqlite::{CachedStatement, Connection, PrepFlags, Statement};
 
 /// How many distinct statements are kept prepared (the store has about 60); any further one
 /// goes through rusqlite's cache.
@@ -116,7 +116,12 @@ impl<'m, 'c> Session<'m, 'c> {
         let cell = match slot.get() {
             Some(cell) => cell,
             None => {
-                let statement = self.connection.prepare(sql)?;
+                // Persistent, as rusqlite's cache prepares them: a statement kept for good must
+                // not hold the connection's lookaside memory, or SQLite's small allocations go
+                // to the general allocator and its mutex (4% more instructions measured).
+                let statement = self
+                    .connection
+                    .prepare_with_flags(sql, PrepFlags::SQLITE_PREPARE_PERSISTENT)?;
                 slot.get_or_init(|| RefCell::new(statement))
             }
         };
