@@ -474,3 +474,42 @@ async fn a_detached_sub_flow_becomes_an_instance_of_its_own_on_postgres() {
     };
     a_detached_sub_flow_becomes_an_instance_of_its_own(store).await;
 }
+
+/// An event nobody takes is stored and answered with why (the host says it once the store found
+/// no taker): the definition it matched with its correlation value, or that it matches none.
+async fn an_event_nobody_takes_says_why<S: Store>(store: S) {
+    let clock = Arc::new(ManualClock::new(epoch()));
+    let host = DurableHost::open(
+        DurableOrderWorkflow::new(Shop::new(1)),
+        store.clone(),
+        config(&clock, "w1"),
+    )
+    .await
+    .unwrap();
+    let Routed::Unmatched { reason, .. } = host.deliver(shipped(404)).await.unwrap() else {
+        panic!("no instance waits for order 404");
+    };
+    assert!(
+        reason.contains("no instance of `durable-order` waits for `Shipped` (orderid `404`)"),
+        "{reason}"
+    );
+    let stranger = CloudEvent::default();
+    let Routed::Unmatched { reason, .. } = host.deliver(stranger).await.unwrap() else {
+        panic!("an event of no definition reaches nobody");
+    };
+    assert!(reason.contains("matches no event definition"), "{reason}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_event_nobody_takes_says_why_on_sqlite() {
+    let (store, _dir) = stores::sqlite().await;
+    an_event_nobody_takes_says_why(store).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_event_nobody_takes_says_why_on_postgres() {
+    let Some((store, _schema)) = stores::postgres().await else {
+        return;
+    };
+    an_event_nobody_takes_says_why(store).await;
+}

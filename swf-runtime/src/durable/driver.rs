@@ -15,8 +15,8 @@ use crate::events::ChildStart;
 use crate::host::Machine;
 use crate::progress::Progress;
 use crate::store::{
-    Claimed, Commit, CommitResult, HistoryEntry, HistoryKind, InstanceRecord, NewInstance, Status,
-    Store, StoredEvent,
+    Claimed, Commit, CommitResult, Definition, HistoryEntry, HistoryKind, InstanceRecord,
+    NewInstance, Status, Store, StoredEvent,
 };
 
 /// What a step did besides moving the state: the inbox events it took, the correlation values
@@ -42,6 +42,16 @@ enum Then<T> {
 struct Transition<T> {
     commit: Commit,
     then: Then<T>,
+}
+
+/// What a claim keeps of a commit it sent, to go on from the committed state.
+struct AfterCommit {
+    consumed: Vec<u64>,
+    bind: Vec<(String, String)>,
+    definition: Option<Definition>,
+    /// Only when the claim steps the instance again.
+    state_and_position: Option<(String, String)>,
+    status: Status,
 }
 
 impl<M: Machine, S: Store> DurableHost<M, S> {
@@ -95,7 +105,18 @@ impl<M: Machine, S: Store> DurableHost<M, S> {
                 .config
                 .at(ProbePoint::Commit(record.id, record.revision));
             let produced_any = !commit.produced.is_empty();
-            let result = self.inner.commits.ask(commit.clone()).await;
+            // The commit goes to the store whole; what the next step of this claim needs is
+            // taken first (the state and position only when there is a next step here).
+            let continues = matches!(then, Then::Continue(_)) && commit.lease_until.is_some();
+            let after = AfterCommit {
+                consumed: commit.consumed.clone(),
+                bind: commit.bind.clone(),
+                definition: commit.definition.clone(),
+                state_and_position: continues
+                    .then(|| (commit.state.clone(), commit.position.clone())),
+                status: commit.status,
+            };
+            let result = self.inner.commits.ask(commit).await;
             match result {
                 Err(error) => {
                     // Not committed: the lease expires and a worker runs the step again.
@@ -132,21 +153,23 @@ impl<M: Machine, S: Store> DurableHost<M, S> {
                             ),
                         });
                     }
-                    inbox.retain(|event| !commit.consumed.contains(&event.seq));
-                    for (attribute, value) in &commit.bind {
-                        if !record.correlation.iter().any(|(a, _)| a == attribute) {
-                            record.correlation.push((attribute.clone(), value.clone()));
+                    inbox.retain(|event| !after.consumed.contains(&event.seq));
+                    for (attribute, value) in after.bind {
+                        if !record.correlation.iter().any(|(a, _)| *a == attribute) {
+                            record.correlation.push((attribute, value));
                         }
                     }
                     record.revision = revision;
-                    if let Some(definition) = commit.definition {
+                    if let Some(definition) = after.definition {
                         record.definition = definition;
                     }
-                    record.state = commit.state;
-                    record.position = commit.position;
-                    record.status = commit.status;
+                    if let Some((state, position)) = after.state_and_position {
+                        record.state = state;
+                        record.position = position;
+                    }
+                    record.status = after.status;
                     match then {
-                        Then::Continue(next) if commit.lease_until.is_some() => state = next,
+                        Then::Continue(next) if continues => state = next,
                         Then::Continue(_) | Then::Release => return,
                         Then::Ended(ended) => {
                             crate::trace::record_ended(&ended);
@@ -205,7 +228,8 @@ impl<M: Machine, S: Store> DurableHost<M, S> {
             instance: record.id,
             worker: self.inner.config.worker.clone(),
             revision: record.revision,
-            state: record.state.clone(),
+            // Set below: the new state, or the last committed one when the step failed.
+            state: String::new(),
             // A worker of another release that resumed the instance runs it from now on.
             definition: (record.definition != self.inner.definition)
                 .then(|| self.inner.definition.clone()),
@@ -292,6 +316,7 @@ impl<M: Machine, S: Store> DurableHost<M, S> {
                 // (and inbox), from which a redrive runs the step again.
                 commit.history.consumed = Vec::new();
                 commit.history.produced = Vec::new();
+                commit.state = record.state.clone();
                 commit.status = Status::Failed;
                 commit.outcome = Some(serde_json::to_value(&error).unwrap_or(Value::Null));
                 commit.history.kind = HistoryKind::Failed;

@@ -296,6 +296,9 @@ impl<M: Machine, S: Store> DurableHost<M, S> {
     pub async fn deliver(&self, event: Event) -> Result<Routed, StoreError> {
         let delivery = self.delivery(event.clone());
         let mut routed = self.inner.deliveries.ask(delivery).await?;
+        if let Routed::Unmatched { reason, .. } = &mut routed {
+            self.unmatched_reason(&event, reason);
+        }
         self.inner.config.at(ProbePoint::Stored);
         self.routed(event, &mut routed);
         Ok(routed)

@@ -264,7 +264,9 @@ pub struct Delivery {
     pub targets: Vec<Target>,
     /// What it does when no instance receives it.
     pub start: Option<StartPlan>,
-    /// Why it reaches nobody, when it reaches nobody and starts nothing.
+    /// Why it reaches nobody, when it reaches nobody and starts nothing; returned as it is in
+    /// [`Routed::Unmatched`]. A host may leave it empty and say why once it knows the event
+    /// reached nobody.
     pub unmatched: String,
     /// `Some`: the instances it wakes are leased at once to a worker that steps them (see
     /// [`WakeClaim`]), which then needs no claim of its own.

@@ -11,7 +11,6 @@
 //! twice per use, on taking the statement and on giving it back (6 to 10% of the store's
 //! thread in `perf`, with some 14 statements per event).
 
-
 use std::cell::{OnceCell, RefCell, RefMut};
 use std::collections::BTreeMap;
 use std::ops::{Deref, DerefMut};
