@@ -50,11 +50,16 @@ impl<M: Machine> Shared<M> {
                     () = tokio::time::sleep_until(deadline) => Wake::Deadline,
                 },
             };
-            // Groups whose timeout elapsed go first, so a late event never completes one.
-            if let Some(starting) = starting.as_mut() {
-                let reason = starting.timeout_reason();
-                for event in starting.expire(Instant::now()) {
-                    self.report(event, reason.clone()).await;
+            // Groups whose timeout elapsed go first, so a late event never completes one. Only
+            // looked for when a group has a deadline (the router alone adds groups), and the
+            // reason only written when one expired: this runs for every event.
+            if let Some(starting) = starting.as_mut().filter(|_| deadline.is_some()) {
+                let expired = starting.expire(Instant::now());
+                if !expired.is_empty() {
+                    let reason = starting.timeout_reason();
+                    for event in expired {
+                        self.report(event, reason.clone()).await;
+                    }
                 }
             }
             match wake {
