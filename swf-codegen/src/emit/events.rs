@@ -383,7 +383,7 @@ pub(super) fn emit_event_task(
         });
         quote! {
             #resume
-            let chosen: ::core::option::Option<(usize, ::core::option::Option<#rt::CloudEvent>)> =
+            let chosen: ::core::option::Option<(usize, ::core::option::Option<::std::boxed::Box<#rt::CloudEvent>>)> =
                 #resumed_entry
                 {
                     match io.take_any(Self::event_specs(), &[#(#wanted),*])? {

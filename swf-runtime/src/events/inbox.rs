@@ -20,7 +20,9 @@ use super::spec::EventSpec;
 #[derive(Debug)]
 pub(crate) struct Queued {
     pub(crate) seq: u64,
-    pub(crate) event: Event,
+    /// Boxed: a CloudEvent is some 350 bytes, and the box the router put it in is the one the
+    /// step that takes it borrows it from (moved by pointer, not copied at every hand-over).
+    pub(crate) event: Box<Event>,
 }
 
 /// What the inbox lock protects.
@@ -67,13 +69,12 @@ impl InboxState {
         true
     }
 
-    fn push(&mut self, event: Event) {
+    fn push(&mut self, event: Box<Event>) {
         let seq = self.next_seq;
         self.next_seq += 1;
         if self.events.capacity() == 0 {
-            // One slot (an event is about 400 bytes), not the four a first push reserves: an
-            // instance mostly holds one event at a time, and a buffer of four is too large for
-            // the allocator's fast path of small blocks.
+            // One slot, not the four a first push reserves: an instance mostly holds one event
+            // at a time.
             self.events.reserve_exact(1);
         }
         self.events.push_back(Queued { seq, event });
@@ -221,7 +222,7 @@ pub(crate) enum Offered {
     Queued,
     /// In the inbox, beyond its capacity (counted in the spill).
     Spilled,
-    /// Refused: the instance has ended. The event is given back (boxed: this is the rare case).
+    /// Refused: the instance has ended. The event is given back in its box.
     Closed(Box<Event>),
 }
 
@@ -238,7 +239,7 @@ impl Inbox {
             ..InboxState::default()
         };
         for event in initial {
-            state.push(event);
+            state.push(Box::new(event));
         }
         Self::holding(state, capacity)
     }
@@ -256,7 +257,10 @@ impl Inbox {
             records: true,
             events: events
                 .into_iter()
-                .map(|(seq, event)| Queued { seq, event })
+                .map(|(seq, event)| Queued {
+                    seq,
+                    event: Box::new(event),
+                })
                 .collect(),
             next_seq,
             ..InboxState::default()
@@ -290,11 +294,11 @@ impl Inbox {
     }
 
     /// Appends `event` without waiting, also beyond the capacity (see [`Spill`]).
-    pub(crate) fn offer(&self, event: Event) -> Offered {
+    pub(crate) fn offer(&self, event: Box<Event>) -> Offered {
         let offered = {
             let mut state = self.lock();
             if state.closed {
-                return Offered::Closed(Box::new(event));
+                return Offered::Closed(event);
             }
             state.push(event);
             if state.events.len() > self.capacity {
@@ -353,7 +357,7 @@ impl Inbox {
                     return Err(Undeliverable { event, reason });
                 }
                 if state.events.len() < self.capacity {
-                    state.push(event);
+                    state.push(Box::new(event));
                     drop(state);
                     self.arrived.notify_waiters();
                     return Ok(());
@@ -377,7 +381,7 @@ impl Inbox {
                 match state.accepting.refusal(&queued.event) {
                     None => state.events.push_back(queued),
                     Some(reason) => refused.push(Undeliverable {
-                        event: queued.event,
+                        event: *queued.event,
                         reason,
                     }),
                 }
@@ -401,7 +405,7 @@ impl Inbox {
         };
         // Deliveries waiting for room must now see the inbox closed.
         self.freed.notify_waiters();
-        leftovers.into_iter().map(|queued| queued.event).collect()
+        leftovers.into_iter().map(|queued| *queued.event).collect()
     }
 
     /// No event will be delivered any more: wakes the waits, which see it.
@@ -530,18 +534,18 @@ mod tests {
     async fn offers_beyond_the_capacity_are_kept_and_counted_until_taken() {
         let spill = Arc::new(Spill::new(1));
         let inbox = Inbox::new(1, BTreeMap::new(), Vec::new()).spilling_into(spill.clone());
-        assert_eq!(inbox.offer(event("1")), Offered::Queued);
-        assert_eq!(inbox.offer(event("2")), Offered::Spilled);
+        assert_eq!(inbox.offer(Box::new(event("1"))), Offered::Queued);
+        assert_eq!(inbox.offer(Box::new(event("2"))), Offered::Spilled);
         assert_eq!(ids(&inbox), ["1", "2"], "both are there for waits to see");
         let room = tokio::time::timeout(Duration::from_secs(1), spill.room()).await;
         assert!(room.is_err(), "the spill is at its limit: the router waits");
         inbox.lock().take(0);
         inbox.notify_freed();
         spill.room().await;
-        assert_eq!(inbox.offer(event("3")), Offered::Spilled);
+        assert_eq!(inbox.offer(Box::new(event("3"))), Offered::Spilled);
         assert_eq!(inbox.close().len(), 2);
         spill.room().await;
-        assert!(matches!(inbox.offer(event("4")), Offered::Closed(e) if e.id() == "4"));
+        assert!(matches!(inbox.offer(Box::new(event("4"))), Offered::Closed(e) if e.id() == "4"));
     }
 
     #[tokio::test(start_paused = true)]

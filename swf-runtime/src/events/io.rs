@@ -112,22 +112,28 @@ impl Io {
         IoBuilder::default()
     }
 
-    /// The `Io` of instance `instance` of a host.
+    /// The `Io` of instance `instance` of a host; `deployment` is [`deployment_prefix`] of
+    /// `deployed_at`, which the host writes once rather than for every instance (an `i128`
+    /// written as text costs more than the rest of an `Io`).
     pub(crate) fn hosted(
         inbox: Arc<Inbox>,
         link: HostLink,
         produced: mpsc::Sender<Event>,
         clock: Arc<dyn Clock>,
-        deployed_at: Timestamp,
+        (deployed_at, deployment): (Timestamp, &str),
     ) -> Io {
-        let instance = link.instance;
+        use std::fmt::Write as _;
+        let mut id_prefix = String::with_capacity(deployment.len() + 21);
+        id_prefix.push_str(deployment);
+        // Writing to a `String` cannot fail.
+        let _ = write!(id_prefix, "-{}", link.instance);
         Io::assemble(
             inbox,
             Outbox::Channel(produced),
             clock,
             deployed_at,
             Some(link),
-            instance,
+            id_prefix,
         )
     }
 
@@ -167,9 +173,8 @@ impl Io {
         clock: Arc<dyn Clock>,
         deployed_at: Timestamp,
         link: Option<HostLink>,
-        instance: InstanceId,
+        id_prefix: String,
     ) -> Io {
-        let id_prefix = format!("{}-{instance}", deployed_at.as_nanosecond());
         Io {
             inner: Arc::new(IoInner {
                 inbox,
@@ -461,8 +466,15 @@ impl IoBuilder {
             None => Outbox::Collect(Arc::new(Mutex::new(Vec::new()))),
         };
         // Host instances are numbered from 1, so 0 never collides with one of them.
-        Io::assemble(inbox, outbox, clock, deployed_at, None, InstanceId::new(0))
+        let id_prefix = format!("{}-0", deployment_prefix(deployed_at));
+        Io::assemble(inbox, outbox, clock, deployed_at, None, id_prefix)
     }
+}
+
+/// What the ids of an instance's produced events start with, before `-<instance>`: the
+/// deployment instant in nanoseconds.
+pub(crate) fn deployment_prefix(deployed_at: Timestamp) -> String {
+    deployed_at.as_nanosecond().to_string()
 }
 
 impl fmt::Debug for IoBuilder {

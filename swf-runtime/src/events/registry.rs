@@ -20,8 +20,8 @@ use crate::host::{ById, InstanceId};
 pub(crate) struct Registry {
     inboxes: ById<Arc<Inbox>>,
     /// Attribute → value → the instances bound to that value, in ascending order: mostly one,
-    /// so a vector (8 bytes) rather than a set (a node of about 100 bytes). In two levels so
-    /// that a lookup borrows the event's value instead of building a key.
+    /// held inline (no allocation to make when an instance binds, none to free when it ends).
+    /// In two levels so that a lookup borrows the event's value instead of building a key.
     correlated: Correlated,
     /// Event definition index → wait ticket (in the order waits began) → waiting instance.
     waiting: BTreeMap<usize, BTreeMap<u64, InstanceId>>,
@@ -30,13 +30,17 @@ pub(crate) struct Registry {
 
 /// Attribute → value → instances. The attributes are a workflow's few correlation tokens,
 /// found by comparing names rather than hashing one more string for every event; the values
-/// (any number of them, chosen by whoever sends events) are hashed with the default hasher,
-/// which resists chosen collisions.
+/// (any number of them, chosen by whoever sends events) are hashed with foldhash, seeded at
+/// random for every map as the default hasher is (so that nobody can choose values that
+/// collide without knowing the seed), at a fraction of SipHash's cost for a short value.
 #[derive(Debug, Default)]
 struct Correlated(Vec<(String, Values)>);
 
 /// Value → the instances bound to it.
-type Values = HashMap<String, Vec<InstanceId>>;
+type Values = HashMap<String, Bound, foldhash::fast::RandomState>;
+
+/// The instances bound to one value, ascending: mostly one, inline.
+type Bound = SmallVec<[InstanceId; 1]>;
 
 impl Correlated {
     fn get(&self, attribute: &str) -> Option<&Values> {
@@ -59,7 +63,7 @@ impl Correlated {
             .iter()
             .position(|(name, _)| name == attribute)
             .unwrap_or_else(|| {
-                self.0.push((attribute.to_owned(), Values::new()));
+                self.0.push((attribute.to_owned(), Values::default()));
                 self.0.len() - 1
             });
         // In bounds: found or just pushed.
@@ -112,18 +116,18 @@ impl Registry {
                 continue;
             };
             if let Some(instances) = values.get_mut(value.as_str()) {
-                instances.retain(|&other| other != instance);
+                instances.retain(|other| *other != instance);
                 if instances.is_empty() {
                     values.remove(value.as_str());
                 }
             }
             self.correlated.forget_if_unbound(attribute);
         }
-        // Waits end with their guards; this only matters if a guard outlived its instance.
-        self.waiting.retain(|_, waits| {
-            waits.retain(|_, waiter| *waiter != instance);
-            !waits.is_empty()
-        });
+        // Its waits are not looked for (that would scan every wait registered, for every
+        // instance that ends): they end with their guards, which a host drops before the
+        // instance ends. A wait left by a guard that outlived its instance is harmless until
+        // that guard drops: `receivers` and `bind_oldest_waiter` pass over waiters without an
+        // inbox here (the latter ends their waits).
         Some(inbox)
     }
 
@@ -145,7 +149,7 @@ impl Registry {
         match values.get_mut(value) {
             Some(instances) => add(instances, instance),
             None => {
-                values.insert(value.to_owned(), vec![instance]);
+                values.insert(value.to_owned(), smallvec::smallvec![instance]);
             }
         }
     }
@@ -279,7 +283,7 @@ impl Registry {
 }
 
 /// Adds `instance` to the ascending `instances`, once.
-fn add(instances: &mut Vec<InstanceId>, instance: InstanceId) {
+fn add(instances: &mut Bound, instance: InstanceId) {
     if let Err(at) = instances.binary_search(&instance) {
         instances.insert(at, instance);
     }

@@ -56,7 +56,7 @@ pub fn context_attribute(event: &Event, name: &str) -> Option<String> {
 
 /// [`context_attribute`], borrowed when the attribute is text.
 fn attribute_text<'e>(event: &'e Event, name: &str) -> Option<Cow<'e, str>> {
-    if let Some(value) = event.extension(name) {
+    if let Some(value) = extension(event, name) {
         return Some(match value {
             ExtensionValue::String(text) => Cow::Borrowed(text.as_str()),
             other => Cow::Owned(other.to_string()),
@@ -79,6 +79,27 @@ fn attribute_text<'e>(event: &'e Event, name: &str) -> Option<Cow<'e, str>> {
         .into_iter()
         .next()
         .map(|(_, value)| Cow::Owned(value))
+}
+
+/// How many extensions an event may have for [`extension`] to compare their names rather than
+/// hash the one looked for.
+const FEW_EXTENSIONS: usize = 8;
+
+/// The extension `name` of `event`, as [`Event::extension`] finds it. An event has a few
+/// extensions, mostly: comparing their names costs less than hashing `name` with the SipHash of
+/// the event's map, and the router and the step that takes the event both look it up. Only an
+/// event with more extensions than that is looked up in its map.
+fn extension<'e>(event: &'e Event, name: &str) -> Option<&'e ExtensionValue> {
+    let mut extensions = event.iter_extensions();
+    for (key, value) in extensions.by_ref().take(FEW_EXTENSIONS) {
+        if key == name {
+            return Some(value);
+        }
+    }
+    match extensions.next() {
+        None => None,
+        Some(_) => event.extension(name),
+    }
 }
 
 /// Why `event` reaches no instance of `workflow` when it matches none of its definitions
@@ -185,6 +206,24 @@ mod tests {
             ..HEART_RATE
         };
         assert_eq!(uncorrelated.correlation_value(&event), None);
+    }
+
+    #[test]
+    fn an_event_with_many_extensions_is_looked_up_in_its_map() {
+        let mut event = reading();
+        for n in 0..FEW_EXTENSIONS * 2 {
+            event.set_extension(&format!("ext{n}"), n.to_string().as_str());
+        }
+        assert_eq!(
+            HEART_RATE.correlation_value(&event).as_deref(),
+            Some("PID-12345")
+        );
+        let last = FEW_EXTENSIONS * 2 - 1;
+        assert_eq!(
+            context_attribute(&event, &format!("ext{last}")),
+            Some(last.to_string())
+        );
+        assert_eq!(context_attribute(&event, "absent"), None);
     }
 
     #[test]

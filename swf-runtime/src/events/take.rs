@@ -24,7 +24,8 @@ impl Io {
     /// An event agrees when, for a definition with a correlation token, it carries that
     /// attribute and the instance is bound to the same value or to none (then it binds the
     /// instance). If it suits several wanted definitions, the first in `wanted` order is
-    /// reported. Returns the index of the definition in `events` and the event.
+    /// reported. Returns the index of the definition in `events` and the event, in the box the
+    /// host's router put it in (not moved again on its way to the step that takes it).
     ///
     /// # Errors
     /// An `EventError` when `wanted` is empty or names no definition of `events`: a bug of the
@@ -33,7 +34,7 @@ impl Io {
         &self,
         events: &'static [EventSpec],
         wanted: &[usize],
-    ) -> Result<Option<(usize, Event)>, ErrorObject> {
+    ) -> Result<Option<(usize, Box<Event>)>, ErrorObject> {
         // Checked, not collected: this runs for every event an instance takes.
         if let Some(&index) = wanted.iter().find(|&&index| events.get(index).is_none()) {
             return Err(unknown_definition(index, events));
@@ -237,7 +238,7 @@ fn take_chosen(
     let mut taken: Vec<(usize, usize, Event)> = Vec::new();
     for (slot, position) in chosen {
         if let Some(queued) = state.take(position) {
-            taken.push((slot, specs.get(slot).map_or(0, |s| s.0), queued.event));
+            taken.push((slot, specs.get(slot).map_or(0, |s| s.0), *queued.event));
         }
     }
     taken.sort_unstable_by_key(|(slot, _, _)| *slot);

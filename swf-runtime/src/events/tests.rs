@@ -128,6 +128,7 @@ impl Waits for Io {
     ) -> Result<Option<(usize, Event)>, ErrorObject> {
         waiting(self, events, wanted, timeout, || {
             self.take_any(events, wanted)
+                .map(|taken| taken.map(|(index, event)| (index, *event)))
         })
         .await
     }

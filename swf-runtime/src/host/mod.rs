@@ -83,6 +83,8 @@ struct Shared<M: Machine> {
     outcomes: mpsc::Sender<Outcome>,
     clock: Arc<dyn Clock>,
     deployed_at: Timestamp,
+    /// `deployed_at` as the ids of produced events start with it, written once.
+    deployment: String,
     inbox_capacity: usize,
     /// What the overflows of full inboxes hold, all instances together.
     spill: Arc<Spill>,
@@ -103,6 +105,7 @@ impl<M: Machine> Host<M> {
     pub fn new(machine: M, config: HostConfig) -> (Host<M>, HostChannels) {
         let channels = config::Channels::new(&config);
         let events = machine.events();
+        let deployed_at = config.clock.now();
         let shared = Shared {
             machine,
             events,
@@ -110,7 +113,8 @@ impl<M: Machine> Host<M> {
             produced: channels.produced,
             unmatched: channels.unmatched,
             outcomes: channels.outcomes,
-            deployed_at: config.clock.now(),
+            deployed_at,
+            deployment: crate::events::deployment_prefix(deployed_at),
             clock: config.clock,
             inbox_capacity: config.inbox_capacity,
             spill: Arc::new(Spill::new(config.overflow_capacity)),
