@@ -3,6 +3,7 @@
 use std::fmt;
 use std::future::Future;
 use std::panic::AssertUnwindSafe;
+use std::sync::Arc;
 use std::time::Duration;
 
 use futures_util::FutureExt;
@@ -20,9 +21,9 @@ pub const FUNCTION_PANIC: &str = "FunctionPanic";
 tokio::task_local! {
     /// The path of the nested scope a future runs in (`Fork/Branch A`, `Each[3]`), empty at a
     /// workflow's top level.
-    static SCOPE: String;
+    static SCOPE: Arc<str>;
     /// The call a function runs for.
-    static CALL: CallContext;
+    static CALL: CallSite;
     /// Which step of its branch or iteration a nested scope's step is (0 for the first, counted
     /// in the saved state): a branch that comes back to a task calls it under another key.
     static MEMBER_STEP: u32;
@@ -58,11 +59,36 @@ pub struct CallContext {
     pub attempt: u32,
 }
 
+/// What a running call keeps of its [`CallContext`]: the instance's name and the scope path
+/// shared, the task's and action's names as the generated code wrote them, so that a call
+/// copies no text unless its function asks for its context.
+struct CallSite {
+    instance: Arc<str>,
+    step: u64,
+    scope: Option<Arc<str>>,
+    task: &'static str,
+    action: &'static str,
+    attempt: u32,
+}
+
+impl CallSite {
+    fn context(&self) -> CallContext {
+        CallContext {
+            instance: self.instance.as_ref().to_owned(),
+            step: self.step,
+            scope: self.scope.as_deref().unwrap_or_default().to_owned(),
+            task: self.task.to_owned(),
+            action: self.action.to_owned(),
+            attempt: self.attempt,
+        }
+    }
+}
+
 impl CallContext {
     /// The context of the call running now, when called from inside a function that a workflow
     /// called.
     pub fn current() -> Option<CallContext> {
-        CALL.try_with(Clone::clone).ok()
+        CALL.try_with(CallSite::context).ok()
     }
 
     /// A key naming this call: the same for the same attempt run again, different for another
@@ -92,7 +118,7 @@ pub fn in_scope<F: Future>(segment: &str, future: F) -> impl Future<Output = F::
     let path = SCOPE
         .try_with(|outer| format!("{outer}/{segment}"))
         .unwrap_or(segment);
-    SCOPE.scope(path, future)
+    SCOPE.scope(Arc::from(path), future)
 }
 
 /// The step of one branch or iteration: `start` makes its future (entering its scope with
@@ -147,6 +173,18 @@ impl<'a> ActionCall<'a> {
         }
     }
 
+    /// The same call limited to `timeout`, written `text` in the workflow (`PT15M`).
+    #[must_use]
+    pub const fn with_timeout(self, timeout: Duration, text: &'a str) -> Self {
+        Self {
+            timeout: Some(timeout),
+            timeout_text: text,
+            ..self
+        }
+    }
+}
+
+impl ActionCall<'static> {
     /// Awaits the future `call` makes (the user's function) for at most the action's timeout,
     /// with its [`CallContext`] readable from inside it. `call` runs on the instance's own task,
     /// never inline on a host's router (a function may block or panic): see [`leave_inline`].
@@ -168,16 +206,6 @@ impl<'a> ActionCall<'a> {
         leave_inline().await;
         call_action(io, self, call()).await
     }
-
-    /// The same call limited to `timeout`, written `text` in the workflow (`PT15M`).
-    #[must_use]
-    pub const fn with_timeout(self, timeout: Duration, text: &'a str) -> Self {
-        Self {
-            timeout: Some(timeout),
-            timeout_text: text,
-            ..self
-        }
-    }
 }
 
 /// [`ActionCall::call`], as a function (the module's tests call it so).
@@ -186,30 +214,33 @@ impl<'a> ActionCall<'a> {
 /// As [`ActionCall::call`].
 pub(crate) async fn call_action<F>(
     io: &Io,
-    how: ActionCall<'_>,
+    how: ActionCall<'static>,
     call: F,
 ) -> Result<Value, ErrorObject>
 where
     F: Future<Output = Result<Value, FunctionError>>,
 {
-    let context = CallContext {
-        instance: io.id_prefix().to_owned(),
-        step: step_origin(io),
-        scope: SCOPE.try_with(Clone::clone).unwrap_or_default(),
-        task: how.task.to_owned(),
-        action: how.action.to_owned(),
-        attempt: how.attempt,
-    };
+    let scope = SCOPE.try_with(Arc::clone).ok();
     let span = trace::action_span(
         how.function,
         how.task,
         how.action,
         how.attempt,
-        &context.scope,
+        scope.as_deref().unwrap_or_default(),
     );
     let started = trace::call_started(&span);
-    let call = CALL.scope(context, AssertUnwindSafe(call).catch_unwind());
+    let site = CallSite {
+        instance: io.shared_id_prefix(),
+        step: step_origin(io),
+        scope,
+        task: how.task,
+        action: how.action,
+        attempt: how.attempt,
+    };
+    let call = CALL.scope(site, AssertUnwindSafe(call).catch_unwind());
     let outcome = match how.timeout {
+        // With nobody listening, the span's wrapper would only add a layer to every poll.
+        None if span.is_disabled() => call.await,
         None => call.instrument(span.clone()).await,
         Some(limit) => match tokio::time::timeout(limit, call)
             .instrument(span.clone())
@@ -254,7 +285,9 @@ where
 
 /// The nested scope the code running now is in (`Fork/Branch A@2/Each[3]`), empty at the top.
 pub(crate) fn current_scope() -> String {
-    SCOPE.try_with(Clone::clone).unwrap_or_default()
+    SCOPE
+        .try_with(|scope| scope.as_ref().to_owned())
+        .unwrap_or_default()
 }
 
 /// The text of a panic's payload (a `&str` or a `String`), or a placeholder.

@@ -56,7 +56,7 @@ pub(super) struct IoInner {
     /// `<deployment instant in ns>-<instance>` (a durable host: `<workflow>-<instance>`): with
     /// the step number, it makes produced event ids and idempotency keys unique across hosts
     /// and restarts without any process-wide counter.
-    pub(super) id_prefix: String,
+    pub(super) id_prefix: Arc<str>,
     /// Under a durable host: the sub-flows the step started detached, which become instances of
     /// their own, committed with the step. `None`: they run on tokio tasks of this process.
     pub(super) children: Option<Mutex<Vec<ChildStart>>>,
@@ -155,7 +155,7 @@ impl Io {
                 produced: AtomicU64::new(0),
                 step: AtomicU64::new(revision),
                 detached: AtomicU64::new(0),
-                id_prefix: prefix,
+                id_prefix: prefix.into(),
                 children: Some(Mutex::new(Vec::new())),
             }),
         }
@@ -180,7 +180,7 @@ impl Io {
                 produced: AtomicU64::new(0),
                 step: AtomicU64::new(0),
                 detached: AtomicU64::new(0),
-                id_prefix,
+                id_prefix: id_prefix.into(),
                 children: None,
             }),
         }
@@ -213,7 +213,7 @@ impl Io {
                 produced: AtomicU64::new(0),
                 step: AtomicU64::new(0),
                 detached: AtomicU64::new(0),
-                id_prefix: format!("{}-sub{number}", self.inner.id_prefix),
+                id_prefix: format!("{}-sub{number}", self.inner.id_prefix).into(),
                 children: None,
             }),
         }
@@ -348,6 +348,11 @@ impl Io {
     /// What names this instance in produced event ids and idempotency keys.
     pub(crate) fn id_prefix(&self) -> &str {
         &self.inner.id_prefix
+    }
+
+    /// [`Io::id_prefix`], shared: what a call context keeps without copying it.
+    pub(crate) fn shared_id_prefix(&self) -> Arc<str> {
+        Arc::clone(&self.inner.id_prefix)
     }
 
     /// The sequence numbers of the inbox events taken, and the correlation values bound, since
