@@ -59,11 +59,12 @@ pub struct CallContext {
     pub attempt: u32,
 }
 
-/// What a running call keeps of its [`CallContext`]: the instance's name and the scope path
-/// shared, the task's and action's names as the generated code wrote them, so that a call
+/// What a running call keeps of its [`CallContext`]: the instance's `Io` (its name is made
+/// when first read) and the scope path shared, the task's and action's names as the generated code wrote them, so that a call
 /// copies no text unless its function asks for its context.
 struct CallSite {
-    instance: Arc<str>,
+    /// The instance's `Io`, for its name (see [`Io::id_prefix`]).
+    io: Io,
     step: u64,
     scope: Option<Arc<str>>,
     task: &'static str,
@@ -74,7 +75,7 @@ struct CallSite {
 impl CallSite {
     fn context(&self) -> CallContext {
         CallContext {
-            instance: self.instance.as_ref().to_owned(),
+            instance: self.io.id_prefix().to_owned(),
             step: self.step,
             scope: self.scope.as_deref().unwrap_or_default().to_owned(),
             task: self.task.to_owned(),
@@ -118,7 +119,10 @@ pub fn in_scope<F: Future>(segment: &str, future: F) -> impl Future<Output = F::
     let path = SCOPE
         .try_with(|outer| format!("{outer}/{segment}"))
         .unwrap_or(segment);
-    SCOPE.scope(Arc::from(path), future)
+    // Boxed here, where the step's future is made: it holds the future of the scope's largest
+    // task, which every layer around it (the member's step counts, its span, the round's
+    // future) would otherwise copy as it is moved into each.
+    SCOPE.scope(Arc::from(path), Box::pin(future))
 }
 
 /// The step of one branch or iteration: `start` makes its future (entering its scope with
@@ -230,7 +234,7 @@ where
     );
     let started = trace::call_started(&span);
     let site = CallSite {
-        instance: io.shared_id_prefix(),
+        io: io.clone(),
         step: step_origin(io),
         scope,
         task: how.task,

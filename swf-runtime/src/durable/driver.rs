@@ -49,7 +49,7 @@ impl<M: Machine, S: Store> DurableHost<M, S> {
     /// `workflow` span (one per claim: a waiting instance is not in memory).
     pub(super) async fn drive(&self, claimed: Claimed) {
         let span =
-            crate::trace::workflow_span(&self.inner.machine.info(), &claimed.record.id.to_string());
+            crate::trace::workflow_span(&self.inner.machine.info(), || claimed.record.id.to_string());
         self.drive_claimed(claimed).instrument(span).await;
     }
 

@@ -3,7 +3,7 @@
 use std::collections::BTreeMap;
 use std::fmt;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
 use cloudevents::Event;
 use jiff::Timestamp;
@@ -56,7 +56,10 @@ pub(super) struct IoInner {
     /// `<deployment instant in ns>-<instance>` (a durable host: `<workflow>-<instance>`): with
     /// the step number, it makes produced event ids and idempotency keys unique across hosts
     /// and restarts without any process-wide counter.
-    pub(super) id_prefix: Arc<str>,
+    /// Made when first read (most runs never name anything), from `deployed_at` and `instance`.
+    id_prefix: OnceLock<String>,
+    /// The instance's number in its host (0 for a standalone `Io`).
+    instance: InstanceId,
     /// Under a durable host: the sub-flows the step started detached, which become instances of
     /// their own, committed with the step. `None`: they run on tokio tasks of this process.
     pub(super) children: Option<Mutex<Vec<ChildStart>>>,
@@ -155,7 +158,8 @@ impl Io {
                 produced: AtomicU64::new(0),
                 step: AtomicU64::new(revision),
                 detached: AtomicU64::new(0),
-                id_prefix: prefix.into(),
+                id_prefix: OnceLock::from(prefix),
+                instance: InstanceId::new(0),
                 children: Some(Mutex::new(Vec::new())),
             }),
         }
@@ -169,7 +173,6 @@ impl Io {
         link: Option<HostLink>,
         instance: InstanceId,
     ) -> Io {
-        let id_prefix = format!("{}-{instance}", deployed_at.as_nanosecond());
         Io {
             inner: Arc::new(IoInner {
                 inbox,
@@ -180,7 +183,8 @@ impl Io {
                 produced: AtomicU64::new(0),
                 step: AtomicU64::new(0),
                 detached: AtomicU64::new(0),
-                id_prefix: id_prefix.into(),
+                id_prefix: OnceLock::new(),
+                instance,
                 children: None,
             }),
         }
@@ -213,7 +217,8 @@ impl Io {
                 produced: AtomicU64::new(0),
                 step: AtomicU64::new(0),
                 detached: AtomicU64::new(0),
-                id_prefix: format!("{}-sub{number}", self.inner.id_prefix).into(),
+                id_prefix: OnceLock::from(format!("{}-sub{number}", self.id_prefix())),
+                instance: self.inner.instance,
                 children: None,
             }),
         }
@@ -347,12 +352,13 @@ impl Io {
 
     /// What names this instance in produced event ids and idempotency keys.
     pub(crate) fn id_prefix(&self) -> &str {
-        &self.inner.id_prefix
-    }
-
-    /// [`Io::id_prefix`], shared: what a call context keeps without copying it.
-    pub(crate) fn shared_id_prefix(&self) -> Arc<str> {
-        Arc::clone(&self.inner.id_prefix)
+        self.inner.id_prefix.get_or_init(|| {
+            format!(
+                "{}-{}",
+                self.inner.deployed_at.as_nanosecond(),
+                self.inner.instance
+            )
+        })
     }
 
     /// The sequence numbers of the inbox events taken, and the correlation values bound, since
