@@ -112,17 +112,19 @@ impl fmt::Display for CallContext {
 /// Runs `future` inside the nested scope `segment` of the current one (`segment@n` for the
 /// `n`th step of a branch or iteration in one round, see `member_step`).
 pub fn in_scope<F: Future>(segment: &str, future: F) -> impl Future<Output = F::Output> + use<F> {
-    let segment = match MEMBER_STEP.try_with(|step| *step) {
-        Ok(step) if step > 0 => format!("{segment}@{step}"),
-        _ => segment.to_owned(),
+    let step = MEMBER_STEP.try_with(|step| *step).ok().filter(|step| *step > 0);
+    // Written straight into the shared path: a branch's first step at the top level copies
+    // its segment once.
+    let path: Arc<str> = match (SCOPE.try_with(Arc::clone).ok(), step) {
+        (None, None) => Arc::from(segment),
+        (None, Some(step)) => Arc::from(format!("{segment}@{step}")),
+        (Some(outer), None) => Arc::from(format!("{outer}/{segment}")),
+        (Some(outer), Some(step)) => Arc::from(format!("{outer}/{segment}@{step}")),
     };
-    let path = SCOPE
-        .try_with(|outer| format!("{outer}/{segment}"))
-        .unwrap_or(segment);
     // Boxed here, where the step's future is made: it holds the future of the scope's largest
     // task, which every layer around it (the member's step counts, its span, the round's
     // future) would otherwise copy as it is moved into each.
-    SCOPE.scope(Arc::from(path), Box::pin(future))
+    SCOPE.scope(path, Box::pin(future))
 }
 
 /// The step of one branch or iteration: `start` makes its future (entering its scope with

@@ -16,6 +16,14 @@ use super::spec::EventSpec;
 use crate::clock::{Clock, SystemClock};
 use crate::host::InstanceId;
 
+/// The system clock, one for every standalone `Io` that uses it (an `Io` per run would
+/// otherwise allocate its own).
+fn system_clock() -> Arc<dyn Clock> {
+    static SYSTEM: std::sync::LazyLock<Arc<dyn Clock>> =
+        std::sync::LazyLock::new(|| Arc::new(SystemClock));
+    Arc::clone(&SYSTEM)
+}
+
 /// How many events an inbox holds before deliveries wait, unless configured otherwise.
 pub const DEFAULT_INBOX_CAPACITY: usize = 64;
 
@@ -459,7 +467,7 @@ impl IoBuilder {
 
     /// The `Io`.
     pub fn build(self) -> Io {
-        let clock = self.clock.unwrap_or_else(|| Arc::new(SystemClock));
+        let clock = self.clock.unwrap_or_else(system_clock);
         let deployed_at = self.deployed_at.unwrap_or_else(|| clock.now());
         let capacity = self.inbox_capacity.unwrap_or(DEFAULT_INBOX_CAPACITY);
         let accepting = self
