@@ -112,7 +112,10 @@ impl fmt::Display for CallContext {
 /// Runs `future` inside the nested scope `segment` of the current one (`segment@n` for the
 /// `n`th step of a branch or iteration in one round, see `member_step`).
 pub fn in_scope<F: Future>(segment: &str, future: F) -> impl Future<Output = F::Output> + use<F> {
-    let step = MEMBER_STEP.try_with(|step| *step).ok().filter(|step| *step > 0);
+    let step = MEMBER_STEP
+        .try_with(|step| *step)
+        .ok()
+        .filter(|step| *step > 0);
     // Written straight into the shared path: a branch's first step at the top level copies
     // its segment once.
     let path: Arc<str> = match (SCOPE.try_with(Arc::clone).ok(), step) {
