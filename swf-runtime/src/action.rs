@@ -60,8 +60,8 @@ pub struct CallContext {
 }
 
 /// What a running call keeps of its [`CallContext`]: the instance's `Io` (its name is made
-/// when first read) and the scope path shared, the task's and action's names as the generated code wrote them, so that a call
-/// copies no text unless its function asks for its context.
+/// when first read) and the scope path shared, the task's and action's names as the generated
+/// code wrote them, so that a call copies no text unless its function asks for its context.
 struct CallSite {
     /// The instance's `Io`, for its name (see [`Io::id_prefix`]).
     io: Io,
