@@ -3,6 +3,7 @@
 use std::fmt;
 use std::future::Future;
 use std::panic::AssertUnwindSafe;
+use std::sync::Arc;
 use std::time::Duration;
 
 use futures_util::FutureExt;
@@ -20,9 +21,9 @@ pub const FUNCTION_PANIC: &str = "FunctionPanic";
 tokio::task_local! {
     /// The path of the nested scope a future runs in (`Fork/Branch A`, `Each[3]`), empty at a
     /// workflow's top level.
-    static SCOPE: String;
+    static SCOPE: Arc<str>;
     /// The call a function runs for.
-    static CALL: CallContext;
+    static CALL: CallSite;
     /// Which step of its branch or iteration a nested scope's step is (0 for the first, counted
     /// in the saved state): a branch that comes back to a task calls it under another key.
     static MEMBER_STEP: u32;
@@ -58,11 +59,37 @@ pub struct CallContext {
     pub attempt: u32,
 }
 
+/// What a running call keeps of its [`CallContext`]: the instance's `Io` (its name is made
+/// when first read) and the scope path shared, the task's and action's names as the generated
+/// code wrote them, so that a call copies no text unless its function asks for its context.
+struct CallSite {
+    /// The instance's `Io`, for its name (see [`Io::id_prefix`]).
+    io: Io,
+    step: u64,
+    scope: Option<Arc<str>>,
+    task: &'static str,
+    action: &'static str,
+    attempt: u32,
+}
+
+impl CallSite {
+    fn context(&self) -> CallContext {
+        CallContext {
+            instance: self.io.id_prefix().to_owned(),
+            step: self.step,
+            scope: self.scope.as_deref().unwrap_or_default().to_owned(),
+            task: self.task.to_owned(),
+            action: self.action.to_owned(),
+            attempt: self.attempt,
+        }
+    }
+}
+
 impl CallContext {
     /// The context of the call running now, when called from inside a function that a workflow
     /// called.
     pub fn current() -> Option<CallContext> {
-        CALL.try_with(Clone::clone).ok()
+        CALL.try_with(CallSite::context).ok()
     }
 
     /// A key naming this call: the same for the same attempt run again, different for another
@@ -85,14 +112,22 @@ impl fmt::Display for CallContext {
 /// Runs `future` inside the nested scope `segment` of the current one (`segment@n` for the
 /// `n`th step of a branch or iteration in one round, see `member_step`).
 pub fn in_scope<F: Future>(segment: &str, future: F) -> impl Future<Output = F::Output> + use<F> {
-    let segment = match MEMBER_STEP.try_with(|step| *step) {
-        Ok(step) if step > 0 => format!("{segment}@{step}"),
-        _ => segment.to_owned(),
+    let step = MEMBER_STEP
+        .try_with(|step| *step)
+        .ok()
+        .filter(|step| *step > 0);
+    // Written straight into the shared path: a branch's first step at the top level copies
+    // its segment once.
+    let path: Arc<str> = match (SCOPE.try_with(Arc::clone).ok(), step) {
+        (None, None) => Arc::from(segment),
+        (None, Some(step)) => Arc::from(format!("{segment}@{step}")),
+        (Some(outer), None) => Arc::from(format!("{outer}/{segment}")),
+        (Some(outer), Some(step)) => Arc::from(format!("{outer}/{segment}@{step}")),
     };
-    let path = SCOPE
-        .try_with(|outer| format!("{outer}/{segment}"))
-        .unwrap_or(segment);
-    SCOPE.scope(path, future)
+    // Boxed here, where the step's future is made: it holds the future of the scope's largest
+    // task, which every layer around it (the member's step counts, its span, the round's
+    // future) would otherwise copy as it is moved into each.
+    SCOPE.scope(path, Box::pin(future))
 }
 
 /// The step of one branch or iteration: `start` makes its future (entering its scope with
@@ -147,6 +182,18 @@ impl<'a> ActionCall<'a> {
         }
     }
 
+    /// The same call limited to `timeout`, written `text` in the workflow (`PT15M`).
+    #[must_use]
+    pub const fn with_timeout(self, timeout: Duration, text: &'a str) -> Self {
+        Self {
+            timeout: Some(timeout),
+            timeout_text: text,
+            ..self
+        }
+    }
+}
+
+impl ActionCall<'static> {
     /// Awaits the future `call` makes (the user's function) for at most the action's timeout,
     /// with its [`CallContext`] readable from inside it. `call` runs on the instance's own task,
     /// never inline on a host's router (a function may block or panic): see [`leave_inline`].
@@ -168,16 +215,6 @@ impl<'a> ActionCall<'a> {
         leave_inline().await;
         call_action(io, self, call()).await
     }
-
-    /// The same call limited to `timeout`, written `text` in the workflow (`PT15M`).
-    #[must_use]
-    pub const fn with_timeout(self, timeout: Duration, text: &'a str) -> Self {
-        Self {
-            timeout: Some(timeout),
-            timeout_text: text,
-            ..self
-        }
-    }
 }
 
 /// [`ActionCall::call`], as a function (the module's tests call it so).
@@ -186,30 +223,33 @@ impl<'a> ActionCall<'a> {
 /// As [`ActionCall::call`].
 pub(crate) async fn call_action<F>(
     io: &Io,
-    how: ActionCall<'_>,
+    how: ActionCall<'static>,
     call: F,
 ) -> Result<Value, ErrorObject>
 where
     F: Future<Output = Result<Value, FunctionError>>,
 {
-    let context = CallContext {
-        instance: io.id_prefix().to_owned(),
-        step: step_origin(io),
-        scope: SCOPE.try_with(Clone::clone).unwrap_or_default(),
-        task: how.task.to_owned(),
-        action: how.action.to_owned(),
-        attempt: how.attempt,
-    };
+    let scope = SCOPE.try_with(Arc::clone).ok();
     let span = trace::action_span(
         how.function,
         how.task,
         how.action,
         how.attempt,
-        &context.scope,
+        scope.as_deref().unwrap_or_default(),
     );
     let started = trace::call_started(&span);
-    let call = CALL.scope(context, AssertUnwindSafe(call).catch_unwind());
+    let site = CallSite {
+        io: io.clone(),
+        step: step_origin(io),
+        scope,
+        task: how.task,
+        action: how.action,
+        attempt: how.attempt,
+    };
+    let call = CALL.scope(site, AssertUnwindSafe(call).catch_unwind());
     let outcome = match how.timeout {
+        // With nobody listening, the span's wrapper would only add a layer to every poll.
+        None if span.is_disabled() => call.await,
         None => call.instrument(span.clone()).await,
         Some(limit) => match tokio::time::timeout(limit, call)
             .instrument(span.clone())
@@ -254,7 +294,9 @@ where
 
 /// The nested scope the code running now is in (`Fork/Branch A@2/Each[3]`), empty at the top.
 pub(crate) fn current_scope() -> String {
-    SCOPE.try_with(Clone::clone).unwrap_or_default()
+    SCOPE
+        .try_with(|scope| scope.as_ref().to_owned())
+        .unwrap_or_default()
 }
 
 /// The text of a panic's payload (a `&str` or a `String`), or a placeholder.

@@ -4,6 +4,7 @@
 //! wait.
 
 use std::future::Future;
+use std::pin::Pin;
 
 use crate::concurrent::{ScopeEnd, ScopeState};
 use crate::error::{ErrorObject, WorkflowError};
@@ -178,23 +179,29 @@ where
 /// Steps `state` to its end (see [`step_until_ran`]). Every step gives the tokio scheduler its
 /// turn, so that an instance retrying without pause does not starve the others.
 ///
+/// The future is boxed: it holds the future of a step of the largest task, kilobytes that
+/// every future around it (the caller's `run`, the executor's) would otherwise copy each time
+/// it is moved.
+///
 /// # Errors
 /// The error of the step that failed, or a `HostError` when it can never go on.
-pub async fn run_to_end<S, F, Fut>(
+pub fn run_to_end<S, F, Fut>(
     state: S,
     io: &Io,
     events: &'static [EventSpec],
     advance: F,
-) -> Result<ScopeEnd, WorkflowError>
+) -> Pin<Box<impl Future<Output = Result<ScopeEnd, WorkflowError>>>>
 where
     S: ScopeState,
     F: FnMut(S) -> Fut,
     Fut: Future<Output = Result<Progress<S>, WorkflowError>>,
 {
-    match run_until_stranded(state, io, events, advance).await? {
-        Ok(end) => Ok(end),
-        Err((same, wait)) => Err(stranded("", &same, &wait, Value::Null)),
-    }
+    Box::pin(async move {
+        match run_until_stranded(state, io, events, advance).await? {
+            Ok(end) => Ok(end),
+            Err((same, wait)) => Err(stranded("", &same, &wait, Value::Null)),
+        }
+    })
 }
 
 /// [`run_to_end`], giving back the state of an instance that can never go on (with what it

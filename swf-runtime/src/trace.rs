@@ -31,14 +31,18 @@ pub struct WorkflowInfo {
 }
 
 /// The span of one instance's run.
-pub(crate) fn workflow_span(workflow: &WorkflowInfo, execution: &str) -> Span {
+pub(crate) fn workflow_span<E: AsRef<str>>(
+    workflow: &WorkflowInfo,
+    execution: impl FnOnce() -> E,
+) -> Span {
     tracing::info_span!(
         target: "swf",
         "workflow",
         workflow.id = workflow.id,
         workflow.name = workflow.name,
         workflow.version = workflow.version.unwrap_or_default(),
-        workflow.execution.id = execution,
+        // Read only when somebody listens: most runs never name their instance.
+        workflow.execution.id = execution().as_ref(),
         workflow.execution.outcome = Empty,
         error.name = Empty,
         task.name = Empty,
@@ -99,7 +103,7 @@ pub async fn traced_run<F>(
 where
     F: Future<Output = Result<ScopeEnd, WorkflowError>>,
 {
-    let span = workflow_span(&workflow, io.id_prefix());
+    let span = workflow_span(&workflow, || io.id_prefix());
     let outcome = run.instrument(span.clone()).await;
     record_outcome(&span, &outcome);
     outcome

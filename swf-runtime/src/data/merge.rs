@@ -61,8 +61,7 @@ pub fn merge(target: &mut Value, incoming: Value) -> Result<(), MergeConflict> {
     if incoming.is_null() {
         return Ok(());
     }
-    let mut pointer = String::new();
-    if let Some(conflict) = find_conflict(target, &incoming, &mut pointer) {
+    if let Some(conflict) = find_conflict(target, &incoming) {
         return Err(conflict);
     }
     apply(target, incoming);
@@ -73,24 +72,24 @@ fn is_container(value: &Value) -> bool {
     matches!(value, Value::Object(_) | Value::Array(_))
 }
 
-/// The first conflict the merge of `incoming` into `target` would meet; `pointer` is the
-/// location of `target` and is restored before returning `None`.
-fn find_conflict(target: &Value, incoming: &Value, pointer: &mut String) -> Option<MergeConflict> {
+/// The first conflict the merge of `incoming` into `target` would meet, its pointer relative
+/// to `target` (written only once a conflict is found: a merge without one allocates nothing).
+fn find_conflict(target: &Value, incoming: &Value) -> Option<MergeConflict> {
     match (target, incoming) {
         (Value::Null, _) | (Value::Array(_), Value::Array(_)) => None,
         (Value::Object(existing), Value::Object(members)) => {
             members.iter().find_map(|(key, value)| {
-                let inner = existing.get(key)?;
-                let depth = pointer.len();
-                push_token(pointer, key);
-                let found = find_conflict(inner, value, pointer);
-                pointer.truncate(depth);
-                found
+                let mut conflict = find_conflict(existing.get(key)?, value)?;
+                let mut pointer = String::with_capacity(key.len() + 1 + conflict.pointer.len());
+                push_token(&mut pointer, key);
+                pointer.push_str(&conflict.pointer);
+                conflict.pointer = pointer;
+                Some(conflict)
             })
         }
         (existing, value) if !is_container(existing) && !is_container(value) => None,
         (existing, value) => Some(MergeConflict {
-            pointer: pointer.clone(),
+            pointer: String::new(),
             existing: kind(existing),
             incoming: kind(value),
         }),
@@ -114,10 +113,11 @@ fn apply(target: &mut Value, incoming: Value) {
     match (target, incoming) {
         (Value::Object(existing), Value::Object(members)) => {
             for (key, value) in members {
-                match existing.get_mut(&key) {
-                    Some(inner) => apply(inner, value),
-                    None => {
-                        existing.insert(key, value);
+                // One lookup per member, whether it is there or not.
+                match existing.entry(key) {
+                    serde_json::map::Entry::Occupied(inner) => apply(inner.into_mut(), value),
+                    serde_json::map::Entry::Vacant(place) => {
+                        place.insert(value);
                     }
                 }
             }

@@ -58,8 +58,9 @@ impl<M: Machine, S: Store> DurableHost<M, S> {
     /// Steps the claimed instance until it waits, ends, or this worker loses it, in a
     /// `workflow` span (one per claim: a waiting instance is not in memory).
     pub(super) async fn drive(&self, claimed: Claimed) {
-        let span =
-            crate::trace::workflow_span(&self.inner.machine.info(), &claimed.record.id.to_string());
+        let span = crate::trace::workflow_span(&self.inner.machine.info(), || {
+            claimed.record.id.to_string()
+        });
         self.drive_claimed(claimed).instrument(span).await;
     }
 

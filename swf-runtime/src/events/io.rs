@@ -3,7 +3,7 @@
 use std::collections::BTreeMap;
 use std::fmt;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
 use cloudevents::Event;
 use jiff::Timestamp;
@@ -15,6 +15,14 @@ use super::registry::{self, SharedRegistry};
 use super::spec::EventSpec;
 use crate::clock::{Clock, SystemClock};
 use crate::host::InstanceId;
+
+/// The system clock, one for every standalone `Io` that uses it (an `Io` per run would
+/// otherwise allocate its own).
+fn system_clock() -> Arc<dyn Clock> {
+    static SYSTEM: std::sync::LazyLock<Arc<dyn Clock>> =
+        std::sync::LazyLock::new(|| Arc::new(SystemClock));
+    Arc::clone(&SYSTEM)
+}
 
 /// How many events an inbox holds before deliveries wait, unless configured otherwise.
 pub const DEFAULT_INBOX_CAPACITY: usize = 64;
@@ -56,7 +64,10 @@ pub(super) struct IoInner {
     /// `<deployment instant in ns>-<instance>` (a durable host: `<workflow>-<instance>`): with
     /// the step number, it makes produced event ids and idempotency keys unique across hosts
     /// and restarts without any process-wide counter.
-    pub(super) id_prefix: String,
+    /// Made when first read (most runs never name anything), from `deployed_at` and `instance`.
+    id_prefix: OnceLock<String>,
+    /// The instance's number in its host (0 for a standalone `Io`).
+    instance: InstanceId,
     /// Under a durable host: the sub-flows the step started detached, which become instances of
     /// their own, committed with the step. `None`: they run on tokio tasks of this process.
     pub(super) children: Option<Mutex<Vec<ChildStart>>>,
@@ -127,13 +138,14 @@ impl Io {
         id_prefix.push_str(deployment);
         // Writing to a `String` cannot fail.
         let _ = write!(id_prefix, "-{}", link.instance);
+        let instance = link.instance;
         Io::assemble(
             inbox,
             Outbox::Channel(produced),
             clock,
             deployed_at,
             Some(link),
-            id_prefix,
+            (OnceLock::from(id_prefix), instance),
         )
     }
 
@@ -161,7 +173,8 @@ impl Io {
                 produced: AtomicU64::new(0),
                 step: AtomicU64::new(revision),
                 detached: AtomicU64::new(0),
-                id_prefix: prefix,
+                id_prefix: OnceLock::from(prefix),
+                instance: InstanceId::new(0),
                 children: Some(Mutex::new(Vec::new())),
             }),
         }
@@ -173,7 +186,7 @@ impl Io {
         clock: Arc<dyn Clock>,
         deployed_at: Timestamp,
         link: Option<HostLink>,
-        id_prefix: String,
+        (id_prefix, instance): (OnceLock<String>, InstanceId),
     ) -> Io {
         Io {
             inner: Arc::new(IoInner {
@@ -186,6 +199,7 @@ impl Io {
                 step: AtomicU64::new(0),
                 detached: AtomicU64::new(0),
                 id_prefix,
+                instance,
                 children: None,
             }),
         }
@@ -218,7 +232,8 @@ impl Io {
                 produced: AtomicU64::new(0),
                 step: AtomicU64::new(0),
                 detached: AtomicU64::new(0),
-                id_prefix: format!("{}-sub{number}", self.inner.id_prefix),
+                id_prefix: OnceLock::from(format!("{}-sub{number}", self.id_prefix())),
+                instance: self.inner.instance,
                 children: None,
             }),
         }
@@ -352,7 +367,13 @@ impl Io {
 
     /// What names this instance in produced event ids and idempotency keys.
     pub(crate) fn id_prefix(&self) -> &str {
-        &self.inner.id_prefix
+        self.inner.id_prefix.get_or_init(|| {
+            format!(
+                "{}-{}",
+                self.inner.deployed_at.as_nanosecond(),
+                self.inner.instance
+            )
+        })
     }
 
     /// The sequence numbers of the inbox events taken, and the correlation values bound, since
@@ -453,7 +474,7 @@ impl IoBuilder {
 
     /// The `Io`.
     pub fn build(self) -> Io {
-        let clock = self.clock.unwrap_or_else(|| Arc::new(SystemClock));
+        let clock = self.clock.unwrap_or_else(system_clock);
         let deployed_at = self.deployed_at.unwrap_or_else(|| clock.now());
         let capacity = self.inbox_capacity.unwrap_or(DEFAULT_INBOX_CAPACITY);
         let accepting = self
@@ -465,9 +486,16 @@ impl IoBuilder {
             Some(sender) => Outbox::Channel(sender),
             None => Outbox::Collect(Arc::new(Mutex::new(Vec::new()))),
         };
-        // Host instances are numbered from 1, so 0 never collides with one of them.
-        let id_prefix = format!("{}-0", deployment_prefix(deployed_at));
-        Io::assemble(inbox, outbox, clock, deployed_at, None, id_prefix)
+        // Host instances are numbered from 1, so 0 never collides with one of them. The prefix
+        // (`<deployment ns>-0`) is made when first read.
+        Io::assemble(
+            inbox,
+            outbox,
+            clock,
+            deployed_at,
+            None,
+            (OnceLock::new(), InstanceId::new(0)),
+        )
     }
 }
 

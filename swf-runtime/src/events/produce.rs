@@ -46,7 +46,7 @@ impl Io {
         let mut builder = EventBuilderV10::new()
             .id(format!(
                 "{}-{}-{number}",
-                self.inner.id_prefix,
+                self.id_prefix(),
                 self.inner.step.load(Ordering::Relaxed)
             ))
             .source(spec.source)

@@ -187,7 +187,7 @@ impl<M: Machine> Shared<M> {
         } = *parked;
         // One span per activation, as a durable host has one per claim: a parked instance has
         // no span open.
-        let span = crate::trace::workflow_span(&self.machine.info(), io.id_prefix());
+        let span = crate::trace::workflow_span(&self.machine.info(), || io.id_prefix());
         let (mut state, mut registration) = (state, registration);
         let result = loop {
             let stepping =

@@ -20,6 +20,10 @@ impl JsonPath {
     /// # Errors
     /// A `DataError` when the query engine fails on this data.
     pub fn select(&self, data: &Value) -> Result<Option<Value>, ErrorObject> {
+        if let Kind::Definite(segments) = &self.kind {
+            // The value itself, without the list of matches a query needs.
+            return Ok(self.named_value(data, segments)?.cloned());
+        }
         let matches = self.matches(data)?;
         Ok(match self.kind {
             Kind::Definite(_) => matches.first().map(|value| (*value).clone()),
