@@ -57,6 +57,7 @@ mod iso;
 mod path;
 mod progress;
 mod retry;
+mod saved_state;
 mod schedule;
 mod schema;
 pub mod store;
@@ -150,6 +151,11 @@ pub mod __private {
         typed_output,
     };
     pub use crate::transition::transition_refused;
+
+    /// Writing a state enum and reading it back (see `saved_state`).
+    pub mod saved {
+        pub use crate::saved_state::{Ended, Ending, SavedVariants, deserialize};
+    }
 
     /// A JSON object, as serde_json represents it (members kept in document order).
     pub type Map = serde_json::Map<String, Value>;

@@ -125,60 +125,44 @@ impl ApprovalEvent {
     }
 }
 /// Where an instance of the `Approval` workflow is: the task it is at (and, inside it, its branches, iterations or called workflow), or how it ended.
-#[derive(
-    ::core::fmt::Debug,
-    ::core::clone::Clone,
-    ::core::cmp::PartialEq,
-    ::swf_runtime::__private::serde::Serialize,
-    ::swf_runtime::__private::serde::Deserialize,
-)]
-#[serde(crate = "::swf_runtime::__private::serde", deny_unknown_fields)]
+#[derive(::core::fmt::Debug, ::core::clone::Clone, ::core::cmp::PartialEq)]
 #[allow(dead_code)]
 pub enum ApprovalState {
     /// Task `AskManager` (callback, line 13), about to run (or running) with `data` as its input.
-    #[serde(rename = "AskManager")]
     AskManager {
         /// The task's data.
         data: ::swf_runtime::Value,
         /// Whether the action ran and the task waits for the callback event.
-        #[serde(default)]
         phase: ::swf_runtime::CallbackPhase,
     },
     /// Task `AwaitOutcome` (switch, line 22), about to run (or running) with `data` as its input.
-    #[serde(rename = "AwaitOutcome")]
     AwaitOutcome {
         /// The task's data.
         data: ::swf_runtime::Value,
         /// When the wait for events ends without one.
-        #[serde(default, skip_serializing_if = "::core::option::Option::is_none")]
         until: ::core::option::Option<::swf_runtime::Timestamp>,
     },
     /// Task `Accept` (inject, line 33), about to run (or running) with `data` as its input.
-    #[serde(rename = "Accept")]
     Accept {
         /// The task's data.
         data: ::swf_runtime::Value,
     },
     /// Task `Refuse` (inject, line 34), about to run (or running) with `data` as its input.
-    #[serde(rename = "Refuse")]
     Refuse {
         /// The task's data.
         data: ::swf_runtime::Value,
     },
     /// Task `Expire` (inject, line 35), about to run (or running) with `data` as its input.
-    #[serde(rename = "Expire")]
     Expire {
         /// The task's data.
         data: ::swf_runtime::Value,
     },
     /// The scope ended; `output` is its data output.
-    #[serde(rename = "completed")]
     Completed {
         /// The output.
         output: ::swf_runtime::Value,
     },
     /// An `end: {kind: terminate}` ended the whole instance.
-    #[serde(rename = "terminated")]
     Terminated {
         /// The output.
         output: ::swf_runtime::Value,
@@ -214,6 +198,123 @@ impl ApprovalState {
         }
     }
 }
+const _: () = {
+    use ::core::result::Result::{self, Ok};
+    use ::swf_runtime::__private::saved::{self, Ended, Ending, SavedVariants};
+    use ::swf_runtime::__private::serde::{
+        de::VariantAccess, Deserialize, Deserializer, Serialize, Serializer,
+    };
+    #[derive(Deserialize)]
+    #[serde(crate = "::swf_runtime::__private::serde", deny_unknown_fields)]
+    struct Saved0 {
+        data: ::swf_runtime::Value,
+        #[serde(default)]
+        phase: ::swf_runtime::CallbackPhase,
+    }
+    #[derive(Serialize)]
+    #[serde(crate = "::swf_runtime::__private::serde")]
+    struct Saving0<'a> {
+        data: &'a ::swf_runtime::Value,
+        phase: &'a ::swf_runtime::CallbackPhase,
+    }
+    #[derive(Deserialize)]
+    #[serde(crate = "::swf_runtime::__private::serde", deny_unknown_fields)]
+    struct Saved1 {
+        data: ::swf_runtime::Value,
+        #[serde(default)]
+        until: ::core::option::Option<::swf_runtime::Timestamp>,
+    }
+    #[derive(Serialize)]
+    #[serde(crate = "::swf_runtime::__private::serde")]
+    struct Saving1<'a> {
+        data: &'a ::swf_runtime::Value,
+        #[serde(skip_serializing_if = "::core::option::Option::is_none")]
+        until: &'a ::core::option::Option<::swf_runtime::Timestamp>,
+    }
+    #[derive(Deserialize)]
+    #[serde(crate = "::swf_runtime::__private::serde", deny_unknown_fields)]
+    struct Saved2 {
+        data: ::swf_runtime::Value,
+    }
+    #[derive(Serialize)]
+    #[serde(crate = "::swf_runtime::__private::serde")]
+    struct Saving2<'a> {
+        data: &'a ::swf_runtime::Value,
+    }
+    impl SavedVariants for ApprovalState {
+        const NAME: &'static str = "ApprovalState";
+        const TAGS: &'static [&'static str] = &[
+            "AskManager",
+            "AwaitOutcome",
+            "Accept",
+            "Refuse",
+            "Expire",
+            "completed",
+            "terminated",
+        ];
+        fn read<'de, A: VariantAccess<'de>>(
+            index: usize,
+            content: A,
+        ) -> Result<Self, A::Error> {
+            match index {
+                0 => {
+                    let Saved0 { data, phase } = content.newtype_variant()?;
+                    Ok(Self::AskManager { data, phase })
+                }
+                1 => {
+                    let Saved1 { data, until } = content.newtype_variant()?;
+                    Ok(Self::AwaitOutcome { data, until })
+                }
+                2..=4 => {
+                    let Saved2 { data } = content.newtype_variant()?;
+                    Ok(
+                        match index {
+                            2 => Self::Accept { data },
+                            3 => Self::Refuse { data },
+                            _ => Self::Expire { data },
+                        },
+                    )
+                }
+                _ => {
+                    let Ended { output } = content.newtype_variant()?;
+                    Ok(
+                        if index == 5 {
+                            Self::Completed { output }
+                        } else {
+                            Self::Terminated { output }
+                        },
+                    )
+                }
+            }
+        }
+    }
+    impl<'de> Deserialize<'de> for ApprovalState {
+        fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+            saved::deserialize(deserializer)
+        }
+    }
+    impl Serialize for ApprovalState {
+        fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+            match self {
+                Self::AskManager { data, phase } => {
+                    Self::write(serializer, 0, &Saving0 { data, phase })
+                }
+                Self::AwaitOutcome { data, until } => {
+                    Self::write(serializer, 1, &Saving1 { data, until })
+                }
+                Self::Accept { data } => Self::write(serializer, 2, &Saving2 { data }),
+                Self::Refuse { data } => Self::write(serializer, 3, &Saving2 { data }),
+                Self::Expire { data } => Self::write(serializer, 4, &Saving2 { data }),
+                Self::Completed { output } => {
+                    Self::write(serializer, 5, &Ending { output })
+                }
+                Self::Terminated { output } => {
+                    Self::write(serializer, 6, &Ending { output })
+                }
+            }
+        }
+    }
+};
 impl ::swf_runtime::ScopeState for ApprovalState {
     fn end(self) -> ::core::result::Result<::swf_runtime::ScopeEnd, Self> {
         match self {

@@ -48,30 +48,20 @@ impl<T: FiltersFunctions + ?Sized> FiltersFunctions for &T {
     }
 }
 /// Where an instance of the `Filters and parameters` workflow is: the task it is at (and, inside it, its branches, iterations or called workflow), or how it ended.
-#[derive(
-    ::core::fmt::Debug,
-    ::core::clone::Clone,
-    ::core::cmp::PartialEq,
-    ::swf_runtime::__private::serde::Serialize,
-    ::swf_runtime::__private::serde::Deserialize,
-)]
-#[serde(crate = "::swf_runtime::__private::serde", deny_unknown_fields)]
+#[derive(::core::fmt::Debug, ::core::clone::Clone, ::core::cmp::PartialEq)]
 #[allow(dead_code)]
 pub enum FiltersState {
     /// Task `Seed` (inject, line 11), about to run (or running) with `data` as its input.
-    #[serde(rename = "Seed")]
     Seed {
         /// The task's data.
         data: ::swf_runtime::Value,
     },
     /// Task `Enrich` (operation, line 21), about to run (or running) with `data` as its input.
-    #[serde(rename = "Enrich")]
     Enrich {
         /// The task's data.
         data: ::swf_runtime::Value,
     },
     /// Task `Done` (delay, line 44), about to run (or running) with `data` as its input.
-    #[serde(rename = "Done")]
     Done {
         /// The task's data.
         data: ::swf_runtime::Value,
@@ -79,13 +69,11 @@ pub enum FiltersState {
         until: ::swf_runtime::Timestamp,
     },
     /// The scope ended; `output` is its data output.
-    #[serde(rename = "completed")]
     Completed {
         /// The output.
         output: ::swf_runtime::Value,
     },
     /// An `end: {kind: terminate}` ended the whole instance.
-    #[serde(rename = "terminated")]
     Terminated {
         /// The output.
         output: ::swf_runtime::Value,
@@ -114,6 +102,97 @@ impl FiltersState {
         }
     }
 }
+const _: () = {
+    use ::core::result::Result::{self, Ok};
+    use ::swf_runtime::__private::saved::{self, Ended, Ending, SavedVariants};
+    use ::swf_runtime::__private::serde::{
+        de::VariantAccess, Deserialize, Deserializer, Serialize, Serializer,
+    };
+    #[derive(Deserialize)]
+    #[serde(crate = "::swf_runtime::__private::serde", deny_unknown_fields)]
+    struct Saved0 {
+        data: ::swf_runtime::Value,
+    }
+    #[derive(Serialize)]
+    #[serde(crate = "::swf_runtime::__private::serde")]
+    struct Saving0<'a> {
+        data: &'a ::swf_runtime::Value,
+    }
+    #[derive(Deserialize)]
+    #[serde(crate = "::swf_runtime::__private::serde", deny_unknown_fields)]
+    struct Saved1 {
+        data: ::swf_runtime::Value,
+        until: ::swf_runtime::Timestamp,
+    }
+    #[derive(Serialize)]
+    #[serde(crate = "::swf_runtime::__private::serde")]
+    struct Saving1<'a> {
+        data: &'a ::swf_runtime::Value,
+        until: &'a ::swf_runtime::Timestamp,
+    }
+    impl SavedVariants for FiltersState {
+        const NAME: &'static str = "FiltersState";
+        const TAGS: &'static [&'static str] = &[
+            "Seed",
+            "Enrich",
+            "Done",
+            "completed",
+            "terminated",
+        ];
+        fn read<'de, A: VariantAccess<'de>>(
+            index: usize,
+            content: A,
+        ) -> Result<Self, A::Error> {
+            match index {
+                0..=1 => {
+                    let Saved0 { data } = content.newtype_variant()?;
+                    Ok(
+                        match index {
+                            0 => Self::Seed { data },
+                            _ => Self::Enrich { data },
+                        },
+                    )
+                }
+                2 => {
+                    let Saved1 { data, until } = content.newtype_variant()?;
+                    Ok(Self::Done { data, until })
+                }
+                _ => {
+                    let Ended { output } = content.newtype_variant()?;
+                    Ok(
+                        if index == 3 {
+                            Self::Completed { output }
+                        } else {
+                            Self::Terminated { output }
+                        },
+                    )
+                }
+            }
+        }
+    }
+    impl<'de> Deserialize<'de> for FiltersState {
+        fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+            saved::deserialize(deserializer)
+        }
+    }
+    impl Serialize for FiltersState {
+        fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+            match self {
+                Self::Seed { data } => Self::write(serializer, 0, &Saving0 { data }),
+                Self::Enrich { data } => Self::write(serializer, 1, &Saving0 { data }),
+                Self::Done { data, until } => {
+                    Self::write(serializer, 2, &Saving1 { data, until })
+                }
+                Self::Completed { output } => {
+                    Self::write(serializer, 3, &Ending { output })
+                }
+                Self::Terminated { output } => {
+                    Self::write(serializer, 4, &Ending { output })
+                }
+            }
+        }
+    }
+};
 impl ::swf_runtime::ScopeState for FiltersState {
     fn end(self) -> ::core::result::Result<::swf_runtime::ScopeEnd, Self> {
         match self {

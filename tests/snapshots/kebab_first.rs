@@ -199,33 +199,22 @@ impl CarAuctionEvent {
     }
 }
 /// Where an instance of the `car-auction` workflow is: the task it is at (and, inside it, its branches, iterations or called workflow), or how it ended.
-#[derive(
-    ::core::fmt::Debug,
-    ::core::clone::Clone,
-    ::core::cmp::PartialEq,
-    ::swf_runtime::__private::serde::Serialize,
-    ::swf_runtime::__private::serde::Deserialize,
-)]
-#[serde(crate = "::swf_runtime::__private::serde", deny_unknown_fields)]
+#[derive(::core::fmt::Debug, ::core::clone::Clone, ::core::cmp::PartialEq)]
 #[allow(dead_code)]
 pub enum CarAuctionState {
     /// Task `Bidding` (event, line 13), about to run (or running) with `data` as its input.
-    #[serde(rename = "Bidding")]
     Bidding {
         /// The task's data.
         data: ::swf_runtime::Value,
         /// When the wait for events ends without one.
-        #[serde(default, skip_serializing_if = "::core::option::Option::is_none")]
         until: ::core::option::Option<::swf_runtime::Timestamp>,
     },
     /// Task `Assess` (switch, line 30), about to run (or running) with `data` as its input.
-    #[serde(rename = "Assess")]
     Assess {
         /// The task's data.
         data: ::swf_runtime::Value,
     },
     /// Task `Convert` (delay, line 43), about to run (or running) with `data` as its input.
-    #[serde(rename = "Convert")]
     Convert {
         /// The task's data.
         data: ::swf_runtime::Value,
@@ -233,49 +222,40 @@ pub enum CarAuctionState {
         until: ::swf_runtime::Timestamp,
     },
     /// Task `Charge` (operation, line 47), about to run (or running) with `data` as its input.
-    #[serde(rename = "Charge")]
     Charge {
         /// The task's data.
         data: ::swf_runtime::Value,
         /// The action to call again after its own retry wait, when one failed.
-        #[serde(default, skip_serializing_if = "::core::option::Option::is_none")]
         resume: ::core::option::Option<::swf_runtime::ActionResume>,
     },
     /// Task `Deliver` (parallel, line 56), about to run (or running) with `data` as its input.
-    #[serde(rename = "Deliver")]
     Deliver {
         /// The task's data.
         data: ::swf_runtime::Value,
         /// The branches, once the task started them.
-        #[serde(default, skip_serializing_if = "::core::option::Option::is_none")]
         branches: ::core::option::Option<CarAuctionDeliverBranches>,
     },
     /// Task `Sold` (END, line 82), about to run (or running) with `data` as its input.
-    #[serde(rename = "Sold")]
     Sold {
         /// The task's data.
         data: ::swf_runtime::Value,
     },
     /// Task `Unsold` (operation, line 83), about to run (or running) with `data` as its input.
-    #[serde(rename = "Unsold")]
     Unsold {
         /// The task's data.
         data: ::swf_runtime::Value,
     },
     /// Task `Failed` (END, line 88), about to run (or running) with `data` as its input.
-    #[serde(rename = "Failed")]
     Failed {
         /// The task's data.
         data: ::swf_runtime::Value,
     },
     /// The scope ended; `output` is its data output.
-    #[serde(rename = "completed")]
     Completed {
         /// The output.
         output: ::swf_runtime::Value,
     },
     /// An `end: {kind: terminate}` ended the whole instance.
-    #[serde(rename = "terminated")]
     Terminated {
         /// The output.
         output: ::swf_runtime::Value,
@@ -310,6 +290,169 @@ impl CarAuctionState {
         }
     }
 }
+const _: () = {
+    use ::core::result::Result::{self, Ok};
+    use ::swf_runtime::__private::saved::{self, Ended, Ending, SavedVariants};
+    use ::swf_runtime::__private::serde::{
+        de::VariantAccess, Deserialize, Deserializer, Serialize, Serializer,
+    };
+    #[derive(Deserialize)]
+    #[serde(crate = "::swf_runtime::__private::serde", deny_unknown_fields)]
+    struct Saved0 {
+        data: ::swf_runtime::Value,
+        #[serde(default)]
+        until: ::core::option::Option<::swf_runtime::Timestamp>,
+    }
+    #[derive(Serialize)]
+    #[serde(crate = "::swf_runtime::__private::serde")]
+    struct Saving0<'a> {
+        data: &'a ::swf_runtime::Value,
+        #[serde(skip_serializing_if = "::core::option::Option::is_none")]
+        until: &'a ::core::option::Option<::swf_runtime::Timestamp>,
+    }
+    #[derive(Deserialize)]
+    #[serde(crate = "::swf_runtime::__private::serde", deny_unknown_fields)]
+    struct Saved1 {
+        data: ::swf_runtime::Value,
+    }
+    #[derive(Serialize)]
+    #[serde(crate = "::swf_runtime::__private::serde")]
+    struct Saving1<'a> {
+        data: &'a ::swf_runtime::Value,
+    }
+    #[derive(Deserialize)]
+    #[serde(crate = "::swf_runtime::__private::serde", deny_unknown_fields)]
+    struct Saved2 {
+        data: ::swf_runtime::Value,
+        until: ::swf_runtime::Timestamp,
+    }
+    #[derive(Serialize)]
+    #[serde(crate = "::swf_runtime::__private::serde")]
+    struct Saving2<'a> {
+        data: &'a ::swf_runtime::Value,
+        until: &'a ::swf_runtime::Timestamp,
+    }
+    #[derive(Deserialize)]
+    #[serde(crate = "::swf_runtime::__private::serde", deny_unknown_fields)]
+    struct Saved3 {
+        data: ::swf_runtime::Value,
+        #[serde(default)]
+        resume: ::core::option::Option<::swf_runtime::ActionResume>,
+    }
+    #[derive(Serialize)]
+    #[serde(crate = "::swf_runtime::__private::serde")]
+    struct Saving3<'a> {
+        data: &'a ::swf_runtime::Value,
+        #[serde(skip_serializing_if = "::core::option::Option::is_none")]
+        resume: &'a ::core::option::Option<::swf_runtime::ActionResume>,
+    }
+    #[derive(Deserialize)]
+    #[serde(crate = "::swf_runtime::__private::serde", deny_unknown_fields)]
+    struct Saved4 {
+        data: ::swf_runtime::Value,
+        #[serde(default)]
+        branches: ::core::option::Option<CarAuctionDeliverBranches>,
+    }
+    #[derive(Serialize)]
+    #[serde(crate = "::swf_runtime::__private::serde")]
+    struct Saving4<'a> {
+        data: &'a ::swf_runtime::Value,
+        #[serde(skip_serializing_if = "::core::option::Option::is_none")]
+        branches: &'a ::core::option::Option<CarAuctionDeliverBranches>,
+    }
+    impl SavedVariants for CarAuctionState {
+        const NAME: &'static str = "CarAuctionState";
+        const TAGS: &'static [&'static str] = &[
+            "Bidding",
+            "Assess",
+            "Convert",
+            "Charge",
+            "Deliver",
+            "Sold",
+            "Unsold",
+            "Failed",
+            "completed",
+            "terminated",
+        ];
+        fn read<'de, A: VariantAccess<'de>>(
+            index: usize,
+            content: A,
+        ) -> Result<Self, A::Error> {
+            match index {
+                0 => {
+                    let Saved0 { data, until } = content.newtype_variant()?;
+                    Ok(Self::Bidding { data, until })
+                }
+                1 | 5..=7 => {
+                    let Saved1 { data } = content.newtype_variant()?;
+                    Ok(
+                        match index {
+                            1 => Self::Assess { data },
+                            5 => Self::Sold { data },
+                            6 => Self::Unsold { data },
+                            _ => Self::Failed { data },
+                        },
+                    )
+                }
+                2 => {
+                    let Saved2 { data, until } = content.newtype_variant()?;
+                    Ok(Self::Convert { data, until })
+                }
+                3 => {
+                    let Saved3 { data, resume } = content.newtype_variant()?;
+                    Ok(Self::Charge { data, resume })
+                }
+                4 => {
+                    let Saved4 { data, branches } = content.newtype_variant()?;
+                    Ok(Self::Deliver { data, branches })
+                }
+                _ => {
+                    let Ended { output } = content.newtype_variant()?;
+                    Ok(
+                        if index == 8 {
+                            Self::Completed { output }
+                        } else {
+                            Self::Terminated { output }
+                        },
+                    )
+                }
+            }
+        }
+    }
+    impl<'de> Deserialize<'de> for CarAuctionState {
+        fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+            saved::deserialize(deserializer)
+        }
+    }
+    impl Serialize for CarAuctionState {
+        fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+            match self {
+                Self::Bidding { data, until } => {
+                    Self::write(serializer, 0, &Saving0 { data, until })
+                }
+                Self::Assess { data } => Self::write(serializer, 1, &Saving1 { data }),
+                Self::Convert { data, until } => {
+                    Self::write(serializer, 2, &Saving2 { data, until })
+                }
+                Self::Charge { data, resume } => {
+                    Self::write(serializer, 3, &Saving3 { data, resume })
+                }
+                Self::Deliver { data, branches } => {
+                    Self::write(serializer, 4, &Saving4 { data, branches })
+                }
+                Self::Sold { data } => Self::write(serializer, 5, &Saving1 { data }),
+                Self::Unsold { data } => Self::write(serializer, 6, &Saving1 { data }),
+                Self::Failed { data } => Self::write(serializer, 7, &Saving1 { data }),
+                Self::Completed { output } => {
+                    Self::write(serializer, 8, &Ending { output })
+                }
+                Self::Terminated { output } => {
+                    Self::write(serializer, 9, &Ending { output })
+                }
+            }
+        }
+    }
+};
 impl ::swf_runtime::ScopeState for CarAuctionState {
     fn end(self) -> ::core::result::Result<::swf_runtime::ScopeEnd, Self> {
         match self {
@@ -448,36 +591,25 @@ impl CarAuctionDeliverBranches {
     }
 }
 /// Where the nested scope `deliver_b1` of the `car-auction` workflow is: the task it is at, or how it ended.
-#[derive(
-    ::core::fmt::Debug,
-    ::core::clone::Clone,
-    ::core::cmp::PartialEq,
-    ::swf_runtime::__private::serde::Serialize,
-    ::swf_runtime::__private::serde::Deserialize,
-)]
-#[serde(crate = "::swf_runtime::__private::serde", deny_unknown_fields)]
+#[derive(::core::fmt::Debug, ::core::clone::Clone, ::core::cmp::PartialEq)]
 #[allow(dead_code)]
 pub enum CarAuctionDeliverBranch1 {
     /// Task `Register` (operation, line 62), about to run (or running) with `data` as its input.
-    #[serde(rename = "Register")]
     Register {
         /// The task's data.
         data: ::swf_runtime::Value,
     },
     /// Task `Registered` (END, line 68), about to run (or running) with `data` as its input.
-    #[serde(rename = "Registered")]
     Registered {
         /// The task's data.
         data: ::swf_runtime::Value,
     },
     /// The scope ended; `output` is its data output.
-    #[serde(rename = "completed")]
     Completed {
         /// The output.
         output: ::swf_runtime::Value,
     },
     /// An `end: {kind: terminate}` ended the whole instance.
-    #[serde(rename = "terminated")]
     Terminated {
         /// The output.
         output: ::swf_runtime::Value,
@@ -509,6 +641,79 @@ impl CarAuctionDeliverBranch1 {
         }
     }
 }
+const _: () = {
+    use ::core::result::Result::{self, Ok};
+    use ::swf_runtime::__private::saved::{self, Ended, Ending, SavedVariants};
+    use ::swf_runtime::__private::serde::{
+        de::VariantAccess, Deserialize, Deserializer, Serialize, Serializer,
+    };
+    #[derive(Deserialize)]
+    #[serde(crate = "::swf_runtime::__private::serde", deny_unknown_fields)]
+    struct Saved0 {
+        data: ::swf_runtime::Value,
+    }
+    #[derive(Serialize)]
+    #[serde(crate = "::swf_runtime::__private::serde")]
+    struct Saving0<'a> {
+        data: &'a ::swf_runtime::Value,
+    }
+    impl SavedVariants for CarAuctionDeliverBranch1 {
+        const NAME: &'static str = "CarAuctionDeliverBranch1";
+        const TAGS: &'static [&'static str] = &[
+            "Register",
+            "Registered",
+            "completed",
+            "terminated",
+        ];
+        fn read<'de, A: VariantAccess<'de>>(
+            index: usize,
+            content: A,
+        ) -> Result<Self, A::Error> {
+            match index {
+                0..=1 => {
+                    let Saved0 { data } = content.newtype_variant()?;
+                    Ok(
+                        match index {
+                            0 => Self::Register { data },
+                            _ => Self::Registered { data },
+                        },
+                    )
+                }
+                _ => {
+                    let Ended { output } = content.newtype_variant()?;
+                    Ok(
+                        if index == 2 {
+                            Self::Completed { output }
+                        } else {
+                            Self::Terminated { output }
+                        },
+                    )
+                }
+            }
+        }
+    }
+    impl<'de> Deserialize<'de> for CarAuctionDeliverBranch1 {
+        fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+            saved::deserialize(deserializer)
+        }
+    }
+    impl Serialize for CarAuctionDeliverBranch1 {
+        fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+            match self {
+                Self::Register { data } => Self::write(serializer, 0, &Saving0 { data }),
+                Self::Registered { data } => {
+                    Self::write(serializer, 1, &Saving0 { data })
+                }
+                Self::Completed { output } => {
+                    Self::write(serializer, 2, &Ending { output })
+                }
+                Self::Terminated { output } => {
+                    Self::write(serializer, 3, &Ending { output })
+                }
+            }
+        }
+    }
+};
 impl ::swf_runtime::ScopeState for CarAuctionDeliverBranch1 {
     fn end(self) -> ::core::result::Result<::swf_runtime::ScopeEnd, Self> {
         match self {
@@ -550,36 +755,25 @@ impl ::swf_runtime::ScopeState for CarAuctionDeliverBranch1 {
     }
 }
 /// Where the nested scope `deliver_b2` of the `car-auction` workflow is: the task it is at, or how it ended.
-#[derive(
-    ::core::fmt::Debug,
-    ::core::clone::Clone,
-    ::core::cmp::PartialEq,
-    ::swf_runtime::__private::serde::Serialize,
-    ::swf_runtime::__private::serde::Deserialize,
-)]
-#[serde(crate = "::swf_runtime::__private::serde", deny_unknown_fields)]
+#[derive(::core::fmt::Debug, ::core::clone::Clone, ::core::cmp::PartialEq)]
 #[allow(dead_code)]
 pub enum CarAuctionDeliverBranch2 {
     /// Task `Ship` (operation, line 72), about to run (or running) with `data` as its input.
-    #[serde(rename = "Ship")]
     Ship {
         /// The task's data.
         data: ::swf_runtime::Value,
     },
     /// Task `Shipped` (END, line 80), about to run (or running) with `data` as its input.
-    #[serde(rename = "Shipped")]
     Shipped {
         /// The task's data.
         data: ::swf_runtime::Value,
     },
     /// The scope ended; `output` is its data output.
-    #[serde(rename = "completed")]
     Completed {
         /// The output.
         output: ::swf_runtime::Value,
     },
     /// An `end: {kind: terminate}` ended the whole instance.
-    #[serde(rename = "terminated")]
     Terminated {
         /// The output.
         output: ::swf_runtime::Value,
@@ -609,6 +803,77 @@ impl CarAuctionDeliverBranch2 {
         }
     }
 }
+const _: () = {
+    use ::core::result::Result::{self, Ok};
+    use ::swf_runtime::__private::saved::{self, Ended, Ending, SavedVariants};
+    use ::swf_runtime::__private::serde::{
+        de::VariantAccess, Deserialize, Deserializer, Serialize, Serializer,
+    };
+    #[derive(Deserialize)]
+    #[serde(crate = "::swf_runtime::__private::serde", deny_unknown_fields)]
+    struct Saved0 {
+        data: ::swf_runtime::Value,
+    }
+    #[derive(Serialize)]
+    #[serde(crate = "::swf_runtime::__private::serde")]
+    struct Saving0<'a> {
+        data: &'a ::swf_runtime::Value,
+    }
+    impl SavedVariants for CarAuctionDeliverBranch2 {
+        const NAME: &'static str = "CarAuctionDeliverBranch2";
+        const TAGS: &'static [&'static str] = &[
+            "Ship",
+            "Shipped",
+            "completed",
+            "terminated",
+        ];
+        fn read<'de, A: VariantAccess<'de>>(
+            index: usize,
+            content: A,
+        ) -> Result<Self, A::Error> {
+            match index {
+                0..=1 => {
+                    let Saved0 { data } = content.newtype_variant()?;
+                    Ok(
+                        match index {
+                            0 => Self::Ship { data },
+                            _ => Self::Shipped { data },
+                        },
+                    )
+                }
+                _ => {
+                    let Ended { output } = content.newtype_variant()?;
+                    Ok(
+                        if index == 2 {
+                            Self::Completed { output }
+                        } else {
+                            Self::Terminated { output }
+                        },
+                    )
+                }
+            }
+        }
+    }
+    impl<'de> Deserialize<'de> for CarAuctionDeliverBranch2 {
+        fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+            saved::deserialize(deserializer)
+        }
+    }
+    impl Serialize for CarAuctionDeliverBranch2 {
+        fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+            match self {
+                Self::Ship { data } => Self::write(serializer, 0, &Saving0 { data }),
+                Self::Shipped { data } => Self::write(serializer, 1, &Saving0 { data }),
+                Self::Completed { output } => {
+                    Self::write(serializer, 2, &Ending { output })
+                }
+                Self::Terminated { output } => {
+                    Self::write(serializer, 3, &Ending { output })
+                }
+            }
+        }
+    }
+};
 impl ::swf_runtime::ScopeState for CarAuctionDeliverBranch2 {
     fn end(self) -> ::core::result::Result<::swf_runtime::ScopeEnd, Self> {
         match self {

@@ -27,42 +27,29 @@ impl<T: NestedFunctions + ?Sized> NestedFunctions for &T {
     }
 }
 /// Where an instance of the `Nested scopes` workflow is: the task it is at (and, inside it, its branches, iterations or called workflow), or how it ended.
-#[derive(
-    ::core::fmt::Debug,
-    ::core::clone::Clone,
-    ::core::cmp::PartialEq,
-    ::swf_runtime::__private::serde::Serialize,
-    ::swf_runtime::__private::serde::Deserialize,
-)]
-#[serde(crate = "::swf_runtime::__private::serde", deny_unknown_fields)]
+#[derive(::core::fmt::Debug, ::core::clone::Clone, ::core::cmp::PartialEq)]
 #[allow(dead_code)]
 pub enum NestedState {
     /// Task `With` (parallel, line 10), about to run (or running) with `data` as its input.
-    #[serde(rename = "With")]
     With {
         /// The task's data.
         data: ::swf_runtime::Value,
         /// The branches, once the task started them.
-        #[serde(default, skip_serializing_if = "::core::option::Option::is_none")]
         branches: ::core::option::Option<NestedWithBranches>,
     },
     /// Task `Run` (foreach, line 24), about to run (or running) with `data` as its input.
-    #[serde(rename = "Run")]
     Run {
         /// The task's data.
         data: ::swf_runtime::Value,
         /// The iterations, once the task started them.
-        #[serde(default, skip_serializing_if = "::core::option::Option::is_none")]
         each: ::core::option::Option<::swf_runtime::Iterations<NestedRunBody>>,
     },
     /// The scope ended; `output` is its data output.
-    #[serde(rename = "completed")]
     Completed {
         /// The output.
         output: ::swf_runtime::Value,
     },
     /// An `end: {kind: terminate}` ended the whole instance.
-    #[serde(rename = "terminated")]
     Terminated {
         /// The output.
         output: ::swf_runtime::Value,
@@ -90,6 +77,98 @@ impl NestedState {
         }
     }
 }
+const _: () = {
+    use ::core::result::Result::{self, Ok};
+    use ::swf_runtime::__private::saved::{self, Ended, Ending, SavedVariants};
+    use ::swf_runtime::__private::serde::{
+        de::VariantAccess, Deserialize, Deserializer, Serialize, Serializer,
+    };
+    #[derive(Deserialize)]
+    #[serde(crate = "::swf_runtime::__private::serde", deny_unknown_fields)]
+    struct Saved0 {
+        data: ::swf_runtime::Value,
+        #[serde(default)]
+        branches: ::core::option::Option<NestedWithBranches>,
+    }
+    #[derive(Serialize)]
+    #[serde(crate = "::swf_runtime::__private::serde")]
+    struct Saving0<'a> {
+        data: &'a ::swf_runtime::Value,
+        #[serde(skip_serializing_if = "::core::option::Option::is_none")]
+        branches: &'a ::core::option::Option<NestedWithBranches>,
+    }
+    #[derive(Deserialize)]
+    #[serde(crate = "::swf_runtime::__private::serde", deny_unknown_fields)]
+    struct Saved1 {
+        data: ::swf_runtime::Value,
+        #[serde(default)]
+        each: ::core::option::Option<::swf_runtime::Iterations<NestedRunBody>>,
+    }
+    #[derive(Serialize)]
+    #[serde(crate = "::swf_runtime::__private::serde")]
+    struct Saving1<'a> {
+        data: &'a ::swf_runtime::Value,
+        #[serde(skip_serializing_if = "::core::option::Option::is_none")]
+        each: &'a ::core::option::Option<::swf_runtime::Iterations<NestedRunBody>>,
+    }
+    impl SavedVariants for NestedState {
+        const NAME: &'static str = "NestedState";
+        const TAGS: &'static [&'static str] = &[
+            "With",
+            "Run",
+            "completed",
+            "terminated",
+        ];
+        fn read<'de, A: VariantAccess<'de>>(
+            index: usize,
+            content: A,
+        ) -> Result<Self, A::Error> {
+            match index {
+                0 => {
+                    let Saved0 { data, branches } = content.newtype_variant()?;
+                    Ok(Self::With { data, branches })
+                }
+                1 => {
+                    let Saved1 { data, each } = content.newtype_variant()?;
+                    Ok(Self::Run { data, each })
+                }
+                _ => {
+                    let Ended { output } = content.newtype_variant()?;
+                    Ok(
+                        if index == 2 {
+                            Self::Completed { output }
+                        } else {
+                            Self::Terminated { output }
+                        },
+                    )
+                }
+            }
+        }
+    }
+    impl<'de> Deserialize<'de> for NestedState {
+        fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+            saved::deserialize(deserializer)
+        }
+    }
+    impl Serialize for NestedState {
+        fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+            match self {
+                Self::With { data, branches } => {
+                    Self::write(serializer, 0, &Saving0 { data, branches })
+                }
+                Self::Run { data, each } => {
+                    Self::write(serializer, 1, &Saving1 { data, each })
+                }
+                Self::Completed { output } => {
+                    Self::write(serializer, 2, &Ending { output })
+                }
+                Self::Terminated { output } => {
+                    Self::write(serializer, 3, &Ending { output })
+                }
+            }
+        }
+    }
+};
 impl ::swf_runtime::ScopeState for NestedState {
     fn end(self) -> ::core::result::Result<::swf_runtime::ScopeEnd, Self> {
         match self {
@@ -189,30 +268,20 @@ impl NestedWithBranches {
     }
 }
 /// Where the nested scope `with_b1` of the `Nested scopes` workflow is: the task it is at, or how it ended.
-#[derive(
-    ::core::fmt::Debug,
-    ::core::clone::Clone,
-    ::core::cmp::PartialEq,
-    ::swf_runtime::__private::serde::Serialize,
-    ::swf_runtime::__private::serde::Deserialize,
-)]
-#[serde(crate = "::swf_runtime::__private::serde", deny_unknown_fields)]
+#[derive(::core::fmt::Debug, ::core::clone::Clone, ::core::cmp::PartialEq)]
 #[allow(dead_code)]
 pub enum NestedWithBranch1 {
     /// Task `Self` (inject, line 18), about to run (or running) with `data` as its input.
-    #[serde(rename = "Self")]
     Self2 {
         /// The task's data.
         data: ::swf_runtime::Value,
     },
     /// The scope ended; `output` is its data output.
-    #[serde(rename = "completed")]
     Completed {
         /// The output.
         output: ::swf_runtime::Value,
     },
     /// An `end: {kind: terminate}` ended the whole instance.
-    #[serde(rename = "terminated")]
     Terminated {
         /// The output.
         output: ::swf_runtime::Value,
@@ -239,6 +308,66 @@ impl NestedWithBranch1 {
         }
     }
 }
+const _: () = {
+    use ::core::result::Result::{self, Ok};
+    use ::swf_runtime::__private::saved::{self, Ended, Ending, SavedVariants};
+    use ::swf_runtime::__private::serde::{
+        de::VariantAccess, Deserialize, Deserializer, Serialize, Serializer,
+    };
+    #[derive(Deserialize)]
+    #[serde(crate = "::swf_runtime::__private::serde", deny_unknown_fields)]
+    struct Saved0 {
+        data: ::swf_runtime::Value,
+    }
+    #[derive(Serialize)]
+    #[serde(crate = "::swf_runtime::__private::serde")]
+    struct Saving0<'a> {
+        data: &'a ::swf_runtime::Value,
+    }
+    impl SavedVariants for NestedWithBranch1 {
+        const NAME: &'static str = "NestedWithBranch1";
+        const TAGS: &'static [&'static str] = &["Self", "completed", "terminated"];
+        fn read<'de, A: VariantAccess<'de>>(
+            index: usize,
+            content: A,
+        ) -> Result<Self, A::Error> {
+            match index {
+                0 => {
+                    let Saved0 { data } = content.newtype_variant()?;
+                    Ok(Self::Self2 { data })
+                }
+                _ => {
+                    let Ended { output } = content.newtype_variant()?;
+                    Ok(
+                        if index == 1 {
+                            Self::Completed { output }
+                        } else {
+                            Self::Terminated { output }
+                        },
+                    )
+                }
+            }
+        }
+    }
+    impl<'de> Deserialize<'de> for NestedWithBranch1 {
+        fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+            saved::deserialize(deserializer)
+        }
+    }
+    impl Serialize for NestedWithBranch1 {
+        fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+            match self {
+                Self::Self2 { data } => Self::write(serializer, 0, &Saving0 { data }),
+                Self::Completed { output } => {
+                    Self::write(serializer, 1, &Ending { output })
+                }
+                Self::Terminated { output } => {
+                    Self::write(serializer, 2, &Ending { output })
+                }
+            }
+        }
+    }
+};
 impl ::swf_runtime::ScopeState for NestedWithBranch1 {
     fn end(self) -> ::core::result::Result<::swf_runtime::ScopeEnd, Self> {
         match self {
@@ -274,30 +403,20 @@ impl ::swf_runtime::ScopeState for NestedWithBranch1 {
     }
 }
 /// Where the nested scope `with_b2` of the `Nested scopes` workflow is: the task it is at, or how it ended.
-#[derive(
-    ::core::fmt::Debug,
-    ::core::clone::Clone,
-    ::core::cmp::PartialEq,
-    ::swf_runtime::__private::serde::Serialize,
-    ::swf_runtime::__private::serde::Deserialize,
-)]
-#[serde(crate = "::swf_runtime::__private::serde", deny_unknown_fields)]
+#[derive(::core::fmt::Debug, ::core::clone::Clone, ::core::cmp::PartialEq)]
 #[allow(dead_code)]
 pub enum NestedWithBranch2 {
     /// Task `Log` (operation, line 21), about to run (or running) with `data` as its input.
-    #[serde(rename = "Log")]
     Log {
         /// The task's data.
         data: ::swf_runtime::Value,
     },
     /// The scope ended; `output` is its data output.
-    #[serde(rename = "completed")]
     Completed {
         /// The output.
         output: ::swf_runtime::Value,
     },
     /// An `end: {kind: terminate}` ended the whole instance.
-    #[serde(rename = "terminated")]
     Terminated {
         /// The output.
         output: ::swf_runtime::Value,
@@ -324,6 +443,66 @@ impl NestedWithBranch2 {
         }
     }
 }
+const _: () = {
+    use ::core::result::Result::{self, Ok};
+    use ::swf_runtime::__private::saved::{self, Ended, Ending, SavedVariants};
+    use ::swf_runtime::__private::serde::{
+        de::VariantAccess, Deserialize, Deserializer, Serialize, Serializer,
+    };
+    #[derive(Deserialize)]
+    #[serde(crate = "::swf_runtime::__private::serde", deny_unknown_fields)]
+    struct Saved0 {
+        data: ::swf_runtime::Value,
+    }
+    #[derive(Serialize)]
+    #[serde(crate = "::swf_runtime::__private::serde")]
+    struct Saving0<'a> {
+        data: &'a ::swf_runtime::Value,
+    }
+    impl SavedVariants for NestedWithBranch2 {
+        const NAME: &'static str = "NestedWithBranch2";
+        const TAGS: &'static [&'static str] = &["Log", "completed", "terminated"];
+        fn read<'de, A: VariantAccess<'de>>(
+            index: usize,
+            content: A,
+        ) -> Result<Self, A::Error> {
+            match index {
+                0 => {
+                    let Saved0 { data } = content.newtype_variant()?;
+                    Ok(Self::Log { data })
+                }
+                _ => {
+                    let Ended { output } = content.newtype_variant()?;
+                    Ok(
+                        if index == 1 {
+                            Self::Completed { output }
+                        } else {
+                            Self::Terminated { output }
+                        },
+                    )
+                }
+            }
+        }
+    }
+    impl<'de> Deserialize<'de> for NestedWithBranch2 {
+        fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+            saved::deserialize(deserializer)
+        }
+    }
+    impl Serialize for NestedWithBranch2 {
+        fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+            match self {
+                Self::Log { data } => Self::write(serializer, 0, &Saving0 { data }),
+                Self::Completed { output } => {
+                    Self::write(serializer, 1, &Ending { output })
+                }
+                Self::Terminated { output } => {
+                    Self::write(serializer, 2, &Ending { output })
+                }
+            }
+        }
+    }
+};
 impl ::swf_runtime::ScopeState for NestedWithBranch2 {
     fn end(self) -> ::core::result::Result<::swf_runtime::ScopeEnd, Self> {
         match self {
@@ -359,33 +538,22 @@ impl ::swf_runtime::ScopeState for NestedWithBranch2 {
     }
 }
 /// Where the nested scope `run_body` of the `Nested scopes` workflow is: the task it is at, or how it ended.
-#[derive(
-    ::core::fmt::Debug,
-    ::core::clone::Clone,
-    ::core::cmp::PartialEq,
-    ::swf_runtime::__private::serde::Serialize,
-    ::swf_runtime::__private::serde::Deserialize,
-)]
-#[serde(crate = "::swf_runtime::__private::serde", deny_unknown_fields)]
+#[derive(::core::fmt::Debug, ::core::clone::Clone, ::core::cmp::PartialEq)]
 #[allow(dead_code)]
 pub enum NestedRunBody {
     /// Task `Iteration` (subflow, line 31), about to run (or running) with `data` as its input.
-    #[serde(rename = "Iteration")]
     Iteration {
         /// The task's data.
         data: ::swf_runtime::Value,
         /// The called workflow's state, once the task started it.
-        #[serde(default, skip_serializing_if = "::core::option::Option::is_none")]
         child: ::core::option::Option<NestedChildState>,
     },
     /// The scope ended; `output` is its data output.
-    #[serde(rename = "completed")]
     Completed {
         /// The output.
         output: ::swf_runtime::Value,
     },
     /// An `end: {kind: terminate}` ended the whole instance.
-    #[serde(rename = "terminated")]
     Terminated {
         /// The output.
         output: ::swf_runtime::Value,
@@ -413,6 +581,72 @@ impl NestedRunBody {
         }
     }
 }
+const _: () = {
+    use ::core::result::Result::{self, Ok};
+    use ::swf_runtime::__private::saved::{self, Ended, Ending, SavedVariants};
+    use ::swf_runtime::__private::serde::{
+        de::VariantAccess, Deserialize, Deserializer, Serialize, Serializer,
+    };
+    #[derive(Deserialize)]
+    #[serde(crate = "::swf_runtime::__private::serde", deny_unknown_fields)]
+    struct Saved0 {
+        data: ::swf_runtime::Value,
+        #[serde(default)]
+        child: ::core::option::Option<NestedChildState>,
+    }
+    #[derive(Serialize)]
+    #[serde(crate = "::swf_runtime::__private::serde")]
+    struct Saving0<'a> {
+        data: &'a ::swf_runtime::Value,
+        #[serde(skip_serializing_if = "::core::option::Option::is_none")]
+        child: &'a ::core::option::Option<NestedChildState>,
+    }
+    impl SavedVariants for NestedRunBody {
+        const NAME: &'static str = "NestedRunBody";
+        const TAGS: &'static [&'static str] = &["Iteration", "completed", "terminated"];
+        fn read<'de, A: VariantAccess<'de>>(
+            index: usize,
+            content: A,
+        ) -> Result<Self, A::Error> {
+            match index {
+                0 => {
+                    let Saved0 { data, child } = content.newtype_variant()?;
+                    Ok(Self::Iteration { data, child })
+                }
+                _ => {
+                    let Ended { output } = content.newtype_variant()?;
+                    Ok(
+                        if index == 1 {
+                            Self::Completed { output }
+                        } else {
+                            Self::Terminated { output }
+                        },
+                    )
+                }
+            }
+        }
+    }
+    impl<'de> Deserialize<'de> for NestedRunBody {
+        fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+            saved::deserialize(deserializer)
+        }
+    }
+    impl Serialize for NestedRunBody {
+        fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+            match self {
+                Self::Iteration { data, child } => {
+                    Self::write(serializer, 0, &Saving0 { data, child })
+                }
+                Self::Completed { output } => {
+                    Self::write(serializer, 1, &Ending { output })
+                }
+                Self::Terminated { output } => {
+                    Self::write(serializer, 2, &Ending { output })
+                }
+            }
+        }
+    }
+};
 impl ::swf_runtime::ScopeState for NestedRunBody {
     fn end(self) -> ::core::result::Result<::swf_runtime::ScopeEnd, Self> {
         match self {

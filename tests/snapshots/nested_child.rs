@@ -27,30 +27,20 @@ impl<T: NestedChildFunctions + ?Sized> NestedChildFunctions for &T {
     }
 }
 /// Where an instance of the `Nested child` workflow is: the task it is at (and, inside it, its branches, iterations or called workflow), or how it ended.
-#[derive(
-    ::core::fmt::Debug,
-    ::core::clone::Clone,
-    ::core::cmp::PartialEq,
-    ::swf_runtime::__private::serde::Serialize,
-    ::swf_runtime::__private::serde::Deserialize,
-)]
-#[serde(crate = "::swf_runtime::__private::serde", deny_unknown_fields)]
+#[derive(::core::fmt::Debug, ::core::clone::Clone, ::core::cmp::PartialEq)]
 #[allow(dead_code)]
 pub enum NestedChildState {
     /// Task `Log` (operation, line 7), about to run (or running) with `data` as its input.
-    #[serde(rename = "Log")]
     Log {
         /// The task's data.
         data: ::swf_runtime::Value,
     },
     /// The scope ended; `output` is its data output.
-    #[serde(rename = "completed")]
     Completed {
         /// The output.
         output: ::swf_runtime::Value,
     },
     /// An `end: {kind: terminate}` ended the whole instance.
-    #[serde(rename = "terminated")]
     Terminated {
         /// The output.
         output: ::swf_runtime::Value,
@@ -78,6 +68,66 @@ impl NestedChildState {
         }
     }
 }
+const _: () = {
+    use ::core::result::Result::{self, Ok};
+    use ::swf_runtime::__private::saved::{self, Ended, Ending, SavedVariants};
+    use ::swf_runtime::__private::serde::{
+        de::VariantAccess, Deserialize, Deserializer, Serialize, Serializer,
+    };
+    #[derive(Deserialize)]
+    #[serde(crate = "::swf_runtime::__private::serde", deny_unknown_fields)]
+    struct Saved0 {
+        data: ::swf_runtime::Value,
+    }
+    #[derive(Serialize)]
+    #[serde(crate = "::swf_runtime::__private::serde")]
+    struct Saving0<'a> {
+        data: &'a ::swf_runtime::Value,
+    }
+    impl SavedVariants for NestedChildState {
+        const NAME: &'static str = "NestedChildState";
+        const TAGS: &'static [&'static str] = &["Log", "completed", "terminated"];
+        fn read<'de, A: VariantAccess<'de>>(
+            index: usize,
+            content: A,
+        ) -> Result<Self, A::Error> {
+            match index {
+                0 => {
+                    let Saved0 { data } = content.newtype_variant()?;
+                    Ok(Self::Log { data })
+                }
+                _ => {
+                    let Ended { output } = content.newtype_variant()?;
+                    Ok(
+                        if index == 1 {
+                            Self::Completed { output }
+                        } else {
+                            Self::Terminated { output }
+                        },
+                    )
+                }
+            }
+        }
+    }
+    impl<'de> Deserialize<'de> for NestedChildState {
+        fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+            saved::deserialize(deserializer)
+        }
+    }
+    impl Serialize for NestedChildState {
+        fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+            match self {
+                Self::Log { data } => Self::write(serializer, 0, &Saving0 { data }),
+                Self::Completed { output } => {
+                    Self::write(serializer, 1, &Ending { output })
+                }
+                Self::Terminated { output } => {
+                    Self::write(serializer, 2, &Ending { output })
+                }
+            }
+        }
+    }
+};
 impl ::swf_runtime::ScopeState for NestedChildState {
     fn end(self) -> ::core::result::Result<::swf_runtime::ScopeEnd, Self> {
         match self {

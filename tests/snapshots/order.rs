@@ -69,63 +69,47 @@ impl<T: OrderFunctions + ?Sized> OrderFunctions for &T {
     }
 }
 /// Where an instance of the `Order fulfilment` workflow is: the task it is at (and, inside it, its branches, iterations or called workflow), or how it ended.
-#[derive(
-    ::core::fmt::Debug,
-    ::core::clone::Clone,
-    ::core::cmp::PartialEq,
-    ::swf_runtime::__private::serde::Serialize,
-    ::swf_runtime::__private::serde::Deserialize,
-)]
-#[serde(crate = "::swf_runtime::__private::serde", deny_unknown_fields)]
+#[derive(::core::fmt::Debug, ::core::clone::Clone, ::core::cmp::PartialEq)]
 #[allow(dead_code)]
 pub enum OrderState {
     /// Task `CheckInventory` (operation, line 17), about to run (or running) with `data` as its input.
-    #[serde(rename = "CheckInventory")]
     CheckInventory {
         /// The task's data.
         data: ::swf_runtime::Value,
     },
     /// Task `ChargeCard` (operation, line 32), about to run (or running) with `data` as its input.
-    #[serde(rename = "ChargeCard")]
     ChargeCard {
         /// The task's data.
         data: ::swf_runtime::Value,
         /// The task's retries so far, and when the next attempt may start.
-        #[serde(default)]
         retry: ::swf_runtime::RetryProgress,
     },
     /// Task `Route` (switch, line 57), about to run (or running) with `data` as its input.
-    #[serde(rename = "Route")]
     Route {
         /// The task's data.
         data: ::swf_runtime::Value,
     },
     /// Task `ManualReview` (inject, line 67), about to run (or running) with `data` as its input.
-    #[serde(rename = "ManualReview")]
     ManualReview {
         /// The task's data.
         data: ::swf_runtime::Value,
     },
     /// Task `Ship` (operation, line 73), about to run (or running) with `data` as its input.
-    #[serde(rename = "Ship")]
     Ship {
         /// The task's data.
         data: ::swf_runtime::Value,
     },
     /// Task `Declined` (inject, line 86), about to run (or running) with `data` as its input.
-    #[serde(rename = "Declined")]
     Declined {
         /// The task's data.
         data: ::swf_runtime::Value,
     },
     /// The scope ended; `output` is its data output.
-    #[serde(rename = "completed")]
     Completed {
         /// The output.
         output: ::swf_runtime::Value,
     },
     /// An `end: {kind: terminate}` ended the whole instance.
-    #[serde(rename = "terminated")]
     Terminated {
         /// The output.
         output: ::swf_runtime::Value,
@@ -161,6 +145,111 @@ impl OrderState {
         }
     }
 }
+const _: () = {
+    use ::core::result::Result::{self, Ok};
+    use ::swf_runtime::__private::saved::{self, Ended, Ending, SavedVariants};
+    use ::swf_runtime::__private::serde::{
+        de::VariantAccess, Deserialize, Deserializer, Serialize, Serializer,
+    };
+    #[derive(Deserialize)]
+    #[serde(crate = "::swf_runtime::__private::serde", deny_unknown_fields)]
+    struct Saved0 {
+        data: ::swf_runtime::Value,
+    }
+    #[derive(Serialize)]
+    #[serde(crate = "::swf_runtime::__private::serde")]
+    struct Saving0<'a> {
+        data: &'a ::swf_runtime::Value,
+    }
+    #[derive(Deserialize)]
+    #[serde(crate = "::swf_runtime::__private::serde", deny_unknown_fields)]
+    struct Saved1 {
+        data: ::swf_runtime::Value,
+        #[serde(default)]
+        retry: ::swf_runtime::RetryProgress,
+    }
+    #[derive(Serialize)]
+    #[serde(crate = "::swf_runtime::__private::serde")]
+    struct Saving1<'a> {
+        data: &'a ::swf_runtime::Value,
+        retry: &'a ::swf_runtime::RetryProgress,
+    }
+    impl SavedVariants for OrderState {
+        const NAME: &'static str = "OrderState";
+        const TAGS: &'static [&'static str] = &[
+            "CheckInventory",
+            "ChargeCard",
+            "Route",
+            "ManualReview",
+            "Ship",
+            "Declined",
+            "completed",
+            "terminated",
+        ];
+        fn read<'de, A: VariantAccess<'de>>(
+            index: usize,
+            content: A,
+        ) -> Result<Self, A::Error> {
+            match index {
+                0 | 2..=5 => {
+                    let Saved0 { data } = content.newtype_variant()?;
+                    Ok(
+                        match index {
+                            0 => Self::CheckInventory { data },
+                            2 => Self::Route { data },
+                            3 => Self::ManualReview { data },
+                            4 => Self::Ship { data },
+                            _ => Self::Declined { data },
+                        },
+                    )
+                }
+                1 => {
+                    let Saved1 { data, retry } = content.newtype_variant()?;
+                    Ok(Self::ChargeCard { data, retry })
+                }
+                _ => {
+                    let Ended { output } = content.newtype_variant()?;
+                    Ok(
+                        if index == 6 {
+                            Self::Completed { output }
+                        } else {
+                            Self::Terminated { output }
+                        },
+                    )
+                }
+            }
+        }
+    }
+    impl<'de> Deserialize<'de> for OrderState {
+        fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+            saved::deserialize(deserializer)
+        }
+    }
+    impl Serialize for OrderState {
+        fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+            match self {
+                Self::CheckInventory { data } => {
+                    Self::write(serializer, 0, &Saving0 { data })
+                }
+                Self::ChargeCard { data, retry } => {
+                    Self::write(serializer, 1, &Saving1 { data, retry })
+                }
+                Self::Route { data } => Self::write(serializer, 2, &Saving0 { data }),
+                Self::ManualReview { data } => {
+                    Self::write(serializer, 3, &Saving0 { data })
+                }
+                Self::Ship { data } => Self::write(serializer, 4, &Saving0 { data }),
+                Self::Declined { data } => Self::write(serializer, 5, &Saving0 { data }),
+                Self::Completed { output } => {
+                    Self::write(serializer, 6, &Ending { output })
+                }
+                Self::Terminated { output } => {
+                    Self::write(serializer, 7, &Ending { output })
+                }
+            }
+        }
+    }
+};
 impl ::swf_runtime::ScopeState for OrderState {
     fn end(self) -> ::core::result::Result<::swf_runtime::ScopeEnd, Self> {
         match self {

@@ -69,90 +69,66 @@ impl<T: SagaFunctions + ?Sized> SagaFunctions for &T {
     }
 }
 /// Where an instance of the `Trip booking with compensation` workflow is: the task it is at (and, inside it, its branches, iterations or called workflow), or how it ended.
-#[derive(
-    ::core::fmt::Debug,
-    ::core::clone::Clone,
-    ::core::cmp::PartialEq,
-    ::swf_runtime::__private::serde::Serialize,
-    ::swf_runtime::__private::serde::Deserialize,
-)]
-#[serde(crate = "::swf_runtime::__private::serde", deny_unknown_fields)]
+#[derive(::core::fmt::Debug, ::core::clone::Clone, ::core::cmp::PartialEq)]
 #[allow(dead_code)]
 pub enum SagaState {
     /// Task `BookFlight` (operation, line 12), about to run (or running) with `data` as its input.
-    #[serde(rename = "BookFlight")]
     BookFlight {
         /// The task's data.
         data: ::swf_runtime::Value,
         /// The completed tasks of this scope awaiting compensation.
-        #[serde(default)]
         compensations: ::swf_runtime::CompensationLog,
     },
     /// Task `BookHotel` (operation, line 19), about to run (or running) with `data` as its input.
-    #[serde(rename = "BookHotel")]
     BookHotel {
         /// The task's data.
         data: ::swf_runtime::Value,
         /// The completed tasks of this scope awaiting compensation.
-        #[serde(default)]
         compensations: ::swf_runtime::CompensationLog,
     },
     /// Task `Charge` (operation, line 25), about to run (or running) with `data` as its input.
-    #[serde(rename = "Charge")]
     Charge {
         /// The task's data.
         data: ::swf_runtime::Value,
         /// The completed tasks of this scope awaiting compensation.
-        #[serde(default)]
         compensations: ::swf_runtime::CompensationLog,
     },
     /// Task `Decide` (switch, line 33), about to run (or running) with `data` as its input.
-    #[serde(rename = "Decide")]
     Decide {
         /// The task's data.
         data: ::swf_runtime::Value,
         /// The completed tasks of this scope awaiting compensation.
-        #[serde(default)]
         compensations: ::swf_runtime::CompensationLog,
     },
     /// Task `Done` (inject, line 45), about to run (or running) with `data` as its input.
-    #[serde(rename = "Done")]
     Done {
         /// The task's data.
         data: ::swf_runtime::Value,
         /// The completed tasks of this scope awaiting compensation.
-        #[serde(default)]
         compensations: ::swf_runtime::CompensationLog,
     },
     /// Task `CallOff` (inject, line 48), about to run (or running) with `data` as its input.
-    #[serde(rename = "CallOff")]
     CallOff {
         /// The task's data.
         data: ::swf_runtime::Value,
         /// The completed tasks of this scope awaiting compensation.
-        #[serde(default)]
         compensations: ::swf_runtime::CompensationLog,
     },
     /// Task `Cancelled` (inject, line 52), about to run (or running) with `data` as its input.
-    #[serde(rename = "Cancelled")]
     Cancelled {
         /// The task's data.
         data: ::swf_runtime::Value,
         /// The completed tasks of this scope awaiting compensation.
-        #[serde(default)]
         compensations: ::swf_runtime::CompensationLog,
     },
     /// Task `Failed` (inject, line 56), about to run (or running) with `data` as its input.
-    #[serde(rename = "Failed")]
     Failed {
         /// The task's data.
         data: ::swf_runtime::Value,
         /// The completed tasks of this scope awaiting compensation.
-        #[serde(default)]
         compensations: ::swf_runtime::CompensationLog,
     },
     /// Task `CancelHotel` (operation, line 60), about to run (or running) with `data` as its input.
-    #[serde(rename = "CancelHotel")]
     CancelHotel {
         /// The task's data.
         data: ::swf_runtime::Value,
@@ -160,7 +136,6 @@ pub enum SagaState {
         compensating: ::swf_runtime::Compensating,
     },
     /// Task `RefundDeposit` (inject, line 66), about to run (or running) with `data` as its input.
-    #[serde(rename = "RefundDeposit")]
     RefundDeposit {
         /// The task's data.
         data: ::swf_runtime::Value,
@@ -168,7 +143,6 @@ pub enum SagaState {
         compensating: ::swf_runtime::Compensating,
     },
     /// Task `CancelFlight` (operation, line 71), about to run (or running) with `data` as its input.
-    #[serde(rename = "CancelFlight")]
     CancelFlight {
         /// The task's data.
         data: ::swf_runtime::Value,
@@ -176,13 +150,11 @@ pub enum SagaState {
         compensating: ::swf_runtime::Compensating,
     },
     /// The scope ended; `output` is its data output.
-    #[serde(rename = "completed")]
     Completed {
         /// The output.
         output: ::swf_runtime::Value,
     },
     /// An `end: {kind: terminate}` ended the whole instance.
-    #[serde(rename = "terminated")]
     Terminated {
         /// The output.
         output: ::swf_runtime::Value,
@@ -223,6 +195,198 @@ impl SagaState {
         }
     }
 }
+const _: () = {
+    use ::core::result::Result::{self, Ok};
+    use ::swf_runtime::__private::saved::{self, Ended, Ending, SavedVariants};
+    use ::swf_runtime::__private::serde::{
+        de::VariantAccess, Deserialize, Deserializer, Serialize, Serializer,
+    };
+    #[derive(Deserialize)]
+    #[serde(crate = "::swf_runtime::__private::serde", deny_unknown_fields)]
+    struct Saved0 {
+        data: ::swf_runtime::Value,
+        #[serde(default)]
+        compensations: ::swf_runtime::CompensationLog,
+    }
+    #[derive(Serialize)]
+    #[serde(crate = "::swf_runtime::__private::serde")]
+    struct Saving0<'a> {
+        data: &'a ::swf_runtime::Value,
+        compensations: &'a ::swf_runtime::CompensationLog,
+    }
+    #[derive(Deserialize)]
+    #[serde(crate = "::swf_runtime::__private::serde", deny_unknown_fields)]
+    struct Saved1 {
+        data: ::swf_runtime::Value,
+        compensating: ::swf_runtime::Compensating,
+    }
+    #[derive(Serialize)]
+    #[serde(crate = "::swf_runtime::__private::serde")]
+    struct Saving1<'a> {
+        data: &'a ::swf_runtime::Value,
+        compensating: &'a ::swf_runtime::Compensating,
+    }
+    impl SavedVariants for SagaState {
+        const NAME: &'static str = "SagaState";
+        const TAGS: &'static [&'static str] = &[
+            "BookFlight",
+            "BookHotel",
+            "Charge",
+            "Decide",
+            "Done",
+            "CallOff",
+            "Cancelled",
+            "Failed",
+            "CancelHotel",
+            "RefundDeposit",
+            "CancelFlight",
+            "completed",
+            "terminated",
+        ];
+        fn read<'de, A: VariantAccess<'de>>(
+            index: usize,
+            content: A,
+        ) -> Result<Self, A::Error> {
+            match index {
+                0..=7 => {
+                    let Saved0 { data, compensations } = content.newtype_variant()?;
+                    Ok(
+                        match index {
+                            0 => {
+                                Self::BookFlight {
+                                    data,
+                                    compensations,
+                                }
+                            }
+                            1 => {
+                                Self::BookHotel {
+                                    data,
+                                    compensations,
+                                }
+                            }
+                            2 => {
+                                Self::Charge {
+                                    data,
+                                    compensations,
+                                }
+                            }
+                            3 => {
+                                Self::Decide {
+                                    data,
+                                    compensations,
+                                }
+                            }
+                            4 => Self::Done { data, compensations },
+                            5 => {
+                                Self::CallOff {
+                                    data,
+                                    compensations,
+                                }
+                            }
+                            6 => {
+                                Self::Cancelled {
+                                    data,
+                                    compensations,
+                                }
+                            }
+                            _ => {
+                                Self::Failed {
+                                    data,
+                                    compensations,
+                                }
+                            }
+                        },
+                    )
+                }
+                8..=10 => {
+                    let Saved1 { data, compensating } = content.newtype_variant()?;
+                    Ok(
+                        match index {
+                            8 => {
+                                Self::CancelHotel {
+                                    data,
+                                    compensating,
+                                }
+                            }
+                            9 => {
+                                Self::RefundDeposit {
+                                    data,
+                                    compensating,
+                                }
+                            }
+                            _ => {
+                                Self::CancelFlight {
+                                    data,
+                                    compensating,
+                                }
+                            }
+                        },
+                    )
+                }
+                _ => {
+                    let Ended { output } = content.newtype_variant()?;
+                    Ok(
+                        if index == 11 {
+                            Self::Completed { output }
+                        } else {
+                            Self::Terminated { output }
+                        },
+                    )
+                }
+            }
+        }
+    }
+    impl<'de> Deserialize<'de> for SagaState {
+        fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+            saved::deserialize(deserializer)
+        }
+    }
+    impl Serialize for SagaState {
+        fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+            match self {
+                Self::BookFlight { data, compensations } => {
+                    Self::write(serializer, 0, &Saving0 { data, compensations })
+                }
+                Self::BookHotel { data, compensations } => {
+                    Self::write(serializer, 1, &Saving0 { data, compensations })
+                }
+                Self::Charge { data, compensations } => {
+                    Self::write(serializer, 2, &Saving0 { data, compensations })
+                }
+                Self::Decide { data, compensations } => {
+                    Self::write(serializer, 3, &Saving0 { data, compensations })
+                }
+                Self::Done { data, compensations } => {
+                    Self::write(serializer, 4, &Saving0 { data, compensations })
+                }
+                Self::CallOff { data, compensations } => {
+                    Self::write(serializer, 5, &Saving0 { data, compensations })
+                }
+                Self::Cancelled { data, compensations } => {
+                    Self::write(serializer, 6, &Saving0 { data, compensations })
+                }
+                Self::Failed { data, compensations } => {
+                    Self::write(serializer, 7, &Saving0 { data, compensations })
+                }
+                Self::CancelHotel { data, compensating } => {
+                    Self::write(serializer, 8, &Saving1 { data, compensating })
+                }
+                Self::RefundDeposit { data, compensating } => {
+                    Self::write(serializer, 9, &Saving1 { data, compensating })
+                }
+                Self::CancelFlight { data, compensating } => {
+                    Self::write(serializer, 10, &Saving1 { data, compensating })
+                }
+                Self::Completed { output } => {
+                    Self::write(serializer, 11, &Ending { output })
+                }
+                Self::Terminated { output } => {
+                    Self::write(serializer, 12, &Ending { output })
+                }
+            }
+        }
+    }
+};
 impl ::swf_runtime::ScopeState for SagaState {
     fn end(self) -> ::core::result::Result<::swf_runtime::ScopeEnd, Self> {
         match self {

@@ -11,54 +11,40 @@ impl<T: SwitchesFunctions + ?Sized> SwitchesFunctions for &T {
     }
 }
 /// Where an instance of the `Switch operators` workflow is: the task it is at (and, inside it, its branches, iterations or called workflow), or how it ended.
-#[derive(
-    ::core::fmt::Debug,
-    ::core::clone::Clone,
-    ::core::cmp::PartialEq,
-    ::swf_runtime::__private::serde::Serialize,
-    ::swf_runtime::__private::serde::Deserialize,
-)]
-#[serde(crate = "::swf_runtime::__private::serde", deny_unknown_fields)]
+#[derive(::core::fmt::Debug, ::core::clone::Clone, ::core::cmp::PartialEq)]
 #[allow(dead_code)]
 pub enum SwitchesState {
     /// Task `Classify` (switch, line 6), about to run (or running) with `data` as its input.
-    #[serde(rename = "Classify")]
     Classify {
         /// The task's data.
         data: ::swf_runtime::Value,
     },
     /// Task `Minor` (inject, line 25), about to run (or running) with `data` as its input.
-    #[serde(rename = "Minor")]
     Minor {
         /// The task's data.
         data: ::swf_runtime::Value,
     },
     /// Task `Staff` (inject, line 26), about to run (or running) with `data` as its input.
-    #[serde(rename = "Staff")]
     Staff {
         /// The task's data.
         data: ::swf_runtime::Value,
     },
     /// Task `Premium` (inject, line 27), about to run (or running) with `data` as its input.
-    #[serde(rename = "Premium")]
     Premium {
         /// The task's data.
         data: ::swf_runtime::Value,
     },
     /// Task `Other` (inject, line 28), about to run (or running) with `data` as its input.
-    #[serde(rename = "Other")]
     Other {
         /// The task's data.
         data: ::swf_runtime::Value,
     },
     /// The scope ended; `output` is its data output.
-    #[serde(rename = "completed")]
     Completed {
         /// The output.
         output: ::swf_runtime::Value,
     },
     /// An `end: {kind: terminate}` ended the whole instance.
-    #[serde(rename = "terminated")]
     Terminated {
         /// The output.
         output: ::swf_runtime::Value,
@@ -90,6 +76,86 @@ impl SwitchesState {
         }
     }
 }
+const _: () = {
+    use ::core::result::Result::{self, Ok};
+    use ::swf_runtime::__private::saved::{self, Ended, Ending, SavedVariants};
+    use ::swf_runtime::__private::serde::{
+        de::VariantAccess, Deserialize, Deserializer, Serialize, Serializer,
+    };
+    #[derive(Deserialize)]
+    #[serde(crate = "::swf_runtime::__private::serde", deny_unknown_fields)]
+    struct Saved0 {
+        data: ::swf_runtime::Value,
+    }
+    #[derive(Serialize)]
+    #[serde(crate = "::swf_runtime::__private::serde")]
+    struct Saving0<'a> {
+        data: &'a ::swf_runtime::Value,
+    }
+    impl SavedVariants for SwitchesState {
+        const NAME: &'static str = "SwitchesState";
+        const TAGS: &'static [&'static str] = &[
+            "Classify",
+            "Minor",
+            "Staff",
+            "Premium",
+            "Other",
+            "completed",
+            "terminated",
+        ];
+        fn read<'de, A: VariantAccess<'de>>(
+            index: usize,
+            content: A,
+        ) -> Result<Self, A::Error> {
+            match index {
+                0..=4 => {
+                    let Saved0 { data } = content.newtype_variant()?;
+                    Ok(
+                        match index {
+                            0 => Self::Classify { data },
+                            1 => Self::Minor { data },
+                            2 => Self::Staff { data },
+                            3 => Self::Premium { data },
+                            _ => Self::Other { data },
+                        },
+                    )
+                }
+                _ => {
+                    let Ended { output } = content.newtype_variant()?;
+                    Ok(
+                        if index == 5 {
+                            Self::Completed { output }
+                        } else {
+                            Self::Terminated { output }
+                        },
+                    )
+                }
+            }
+        }
+    }
+    impl<'de> Deserialize<'de> for SwitchesState {
+        fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+            saved::deserialize(deserializer)
+        }
+    }
+    impl Serialize for SwitchesState {
+        fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+            match self {
+                Self::Classify { data } => Self::write(serializer, 0, &Saving0 { data }),
+                Self::Minor { data } => Self::write(serializer, 1, &Saving0 { data }),
+                Self::Staff { data } => Self::write(serializer, 2, &Saving0 { data }),
+                Self::Premium { data } => Self::write(serializer, 3, &Saving0 { data }),
+                Self::Other { data } => Self::write(serializer, 4, &Saving0 { data }),
+                Self::Completed { output } => {
+                    Self::write(serializer, 5, &Ending { output })
+                }
+                Self::Terminated { output } => {
+                    Self::write(serializer, 6, &Ending { output })
+                }
+            }
+        }
+    }
+};
 impl ::swf_runtime::ScopeState for SwitchesState {
     fn end(self) -> ::core::result::Result<::swf_runtime::ScopeEnd, Self> {
         match self {

@@ -115,45 +115,32 @@ impl V01EventsEvent {
     }
 }
 /// Where an instance of the `Event conditions over triggers` workflow is: the task it is at (and, inside it, its branches, iterations or called workflow), or how it ended.
-#[derive(
-    ::core::fmt::Debug,
-    ::core::clone::Clone,
-    ::core::cmp::PartialEq,
-    ::swf_runtime::__private::serde::Serialize,
-    ::swf_runtime::__private::serde::Deserialize,
-)]
-#[serde(crate = "::swf_runtime::__private::serde", deny_unknown_fields)]
+#[derive(::core::fmt::Debug, ::core::clone::Clone, ::core::cmp::PartialEq)]
 #[allow(dead_code)]
 pub enum V01EventsState {
     /// Task `WaitForOrder` (event, line 18), about to run (or running) with `data` as its input.
-    #[serde(rename = "WaitForOrder")]
     WaitForOrder {
         /// The task's data.
         data: ::swf_runtime::Value,
         /// When the wait for events ends without one.
-        #[serde(default, skip_serializing_if = "::core::option::Option::is_none")]
         until: ::core::option::Option<::swf_runtime::Timestamp>,
     },
     /// Task `Shipped` (RELAY, line 32), about to run (or running) with `data` as its input.
-    #[serde(rename = "Shipped")]
     Shipped {
         /// The task's data.
         data: ::swf_runtime::Value,
     },
     /// Task `Cancelled` (RELAY, line 33), about to run (or running) with `data` as its input.
-    #[serde(rename = "Cancelled")]
     Cancelled {
         /// The task's data.
         data: ::swf_runtime::Value,
     },
     /// The scope ended; `output` is its data output.
-    #[serde(rename = "completed")]
     Completed {
         /// The output.
         output: ::swf_runtime::Value,
     },
     /// An `end: {kind: terminate}` ended the whole instance.
-    #[serde(rename = "terminated")]
     Terminated {
         /// The output.
         output: ::swf_runtime::Value,
@@ -185,6 +172,99 @@ impl V01EventsState {
         }
     }
 }
+const _: () = {
+    use ::core::result::Result::{self, Ok};
+    use ::swf_runtime::__private::saved::{self, Ended, Ending, SavedVariants};
+    use ::swf_runtime::__private::serde::{
+        de::VariantAccess, Deserialize, Deserializer, Serialize, Serializer,
+    };
+    #[derive(Deserialize)]
+    #[serde(crate = "::swf_runtime::__private::serde", deny_unknown_fields)]
+    struct Saved0 {
+        data: ::swf_runtime::Value,
+        #[serde(default)]
+        until: ::core::option::Option<::swf_runtime::Timestamp>,
+    }
+    #[derive(Serialize)]
+    #[serde(crate = "::swf_runtime::__private::serde")]
+    struct Saving0<'a> {
+        data: &'a ::swf_runtime::Value,
+        #[serde(skip_serializing_if = "::core::option::Option::is_none")]
+        until: &'a ::core::option::Option<::swf_runtime::Timestamp>,
+    }
+    #[derive(Deserialize)]
+    #[serde(crate = "::swf_runtime::__private::serde", deny_unknown_fields)]
+    struct Saved1 {
+        data: ::swf_runtime::Value,
+    }
+    #[derive(Serialize)]
+    #[serde(crate = "::swf_runtime::__private::serde")]
+    struct Saving1<'a> {
+        data: &'a ::swf_runtime::Value,
+    }
+    impl SavedVariants for V01EventsState {
+        const NAME: &'static str = "V01EventsState";
+        const TAGS: &'static [&'static str] = &[
+            "WaitForOrder",
+            "Shipped",
+            "Cancelled",
+            "completed",
+            "terminated",
+        ];
+        fn read<'de, A: VariantAccess<'de>>(
+            index: usize,
+            content: A,
+        ) -> Result<Self, A::Error> {
+            match index {
+                0 => {
+                    let Saved0 { data, until } = content.newtype_variant()?;
+                    Ok(Self::WaitForOrder { data, until })
+                }
+                1..=2 => {
+                    let Saved1 { data } = content.newtype_variant()?;
+                    Ok(
+                        match index {
+                            1 => Self::Shipped { data },
+                            _ => Self::Cancelled { data },
+                        },
+                    )
+                }
+                _ => {
+                    let Ended { output } = content.newtype_variant()?;
+                    Ok(
+                        if index == 3 {
+                            Self::Completed { output }
+                        } else {
+                            Self::Terminated { output }
+                        },
+                    )
+                }
+            }
+        }
+    }
+    impl<'de> Deserialize<'de> for V01EventsState {
+        fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+            saved::deserialize(deserializer)
+        }
+    }
+    impl Serialize for V01EventsState {
+        fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+            match self {
+                Self::WaitForOrder { data, until } => {
+                    Self::write(serializer, 0, &Saving0 { data, until })
+                }
+                Self::Shipped { data } => Self::write(serializer, 1, &Saving1 { data }),
+                Self::Cancelled { data } => Self::write(serializer, 2, &Saving1 { data }),
+                Self::Completed { output } => {
+                    Self::write(serializer, 3, &Ending { output })
+                }
+                Self::Terminated { output } => {
+                    Self::write(serializer, 4, &Ending { output })
+                }
+            }
+        }
+    }
+};
 impl ::swf_runtime::ScopeState for V01EventsState {
     fn end(self) -> ::core::result::Result<::swf_runtime::ScopeEnd, Self> {
         match self {

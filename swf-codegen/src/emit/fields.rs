@@ -67,78 +67,119 @@ impl Fields {
         }
     }
 
-    /// The variant's field declarations (after `data`).
-    pub fn declarations(&self) -> TokenStream {
+    /// The variant's fields after `data`, in order.
+    fn members(&self) -> Vec<Member> {
         let rt = rt();
-        let optional =
-            quote!(#[serde(default, skip_serializing_if = "::core::option::Option::is_none")]);
-        let retry = self.retry.then(|| {
-            quote! {
-                /// The task's retries so far, and when the next attempt may start.
-                #[serde(default)]
-                retry: #rt::RetryProgress,
+        // What a saved state may leave out: `Absent::Default` read as its default,
+        // `Absent::None` also left out when it is `None`.
+        let optional = || Absent::None;
+        let default = || Absent::Default;
+        let mut members = Vec::new();
+        if self.retry {
+            members.push(Member {
+                doc: " The task's retries so far, and when the next attempt may start.",
+                absent: default(),
+                name: format_ident!("retry"),
+                ty: quote!(#rt::RetryProgress),
+            });
+        }
+        match self.log {
+            Log::None => {}
+            Log::Record => members.push(Member {
+                doc: " The completed tasks of this scope awaiting compensation.",
+                absent: default(),
+                name: format_ident!("compensations"),
+                ty: quote!(#rt::CompensationLog),
+            }),
+            Log::Compensating => members.push(Member {
+                doc: " The compensation this task runs for.",
+                absent: Absent::Required,
+                name: format_ident!("compensating"),
+                ty: quote!(#rt::Compensating),
+            }),
+        }
+        let wait_end = || Member {
+            doc: " When the wait for events ends without one.",
+            absent: optional(),
+            name: format_ident!("until"),
+            ty: quote!(::core::option::Option<#rt::Timestamp>),
+        };
+        match &self.progress {
+            Progress::None => {}
+            Progress::DelayEnd => members.push(Member {
+                doc: " When the delay ends.",
+                absent: Absent::Required,
+                name: format_ident!("until"),
+                ty: quote!(#rt::Timestamp),
+            }),
+            Progress::WaitEnd => members.push(wait_end()),
+            Progress::Callback => members.push(Member {
+                doc: " Whether the action ran and the task waits for the callback event.",
+                absent: default(),
+                name: format_ident!("phase"),
+                ty: quote!(#rt::CallbackPhase),
+            }),
+            Progress::Branches(ty) => members.push(Member {
+                doc: " The branches, once the task started them.",
+                absent: optional(),
+                name: format_ident!("branches"),
+                ty: quote!(::core::option::Option<#ty>),
+            }),
+            Progress::Iterations(body) => members.push(Member {
+                doc: " The iterations, once the task started them.",
+                absent: optional(),
+                name: format_ident!("each"),
+                ty: quote!(::core::option::Option<#rt::Iterations<#body>>),
+            }),
+            Progress::Child(state) => members.push(Member {
+                doc: " The called workflow's state, once the task started it.",
+                absent: optional(),
+                name: format_ident!("child"),
+                ty: quote!(::core::option::Option<#state>),
+            }),
+            Progress::Resume { wait_end: with_end } => {
+                if *with_end {
+                    members.push(wait_end());
+                }
+                members.push(Member {
+                    doc: " The action to call again after its own retry wait, when one failed.",
+                    absent: optional(),
+                    name: format_ident!("resume"),
+                    ty: quote!(::core::option::Option<#rt::ActionResume>),
+                });
+            }
+        }
+        members
+    }
+
+    /// The variant's field declarations after `data`, as `flavour` declares them.
+    pub fn declarations(&self, flavour: Flavour) -> TokenStream {
+        let members = self.members().into_iter().map(|member| {
+            let Member {
+                doc,
+                absent,
+                name,
+                ty,
+            } = member;
+            match (flavour, absent) {
+                (Flavour::Variant, _) => quote! {
+                    #[doc = #doc]
+                    #name: #ty,
+                },
+                (Flavour::Saved, Absent::Required) => quote!(#name: #ty,),
+                (Flavour::Saved, Absent::Default | Absent::None) => {
+                    quote!(#[serde(default)] #name: #ty,)
+                }
+                (Flavour::Saving, Absent::Required | Absent::Default) => quote!(#name: &'a #ty,),
+                // `skip_serializing_if` is given the field by reference, and a reference to a
+                // reference derefs to what `Option::is_none` takes.
+                (Flavour::Saving, Absent::None) => quote! {
+                    #[serde(skip_serializing_if = "::core::option::Option::is_none")]
+                    #name: &'a #ty,
+                },
             }
         });
-        let log = match self.log {
-            Log::None => TokenStream::new(),
-            Log::Record => quote! {
-                /// The completed tasks of this scope awaiting compensation.
-                #[serde(default)]
-                compensations: #rt::CompensationLog,
-            },
-            Log::Compensating => quote! {
-                /// The compensation this task runs for.
-                compensating: #rt::Compensating,
-            },
-        };
-        let progress = match &self.progress {
-            Progress::None => TokenStream::new(),
-            Progress::DelayEnd => quote! {
-                /// When the delay ends.
-                until: #rt::Timestamp,
-            },
-            Progress::WaitEnd => quote! {
-                /// When the wait for events ends without one.
-                #optional
-                until: ::core::option::Option<#rt::Timestamp>,
-            },
-            Progress::Callback => quote! {
-                /// Whether the action ran and the task waits for the callback event.
-                #[serde(default)]
-                phase: #rt::CallbackPhase,
-            },
-            Progress::Branches(ty) => quote! {
-                /// The branches, once the task started them.
-                #optional
-                branches: ::core::option::Option<#ty>,
-            },
-            Progress::Iterations(body) => quote! {
-                /// The iterations, once the task started them.
-                #optional
-                each: ::core::option::Option<#rt::Iterations<#body>>,
-            },
-            Progress::Child(state) => quote! {
-                /// The called workflow's state, once the task started it.
-                #optional
-                child: ::core::option::Option<#state>,
-            },
-            Progress::Resume { wait_end } => {
-                let until = wait_end.then(|| {
-                    quote! {
-                        /// When the wait for events ends without one.
-                        #optional
-                        until: ::core::option::Option<#rt::Timestamp>,
-                    }
-                });
-                quote! {
-                    #until
-                    /// The action to call again after its own retry wait, when one failed.
-                    #optional
-                    resume: ::core::option::Option<#rt::ActionResume>,
-                }
-            }
-        };
-        quote!(#retry #log #progress)
+        quote!(#(#members)*)
     }
 
     /// The names of every field, `data` first: for patterns and shorthand rebuilding.
@@ -244,6 +285,37 @@ impl Fields {
             });
         quote!(#variant { #(#inits),* })
     }
+}
+
+/// One field of a variant after `data`.
+struct Member {
+    doc: &'static str,
+    absent: Absent,
+    name: Ident,
+    ty: TokenStream,
+}
+
+/// What a saved state may leave out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Absent {
+    /// Nothing: the field is always saved.
+    Required,
+    /// The field, read as its default.
+    Default,
+    /// The field, read as `None`; and it is left out when it is `None`.
+    None,
+}
+
+/// Where field declarations go.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Flavour {
+    /// The public state enum's variant, documented.
+    Variant,
+    /// The content read back from a saved state: owned, with its serde attributes.
+    Saved,
+    /// The content written to a saved state: borrowed from the variant (lifetime `'a`), with its
+    /// serde attributes.
+    Saving,
 }
 
 /// What a task carries between steps: the payload type of `Attempt::Stay`, and the field init

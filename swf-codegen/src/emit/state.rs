@@ -3,7 +3,7 @@
 //! serializable, naming each task by its name in the definition, so that an instance can be
 //! saved after any step and resumed by another process or another build of the same workflow.
 
-use super::fields::{Fields, Progress};
+use super::fields::{Fields, Flavour, Progress};
 use super::names::{SERDE_COMPLETED, SERDE_TERMINATED, serde_name};
 use super::{Context, events, rt};
 use crate::ir::{SwitchConditions, TaskKind};
@@ -19,7 +19,6 @@ pub(super) fn emit(cx: &Context<'_>) -> TokenStream {
     let variants = (0..cx.scope.tasks.len()).map(|i| {
         let task = cx.task(i);
         let variant = cx.variant(i);
-        let saved = serde_name(&task.name.value);
         let doc = format!(
             " Task `{}` ({}, line {}), about to run (or running) with `data` as its input.",
             task.name.value,
@@ -27,10 +26,9 @@ pub(super) fn emit(cx: &Context<'_>) -> TokenStream {
             task.span.line
         );
         let doc = super::names::doc_text(&doc);
-        let fields = Fields::of(cx, i).declarations();
+        let fields = Fields::of(cx, i).declarations(Flavour::Variant);
         quote! {
             #[doc = #doc]
-            #[serde(rename = #saved)]
             #variant {
                 /// The task's data.
                 data: #rt::Value,
@@ -58,31 +56,25 @@ pub(super) fn emit(cx: &Context<'_>) -> TokenStream {
     let doc = super::names::doc_text(&doc);
     let branches = (0..cx.scope.tasks.len()).filter_map(|i| emit_branches(cx, i));
     let scope_state = emit_scope_state(cx);
+    let saved = emit_saved(cx);
     quote! {
         #[doc = #doc]
         #[derive(
             ::core::fmt::Debug,
             ::core::clone::Clone,
             ::core::cmp::PartialEq,
-            #rt::serde::Serialize,
-            #rt::serde::Deserialize,
         )]
-        // A saved state with a field its task does not have was saved at a task of another
-        // kind (the definition changed): it is refused, not reinterpreted.
-        #[serde(crate = #SERDE_CRATE, deny_unknown_fields)]
         // A scope that never terminates leaves `Terminated` unbuilt, and a binary may never
         // build some states itself.
         #[allow(dead_code)]
         pub enum #state {
             #(#variants,)*
             /// The scope ended; `output` is its data output.
-            #[serde(rename = #SERDE_COMPLETED)]
             Completed {
                 /// The output.
                 output: #rt::Value,
             },
             /// An `end: {kind: terminate}` ended the whole instance.
-            #[serde(rename = #SERDE_TERMINATED)]
             Terminated {
                 /// The output.
                 output: #rt::Value,
@@ -111,9 +103,183 @@ pub(super) fn emit(cx: &Context<'_>) -> TokenStream {
             }
         }
 
+        #saved
         #scope_state
         #(#branches)*
     }
+}
+
+/// `Serialize` and `Deserialize` for the state enum, written rather than derived. serde's
+/// derive writes the whole reading and writing out for every variant (a field enum and two
+/// visitors each), which was more than half of a large workflow's build (issue 10). Here each
+/// distinct set of variant fields in the scope (its shape) has one content type to write and
+/// one to read, derived once; the tag goes through the runtime's `saved::deserialize`; and the
+/// generated part only maps a variant to its index and content. The saved form is the derive's:
+/// `{"Task name": {"data": …, "retry": …}}`.
+fn emit_saved(cx: &Context<'_>) -> TokenStream {
+    let rt = rt();
+    let state = cx.state_ident();
+    let shapes = shapes(cx);
+    let contents = shapes.iter().enumerate().map(|(shape, (fields, _))| {
+        let (saved, saving) = content_idents(shape);
+        let owned = fields.declarations(Flavour::Saved);
+        let borrowed = fields.declarations(Flavour::Saving);
+        quote! {
+            // A saved state with a field its task does not have was saved at a task of another
+            // kind (the definition changed): it is refused, not reinterpreted.
+            #[derive(Deserialize)]
+            #[serde(crate = #SERDE_CRATE, deny_unknown_fields)]
+            struct #saved {
+                data: #rt::Value,
+                #owned
+            }
+
+            #[derive(Serialize)]
+            #[serde(crate = #SERDE_CRATE)]
+            struct #saving<'a> {
+                data: &'a #rt::Value,
+                #borrowed
+            }
+        }
+    });
+    let mut writes: Vec<TokenStream> = vec![TokenStream::new(); cx.scope.tasks.len()];
+    for (shape, (fields, tasks)) in shapes.iter().enumerate() {
+        let saving = content_idents(shape).1;
+        let names = fields.names();
+        for &i in tasks {
+            let variant = cx.variant(i);
+            let index = index_literal(i);
+            writes[i] = quote! {
+                Self::#variant { #(#names),* } => Self::write(serializer, #index, &#saving { #(#names),* }),
+            };
+        }
+    }
+    // One arm a shape: its content read once, then the variant chosen by the index.
+    let reads = shapes.iter().enumerate().map(|(shape, (fields, tasks))| {
+        let saved = content_idents(shape).0;
+        let names = fields.names();
+        let pattern = index_ranges(tasks);
+        let build = |i: usize| {
+            let variant = cx.variant(i);
+            quote!(Self::#variant { #(#names),* })
+        };
+        let chosen = match tasks.split_last() {
+            Some((last, [])) => build(*last),
+            Some((last, others)) => {
+                let others = others.iter().map(|&i| {
+                    let index = index_literal(i);
+                    let built = build(i);
+                    quote!(#index => #built,)
+                });
+                let last = build(*last);
+                quote!(match index { #(#others)* _ => #last })
+            }
+            None => TokenStream::new(),
+        };
+        quote! {
+            #pattern => {
+                let #saved { #(#names),* } = content.newtype_variant()?;
+                Ok(#chosen)
+            }
+        }
+    });
+    let tags = (0..cx.scope.tasks.len()).map(|i| serde_name(&cx.task(i).name.value));
+    let completed = index_literal(cx.scope.tasks.len());
+    let terminated = index_literal(cx.scope.tasks.len() + 1);
+    let name = state.to_string();
+    quote! {
+        // The names below shadow the user's module only inside this block.
+        const _: () = {
+            use ::core::result::Result::{self, Ok};
+            use #rt::saved::{self, Ended, Ending, SavedVariants};
+            use #rt::serde::{de::VariantAccess, Deserialize, Deserializer, Serialize, Serializer};
+
+            #(#contents)*
+
+            impl SavedVariants for #state {
+                const NAME: &'static str = #name;
+                const TAGS: &'static [&'static str] = &[#(#tags,)* #SERDE_COMPLETED, #SERDE_TERMINATED];
+
+                fn read<'de, A: VariantAccess<'de>>(index: usize, content: A) -> Result<Self, A::Error> {
+                    match index {
+                        #(#reads)*
+                        _ => {
+                            let Ended { output } = content.newtype_variant()?;
+                            Ok(if index == #completed {
+                                Self::Completed { output }
+                            } else {
+                                Self::Terminated { output }
+                            })
+                        }
+                    }
+                }
+            }
+
+            impl<'de> Deserialize<'de> for #state {
+                fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+                    saved::deserialize(deserializer)
+                }
+            }
+
+            impl Serialize for #state {
+                fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+                    match self {
+                        #(#writes)*
+                        Self::Completed { output } => Self::write(serializer, #completed, &Ending { output }),
+                        Self::Terminated { output } => Self::write(serializer, #terminated, &Ending { output }),
+                    }
+                }
+            }
+        };
+    }
+}
+
+/// The scope's distinct sets of variant fields, in document order of first use, each with the
+/// tasks whose variants have it.
+fn shapes(cx: &Context<'_>) -> Vec<(Fields, Vec<usize>)> {
+    let mut shapes: Vec<(Fields, Vec<usize>)> = Vec::new();
+    for i in 0..cx.scope.tasks.len() {
+        let fields = Fields::of(cx, i);
+        match shapes.iter_mut().find(|(known, _)| *known == fields) {
+            Some((_, tasks)) => tasks.push(i),
+            None => shapes.push((fields, vec![i])),
+        }
+    }
+    shapes
+}
+
+/// A pattern matching exactly `indices` (ascending): `0..=3 | 5 | 7..=9`.
+fn index_ranges(indices: &[usize]) -> TokenStream {
+    let mut runs: Vec<(usize, usize)> = Vec::new();
+    for &i in indices {
+        match runs.last_mut() {
+            Some((_, end)) if *end + 1 == i => *end = i,
+            _ => runs.push((i, i)),
+        }
+    }
+    let runs = runs.into_iter().map(|(start, end)| {
+        let first = index_literal(start);
+        let last = index_literal(end);
+        if start == end {
+            quote!(#first)
+        } else {
+            quote!(#first..=#last)
+        }
+    });
+    quote!(#(#runs)|*)
+}
+
+/// The content types of the `shape`th distinct set of fields in a scope: read, written.
+fn content_idents(shape: usize) -> (proc_macro2::Ident, proc_macro2::Ident) {
+    (
+        quote::format_ident!("Saved{shape}"),
+        quote::format_ident!("Saving{shape}"),
+    )
+}
+
+/// `index` as an unsuffixed literal.
+fn index_literal(index: usize) -> proc_macro2::Literal {
+    proc_macro2::Literal::usize_unsuffixed(index)
 }
 
 /// How a nested scope is named in docs.
