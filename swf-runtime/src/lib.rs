@@ -131,7 +131,7 @@ pub mod __private {
     pub use crate::host::{Machine, StartOnEvents};
     pub use crate::progress::{
         ActionResume, Attempt, CallbackPhase, Progress, Wait, deadline, deadline_of, passed,
-        progress,
+        progress, settle,
     };
     pub use crate::schedule::{SCHEDULE_ERROR, ScheduleWindow, check_schedule};
     pub use crate::trace::{WorkflowInfo, traced_run};

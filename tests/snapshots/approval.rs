@@ -380,6 +380,11 @@ impl ::swf_runtime::ScopeState for ApprovalState {
             ApprovalState::Completed { .. } | ApprovalState::Terminated { .. } => "",
         }
     }
+    fn terminated(output: ::swf_runtime::Value) -> Self {
+        ApprovalState::Terminated {
+            output,
+        }
+    }
 }
 /// The `Approval` workflow (id `approval`), compiled to a state machine. `run` drives an instance to its end; `start` and `step` (or `advance`, which never waits) let the caller save the state between steps.
 pub struct ApprovalWorkflow<F> {
@@ -836,21 +841,15 @@ const _: () = {
                 Ok(Attempt::Exit(0))
             }
                 .await;
-            let next: Result<ApprovalState, WorkflowError> = match attempt {
-                Ok(Attempt::Exit(_)) => {
-                    Ok(ApprovalState::Completed {
-                        output: data,
-                    })
-                }
-                Ok(Attempt::Terminate) => {
-                    Ok(ApprovalState::Terminated {
-                        output: data,
-                    })
-                }
-                Ok(Attempt::Stay(never, _)) => match never {}
-                Err(error) => Err(WorkflowError::new("approval", "Accept", error, data)),
-            };
-            next.map(Progress::Ran)
+            rt::settle(
+                attempt,
+                data,
+                "approval",
+                "Accept",
+                |_, data| Ok(ApprovalState::Completed {
+                    output: data,
+                }),
+            )
         }
         /// Runs one step of task `Refuse`.
         async fn run_task_refuse(&self, data: Value, _io: &Io) -> Step<ApprovalState> {
@@ -865,21 +864,15 @@ const _: () = {
                 Ok(Attempt::Exit(0))
             }
                 .await;
-            let next: Result<ApprovalState, WorkflowError> = match attempt {
-                Ok(Attempt::Exit(_)) => {
-                    Ok(ApprovalState::Completed {
-                        output: data,
-                    })
-                }
-                Ok(Attempt::Terminate) => {
-                    Ok(ApprovalState::Terminated {
-                        output: data,
-                    })
-                }
-                Ok(Attempt::Stay(never, _)) => match never {}
-                Err(error) => Err(WorkflowError::new("approval", "Refuse", error, data)),
-            };
-            next.map(Progress::Ran)
+            rt::settle(
+                attempt,
+                data,
+                "approval",
+                "Refuse",
+                |_, data| Ok(ApprovalState::Completed {
+                    output: data,
+                }),
+            )
         }
         /// Runs one step of task `Expire`.
         async fn run_task_expire(&self, data: Value, _io: &Io) -> Step<ApprovalState> {
@@ -894,21 +887,15 @@ const _: () = {
                 Ok(Attempt::Exit(0))
             }
                 .await;
-            let next: Result<ApprovalState, WorkflowError> = match attempt {
-                Ok(Attempt::Exit(_)) => {
-                    Ok(ApprovalState::Completed {
-                        output: data,
-                    })
-                }
-                Ok(Attempt::Terminate) => {
-                    Ok(ApprovalState::Terminated {
-                        output: data,
-                    })
-                }
-                Ok(Attempt::Stay(never, _)) => match never {}
-                Err(error) => Err(WorkflowError::new("approval", "Expire", error, data)),
-            };
-            next.map(Progress::Ran)
+            rt::settle(
+                attempt,
+                data,
+                "approval",
+                "Expire",
+                |_, data| Ok(ApprovalState::Completed {
+                    output: data,
+                }),
+            )
         }
     }
 };

@@ -232,6 +232,9 @@ impl ::swf_runtime::ScopeState for FiltersState {
             FiltersState::Completed { .. } | FiltersState::Terminated { .. } => "",
         }
     }
+    fn terminated(output: ::swf_runtime::Value) -> Self {
+        FiltersState::Terminated { output }
+    }
 }
 /// The `Filters and parameters` workflow (id `filters`), compiled to a state machine. `run` drives an instance to its end; `start` and `step` (or `advance`, which never waits) let the caller save the state between steps.
 pub struct FiltersWorkflow<F> {
@@ -490,17 +493,13 @@ const _: () = {
                 Ok(Attempt::Exit(0))
             }
                 .await;
-            let next: Result<FiltersState, WorkflowError> = match attempt {
-                Ok(Attempt::Exit(_)) => Ok(FiltersState::Enrich { data }),
-                Ok(Attempt::Terminate) => {
-                    Ok(FiltersState::Terminated {
-                        output: data,
-                    })
-                }
-                Ok(Attempt::Stay(never, _)) => match never {}
-                Err(error) => Err(WorkflowError::new("filters", "Seed", error, data)),
-            };
-            next.map(Progress::Ran)
+            rt::settle(
+                attempt,
+                data,
+                "filters",
+                "Seed",
+                |_, data| Ok(FiltersState::Enrich { data }),
+            )
         }
         /// Runs one step of task `Enrich`.
         async fn run_task_enrich(&self, data: Value, io: &Io) -> Step<FiltersState> {

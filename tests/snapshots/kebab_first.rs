@@ -543,6 +543,11 @@ impl ::swf_runtime::ScopeState for CarAuctionState {
             CarAuctionState::Completed { .. } | CarAuctionState::Terminated { .. } => "",
         }
     }
+    fn terminated(output: ::swf_runtime::Value) -> Self {
+        CarAuctionState::Terminated {
+            output,
+        }
+    }
 }
 /// The branches of parallel task `Deliver`, each where it is.
 #[derive(
@@ -753,6 +758,11 @@ impl ::swf_runtime::ScopeState for CarAuctionDeliverBranch1 {
             | CarAuctionDeliverBranch1::Terminated { .. } => "",
         }
     }
+    fn terminated(output: ::swf_runtime::Value) -> Self {
+        CarAuctionDeliverBranch1::Terminated {
+            output,
+        }
+    }
 }
 /// Where the nested scope `deliver_b2` of the `car-auction` workflow is: the task it is at, or how it ended.
 #[derive(::core::fmt::Debug, ::core::clone::Clone, ::core::cmp::PartialEq)]
@@ -909,6 +919,11 @@ impl ::swf_runtime::ScopeState for CarAuctionDeliverBranch2 {
             CarAuctionDeliverBranch2::Shipped { .. } => "END",
             CarAuctionDeliverBranch2::Completed { .. }
             | CarAuctionDeliverBranch2::Terminated { .. } => "",
+        }
+    }
+    fn terminated(output: ::swf_runtime::Value) -> Self {
+        CarAuctionDeliverBranch2::Terminated {
+            output,
         }
     }
 }
@@ -1381,30 +1396,22 @@ const _: () = {
                 Ok(Attempt::Exit(2usize))
             }
                 .await;
-            let next: Result<CarAuctionState, WorkflowError> = match attempt {
-                Ok(Attempt::Exit(exit)) => {
-                    match exit {
-                        0usize => Ok(CarAuctionState::Unsold { data }),
-                        1usize => {
-                            Ok(CarAuctionState::Charge {
-                                data,
-                                resume: None,
-                            })
-                        }
-                        _ => Self::enter_task_convert(data, io),
+            rt::settle(
+                attempt,
+                data,
+                "car-auction",
+                "Assess",
+                |exit, data| match exit {
+                    0usize => Ok(CarAuctionState::Unsold { data }),
+                    1usize => {
+                        Ok(CarAuctionState::Charge {
+                            data,
+                            resume: None,
+                        })
                     }
-                }
-                Ok(Attempt::Terminate) => {
-                    Ok(CarAuctionState::Terminated {
-                        output: data,
-                    })
-                }
-                Ok(Attempt::Stay(never, _)) => match never {}
-                Err(error) => {
-                    Err(WorkflowError::new("car-auction", "Assess", error, data))
-                }
-            };
-            next.map(Progress::Ran)
+                    _ => Self::enter_task_convert(data, io),
+                },
+            )
         }
         fn enter_task_convert(
             data: Value,
@@ -1823,23 +1830,15 @@ const _: () = {
                 Ok(Attempt::Exit(0))
             }
                 .await;
-            let next: Result<CarAuctionDeliverBranch1, WorkflowError> = match attempt {
-                Ok(Attempt::Exit(_)) => {
-                    Ok(CarAuctionDeliverBranch1::Registered {
-                        data,
-                    })
-                }
-                Ok(Attempt::Terminate) => {
-                    Ok(CarAuctionDeliverBranch1::Terminated {
-                        output: data,
-                    })
-                }
-                Ok(Attempt::Stay(never, _)) => match never {}
-                Err(error) => {
-                    Err(WorkflowError::new("car-auction", "Register", error, data))
-                }
-            };
-            next.map(Progress::Ran)
+            rt::settle(
+                attempt,
+                data,
+                "car-auction",
+                "Register",
+                |_, data| Ok(CarAuctionDeliverBranch1::Registered {
+                    data,
+                }),
+            )
         }
         /// Runs one step of task `Registered`.
         async fn deliver_b1_run_task_registered(
@@ -1851,23 +1850,15 @@ const _: () = {
                 Ok(Attempt::Exit(0))
             }
                 .await;
-            let next: Result<CarAuctionDeliverBranch1, WorkflowError> = match attempt {
-                Ok(Attempt::Exit(_)) => {
-                    Ok(CarAuctionDeliverBranch1::Completed {
-                        output: data,
-                    })
-                }
-                Ok(Attempt::Terminate) => {
-                    Ok(CarAuctionDeliverBranch1::Terminated {
-                        output: data,
-                    })
-                }
-                Ok(Attempt::Stay(never, _)) => match never {}
-                Err(error) => {
-                    Err(WorkflowError::new("car-auction", "Registered", error, data))
-                }
-            };
-            next.map(Progress::Ran)
+            rt::settle(
+                attempt,
+                data,
+                "car-auction",
+                "Registered",
+                |_, data| Ok(CarAuctionDeliverBranch1::Completed {
+                    output: data,
+                }),
+            )
         }
         fn deliver_b2_begin(
             input: Value,
@@ -1921,21 +1912,15 @@ const _: () = {
                 Ok(Attempt::Exit(0))
             }
                 .await;
-            let next: Result<CarAuctionDeliverBranch2, WorkflowError> = match attempt {
-                Ok(Attempt::Exit(_)) => {
-                    Ok(CarAuctionDeliverBranch2::Shipped {
-                        data,
-                    })
-                }
-                Ok(Attempt::Terminate) => {
-                    Ok(CarAuctionDeliverBranch2::Terminated {
-                        output: data,
-                    })
-                }
-                Ok(Attempt::Stay(never, _)) => match never {}
-                Err(error) => Err(WorkflowError::new("car-auction", "Ship", error, data)),
-            };
-            next.map(Progress::Ran)
+            rt::settle(
+                attempt,
+                data,
+                "car-auction",
+                "Ship",
+                |_, data| Ok(CarAuctionDeliverBranch2::Shipped {
+                    data,
+                }),
+            )
         }
         /// Runs one step of task `Shipped`.
         async fn deliver_b2_run_task_shipped(
@@ -1947,23 +1932,15 @@ const _: () = {
                 Ok(Attempt::Exit(0))
             }
                 .await;
-            let next: Result<CarAuctionDeliverBranch2, WorkflowError> = match attempt {
-                Ok(Attempt::Exit(_)) => {
-                    Ok(CarAuctionDeliverBranch2::Completed {
-                        output: data,
-                    })
-                }
-                Ok(Attempt::Terminate) => {
-                    Ok(CarAuctionDeliverBranch2::Terminated {
-                        output: data,
-                    })
-                }
-                Ok(Attempt::Stay(never, _)) => match never {}
-                Err(error) => {
-                    Err(WorkflowError::new("car-auction", "Shipped", error, data))
-                }
-            };
-            next.map(Progress::Ran)
+            rt::settle(
+                attempt,
+                data,
+                "car-auction",
+                "Shipped",
+                |_, data| Ok(CarAuctionDeliverBranch2::Completed {
+                    output: data,
+                }),
+            )
         }
         /// Runs one step of task `Sold`.
         async fn run_task_sold(&self, data: Value, _io: &Io) -> Step<CarAuctionState> {
@@ -1971,21 +1948,15 @@ const _: () = {
                 Ok(Attempt::Exit(0))
             }
                 .await;
-            let next: Result<CarAuctionState, WorkflowError> = match attempt {
-                Ok(Attempt::Exit(_)) => {
-                    Ok(CarAuctionState::Completed {
-                        output: data,
-                    })
-                }
-                Ok(Attempt::Terminate) => {
-                    Ok(CarAuctionState::Terminated {
-                        output: data,
-                    })
-                }
-                Ok(Attempt::Stay(never, _)) => match never {}
-                Err(error) => Err(WorkflowError::new("car-auction", "Sold", error, data)),
-            };
-            next.map(Progress::Ran)
+            rt::settle(
+                attempt,
+                data,
+                "car-auction",
+                "Sold",
+                |_, data| Ok(CarAuctionState::Completed {
+                    output: data,
+                }),
+            )
         }
         /// Runs one step of task `Unsold`.
         async fn run_task_unsold(&self, data: Value, io: &Io) -> Step<CarAuctionState> {
@@ -1999,19 +1970,13 @@ const _: () = {
                 Ok(Attempt::Exit(0))
             }
                 .await;
-            let next: Result<CarAuctionState, WorkflowError> = match attempt {
-                Ok(Attempt::Exit(_)) => Ok(CarAuctionState::Failed { data }),
-                Ok(Attempt::Terminate) => {
-                    Ok(CarAuctionState::Terminated {
-                        output: data,
-                    })
-                }
-                Ok(Attempt::Stay(never, _)) => match never {}
-                Err(error) => {
-                    Err(WorkflowError::new("car-auction", "Unsold", error, data))
-                }
-            };
-            next.map(Progress::Ran)
+            rt::settle(
+                attempt,
+                data,
+                "car-auction",
+                "Unsold",
+                |_, data| Ok(CarAuctionState::Failed { data }),
+            )
         }
         /// Runs one step of task `Failed`.
         async fn run_task_failed(&self, data: Value, _io: &Io) -> Step<CarAuctionState> {
@@ -2019,31 +1984,23 @@ const _: () = {
                 Ok(Attempt::Exit(0))
             }
                 .await;
-            let next: Result<CarAuctionState, WorkflowError> = match attempt {
-                Ok(Attempt::Exit(_)) => {
-                    Err(
-                        WorkflowError::new(
-                            "car-auction",
-                            "Failed",
-                            ErrorObject::new(
-                                ErrorObject::END_FAILURE,
-                                "the workflow ended in END state `Failed` with status FAILURE",
-                            ),
-                            data,
+            rt::settle(
+                attempt,
+                data,
+                "car-auction",
+                "Failed",
+                |_, data| Err(
+                    WorkflowError::new(
+                        "car-auction",
+                        "Failed",
+                        ErrorObject::new(
+                            ErrorObject::END_FAILURE,
+                            "the workflow ended in END state `Failed` with status FAILURE",
                         ),
-                    )
-                }
-                Ok(Attempt::Terminate) => {
-                    Ok(CarAuctionState::Terminated {
-                        output: data,
-                    })
-                }
-                Ok(Attempt::Stay(never, _)) => match never {}
-                Err(error) => {
-                    Err(WorkflowError::new("car-auction", "Failed", error, data))
-                }
-            };
-            next.map(Progress::Ran)
+                        data,
+                    ),
+                ),
+            )
         }
     }
 };

@@ -222,6 +222,9 @@ impl ::swf_runtime::ScopeState for NestedState {
             NestedState::Completed { .. } | NestedState::Terminated { .. } => "",
         }
     }
+    fn terminated(output: ::swf_runtime::Value) -> Self {
+        NestedState::Terminated { output }
+    }
 }
 /// The branches of parallel task `With`, each where it is.
 #[derive(
@@ -401,6 +404,11 @@ impl ::swf_runtime::ScopeState for NestedWithBranch1 {
             | NestedWithBranch1::Terminated { .. } => "",
         }
     }
+    fn terminated(output: ::swf_runtime::Value) -> Self {
+        NestedWithBranch1::Terminated {
+            output,
+        }
+    }
 }
 /// Where the nested scope `with_b2` of the `Nested scopes` workflow is: the task it is at, or how it ended.
 #[derive(::core::fmt::Debug, ::core::clone::Clone, ::core::cmp::PartialEq)]
@@ -534,6 +542,11 @@ impl ::swf_runtime::ScopeState for NestedWithBranch2 {
             NestedWithBranch2::Log { .. } => "operation",
             NestedWithBranch2::Completed { .. }
             | NestedWithBranch2::Terminated { .. } => "",
+        }
+    }
+    fn terminated(output: ::swf_runtime::Value) -> Self {
+        NestedWithBranch2::Terminated {
+            output,
         }
     }
 }
@@ -691,6 +704,11 @@ impl ::swf_runtime::ScopeState for NestedRunBody {
         match self {
             NestedRunBody::Iteration { .. } => "subflow",
             NestedRunBody::Completed { .. } | NestedRunBody::Terminated { .. } => "",
+        }
+    }
+    fn terminated(output: ::swf_runtime::Value) -> Self {
+        NestedRunBody::Terminated {
+            output,
         }
     }
 }
@@ -1081,21 +1099,15 @@ const _: () = {
                 Ok(Attempt::Exit(0))
             }
                 .await;
-            let next: Result<NestedWithBranch1, WorkflowError> = match attempt {
-                Ok(Attempt::Exit(_)) => {
-                    Ok(NestedWithBranch1::Completed {
-                        output: data,
-                    })
-                }
-                Ok(Attempt::Terminate) => {
-                    Ok(NestedWithBranch1::Terminated {
-                        output: data,
-                    })
-                }
-                Ok(Attempt::Stay(never, _)) => match never {}
-                Err(error) => Err(WorkflowError::new("nested", "Self", error, data)),
-            };
-            next.map(Progress::Ran)
+            rt::settle(
+                attempt,
+                data,
+                "nested",
+                "Self",
+                |_, data| Ok(NestedWithBranch1::Completed {
+                    output: data,
+                }),
+            )
         }
         fn with_b2_begin(
             input: Value,
@@ -1137,21 +1149,15 @@ const _: () = {
                 Ok(Attempt::Exit(0))
             }
                 .await;
-            let next: Result<NestedWithBranch2, WorkflowError> = match attempt {
-                Ok(Attempt::Exit(_)) => {
-                    Ok(NestedWithBranch2::Completed {
-                        output: data,
-                    })
-                }
-                Ok(Attempt::Terminate) => {
-                    Ok(NestedWithBranch2::Terminated {
-                        output: data,
-                    })
-                }
-                Ok(Attempt::Stay(never, _)) => match never {}
-                Err(error) => Err(WorkflowError::new("nested", "Log", error, data)),
-            };
-            next.map(Progress::Ran)
+            rt::settle(
+                attempt,
+                data,
+                "nested",
+                "Log",
+                |_, data| Ok(NestedWithBranch2::Completed {
+                    output: data,
+                }),
+            )
         }
         /// Runs one step of task `Run`.
         async fn run_task_run(

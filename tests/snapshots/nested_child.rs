@@ -162,6 +162,11 @@ impl ::swf_runtime::ScopeState for NestedChildState {
             }
         }
     }
+    fn terminated(output: ::swf_runtime::Value) -> Self {
+        NestedChildState::Terminated {
+            output,
+        }
+    }
 }
 /// The `Nested child` workflow (id `nested-child`), compiled to a state machine. `run` drives an instance to its end; `start` and `step` (or `advance`, which never waits) let the caller save the state between steps.
 pub struct NestedChildWorkflow<F> {

@@ -299,6 +299,9 @@ impl ::swf_runtime::ScopeState for OrderState {
             OrderState::Completed { .. } | OrderState::Terminated { .. } => "",
         }
     }
+    fn terminated(output: ::swf_runtime::Value) -> Self {
+        OrderState::Terminated { output }
+    }
 }
 /// Checks stock, takes the payment and ships the order;
 /// orders over 1,000 go to a manual review first.
@@ -594,24 +597,16 @@ const _: () = {
                 Ok(Attempt::Exit(0))
             }
                 .await;
-            let next: Result<OrderState, WorkflowError> = match attempt {
-                Ok(Attempt::Exit(_)) => {
-                    Ok(OrderState::ChargeCard {
-                        data,
-                        retry: ::core::default::Default::default(),
-                    })
-                }
-                Ok(Attempt::Terminate) => {
-                    Ok(OrderState::Terminated {
-                        output: data,
-                    })
-                }
-                Ok(Attempt::Stay(never, _)) => match never {}
-                Err(error) => {
-                    Err(WorkflowError::new("order", "CheckInventory", error, data))
-                }
-            };
-            next.map(Progress::Ran)
+            rt::settle(
+                attempt,
+                data,
+                "order",
+                "CheckInventory",
+                |_, data| Ok(OrderState::ChargeCard {
+                    data,
+                    retry: ::core::default::Default::default(),
+                }),
+            )
         }
         /// Runs one step of task `ChargeCard`.
         async fn run_task_charge_card(
@@ -789,22 +784,16 @@ const _: () = {
                 Ok(Attempt::Exit(1usize))
             }
                 .await;
-            let next: Result<OrderState, WorkflowError> = match attempt {
-                Ok(Attempt::Exit(exit)) => {
-                    match exit {
-                        0usize => Ok(OrderState::ManualReview { data }),
-                        _ => Ok(OrderState::Ship { data }),
-                    }
-                }
-                Ok(Attempt::Terminate) => {
-                    Ok(OrderState::Terminated {
-                        output: data,
-                    })
-                }
-                Ok(Attempt::Stay(never, _)) => match never {}
-                Err(error) => Err(WorkflowError::new("order", "Route", error, data)),
-            };
-            next.map(Progress::Ran)
+            rt::settle(
+                attempt,
+                data,
+                "order",
+                "Route",
+                |exit, data| match exit {
+                    0usize => Ok(OrderState::ManualReview { data }),
+                    _ => Ok(OrderState::Ship { data }),
+                },
+            )
         }
         /// Runs one step of task `ManualReview`.
         async fn run_task_manual_review(
@@ -823,23 +812,15 @@ const _: () = {
                 Ok(Attempt::Exit(0))
             }
                 .await;
-            let next: Result<OrderState, WorkflowError> = match attempt {
-                Ok(Attempt::Exit(_)) => {
-                    Ok(OrderState::Completed {
-                        output: data,
-                    })
-                }
-                Ok(Attempt::Terminate) => {
-                    Ok(OrderState::Terminated {
-                        output: data,
-                    })
-                }
-                Ok(Attempt::Stay(never, _)) => match never {}
-                Err(error) => {
-                    Err(WorkflowError::new("order", "ManualReview", error, data))
-                }
-            };
-            next.map(Progress::Ran)
+            rt::settle(
+                attempt,
+                data,
+                "order",
+                "ManualReview",
+                |_, data| Ok(OrderState::Completed {
+                    output: data,
+                }),
+            )
         }
         /// Runs one step of task `Ship`.
         async fn run_task_ship(&self, data: Value, io: &Io) -> Step<OrderState> {
@@ -893,21 +874,15 @@ const _: () = {
                 Ok(Attempt::Exit(0))
             }
                 .await;
-            let next: Result<OrderState, WorkflowError> = match attempt {
-                Ok(Attempt::Exit(_)) => {
-                    Ok(OrderState::Terminated {
-                        output: data,
-                    })
-                }
-                Ok(Attempt::Terminate) => {
-                    Ok(OrderState::Terminated {
-                        output: data,
-                    })
-                }
-                Ok(Attempt::Stay(never, _)) => match never {}
-                Err(error) => Err(WorkflowError::new("order", "Declined", error, data)),
-            };
-            next.map(Progress::Ran)
+            rt::settle(
+                attempt,
+                data,
+                "order",
+                "Declined",
+                |_, data| Ok(OrderState::Terminated {
+                    output: data,
+                }),
+            )
         }
     }
 };

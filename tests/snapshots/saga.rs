@@ -437,6 +437,9 @@ impl ::swf_runtime::ScopeState for SagaState {
             SagaState::Completed { .. } | SagaState::Terminated { .. } => "",
         }
     }
+    fn terminated(output: ::swf_runtime::Value) -> Self {
+        SagaState::Terminated { output }
+    }
 }
 /// The `Trip booking with compensation` workflow (id `saga`), compiled to a state machine. `run` drives an instance to its end; `start` and `step` (or `advance`, which never waits) let the caller save the state between steps.
 pub struct SagaWorkflow<F> {
@@ -797,22 +800,18 @@ const _: () = {
                 Ok(Attempt::Exit(0))
             }
                 .await;
-            let next: Result<SagaState, WorkflowError> = match attempt {
-                Ok(Attempt::Exit(_)) => {
+            rt::settle(
+                attempt,
+                data,
+                "saga",
+                "BookFlight",
+                |_, data| {
                     let output = data;
                     let mut compensations = compensations;
                     compensations.record("BookFlight");
                     Self::enter_task_book_hotel(output, compensations)
-                }
-                Ok(Attempt::Terminate) => {
-                    Ok(SagaState::Terminated {
-                        output: data,
-                    })
-                }
-                Ok(Attempt::Stay(never, _)) => match never {}
-                Err(error) => Err(WorkflowError::new("saga", "BookFlight", error, data)),
-            };
-            next.map(Progress::Ran)
+                },
+            )
         }
         fn enter_task_book_hotel(
             data: Value,
@@ -840,22 +839,18 @@ const _: () = {
                 Ok(Attempt::Exit(0))
             }
                 .await;
-            let next: Result<SagaState, WorkflowError> = match attempt {
-                Ok(Attempt::Exit(_)) => {
+            rt::settle(
+                attempt,
+                data,
+                "saga",
+                "BookHotel",
+                |_, data| {
                     let output = data;
                     let mut compensations = compensations;
                     compensations.record("BookHotel");
                     Self::enter_task_charge(output, compensations)
-                }
-                Ok(Attempt::Terminate) => {
-                    Ok(SagaState::Terminated {
-                        output: data,
-                    })
-                }
-                Ok(Attempt::Stay(never, _)) => match never {}
-                Err(error) => Err(WorkflowError::new("saga", "BookHotel", error, data)),
-            };
-            next.map(Progress::Ran)
+                },
+            )
         }
         fn enter_task_charge(
             data: Value,
@@ -1038,22 +1033,18 @@ const _: () = {
                 Ok(Attempt::Exit(0))
             }
                 .await;
-            let next: Result<SagaState, WorkflowError> = match attempt {
-                Ok(Attempt::Exit(_)) => {
+            rt::settle(
+                attempt,
+                data,
+                "saga",
+                "Done",
+                |_, data| {
                     ::core::mem::drop(compensations);
                     Ok(SagaState::Completed {
                         output: data,
                     })
-                }
-                Ok(Attempt::Terminate) => {
-                    Ok(SagaState::Terminated {
-                        output: data,
-                    })
-                }
-                Ok(Attempt::Stay(never, _)) => match never {}
-                Err(error) => Err(WorkflowError::new("saga", "Done", error, data)),
-            };
-            next.map(Progress::Ran)
+                },
+            )
         }
         fn enter_task_call_off(
             data: Value,
@@ -1124,22 +1115,18 @@ const _: () = {
                 Ok(Attempt::Exit(0))
             }
                 .await;
-            let next: Result<SagaState, WorkflowError> = match attempt {
-                Ok(Attempt::Exit(_)) => {
+            rt::settle(
+                attempt,
+                data,
+                "saga",
+                "Cancelled",
+                |_, data| {
                     ::core::mem::drop(compensations);
                     Ok(SagaState::Completed {
                         output: data,
                     })
-                }
-                Ok(Attempt::Terminate) => {
-                    Ok(SagaState::Terminated {
-                        output: data,
-                    })
-                }
-                Ok(Attempt::Stay(never, _)) => match never {}
-                Err(error) => Err(WorkflowError::new("saga", "Cancelled", error, data)),
-            };
-            next.map(Progress::Ran)
+                },
+            )
         }
         fn enter_task_failed(
             data: Value,
@@ -1168,22 +1155,18 @@ const _: () = {
                 Ok(Attempt::Exit(0))
             }
                 .await;
-            let next: Result<SagaState, WorkflowError> = match attempt {
-                Ok(Attempt::Exit(_)) => {
+            rt::settle(
+                attempt,
+                data,
+                "saga",
+                "Failed",
+                |_, data| {
                     ::core::mem::drop(compensations);
                     Ok(SagaState::Completed {
                         output: data,
                     })
-                }
-                Ok(Attempt::Terminate) => {
-                    Ok(SagaState::Terminated {
-                        output: data,
-                    })
-                }
-                Ok(Attempt::Stay(never, _)) => match never {}
-                Err(error) => Err(WorkflowError::new("saga", "Failed", error, data)),
-            };
-            next.map(Progress::Ran)
+                },
+            )
         }
         fn enter_task_cancel_hotel(
             data: Value,

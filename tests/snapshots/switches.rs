@@ -192,6 +192,11 @@ impl ::swf_runtime::ScopeState for SwitchesState {
             SwitchesState::Completed { .. } | SwitchesState::Terminated { .. } => "",
         }
     }
+    fn terminated(output: ::swf_runtime::Value) -> Self {
+        SwitchesState::Terminated {
+            output,
+        }
+    }
 }
 /// The `Switch operators` workflow (id `switches`), compiled to a state machine. `run` drives an instance to its end; `start` and `step` (or `advance`, which never waits) let the caller save the state between steps.
 pub struct SwitchesWorkflow<F> {
@@ -478,26 +483,18 @@ const _: () = {
                 Ok(Attempt::Exit(3usize))
             }
                 .await;
-            let next: Result<SwitchesState, WorkflowError> = match attempt {
-                Ok(Attempt::Exit(exit)) => {
-                    match exit {
-                        0usize => Ok(SwitchesState::Minor { data }),
-                        1usize => Ok(SwitchesState::Staff { data }),
-                        2usize => Ok(SwitchesState::Premium { data }),
-                        _ => Ok(SwitchesState::Other { data }),
-                    }
-                }
-                Ok(Attempt::Terminate) => {
-                    Ok(SwitchesState::Terminated {
-                        output: data,
-                    })
-                }
-                Ok(Attempt::Stay(never, _)) => match never {}
-                Err(error) => {
-                    Err(WorkflowError::new("switches", "Classify", error, data))
-                }
-            };
-            next.map(Progress::Ran)
+            rt::settle(
+                attempt,
+                data,
+                "switches",
+                "Classify",
+                |exit, data| match exit {
+                    0usize => Ok(SwitchesState::Minor { data }),
+                    1usize => Ok(SwitchesState::Staff { data }),
+                    2usize => Ok(SwitchesState::Premium { data }),
+                    _ => Ok(SwitchesState::Other { data }),
+                },
+            )
         }
         /// Runs one step of task `Minor`.
         async fn run_task_minor(&self, data: Value, _io: &Io) -> Step<SwitchesState> {
@@ -512,21 +509,15 @@ const _: () = {
                 Ok(Attempt::Exit(0))
             }
                 .await;
-            let next: Result<SwitchesState, WorkflowError> = match attempt {
-                Ok(Attempt::Exit(_)) => {
-                    Ok(SwitchesState::Completed {
-                        output: data,
-                    })
-                }
-                Ok(Attempt::Terminate) => {
-                    Ok(SwitchesState::Terminated {
-                        output: data,
-                    })
-                }
-                Ok(Attempt::Stay(never, _)) => match never {}
-                Err(error) => Err(WorkflowError::new("switches", "Minor", error, data)),
-            };
-            next.map(Progress::Ran)
+            rt::settle(
+                attempt,
+                data,
+                "switches",
+                "Minor",
+                |_, data| Ok(SwitchesState::Completed {
+                    output: data,
+                }),
+            )
         }
         /// Runs one step of task `Staff`.
         async fn run_task_staff(&self, data: Value, _io: &Io) -> Step<SwitchesState> {
@@ -541,21 +532,15 @@ const _: () = {
                 Ok(Attempt::Exit(0))
             }
                 .await;
-            let next: Result<SwitchesState, WorkflowError> = match attempt {
-                Ok(Attempt::Exit(_)) => {
-                    Ok(SwitchesState::Terminated {
-                        output: data,
-                    })
-                }
-                Ok(Attempt::Terminate) => {
-                    Ok(SwitchesState::Terminated {
-                        output: data,
-                    })
-                }
-                Ok(Attempt::Stay(never, _)) => match never {}
-                Err(error) => Err(WorkflowError::new("switches", "Staff", error, data)),
-            };
-            next.map(Progress::Ran)
+            rt::settle(
+                attempt,
+                data,
+                "switches",
+                "Staff",
+                |_, data| Ok(SwitchesState::Terminated {
+                    output: data,
+                }),
+            )
         }
         /// Runs one step of task `Premium`.
         async fn run_task_premium(&self, data: Value, _io: &Io) -> Step<SwitchesState> {
@@ -570,21 +555,15 @@ const _: () = {
                 Ok(Attempt::Exit(0))
             }
                 .await;
-            let next: Result<SwitchesState, WorkflowError> = match attempt {
-                Ok(Attempt::Exit(_)) => {
-                    Ok(SwitchesState::Completed {
-                        output: data,
-                    })
-                }
-                Ok(Attempt::Terminate) => {
-                    Ok(SwitchesState::Terminated {
-                        output: data,
-                    })
-                }
-                Ok(Attempt::Stay(never, _)) => match never {}
-                Err(error) => Err(WorkflowError::new("switches", "Premium", error, data)),
-            };
-            next.map(Progress::Ran)
+            rt::settle(
+                attempt,
+                data,
+                "switches",
+                "Premium",
+                |_, data| Ok(SwitchesState::Completed {
+                    output: data,
+                }),
+            )
         }
         /// Runs one step of task `Other`.
         async fn run_task_other(&self, data: Value, _io: &Io) -> Step<SwitchesState> {
@@ -599,21 +578,15 @@ const _: () = {
                 Ok(Attempt::Exit(0))
             }
                 .await;
-            let next: Result<SwitchesState, WorkflowError> = match attempt {
-                Ok(Attempt::Exit(_)) => {
-                    Ok(SwitchesState::Completed {
-                        output: data,
-                    })
-                }
-                Ok(Attempt::Terminate) => {
-                    Ok(SwitchesState::Terminated {
-                        output: data,
-                    })
-                }
-                Ok(Attempt::Stay(never, _)) => match never {}
-                Err(error) => Err(WorkflowError::new("switches", "Other", error, data)),
-            };
-            next.map(Progress::Ran)
+            rt::settle(
+                attempt,
+                data,
+                "switches",
+                "Other",
+                |_, data| Ok(SwitchesState::Completed {
+                    output: data,
+                }),
+            )
         }
     }
 };

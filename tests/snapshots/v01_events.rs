@@ -317,6 +317,11 @@ impl ::swf_runtime::ScopeState for V01EventsState {
             V01EventsState::Completed { .. } | V01EventsState::Terminated { .. } => "",
         }
     }
+    fn terminated(output: ::swf_runtime::Value) -> Self {
+        V01EventsState::Terminated {
+            output,
+        }
+    }
 }
 /// The `Event conditions over triggers` workflow (id `v01-events`), compiled to a state machine. `run` drives an instance to its end; `start` and `step` (or `advance`, which never waits) let the caller save the state between steps.
 pub struct V01EventsWorkflow<F> {
@@ -737,23 +742,15 @@ const _: () = {
                 Ok(Attempt::Exit(0))
             }
                 .await;
-            let next: Result<V01EventsState, WorkflowError> = match attempt {
-                Ok(Attempt::Exit(_)) => {
-                    Ok(V01EventsState::Completed {
-                        output: data,
-                    })
-                }
-                Ok(Attempt::Terminate) => {
-                    Ok(V01EventsState::Terminated {
-                        output: data,
-                    })
-                }
-                Ok(Attempt::Stay(never, _)) => match never {}
-                Err(error) => {
-                    Err(WorkflowError::new("v01-events", "Shipped", error, data))
-                }
-            };
-            next.map(Progress::Ran)
+            rt::settle(
+                attempt,
+                data,
+                "v01-events",
+                "Shipped",
+                |_, data| Ok(V01EventsState::Completed {
+                    output: data,
+                }),
+            )
         }
         /// Runs one step of task `Cancelled`.
         async fn run_task_cancelled(
@@ -772,23 +769,15 @@ const _: () = {
                 Ok(Attempt::Exit(0))
             }
                 .await;
-            let next: Result<V01EventsState, WorkflowError> = match attempt {
-                Ok(Attempt::Exit(_)) => {
-                    Ok(V01EventsState::Completed {
-                        output: data,
-                    })
-                }
-                Ok(Attempt::Terminate) => {
-                    Ok(V01EventsState::Terminated {
-                        output: data,
-                    })
-                }
-                Ok(Attempt::Stay(never, _)) => match never {}
-                Err(error) => {
-                    Err(WorkflowError::new("v01-events", "Cancelled", error, data))
-                }
-            };
-            next.map(Progress::Ran)
+            rt::settle(
+                attempt,
+                data,
+                "v01-events",
+                "Cancelled",
+                |_, data| Ok(V01EventsState::Completed {
+                    output: data,
+                }),
+            )
         }
     }
 };

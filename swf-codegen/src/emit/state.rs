@@ -389,6 +389,10 @@ fn emit_scope_state(cx: &Context<'_>) -> TokenStream {
                     #state::Completed { .. } | #state::Terminated { .. } => "",
                 }
             }
+
+            fn terminated(output: #rt::Value) -> Self {
+                #state::Terminated { output }
+            }
         }
     }
 }

@@ -107,6 +107,36 @@ pub(super) fn emit_run(cx: &Context<'_>, index: usize) -> TokenStream {
             .into_iter()
             .any(|part| super::mentions(part, "io"));
     let io = if reads_io { quote!(io) } else { quote!(_io) };
+    // A task that finishes within its step and fails plainly (no retry, no onError) settles
+    // its attempt through the runtime's `settle`; the others spell out each way it can end.
+    let plain = stay.is_none()
+        && !compensating
+        && task.retry.is_empty()
+        && task.on_error.is_empty()
+        && !super::mentions(&success, "await")
+        && !super::mentions(&success, "return");
+    if plain {
+        let workflow = &cx.workflow.id.value;
+        let name = &task.name.value;
+        let success = if is_expression(&success) {
+            success
+        } else {
+            quote!({ #success })
+        };
+        return quote! {
+            #[doc = #doc]
+            async fn #run(&self, #params #io: &#rt::Io) -> #rt::Step<#state> {
+                #retry_wait
+                #resume_wait
+                #input
+                #data_binding
+                #failed_action
+                let attempt: ::core::result::Result<#rt::Attempt<#payload>, #rt::ErrorObject> = async { #input_check #body }.await;
+                #output_check
+                #rt::settle(attempt, data, #workflow, #name, |#exit_binding, data| #success)
+            }
+        };
+    }
     let success = settled(success);
     let failure = settled(failure);
     quote! {

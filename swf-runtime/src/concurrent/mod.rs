@@ -59,6 +59,10 @@ pub trait ScopeState: Sized + Send {
     fn task_type(&self) -> &'static str {
         ""
     }
+
+    /// The state of a scope that an `end: {kind: terminate}` (its own or a nested scope's)
+    /// ended, with `output`.
+    fn terminated(output: serde_json::Value) -> Self;
 }
 
 /// How many nested positions a position shows before it only counts the rest.

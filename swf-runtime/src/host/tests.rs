@@ -110,6 +110,14 @@ impl ScopeState for State {
     fn position(&self) -> String {
         format!("{} steps left", self.plan.len())
     }
+
+    fn terminated(output: Value) -> Self {
+        State {
+            data: output,
+            plan: Vec::new(),
+            until: None,
+        }
+    }
 }
 
 /// A workflow that runs `plan`, then outputs its data with the instance's correlation.
