@@ -94,9 +94,22 @@ pub(super) fn emit_run(cx: &Context<'_>, index: usize) -> TokenStream {
         quote!(_)
     };
     let success = emit_exit_dispatch(cx, index);
-    let failure = emit_error_path(cx, index);
     let doc = format!(" Runs one step of task `{}`.", task.name.value);
     let doc = super::names::doc_text(&doc);
+    // A task that finishes within its step and fails plainly (no retry, no onError) settles
+    // its attempt through the runtime's `settle`; the others spell out each way it can end.
+    let plain = stay.is_none()
+        && !compensating
+        && task.retry.is_empty()
+        && task.on_error.is_empty()
+        && !super::mentions(&success, "await")
+        && !super::mentions(&success, "return");
+    // A plain failure is the runtime's: it is not built only to be dropped.
+    let failure = if plain {
+        TokenStream::new()
+    } else {
+        emit_error_path(cx, index)
+    };
     let reads_io = [&retry_wait, &resume_wait, &input, &marking]
         .into_iter()
         .any(|part| {
@@ -107,14 +120,6 @@ pub(super) fn emit_run(cx: &Context<'_>, index: usize) -> TokenStream {
             .into_iter()
             .any(|part| super::mentions(part, "io"));
     let io = if reads_io { quote!(io) } else { quote!(_io) };
-    // A task that finishes within its step and fails plainly (no retry, no onError) settles
-    // its attempt through the runtime's `settle`; the others spell out each way it can end.
-    let plain = stay.is_none()
-        && !compensating
-        && task.retry.is_empty()
-        && task.on_error.is_empty()
-        && !super::mentions(&success, "await")
-        && !super::mentions(&success, "return");
     if plain {
         let workflow = &cx.workflow.id.value;
         let name = &task.name.value;
