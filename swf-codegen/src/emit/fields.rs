@@ -70,15 +70,11 @@ impl Fields {
     /// The variant's fields after `data`, in order.
     fn members(&self) -> Vec<Member> {
         let rt = rt();
-        // What a saved state may leave out: `Absent::Default` read as its default,
-        // `Absent::None` also left out when it is `None`.
-        let optional = || Absent::None;
-        let default = || Absent::Default;
         let mut members = Vec::new();
         if self.retry {
             members.push(Member {
                 doc: " The task's retries so far, and when the next attempt may start.",
-                absent: default(),
+                absent: Absent::Default,
                 name: format_ident!("retry"),
                 ty: quote!(#rt::RetryProgress),
             });
@@ -87,7 +83,7 @@ impl Fields {
             Log::None => {}
             Log::Record => members.push(Member {
                 doc: " The completed tasks of this scope awaiting compensation.",
-                absent: default(),
+                absent: Absent::Default,
                 name: format_ident!("compensations"),
                 ty: quote!(#rt::CompensationLog),
             }),
@@ -100,7 +96,7 @@ impl Fields {
         }
         let wait_end = || Member {
             doc: " When the wait for events ends without one.",
-            absent: optional(),
+            absent: Absent::None,
             name: format_ident!("until"),
             ty: quote!(::core::option::Option<#rt::Timestamp>),
         };
@@ -115,25 +111,25 @@ impl Fields {
             Progress::WaitEnd => members.push(wait_end()),
             Progress::Callback => members.push(Member {
                 doc: " Whether the action ran and the task waits for the callback event.",
-                absent: default(),
+                absent: Absent::Default,
                 name: format_ident!("phase"),
                 ty: quote!(#rt::CallbackPhase),
             }),
             Progress::Branches(ty) => members.push(Member {
                 doc: " The branches, once the task started them.",
-                absent: optional(),
+                absent: Absent::None,
                 name: format_ident!("branches"),
                 ty: quote!(::core::option::Option<#ty>),
             }),
             Progress::Iterations(body) => members.push(Member {
                 doc: " The iterations, once the task started them.",
-                absent: optional(),
+                absent: Absent::None,
                 name: format_ident!("each"),
                 ty: quote!(::core::option::Option<#rt::Iterations<#body>>),
             }),
             Progress::Child(state) => members.push(Member {
                 doc: " The called workflow's state, once the task started it.",
-                absent: optional(),
+                absent: Absent::None,
                 name: format_ident!("child"),
                 ty: quote!(::core::option::Option<#state>),
             }),
@@ -143,7 +139,7 @@ impl Fields {
                 }
                 members.push(Member {
                     doc: " The action to call again after its own retry wait, when one failed.",
-                    absent: optional(),
+                    absent: Absent::None,
                     name: format_ident!("resume"),
                     ty: quote!(::core::option::Option<#rt::ActionResume>),
                 });
