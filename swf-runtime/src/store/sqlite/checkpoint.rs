@@ -16,7 +16,7 @@
 
 use std::ffi::c_int;
 use std::path::Path;
-use std::sync::mpsc::Receiver;
+use std::sync::mpsc::{Receiver, SyncSender};
 use std::thread::JoinHandle;
 
 use rusqlite::Connection;
@@ -48,9 +48,16 @@ impl Default for Checkpoints {
     }
 }
 
-/// The checkpointing thread; dropping it waits for it to end, which it does once the store's
-/// connection (whose hook holds the other end of its channel) is closed.
+/// The checkpointing thread; dropping it stops the thread and waits for it to end. Drop it
+/// only once the store's connection is closed: the hook on that connection holds the other
+/// sending end of the thread's channel, and the thread ends when both are gone.
 pub(super) struct Checkpointer {
+    /// Keeps the thread (and its connection) alive until the store's connection has closed.
+    /// Without it the thread saw its channel close while the store's connection was still
+    /// closing (`sqlite3_close` frees client data, the hook among them, before it closes the
+    /// file), closed its own at the same time, and each connection could find the other still
+    /// open, so that neither deleted the log (seen once in CI).
+    stop: Option<SyncSender<()>>,
     thread: Option<JoinHandle<()>>,
 }
 
@@ -68,6 +75,7 @@ impl Checkpointer {
         schema::configure(&connection)?;
         // One wake-up pending is enough: the checkpoint it starts copies whatever is in the log.
         let (wake, woken) = std::sync::mpsc::sync_channel::<()>(1);
+        let stop = wake.clone();
         // Installing a hook replaces SQLite's automatic checkpoint on this connection.
         store.wal_hook(Some(move |wal: &mut Wal, pages: c_int| {
             if pages >= checkpoints.force_at {
@@ -91,6 +99,7 @@ impl Checkpointer {
                 ))
             })?;
         Ok(Self {
+            stop: Some(stop),
             thread: Some(thread),
         })
     }
@@ -98,6 +107,7 @@ impl Checkpointer {
 
 impl Drop for Checkpointer {
     fn drop(&mut self) {
+        drop(self.stop.take());
         if let Some(thread) = self.thread.take() {
             let _ = thread.join();
         }

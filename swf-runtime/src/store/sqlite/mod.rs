@@ -60,7 +60,8 @@ pub struct SqliteStore {
 }
 
 /// The store's threads. Fields drop in order: the store's thread finishes its queue and closes
-/// its connection first, which ends the checkpointer's, which then closes the file last.
+/// its connection first; only then is the checkpointer stopped, so that its connection is the
+/// last to close and deletes the log.
 struct Threads {
     worker: Worker,
     _checkpointer: Checkpointer,
