@@ -191,6 +191,53 @@ pub struct ActionResume {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::concurrent::ScopeEnd;
+    use serde_json::json;
+
+    /// A scope's state as `settle` sees it: where it went, or how it ended.
+    #[derive(Debug, PartialEq)]
+    enum Settled {
+        Next(usize, Value),
+        Terminated(Value),
+    }
+
+    impl ScopeState for Settled {
+        fn end(self) -> Result<ScopeEnd, Self> {
+            Err(self)
+        }
+
+        fn listening(&self) -> Wait {
+            Wait::default()
+        }
+
+        fn position(&self) -> String {
+            String::new()
+        }
+
+        fn terminated(output: Value) -> Self {
+            Settled::Terminated(output)
+        }
+    }
+
+    #[test]
+    fn settle_takes_the_exit_terminates_or_fails_with_the_tasks_data() {
+        let next = |exit: usize, data: Value| Ok(Settled::Next(exit, data));
+        let taken = settle(Ok(Attempt::Exit(2)), json!({"n": 1}), "wf", "Task", next);
+        assert_eq!(taken, Ok(Progress::Ran(Settled::Next(2, json!({"n": 1})))));
+        let ended = settle(Ok(Attempt::Terminate), json!([1]), "wf", "Task", next);
+        assert_eq!(ended, Ok(Progress::Ran(Settled::Terminated(json!([1])))));
+        let failed = settle(
+            Err(ErrorObject::new("Boom", "it broke")),
+            json!({"kept": true}),
+            "wf",
+            "Task",
+            next,
+        )
+        .expect_err("the attempt failed");
+        assert_eq!(failed.task(), "Task");
+        assert_eq!(failed.error().name, "Boom");
+        assert_eq!(failed.data(), &json!({"kept": true}));
+    }
 
     fn at(second: i64) -> Timestamp {
         Timestamp::from_second(second).unwrap_or(Timestamp::UNIX_EPOCH)
