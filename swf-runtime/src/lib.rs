@@ -154,7 +154,7 @@ pub mod __private {
 
     /// Writing a state enum and reading it back (see `saved_state`).
     pub mod saved {
-        pub use crate::saved_state::{Ended, Ending, SavedVariants, deserialize};
+        pub use crate::saved_state::{Data, DataRef, Ended, Ending, SavedVariants, deserialize};
     }
 
     /// A JSON object, as serde_json represents it (members kept in document order).

@@ -118,6 +118,21 @@ impl Visitor<'_> for Tag {
     }
 }
 
+/// The content of a task's variant that holds only its data (most do), read.
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Data {
+    /// The task's data.
+    pub data: serde_json::Value,
+}
+
+/// The content of a task's variant that holds only its data, written.
+#[derive(Serialize)]
+pub struct DataRef<'a> {
+    /// The task's data.
+    pub data: &'a serde_json::Value,
+}
+
 /// The content of a scope's `completed` and `terminated` variants, read.
 #[derive(serde::Deserialize)]
 #[serde(deny_unknown_fields)]

@@ -231,16 +231,6 @@ const _: () = {
         #[serde(skip_serializing_if = "::core::option::Option::is_none")]
         until: &'a ::core::option::Option<::swf_runtime::Timestamp>,
     }
-    #[derive(Deserialize)]
-    #[serde(crate = "::swf_runtime::__private::serde", deny_unknown_fields)]
-    struct Saved2 {
-        data: ::swf_runtime::Value,
-    }
-    #[derive(Serialize)]
-    #[serde(crate = "::swf_runtime::__private::serde")]
-    struct Saving2<'a> {
-        data: &'a ::swf_runtime::Value,
-    }
     impl SavedVariants for ApprovalState {
         const NAME: &'static str = "ApprovalState";
         const TAGS: &'static [&'static str] = &[
@@ -266,7 +256,7 @@ const _: () = {
                     Ok(Self::AwaitOutcome { data, until })
                 }
                 2..=4 => {
-                    let Saved2 { data } = content.newtype_variant()?;
+                    let saved::Data { data } = content.newtype_variant()?;
                     Ok(
                         match index {
                             2 => Self::Accept { data },
@@ -302,9 +292,15 @@ const _: () = {
                 Self::AwaitOutcome { data, until } => {
                     Self::write(serializer, 1, &Saving1 { data, until })
                 }
-                Self::Accept { data } => Self::write(serializer, 2, &Saving2 { data }),
-                Self::Refuse { data } => Self::write(serializer, 3, &Saving2 { data }),
-                Self::Expire { data } => Self::write(serializer, 4, &Saving2 { data }),
+                Self::Accept { data } => {
+                    Self::write(serializer, 2, &saved::DataRef { data })
+                }
+                Self::Refuse { data } => {
+                    Self::write(serializer, 3, &saved::DataRef { data })
+                }
+                Self::Expire { data } => {
+                    Self::write(serializer, 4, &saved::DataRef { data })
+                }
                 Self::Completed { output } => {
                     Self::write(serializer, 5, &Ending { output })
                 }

@@ -110,16 +110,6 @@ const _: () = {
     };
     #[derive(Deserialize)]
     #[serde(crate = "::swf_runtime::__private::serde", deny_unknown_fields)]
-    struct Saved0 {
-        data: ::swf_runtime::Value,
-    }
-    #[derive(Serialize)]
-    #[serde(crate = "::swf_runtime::__private::serde")]
-    struct Saving0<'a> {
-        data: &'a ::swf_runtime::Value,
-    }
-    #[derive(Deserialize)]
-    #[serde(crate = "::swf_runtime::__private::serde", deny_unknown_fields)]
     struct Saved1 {
         data: ::swf_runtime::Value,
         until: ::swf_runtime::Timestamp,
@@ -145,7 +135,7 @@ const _: () = {
         ) -> Result<Self, A::Error> {
             match index {
                 0..=1 => {
-                    let Saved0 { data } = content.newtype_variant()?;
+                    let saved::Data { data } = content.newtype_variant()?;
                     Ok(
                         match index {
                             0 => Self::Seed { data },
@@ -178,8 +168,12 @@ const _: () = {
     impl Serialize for FiltersState {
         fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
             match self {
-                Self::Seed { data } => Self::write(serializer, 0, &Saving0 { data }),
-                Self::Enrich { data } => Self::write(serializer, 1, &Saving0 { data }),
+                Self::Seed { data } => {
+                    Self::write(serializer, 0, &saved::DataRef { data })
+                }
+                Self::Enrich { data } => {
+                    Self::write(serializer, 1, &saved::DataRef { data })
+                }
                 Self::Done { data, until } => {
                     Self::write(serializer, 2, &Saving1 { data, until })
                 }

@@ -312,16 +312,6 @@ const _: () = {
     }
     #[derive(Deserialize)]
     #[serde(crate = "::swf_runtime::__private::serde", deny_unknown_fields)]
-    struct Saved1 {
-        data: ::swf_runtime::Value,
-    }
-    #[derive(Serialize)]
-    #[serde(crate = "::swf_runtime::__private::serde")]
-    struct Saving1<'a> {
-        data: &'a ::swf_runtime::Value,
-    }
-    #[derive(Deserialize)]
-    #[serde(crate = "::swf_runtime::__private::serde", deny_unknown_fields)]
     struct Saved2 {
         data: ::swf_runtime::Value,
         until: ::swf_runtime::Timestamp,
@@ -384,7 +374,7 @@ const _: () = {
                     Ok(Self::Bidding { data, until })
                 }
                 1 | 5..=7 => {
-                    let Saved1 { data } = content.newtype_variant()?;
+                    let saved::Data { data } = content.newtype_variant()?;
                     Ok(
                         match index {
                             1 => Self::Assess { data },
@@ -430,7 +420,9 @@ const _: () = {
                 Self::Bidding { data, until } => {
                     Self::write(serializer, 0, &Saving0 { data, until })
                 }
-                Self::Assess { data } => Self::write(serializer, 1, &Saving1 { data }),
+                Self::Assess { data } => {
+                    Self::write(serializer, 1, &saved::DataRef { data })
+                }
                 Self::Convert { data, until } => {
                     Self::write(serializer, 2, &Saving2 { data, until })
                 }
@@ -440,9 +432,15 @@ const _: () = {
                 Self::Deliver { data, branches } => {
                     Self::write(serializer, 4, &Saving4 { data, branches })
                 }
-                Self::Sold { data } => Self::write(serializer, 5, &Saving1 { data }),
-                Self::Unsold { data } => Self::write(serializer, 6, &Saving1 { data }),
-                Self::Failed { data } => Self::write(serializer, 7, &Saving1 { data }),
+                Self::Sold { data } => {
+                    Self::write(serializer, 5, &saved::DataRef { data })
+                }
+                Self::Unsold { data } => {
+                    Self::write(serializer, 6, &saved::DataRef { data })
+                }
+                Self::Failed { data } => {
+                    Self::write(serializer, 7, &saved::DataRef { data })
+                }
                 Self::Completed { output } => {
                     Self::write(serializer, 8, &Ending { output })
                 }
@@ -652,16 +650,6 @@ const _: () = {
     use ::swf_runtime::__private::serde::{
         de::VariantAccess, Deserialize, Deserializer, Serialize, Serializer,
     };
-    #[derive(Deserialize)]
-    #[serde(crate = "::swf_runtime::__private::serde", deny_unknown_fields)]
-    struct Saved0 {
-        data: ::swf_runtime::Value,
-    }
-    #[derive(Serialize)]
-    #[serde(crate = "::swf_runtime::__private::serde")]
-    struct Saving0<'a> {
-        data: &'a ::swf_runtime::Value,
-    }
     impl SavedVariants for CarAuctionDeliverBranch1 {
         const NAME: &'static str = "CarAuctionDeliverBranch1";
         const TAGS: &'static [&'static str] = &[
@@ -676,7 +664,7 @@ const _: () = {
         ) -> Result<Self, A::Error> {
             match index {
                 0..=1 => {
-                    let Saved0 { data } = content.newtype_variant()?;
+                    let saved::Data { data } = content.newtype_variant()?;
                     Ok(
                         match index {
                             0 => Self::Register { data },
@@ -705,9 +693,11 @@ const _: () = {
     impl Serialize for CarAuctionDeliverBranch1 {
         fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
             match self {
-                Self::Register { data } => Self::write(serializer, 0, &Saving0 { data }),
+                Self::Register { data } => {
+                    Self::write(serializer, 0, &saved::DataRef { data })
+                }
                 Self::Registered { data } => {
-                    Self::write(serializer, 1, &Saving0 { data })
+                    Self::write(serializer, 1, &saved::DataRef { data })
                 }
                 Self::Completed { output } => {
                     Self::write(serializer, 2, &Ending { output })
@@ -819,16 +809,6 @@ const _: () = {
     use ::swf_runtime::__private::serde::{
         de::VariantAccess, Deserialize, Deserializer, Serialize, Serializer,
     };
-    #[derive(Deserialize)]
-    #[serde(crate = "::swf_runtime::__private::serde", deny_unknown_fields)]
-    struct Saved0 {
-        data: ::swf_runtime::Value,
-    }
-    #[derive(Serialize)]
-    #[serde(crate = "::swf_runtime::__private::serde")]
-    struct Saving0<'a> {
-        data: &'a ::swf_runtime::Value,
-    }
     impl SavedVariants for CarAuctionDeliverBranch2 {
         const NAME: &'static str = "CarAuctionDeliverBranch2";
         const TAGS: &'static [&'static str] = &[
@@ -843,7 +823,7 @@ const _: () = {
         ) -> Result<Self, A::Error> {
             match index {
                 0..=1 => {
-                    let Saved0 { data } = content.newtype_variant()?;
+                    let saved::Data { data } = content.newtype_variant()?;
                     Ok(
                         match index {
                             0 => Self::Ship { data },
@@ -872,8 +852,12 @@ const _: () = {
     impl Serialize for CarAuctionDeliverBranch2 {
         fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
             match self {
-                Self::Ship { data } => Self::write(serializer, 0, &Saving0 { data }),
-                Self::Shipped { data } => Self::write(serializer, 1, &Saving0 { data }),
+                Self::Ship { data } => {
+                    Self::write(serializer, 0, &saved::DataRef { data })
+                }
+                Self::Shipped { data } => {
+                    Self::write(serializer, 1, &saved::DataRef { data })
+                }
                 Self::Completed { output } => {
                     Self::write(serializer, 2, &Ending { output })
                 }

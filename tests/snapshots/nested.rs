@@ -317,16 +317,6 @@ const _: () = {
     use ::swf_runtime::__private::serde::{
         de::VariantAccess, Deserialize, Deserializer, Serialize, Serializer,
     };
-    #[derive(Deserialize)]
-    #[serde(crate = "::swf_runtime::__private::serde", deny_unknown_fields)]
-    struct Saved0 {
-        data: ::swf_runtime::Value,
-    }
-    #[derive(Serialize)]
-    #[serde(crate = "::swf_runtime::__private::serde")]
-    struct Saving0<'a> {
-        data: &'a ::swf_runtime::Value,
-    }
     impl SavedVariants for NestedWithBranch1 {
         const NAME: &'static str = "NestedWithBranch1";
         const TAGS: &'static [&'static str] = &["Self", "completed", "terminated"];
@@ -336,7 +326,7 @@ const _: () = {
         ) -> Result<Self, A::Error> {
             match index {
                 0 => {
-                    let Saved0 { data } = content.newtype_variant()?;
+                    let saved::Data { data } = content.newtype_variant()?;
                     Ok(Self::Self2 { data })
                 }
                 _ => {
@@ -360,7 +350,9 @@ const _: () = {
     impl Serialize for NestedWithBranch1 {
         fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
             match self {
-                Self::Self2 { data } => Self::write(serializer, 0, &Saving0 { data }),
+                Self::Self2 { data } => {
+                    Self::write(serializer, 0, &saved::DataRef { data })
+                }
                 Self::Completed { output } => {
                     Self::write(serializer, 1, &Ending { output })
                 }
@@ -457,16 +449,6 @@ const _: () = {
     use ::swf_runtime::__private::serde::{
         de::VariantAccess, Deserialize, Deserializer, Serialize, Serializer,
     };
-    #[derive(Deserialize)]
-    #[serde(crate = "::swf_runtime::__private::serde", deny_unknown_fields)]
-    struct Saved0 {
-        data: ::swf_runtime::Value,
-    }
-    #[derive(Serialize)]
-    #[serde(crate = "::swf_runtime::__private::serde")]
-    struct Saving0<'a> {
-        data: &'a ::swf_runtime::Value,
-    }
     impl SavedVariants for NestedWithBranch2 {
         const NAME: &'static str = "NestedWithBranch2";
         const TAGS: &'static [&'static str] = &["Log", "completed", "terminated"];
@@ -476,7 +458,7 @@ const _: () = {
         ) -> Result<Self, A::Error> {
             match index {
                 0 => {
-                    let Saved0 { data } = content.newtype_variant()?;
+                    let saved::Data { data } = content.newtype_variant()?;
                     Ok(Self::Log { data })
                 }
                 _ => {
@@ -500,7 +482,9 @@ const _: () = {
     impl Serialize for NestedWithBranch2 {
         fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
             match self {
-                Self::Log { data } => Self::write(serializer, 0, &Saving0 { data }),
+                Self::Log { data } => {
+                    Self::write(serializer, 0, &saved::DataRef { data })
+                }
                 Self::Completed { output } => {
                     Self::write(serializer, 1, &Ending { output })
                 }

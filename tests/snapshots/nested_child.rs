@@ -74,16 +74,6 @@ const _: () = {
     use ::swf_runtime::__private::serde::{
         de::VariantAccess, Deserialize, Deserializer, Serialize, Serializer,
     };
-    #[derive(Deserialize)]
-    #[serde(crate = "::swf_runtime::__private::serde", deny_unknown_fields)]
-    struct Saved0 {
-        data: ::swf_runtime::Value,
-    }
-    #[derive(Serialize)]
-    #[serde(crate = "::swf_runtime::__private::serde")]
-    struct Saving0<'a> {
-        data: &'a ::swf_runtime::Value,
-    }
     impl SavedVariants for NestedChildState {
         const NAME: &'static str = "NestedChildState";
         const TAGS: &'static [&'static str] = &["Log", "completed", "terminated"];
@@ -93,7 +83,7 @@ const _: () = {
         ) -> Result<Self, A::Error> {
             match index {
                 0 => {
-                    let Saved0 { data } = content.newtype_variant()?;
+                    let saved::Data { data } = content.newtype_variant()?;
                     Ok(Self::Log { data })
                 }
                 _ => {
@@ -117,7 +107,9 @@ const _: () = {
     impl Serialize for NestedChildState {
         fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
             match self {
-                Self::Log { data } => Self::write(serializer, 0, &Saving0 { data }),
+                Self::Log { data } => {
+                    Self::write(serializer, 0, &saved::DataRef { data })
+                }
                 Self::Completed { output } => {
                     Self::write(serializer, 1, &Ending { output })
                 }

@@ -153,16 +153,6 @@ const _: () = {
     };
     #[derive(Deserialize)]
     #[serde(crate = "::swf_runtime::__private::serde", deny_unknown_fields)]
-    struct Saved0 {
-        data: ::swf_runtime::Value,
-    }
-    #[derive(Serialize)]
-    #[serde(crate = "::swf_runtime::__private::serde")]
-    struct Saving0<'a> {
-        data: &'a ::swf_runtime::Value,
-    }
-    #[derive(Deserialize)]
-    #[serde(crate = "::swf_runtime::__private::serde", deny_unknown_fields)]
     struct Saved1 {
         data: ::swf_runtime::Value,
         #[serde(default)]
@@ -192,7 +182,7 @@ const _: () = {
         ) -> Result<Self, A::Error> {
             match index {
                 0 | 2..=5 => {
-                    let Saved0 { data } = content.newtype_variant()?;
+                    let saved::Data { data } = content.newtype_variant()?;
                     Ok(
                         match index {
                             0 => Self::CheckInventory { data },
@@ -229,17 +219,23 @@ const _: () = {
         fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
             match self {
                 Self::CheckInventory { data } => {
-                    Self::write(serializer, 0, &Saving0 { data })
+                    Self::write(serializer, 0, &saved::DataRef { data })
                 }
                 Self::ChargeCard { data, retry } => {
                     Self::write(serializer, 1, &Saving1 { data, retry })
                 }
-                Self::Route { data } => Self::write(serializer, 2, &Saving0 { data }),
-                Self::ManualReview { data } => {
-                    Self::write(serializer, 3, &Saving0 { data })
+                Self::Route { data } => {
+                    Self::write(serializer, 2, &saved::DataRef { data })
                 }
-                Self::Ship { data } => Self::write(serializer, 4, &Saving0 { data }),
-                Self::Declined { data } => Self::write(serializer, 5, &Saving0 { data }),
+                Self::ManualReview { data } => {
+                    Self::write(serializer, 3, &saved::DataRef { data })
+                }
+                Self::Ship { data } => {
+                    Self::write(serializer, 4, &saved::DataRef { data })
+                }
+                Self::Declined { data } => {
+                    Self::write(serializer, 5, &saved::DataRef { data })
+                }
                 Self::Completed { output } => {
                     Self::write(serializer, 6, &Ending { output })
                 }

@@ -82,16 +82,6 @@ const _: () = {
     use ::swf_runtime::__private::serde::{
         de::VariantAccess, Deserialize, Deserializer, Serialize, Serializer,
     };
-    #[derive(Deserialize)]
-    #[serde(crate = "::swf_runtime::__private::serde", deny_unknown_fields)]
-    struct Saved0 {
-        data: ::swf_runtime::Value,
-    }
-    #[derive(Serialize)]
-    #[serde(crate = "::swf_runtime::__private::serde")]
-    struct Saving0<'a> {
-        data: &'a ::swf_runtime::Value,
-    }
     impl SavedVariants for SwitchesState {
         const NAME: &'static str = "SwitchesState";
         const TAGS: &'static [&'static str] = &[
@@ -109,7 +99,7 @@ const _: () = {
         ) -> Result<Self, A::Error> {
             match index {
                 0..=4 => {
-                    let Saved0 { data } = content.newtype_variant()?;
+                    let saved::Data { data } = content.newtype_variant()?;
                     Ok(
                         match index {
                             0 => Self::Classify { data },
@@ -141,11 +131,21 @@ const _: () = {
     impl Serialize for SwitchesState {
         fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
             match self {
-                Self::Classify { data } => Self::write(serializer, 0, &Saving0 { data }),
-                Self::Minor { data } => Self::write(serializer, 1, &Saving0 { data }),
-                Self::Staff { data } => Self::write(serializer, 2, &Saving0 { data }),
-                Self::Premium { data } => Self::write(serializer, 3, &Saving0 { data }),
-                Self::Other { data } => Self::write(serializer, 4, &Saving0 { data }),
+                Self::Classify { data } => {
+                    Self::write(serializer, 0, &saved::DataRef { data })
+                }
+                Self::Minor { data } => {
+                    Self::write(serializer, 1, &saved::DataRef { data })
+                }
+                Self::Staff { data } => {
+                    Self::write(serializer, 2, &saved::DataRef { data })
+                }
+                Self::Premium { data } => {
+                    Self::write(serializer, 3, &saved::DataRef { data })
+                }
+                Self::Other { data } => {
+                    Self::write(serializer, 4, &saved::DataRef { data })
+                }
                 Self::Completed { output } => {
                     Self::write(serializer, 5, &Ending { output })
                 }

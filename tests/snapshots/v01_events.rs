@@ -192,16 +192,6 @@ const _: () = {
         #[serde(skip_serializing_if = "::core::option::Option::is_none")]
         until: &'a ::core::option::Option<::swf_runtime::Timestamp>,
     }
-    #[derive(Deserialize)]
-    #[serde(crate = "::swf_runtime::__private::serde", deny_unknown_fields)]
-    struct Saved1 {
-        data: ::swf_runtime::Value,
-    }
-    #[derive(Serialize)]
-    #[serde(crate = "::swf_runtime::__private::serde")]
-    struct Saving1<'a> {
-        data: &'a ::swf_runtime::Value,
-    }
     impl SavedVariants for V01EventsState {
         const NAME: &'static str = "V01EventsState";
         const TAGS: &'static [&'static str] = &[
@@ -221,7 +211,7 @@ const _: () = {
                     Ok(Self::WaitForOrder { data, until })
                 }
                 1..=2 => {
-                    let Saved1 { data } = content.newtype_variant()?;
+                    let saved::Data { data } = content.newtype_variant()?;
                     Ok(
                         match index {
                             1 => Self::Shipped { data },
@@ -253,8 +243,12 @@ const _: () = {
                 Self::WaitForOrder { data, until } => {
                     Self::write(serializer, 0, &Saving0 { data, until })
                 }
-                Self::Shipped { data } => Self::write(serializer, 1, &Saving1 { data }),
-                Self::Cancelled { data } => Self::write(serializer, 2, &Saving1 { data }),
+                Self::Shipped { data } => {
+                    Self::write(serializer, 1, &saved::DataRef { data })
+                }
+                Self::Cancelled { data } => {
+                    Self::write(serializer, 2, &saved::DataRef { data })
+                }
                 Self::Completed { output } => {
                     Self::write(serializer, 3, &Ending { output })
                 }

@@ -120,31 +120,36 @@ fn emit_saved(cx: &Context<'_>) -> TokenStream {
     let rt = rt();
     let state = cx.state_ident();
     let shapes = shapes(cx);
-    let contents = shapes.iter().enumerate().map(|(shape, (fields, _))| {
-        let (saved, saving) = content_idents(shape);
-        let owned = fields.declarations(Flavour::Saved);
-        let borrowed = fields.declarations(Flavour::Saving);
-        quote! {
-            // A saved state with a field its task does not have was saved at a task of another
-            // kind (the definition changed): it is refused, not reinterpreted.
-            #[derive(Deserialize)]
-            #[serde(crate = #SERDE_CRATE, deny_unknown_fields)]
-            struct #saved {
-                data: #rt::Value,
-                #owned
-            }
+    // A variant that holds only its data (most) uses the runtime's content types.
+    let contents = shapes
+        .iter()
+        .enumerate()
+        .filter(|(_, (fields, _))| !holds_only_data(fields))
+        .map(|(shape, (fields, _))| {
+            let (saved, saving) = content_types(shape, fields);
+            let owned = fields.declarations(Flavour::Saved);
+            let borrowed = fields.declarations(Flavour::Saving);
+            quote! {
+                // A saved state with a field its task does not have was saved at a task of another
+                // kind (the definition changed): it is refused, not reinterpreted.
+                #[derive(Deserialize)]
+                #[serde(crate = #SERDE_CRATE, deny_unknown_fields)]
+                struct #saved {
+                    data: #rt::Value,
+                    #owned
+                }
 
-            #[derive(Serialize)]
-            #[serde(crate = #SERDE_CRATE)]
-            struct #saving<'a> {
-                data: &'a #rt::Value,
-                #borrowed
+                #[derive(Serialize)]
+                #[serde(crate = #SERDE_CRATE)]
+                struct #saving<'a> {
+                    data: &'a #rt::Value,
+                    #borrowed
+                }
             }
-        }
-    });
+        });
     let mut writes: Vec<TokenStream> = vec![TokenStream::new(); cx.scope.tasks.len()];
     for (shape, (fields, tasks)) in shapes.iter().enumerate() {
-        let saving = content_idents(shape).1;
+        let saving = content_types(shape, fields).1;
         let names = fields.names();
         for &i in tasks {
             let variant = cx.variant(i);
@@ -156,7 +161,7 @@ fn emit_saved(cx: &Context<'_>) -> TokenStream {
     }
     // One arm a shape: its content read once, then the variant chosen by the index.
     let reads = shapes.iter().enumerate().map(|(shape, (fields, tasks))| {
-        let saved = content_idents(shape).0;
+        let saved = content_types(shape, fields).0;
         let names = fields.names();
         let pattern = index_ranges(tasks);
         let build = |i: usize| {
@@ -269,12 +274,20 @@ fn index_ranges(indices: &[usize]) -> TokenStream {
     quote!(#(#runs)|*)
 }
 
-/// The content types of the `shape`th distinct set of fields in a scope: read, written.
-fn content_idents(shape: usize) -> (proc_macro2::Ident, proc_macro2::Ident) {
-    (
-        quote::format_ident!("Saved{shape}"),
-        quote::format_ident!("Saving{shape}"),
-    )
+/// The content types, read and written, of the `shape`th distinct set of fields in a scope:
+/// the runtime's for a variant that holds only its data, else the scope's own.
+fn content_types(shape: usize, fields: &Fields) -> (TokenStream, TokenStream) {
+    if holds_only_data(fields) {
+        return (quote!(saved::Data), quote!(saved::DataRef));
+    }
+    let saved = quote::format_ident!("Saved{shape}");
+    let saving = quote::format_ident!("Saving{shape}");
+    (quote!(#saved), quote!(#saving))
+}
+
+/// Whether a variant with `fields` holds its data and nothing else.
+fn holds_only_data(fields: &Fields) -> bool {
+    fields.names().len() == 1
 }
 
 /// `index` as an unsuffixed literal.
