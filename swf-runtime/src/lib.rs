@@ -39,6 +39,7 @@
 )]
 
 mod action;
+mod calls;
 mod clock;
 mod collection;
 mod compensation;
@@ -137,6 +138,7 @@ pub mod __private {
     pub use crate::trace::{WorkflowInfo, traced_run};
 
     pub use crate::action::{ActionCall, in_scope, step_origin};
+    pub use crate::calls::{Call, CallFunction, Template, call_functions};
     pub use crate::collection::{SharedData, collection_refs};
     pub use crate::compensation::{COMPENSATION_ERROR, Compensating, CompensationLog};
     pub use crate::data::{

@@ -640,19 +640,12 @@ const _: () = {
             let attempt: Result<Attempt<rt::CallbackPhase>, ErrorObject> = async {
                 match &phase {
                     rt::CallbackPhase::Call => {
-                        let args = data.clone();
-                        let result = rt::ActionCall::new(
-                                "askManager",
-                                "AskManager",
-                                "action 1",
-                                1,
-                            )
-                            .call(
-                                io,
-                                || ApprovalFunctions::ask_manager(&self.functions, args),
-                            )
-                            .await?;
-                        rt::merge_result(&mut data, result, "AskManager", "action 1")?;
+                        {
+                            static CALLS: [rt::Call; 1] = [
+                                rt::Call::new(0, "askManager", "AskManager", "action 1"),
+                            ];
+                            rt::call_functions(self, &CALLS, 1, &mut data, io).await?;
+                        }
                         let until = rt::deadline_of(
                             io,
                             Some(rt::Duration::from_millis(3600000u64)),
@@ -892,6 +885,27 @@ const _: () = {
                     output: data,
                 }),
             )
+        }
+    }
+    impl<F: ApprovalFunctions> rt::CallFunction for ApprovalWorkflow<F> {
+        async fn call_function(
+            &self,
+            function: usize,
+            args: Value,
+        ) -> Result<Value, rt::FunctionError> {
+            match function {
+                0usize => ApprovalFunctions::ask_manager(&self.functions, args).await,
+                _ => {
+                    Err(
+                        rt::FunctionError::new(
+                            ::std::format!(
+                                "no function number {function}: the workflow defines {}",
+                                1usize
+                            ),
+                        ),
+                    )
+                }
+            }
         }
     }
 };

@@ -612,4 +612,26 @@ const _: () = {
             next.map(Progress::Ran)
         }
     }
+    impl<F: FiltersFunctions> rt::CallFunction for FiltersWorkflow<F> {
+        async fn call_function(
+            &self,
+            function: usize,
+            args: Value,
+        ) -> Result<Value, rt::FunctionError> {
+            match function {
+                0usize => FiltersFunctions::lookup(&self.functions, args).await,
+                1usize => FiltersFunctions::score(&self.functions, args).await,
+                _ => {
+                    Err(
+                        rt::FunctionError::new(
+                            ::std::format!(
+                                "no function number {function}: the workflow defines {}",
+                                2usize
+                            ),
+                        ),
+                    )
+                }
+            }
+        }
+    }
 };

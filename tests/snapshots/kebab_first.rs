@@ -1273,21 +1273,18 @@ const _: () = {
                                 "event data",
                             )?;
                         }
-                        let args = rt::object([
-                            ("bid", rt::select_or_null(&PATH_BID, &data)?),
-                        ]);
-                        let result = rt::ActionCall::new(
-                                "recordBid",
-                                "Bidding",
-                                "action 1",
-                                1,
-                            )
-                            .call(
-                                io,
-                                || CarAuctionFunctions::record_bid(&self.functions, args),
-                            )
-                            .await?;
-                        PATH_RECORDED.write(&mut data, result)?;
+                        {
+                            static CALLS: [rt::Call; 1] = [
+                                rt::Call::new(0, "recordBid", "Bidding", "action 1")
+                                    .args(
+                                        rt::Template::Object(
+                                            &[("bid", rt::Template::Path(&PATH_BID))],
+                                        ),
+                                    )
+                                    .results(&PATH_RECORDED),
+                            ];
+                            rt::call_functions(self, &CALLS, 1, &mut data, io).await?;
+                        }
                         Ok(Attempt::Exit(0usize))
                     }
                     1usize => {
@@ -1804,16 +1801,11 @@ const _: () = {
             data: Value,
             io: &Io,
         ) -> Step<CarAuctionDeliverBranch1> {
+            static CALLS: [rt::Call; 1] = [
+                rt::Call::new(2, "register", "Register", "action 1"),
+            ];
             let mut data = data;
-            let attempt: Result<Attempt<Infallible>, ErrorObject> = async {
-                let args = data.clone();
-                let result = rt::ActionCall::new("register", "Register", "action 1", 1)
-                    .call(io, || CarAuctionFunctions::register(&self.functions, args))
-                    .await?;
-                rt::merge_result(&mut data, result, "Register", "action 1")?;
-                Ok(Attempt::Exit(0))
-            }
-                .await;
+            let attempt = rt::call_functions(self, &CALLS, 1, &mut data, io).await;
             rt::settle(
                 attempt,
                 data,
@@ -1944,16 +1936,14 @@ const _: () = {
         }
         /// Runs one step of task `Unsold`.
         async fn run_task_unsold(&self, data: Value, io: &Io) -> Step<CarAuctionState> {
+            static CALLS: [rt::Call; 1] = [
+                rt::Call::new(4, "notify", "Unsold", "action 1")
+                    .args(
+                        rt::Template::Object(&[("about", rt::Template::Text("unsold"))]),
+                    ),
+            ];
             let mut data = data;
-            let attempt: Result<Attempt<Infallible>, ErrorObject> = async {
-                let args = rt::object([("about", Value::from("unsold"))]);
-                let result = rt::ActionCall::new("notify", "Unsold", "action 1", 1)
-                    .call(io, || CarAuctionFunctions::notify(&self.functions, args))
-                    .await?;
-                rt::merge_result(&mut data, result, "Unsold", "action 1")?;
-                Ok(Attempt::Exit(0))
-            }
-                .await;
+            let attempt = rt::call_functions(self, &CALLS, 1, &mut data, io).await;
             rt::settle(
                 attempt,
                 data,
@@ -1985,6 +1975,31 @@ const _: () = {
                     ),
                 ),
             )
+        }
+    }
+    impl<F: CarAuctionFunctions> rt::CallFunction for CarAuctionWorkflow<F> {
+        async fn call_function(
+            &self,
+            function: usize,
+            args: Value,
+        ) -> Result<Value, rt::FunctionError> {
+            match function {
+                0usize => CarAuctionFunctions::record_bid(&self.functions, args).await,
+                1usize => CarAuctionFunctions::charge(&self.functions, args).await,
+                2usize => CarAuctionFunctions::register(&self.functions, args).await,
+                3usize => CarAuctionFunctions::ship(&self.functions, args).await,
+                4usize => CarAuctionFunctions::notify(&self.functions, args).await,
+                _ => {
+                    Err(
+                        rt::FunctionError::new(
+                            ::std::format!(
+                                "no function number {function}: the workflow defines {}",
+                                5usize
+                            ),
+                        ),
+                    )
+                }
+            }
         }
     }
 };

@@ -1123,16 +1123,15 @@ const _: () = {
             data: Value,
             io: &Io,
         ) -> Step<NestedWithBranch2> {
+            static CALLS: [rt::Call; 1] = [
+                rt::Call::new(0, "log", "Log", "action 1")
+                    .args(
+                        rt::Template::Object(&[("what", rt::Template::Text("branch"))]),
+                    )
+                    .results(&PATH_LOGGED),
+            ];
             let mut data = data;
-            let attempt: Result<Attempt<Infallible>, ErrorObject> = async {
-                let args = rt::object([("what", Value::from("branch"))]);
-                let result = rt::ActionCall::new("log", "Log", "action 1", 1)
-                    .call(io, || NestedFunctions::log(&self.functions, args))
-                    .await?;
-                PATH_LOGGED.write(&mut data, result)?;
-                Ok(Attempt::Exit(0))
-            }
-                .await;
+            let attempt = rt::call_functions(self, &CALLS, 1, &mut data, io).await;
             rt::settle(
                 attempt,
                 data,
@@ -1324,6 +1323,27 @@ const _: () = {
                 Err(error) => Err(WorkflowError::new("nested", "Iteration", error, data)),
             };
             next.map(Progress::Ran)
+        }
+    }
+    impl<F: NestedFunctions> rt::CallFunction for NestedWorkflow<F> {
+        async fn call_function(
+            &self,
+            function: usize,
+            args: Value,
+        ) -> Result<Value, rt::FunctionError> {
+            match function {
+                0usize => NestedFunctions::log(&self.functions, args).await,
+                _ => {
+                    Err(
+                        rt::FunctionError::new(
+                            ::std::format!(
+                                "no function number {function}: the workflow defines {}",
+                                1usize
+                            ),
+                        ),
+                    )
+                }
+            }
         }
     }
 };

@@ -389,18 +389,15 @@ const _: () = {
     impl<F: NestedChildFunctions> NestedChildWorkflow<F> {
         /// Runs one step of task `Log`.
         async fn run_task_log(&self, data: Value, io: &Io) -> Step<NestedChildState> {
+            static CALLS: [rt::Call; 1] = [
+                rt::Call::new(0, "log", "Log", "action 1")
+                    .args(
+                        rt::Template::Object(&[("item", rt::Template::Path(&PATH_ITEM))]),
+                    )
+                    .results(&PATH_LOGGED),
+            ];
             let mut data = data;
-            let attempt: Result<Attempt<Infallible>, ErrorObject> = async {
-                let args = rt::object([
-                    ("item", rt::select_or_null(&PATH_ITEM, &data)?),
-                ]);
-                let result = rt::ActionCall::new("log", "Log", "action 1", 1)
-                    .call(io, || NestedChildFunctions::log(&self.functions, args))
-                    .await?;
-                PATH_LOGGED.write(&mut data, result)?;
-                Ok(Attempt::Exit(0))
-            }
-                .await;
+            let attempt = rt::call_functions(self, &CALLS, 1, &mut data, io).await;
             let next: Result<NestedChildState, WorkflowError> = match attempt {
                 Ok(Attempt::Exit(_)) => {
                     async {
@@ -429,6 +426,27 @@ const _: () = {
                 Err(error) => Err(WorkflowError::new("nested-child", "Log", error, data)),
             };
             next.map(Progress::Ran)
+        }
+    }
+    impl<F: NestedChildFunctions> rt::CallFunction for NestedChildWorkflow<F> {
+        async fn call_function(
+            &self,
+            function: usize,
+            args: Value,
+        ) -> Result<Value, rt::FunctionError> {
+            match function {
+                0usize => NestedChildFunctions::log(&self.functions, args).await,
+                _ => {
+                    Err(
+                        rt::FunctionError::new(
+                            ::std::format!(
+                                "no function number {function}: the workflow defines {}",
+                                1usize
+                            ),
+                        ),
+                    )
+                }
+            }
         }
     }
 };

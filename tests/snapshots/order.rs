@@ -575,24 +575,20 @@ const _: () = {
             data: Value,
             io: &Io,
         ) -> Step<OrderState> {
-            let mut data = data;
-            let attempt: Result<Attempt<Infallible>, ErrorObject> = async {
-                let args = rt::object([
-                    ("sku", rt::select_or_null(&PATH_ORDER_SKU, &data)?),
-                    ("quantity", rt::select_or_null(&PATH_ORDER_QUANTITY, &data)?),
-                ]);
-                let result = rt::ActionCall::new(
-                        "checkInventory",
-                        "CheckInventory",
-                        "check stock",
-                        1,
+            static CALLS: [rt::Call; 1] = [
+                rt::Call::new(0, "checkInventory", "CheckInventory", "check stock")
+                    .args(
+                        rt::Template::Object(
+                            &[
+                                ("sku", rt::Template::Path(&PATH_ORDER_SKU)),
+                                ("quantity", rt::Template::Path(&PATH_ORDER_QUANTITY)),
+                            ],
+                        ),
                     )
-                    .call(io, || OrderFunctions::check_inventory(&self.functions, args))
-                    .await?;
-                PATH_STOCK.write(&mut data, result)?;
-                Ok(Attempt::Exit(0))
-            }
-                .await;
+                    .results(&PATH_STOCK),
+            ];
+            let mut data = data;
+            let attempt = rt::call_functions(self, &CALLS, 1, &mut data, io).await;
             rt::settle(
                 attempt,
                 data,
@@ -611,6 +607,16 @@ const _: () = {
             retry: rt::RetryProgress,
             io: &Io,
         ) -> Step<OrderState> {
+            static CALLS: [rt::Call; 1] = [
+                rt::Call::new(1, "chargeCard", "ChargeCard", "action 1")
+                    .args(
+                        rt::Template::Object(
+                            &[("amount", rt::Template::Path(&PATH_ORDER_TOTAL))],
+                        ),
+                    )
+                    .results(&PATH_PAYMENT)
+                    .timeout(rt::Duration::from_millis(10000u64), "PT10S"),
+            ];
             if let Some(wait) = retry.pending(io) {
                 return Ok(
                     Progress::Waiting(
@@ -624,22 +630,13 @@ const _: () = {
             }
             let input = data.clone();
             let mut data = data;
-            let attempt: Result<Attempt<Infallible>, ErrorObject> = async {
-                let args = rt::object([
-                    ("amount", rt::select_or_null(&PATH_ORDER_TOTAL, &data)?),
-                ]);
-                let result = rt::ActionCall::new(
-                        "chargeCard",
-                        "ChargeCard",
-                        "action 1",
-                        retry.attempt(),
-                    )
-                    .with_timeout(rt::Duration::from_millis(10000u64), "PT10S")
-                    .call(io, || OrderFunctions::charge_card(&self.functions, args))
-                    .await?;
-                PATH_PAYMENT.write(&mut data, result)?;
-                Ok(Attempt::Exit(0))
-            }
+            let attempt = rt::call_functions(
+                    self,
+                    &CALLS,
+                    retry.attempt(),
+                    &mut data,
+                    io,
+                )
                 .await;
             let next: Result<OrderState, WorkflowError> = match attempt {
                 Ok(Attempt::Exit(_)) => Ok(OrderState::Route { data }),
@@ -820,18 +817,17 @@ const _: () = {
         }
         /// Runs one step of task `Ship`.
         async fn run_task_ship(&self, data: Value, io: &Io) -> Step<OrderState> {
+            static CALLS: [rt::Call; 1] = [
+                rt::Call::new(2, "shipOrder", "Ship", "action 1")
+                    .args(
+                        rt::Template::Object(
+                            &[("address", rt::Template::Path(&PATH_ORDER_ADDRESS))],
+                        ),
+                    )
+                    .results(&PATH_SHIPMENT),
+            ];
             let mut data = data;
-            let attempt: Result<Attempt<Infallible>, ErrorObject> = async {
-                let args = rt::object([
-                    ("address", rt::select_or_null(&PATH_ORDER_ADDRESS, &data)?),
-                ]);
-                let result = rt::ActionCall::new("shipOrder", "Ship", "action 1", 1)
-                    .call(io, || OrderFunctions::ship_order(&self.functions, args))
-                    .await?;
-                PATH_SHIPMENT.write(&mut data, result)?;
-                Ok(Attempt::Exit(0))
-            }
-                .await;
+            let attempt = rt::call_functions(self, &CALLS, 1, &mut data, io).await;
             let next: Result<OrderState, WorkflowError> = match attempt {
                 Ok(Attempt::Exit(_)) => {
                     async {
@@ -879,6 +875,29 @@ const _: () = {
                     output: data,
                 }),
             )
+        }
+    }
+    impl<F: OrderFunctions> rt::CallFunction for OrderWorkflow<F> {
+        async fn call_function(
+            &self,
+            function: usize,
+            args: Value,
+        ) -> Result<Value, rt::FunctionError> {
+            match function {
+                0usize => OrderFunctions::check_inventory(&self.functions, args).await,
+                1usize => OrderFunctions::charge_card(&self.functions, args).await,
+                2usize => OrderFunctions::ship_order(&self.functions, args).await,
+                _ => {
+                    Err(
+                        rt::FunctionError::new(
+                            ::std::format!(
+                                "no function number {function}: the workflow defines {}",
+                                3usize
+                            ),
+                        ),
+                    )
+                }
+            }
         }
     }
 };

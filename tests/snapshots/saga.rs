@@ -790,16 +790,14 @@ const _: () = {
             compensations: rt::CompensationLog,
             io: &Io,
         ) -> Step<SagaState> {
+            static CALLS: [rt::Call; 1] = [
+                rt::Call::new(0, "book", "BookFlight", "action 1")
+                    .args(
+                        rt::Template::Object(&[("what", rt::Template::Text("flight"))]),
+                    ),
+            ];
             let mut data = data;
-            let attempt: Result<Attempt<Infallible>, ErrorObject> = async {
-                let args = rt::object([("what", Value::from("flight"))]);
-                let result = rt::ActionCall::new("book", "BookFlight", "action 1", 1)
-                    .call(io, || SagaFunctions::book(&self.functions, args))
-                    .await?;
-                rt::merge_result(&mut data, result, "BookFlight", "action 1")?;
-                Ok(Attempt::Exit(0))
-            }
-                .await;
+            let attempt = rt::call_functions(self, &CALLS, 1, &mut data, io).await;
             rt::settle(
                 attempt,
                 data,
@@ -829,16 +827,12 @@ const _: () = {
             compensations: rt::CompensationLog,
             io: &Io,
         ) -> Step<SagaState> {
+            static CALLS: [rt::Call; 1] = [
+                rt::Call::new(0, "book", "BookHotel", "action 1")
+                    .args(rt::Template::Object(&[("what", rt::Template::Text("hotel"))])),
+            ];
             let mut data = data;
-            let attempt: Result<Attempt<Infallible>, ErrorObject> = async {
-                let args = rt::object([("what", Value::from("hotel"))]);
-                let result = rt::ActionCall::new("book", "BookHotel", "action 1", 1)
-                    .call(io, || SagaFunctions::book(&self.functions, args))
-                    .await?;
-                rt::merge_result(&mut data, result, "BookHotel", "action 1")?;
-                Ok(Attempt::Exit(0))
-            }
-                .await;
+            let attempt = rt::call_functions(self, &CALLS, 1, &mut data, io).await;
             rt::settle(
                 attempt,
                 data,
@@ -868,18 +862,14 @@ const _: () = {
             compensations: rt::CompensationLog,
             io: &Io,
         ) -> Step<SagaState> {
+            static CALLS: [rt::Call; 1] = [
+                rt::Call::new(1, "charge", "Charge", "action 1")
+                    .args(
+                        rt::Template::Object(&[("mode", rt::Template::Path(&PATH_MODE))]),
+                    ),
+            ];
             let mut data = data;
-            let attempt: Result<Attempt<Infallible>, ErrorObject> = async {
-                let args = rt::object([
-                    ("mode", rt::select_or_null(&PATH_MODE, &data)?),
-                ]);
-                let result = rt::ActionCall::new("charge", "Charge", "action 1", 1)
-                    .call(io, || SagaFunctions::charge(&self.functions, args))
-                    .await?;
-                rt::merge_result(&mut data, result, "Charge", "action 1")?;
-                Ok(Attempt::Exit(0))
-            }
-                .await;
+            let attempt = rt::call_functions(self, &CALLS, 1, &mut data, io).await;
             let next: Result<SagaState, WorkflowError> = match attempt {
                 Ok(Attempt::Exit(_)) => Self::enter_task_decide(data, compensations),
                 Ok(Attempt::Terminate) => {
@@ -1184,17 +1174,13 @@ const _: () = {
             compensating: rt::Compensating,
             io: &Io,
         ) -> Step<SagaState> {
+            static CALLS: [rt::Call; 1] = [
+                rt::Call::new(2, "cancel", "CancelHotel", "action 1")
+                    .args(rt::Template::Object(&[("what", rt::Template::Text("hotel"))])),
+            ];
             let marking = compensating.clone();
             let mut data = data;
-            let attempt: Result<Attempt<Infallible>, ErrorObject> = async {
-                let args = rt::object([("what", Value::from("hotel"))]);
-                let result = rt::ActionCall::new("cancel", "CancelHotel", "action 1", 1)
-                    .call(io, || SagaFunctions::cancel(&self.functions, args))
-                    .await?;
-                rt::merge_result(&mut data, result, "CancelHotel", "action 1")?;
-                Ok(Attempt::Exit(0))
-            }
-                .await;
+            let attempt = rt::call_functions(self, &CALLS, 1, &mut data, io).await;
             let next: Result<SagaState, WorkflowError> = match attempt {
                 Ok(Attempt::Exit(_)) => {
                     Self::enter_task_refund_deposit(data, compensating)
@@ -1275,17 +1261,15 @@ const _: () = {
             compensating: rt::Compensating,
             io: &Io,
         ) -> Step<SagaState> {
+            static CALLS: [rt::Call; 1] = [
+                rt::Call::new(2, "cancel", "CancelFlight", "action 1")
+                    .args(
+                        rt::Template::Object(&[("what", rt::Template::Text("flight"))]),
+                    ),
+            ];
             let marking = compensating.clone();
             let mut data = data;
-            let attempt: Result<Attempt<Infallible>, ErrorObject> = async {
-                let args = rt::object([("what", Value::from("flight"))]);
-                let result = rt::ActionCall::new("cancel", "CancelFlight", "action 1", 1)
-                    .call(io, || SagaFunctions::cancel(&self.functions, args))
-                    .await?;
-                rt::merge_result(&mut data, result, "CancelFlight", "action 1")?;
-                Ok(Attempt::Exit(0))
-            }
-                .await;
+            let attempt = rt::call_functions(self, &CALLS, 1, &mut data, io).await;
             let next: Result<SagaState, WorkflowError> = match attempt {
                 Ok(Attempt::Exit(_)) => {
                     async {
@@ -1307,6 +1291,29 @@ const _: () = {
                 }
             };
             next.map_err(|failure| marking.mark(failure)).map(Progress::Ran)
+        }
+    }
+    impl<F: SagaFunctions> rt::CallFunction for SagaWorkflow<F> {
+        async fn call_function(
+            &self,
+            function: usize,
+            args: Value,
+        ) -> Result<Value, rt::FunctionError> {
+            match function {
+                0usize => SagaFunctions::book(&self.functions, args).await,
+                1usize => SagaFunctions::charge(&self.functions, args).await,
+                2usize => SagaFunctions::cancel(&self.functions, args).await,
+                _ => {
+                    Err(
+                        rt::FunctionError::new(
+                            ::std::format!(
+                                "no function number {function}: the workflow defines {}",
+                                3usize
+                            ),
+                        ),
+                    )
+                }
+            }
         }
     }
 };

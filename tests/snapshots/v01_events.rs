@@ -661,20 +661,16 @@ const _: () = {
                                 "event data",
                             )?;
                         }
-                        let action_input = rt::select_input(&PATH_ORDER, &data)?;
-                        let args = action_input;
-                        let result = rt::ActionCall::new(
-                                "ship",
-                                "WaitForOrder",
-                                "action 1",
-                                1,
-                            )
-                            .with_timeout(rt::Duration::from_millis(600000u64), "PT10M")
-                            .call(io, || V01EventsFunctions::ship(&self.functions, args))
-                            .await?;
-                        let mut selected = result;
-                        rt::filter_in_place(&PATH_TRACKING, &mut selected)?;
-                        PATH_SHIPMENT.write(&mut data, selected)?;
+                        {
+                            static CALLS: [rt::Call; 1] = [
+                                rt::Call::new(0, "ship", "WaitForOrder", "action 1")
+                                    .input(&PATH_ORDER)
+                                    .select(&PATH_TRACKING)
+                                    .results(&PATH_SHIPMENT)
+                                    .timeout(rt::Duration::from_millis(600000u64), "PT10M"),
+                            ];
+                            rt::call_functions(self, &CALLS, 1, &mut data, io).await?;
+                        }
                         Ok(Attempt::Exit(0usize))
                     }
                     1usize => {
@@ -772,6 +768,27 @@ const _: () = {
                     output: data,
                 }),
             )
+        }
+    }
+    impl<F: V01EventsFunctions> rt::CallFunction for V01EventsWorkflow<F> {
+        async fn call_function(
+            &self,
+            function: usize,
+            args: Value,
+        ) -> Result<Value, rt::FunctionError> {
+            match function {
+                0usize => V01EventsFunctions::ship(&self.functions, args).await,
+                _ => {
+                    Err(
+                        rt::FunctionError::new(
+                            ::std::format!(
+                                "no function number {function}: the workflow defines {}",
+                                1usize
+                            ),
+                        ),
+                    )
+                }
+            }
         }
     }
 };

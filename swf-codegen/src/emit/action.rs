@@ -23,6 +23,10 @@ pub(super) fn emit_actions(
     mode: ActionMode,
     first: usize,
 ) -> TokenStream {
+    if let Some((calls, run)) = described_calls(cx, task, actions, mode) {
+        // In a block of its own: a task may run several lists (one per event entry).
+        return quote!({ #calls #run?; });
+    }
     let resumable = task_resumes(cx, task);
     match mode {
         ActionMode::Sequential => {
@@ -84,6 +88,133 @@ pub(super) fn emit_actions(
                 let (#(#results,)*) = #rt::tokio::join!(#(#calls),*);
                 #(#places)*
             }
+        }
+    }
+}
+
+/// When every one of `actions` is a plain call (sequential, a function of this workflow, no
+/// retries of its own): the `static CALLS` describing them (see the runtime's `calls`) and the
+/// expression running them, a `Result<Attempt<Infallible>, ErrorObject>` that changes `data`.
+/// The runtime's code for a call is then compiled once per machine, not once per task.
+pub(super) fn described_calls(
+    cx: &Context<'_>,
+    task: &Task,
+    actions: &[Action],
+    mode: ActionMode,
+) -> Option<(TokenStream, TokenStream)> {
+    let rt = rt();
+    // One action runs the same in either mode; several in parallel are joined (see above).
+    if actions.is_empty()
+        || (mode == ActionMode::Parallel && actions.len() > 1)
+        || task_resumes(cx, task)
+    {
+        return None;
+    }
+    let task_name = &task.name.value;
+    let calls = actions
+        .iter()
+        .enumerate()
+        .map(|(index, action)| {
+            let function = action
+                .function
+                .as_ref()
+                .filter(|_| action.retry.is_empty())?;
+            let number = cx
+                .workflow
+                .functions
+                .iter()
+                .position(|f| f.name.value == function.ref_name.value)?;
+            let number = proc_macro2::Literal::usize_unsuffixed(number);
+            let function_name = &function.ref_name.value;
+            let label = action_label(action, index);
+            let input = action.input_path.as_ref().map(|path| {
+                let path = path_ref(path);
+                quote!(.input(#path))
+            });
+            let args = function.parameters.as_ref().map(|param| {
+                let template = template(param);
+                quote!(.args(#template))
+            });
+            let select = action.result_selection.as_ref().map(|path| {
+                let path = path_ref(path);
+                quote!(.select(#path))
+            });
+            let results = action.results_path.as_ref().map(|path| {
+                let path = path_ref(path);
+                quote!(.results(#path))
+            });
+            let timeout = action.timeout.as_ref().map(|timeout| {
+                let millis = timeout.millis;
+                let text = timeout.text.as_str();
+                quote!(.timeout(#rt::Duration::from_millis(#millis), #text))
+            });
+            Some(quote! {
+                #rt::Call::new(#number, #function_name, #task_name, #label)
+                    #input #args #select #results #timeout
+            })
+        })
+        .collect::<Option<Vec<_>>>()?;
+    let count = proc_macro2::Literal::usize_unsuffixed(calls.len());
+    let attempt = task_attempt(task);
+    Some((
+        quote!(static CALLS: [#rt::Call; #count] = [#(#calls),*];),
+        quote!(#rt::call_functions(self, &CALLS, #attempt, &mut data, io).await),
+    ))
+}
+
+/// The arguments template as the runtime's `Template`, a constant.
+fn template(param: &Param) -> TokenStream {
+    let rt = rt();
+    match param {
+        Param::Literal(value) => literal_template(value),
+        Param::Path(path) => {
+            let path = path_ref(path);
+            quote!(#rt::Template::Path(#path))
+        }
+        Param::Array(items) => {
+            let items = items.iter().map(template);
+            quote!(#rt::Template::Array(&[#(#items),*]))
+        }
+        Param::Object(members) => {
+            let members = members.iter().map(|(key, value)| {
+                let value = template(value);
+                quote!((#key, #value))
+            });
+            quote!(#rt::Template::Object(&[#(#members),*]))
+        }
+    }
+}
+
+fn literal_template(value: &serde_json::Value) -> TokenStream {
+    use serde_json::Value;
+    let rt = rt();
+    match value {
+        Value::Null => quote!(#rt::Template::Null),
+        Value::Bool(b) => quote!(#rt::Template::Bool(#b)),
+        Value::Number(n) => {
+            if let Some(u) = n.as_u64() {
+                quote!(#rt::Template::Unsigned(#u))
+            } else if let Some(i) = n.as_i64() {
+                quote!(#rt::Template::Signed(#i))
+            } else {
+                match n.as_f64().filter(|f| f.is_finite()) {
+                    Some(f) => quote!(#rt::Template::Float(#f)),
+                    // serde_json refuses NaN and infinities, so this cannot come from a file.
+                    None => quote!(::core::compile_error!("swf: a number that is not finite")),
+                }
+            }
+        }
+        Value::String(text) => quote!(#rt::Template::Text(#text)),
+        Value::Array(items) => {
+            let items = items.iter().map(literal_template);
+            quote!(#rt::Template::Array(&[#(#items),*]))
+        }
+        Value::Object(members) => {
+            let members = members.iter().map(|(key, value)| {
+                let value = literal_template(value);
+                quote!((#key, #value))
+            });
+            quote!(#rt::Template::Object(&[#(#members),*]))
         }
     }
 }

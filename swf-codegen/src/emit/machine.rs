@@ -32,8 +32,13 @@ pub(super) fn emit(cx: &Context<'_>, scopes: &Emitted) -> (TokenStream, TokenStr
     let begin = emit_begin(cx);
     let sub_flow = sub_flow_api(cx);
     let bounds = bounds(cx);
-    let private =
-        super::private_block::emit(&machine, &bounds, scopes.methods.iter().cloned().collect());
+    let call_function = emit_call_function(cx, &bounds);
+    let private = super::private_block::emit(
+        &machine,
+        &bounds,
+        scopes.methods.iter().cloned().collect(),
+        call_function,
+    );
     let doc = format!(
         " The `{name}` workflow (id `{id}`), compiled to a state machine. `run` drives an \
          instance to its end; `start` and `step` (or `advance`, which never waits) let the caller \
@@ -196,6 +201,44 @@ fn io_api(cx: &Context<'_>) -> TokenStream {
 }
 
 /// `begin`: the first state of an instance created from `input`.
+/// The machine calls its functions by their position in the workflow's `functions` (the
+/// runtime's `CallFunction`), for the calls tasks describe by data (see `action`).
+fn emit_call_function(cx: &Context<'_>, bounds: &TokenStream) -> TokenStream {
+    if cx.workflow.functions.is_empty() {
+        return TokenStream::new();
+    }
+    let rt = rt();
+    let machine = cx.workflow_ident();
+    let functions = cx.functions_ident();
+    let arms = cx
+        .names
+        .functions
+        .iter()
+        .enumerate()
+        .map(|(number, method)| {
+            let method = super::names::ident(method);
+            quote!(#number => #functions::#method(&self.functions, args).await,)
+        });
+    let count = cx.names.functions.len();
+    quote! {
+        impl<F: #bounds> #rt::CallFunction for #machine<F> {
+            async fn call_function(
+                &self,
+                function: usize,
+                args: #rt::Value,
+            ) -> ::core::result::Result<#rt::Value, #rt::FunctionError> {
+                match function {
+                    #(#arms)*
+                    // Generated calls name only the workflow's functions.
+                    _ => ::core::result::Result::Err(#rt::FunctionError::new(::std::format!(
+                        "no function number {function}: the workflow defines {}", #count
+                    ))),
+                }
+            }
+        }
+    }
+}
+
 fn emit_begin(cx: &Context<'_>) -> TokenStream {
     let rt = rt();
     let state = cx.state_ident();

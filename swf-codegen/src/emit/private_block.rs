@@ -18,9 +18,16 @@ use proc_macro2::{Delimiter, Group, Ident, Span, TokenStream, TokenTree};
 use quote::quote;
 
 /// `methods` (the bodies of an `impl` of the machine `machine` with `bounds`) inside the block.
-pub(super) fn emit(machine: &Ident, bounds: &TokenStream, methods: TokenStream) -> TokenStream {
+/// `items` (trait impls for the machine) go in the block too.
+pub(super) fn emit(
+    machine: &Ident,
+    bounds: &TokenStream,
+    methods: TokenStream,
+    items: TokenStream,
+) -> TokenStream {
     let mut statics = Statics::default();
     let methods = shorten(methods, &mut statics);
+    let items = shorten(items, &mut statics);
     let statics = statics.declarations();
     quote! {
         const _: () = {
@@ -45,6 +52,8 @@ pub(super) fn emit(machine: &Ident, bounds: &TokenStream, methods: TokenStream) 
             impl<F: #bounds> #machine<F> {
                 #methods
             }
+
+            #items
         };
     }
 }

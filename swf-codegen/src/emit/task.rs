@@ -54,7 +54,6 @@ pub(super) fn emit_run(cx: &Context<'_>, index: usize) -> TokenStream {
     let compensating = fields.log == Log::Compensating;
     let marking = compensating.then(|| quote!(let marking = compensating.clone();));
     let mark = compensating.then(|| quote!(.map_err(|failure| marking.mark(failure))));
-    let body = emit_body(cx, index);
     let input_check = super::schema::task_input_check(task);
     let output_check = super::schema::task_output_check(task);
     let data_binding = mutates(task).then(|| quote!(let mut data = data;));
@@ -68,6 +67,30 @@ pub(super) fn emit_run(cx: &Context<'_>, index: usize) -> TokenStream {
     let payload = stay
         .as_ref()
         .map_or(quote!(::core::convert::Infallible), |s| s.payload.clone());
+    // An operation whose actions are all plain calls runs them through the runtime, without an
+    // `async` block of its own.
+    let described = match &task.kind {
+        TaskKind::Operation {
+            action_mode,
+            actions,
+        } if input_check.is_empty() && stay.is_none() => {
+            action::described_calls(cx, task, actions, *action_mode)
+        }
+        _ => None,
+    };
+    let (calls, attempt) = match described {
+        Some((calls, run)) => (calls, quote!(let attempt = #run;)),
+        None => {
+            let body = emit_body(cx, index);
+            (
+                TokenStream::new(),
+                quote! {
+                    let attempt: ::core::result::Result<#rt::Attempt<#payload>, #rt::ErrorObject> =
+                        async { #input_check #body }.await;
+                },
+            )
+        }
+    };
     let stay_arm = match &stay {
         Some(Stay {
             field: Some(field), ..
@@ -116,7 +139,7 @@ pub(super) fn emit_run(cx: &Context<'_>, index: usize) -> TokenStream {
             part.as_ref()
                 .is_some_and(|part| super::mentions(part, "io"))
         })
-        || [&body, &stay_arm, &success, &failure]
+        || [&calls, &attempt, &stay_arm, &success, &failure]
             .into_iter()
             .any(|part| super::mentions(part, "io"));
     let io = if reads_io { quote!(io) } else { quote!(_io) };
@@ -131,12 +154,13 @@ pub(super) fn emit_run(cx: &Context<'_>, index: usize) -> TokenStream {
         return quote! {
             #[doc = #doc]
             async fn #run(&self, #params #io: &#rt::Io) -> #rt::Step<#state> {
+                #calls
                 #retry_wait
                 #resume_wait
                 #input
                 #data_binding
                 #failed_action
-                let attempt: ::core::result::Result<#rt::Attempt<#payload>, #rt::ErrorObject> = async { #input_check #body }.await;
+                #attempt
                 #output_check
                 #rt::settle(attempt, data, #workflow, #name, |#exit_binding, data| #success)
             }
@@ -147,13 +171,14 @@ pub(super) fn emit_run(cx: &Context<'_>, index: usize) -> TokenStream {
     quote! {
         #[doc = #doc]
         async fn #run(&self, #params #io: &#rt::Io) -> #rt::Step<#state> {
+            #calls
             #retry_wait
             #resume_wait
             #input
             #marking
             #data_binding
             #failed_action
-            let attempt: ::core::result::Result<#rt::Attempt<#payload>, #rt::ErrorObject> = async { #input_check #body }.await;
+            #attempt
             #output_check
             let next: ::core::result::Result<#state, #rt::WorkflowError> = match attempt {
                 ::core::result::Result::Ok(#rt::Attempt::Exit(#exit_binding)) => #success,

@@ -1,0 +1,322 @@
+//! Operation tasks described by data: the sequential function calls of a task, written by the
+//! generated code as a `static` list of [`Call`]s and run here, by one function.
+//!
+//! Why: spelled out in each task's `run_*`, the same few statements (select the input, build
+//! the arguments, call, place the result) were compiled once per task; a 1,000-task workflow
+//! paid about half of its release build for them (issue 10, point 4). Described by data, they
+//! are compiled once per machine, and a task adds a `static` (constant data, nothing to
+//! optimise) and one call. The function to call is chosen by its index in the workflow's
+//! `functions`, through [`CallFunction`], which the generated machine implements with one
+//! `match` over its functions.
+
+use std::future::Future;
+use std::time::Duration;
+
+use serde_json::{Map, Value};
+
+use crate::action::ActionCall;
+use crate::data::{filter_in_place, merge_result, select_input, select_or_null};
+use crate::error::{ErrorObject, FunctionError};
+use crate::events::Io;
+use crate::path::JsonPath;
+use crate::progress::Attempt;
+
+/// Calls the workflow's functions by their position in its `functions`: implemented by each
+/// generated machine (a `match` awaiting the user's trait method).
+pub trait CallFunction: Sync {
+    /// Calls function `function` with `args`.
+    fn call_function(
+        &self,
+        function: usize,
+        args: Value,
+    ) -> impl Future<Output = Result<Value, FunctionError>> + Send;
+}
+
+/// The arguments of a call, as the workflow's `parameters` template writes them: literals as
+/// they are, `$` strings selecting from the action's input.
+#[derive(Debug, Clone, Copy)]
+pub enum Template {
+    /// `null`.
+    Null,
+    /// A boolean.
+    Bool(bool),
+    /// A non-negative integer.
+    Unsigned(u64),
+    /// A negative integer.
+    Signed(i64),
+    /// Any other number.
+    Float(f64),
+    /// A string that selects nothing.
+    Text(&'static str),
+    /// What the path selects from the action's input, `null` when it selects nothing.
+    Path(&'static JsonPath),
+    /// An array of templates.
+    Array(&'static [Template]),
+    /// An object, its members in the workflow's order.
+    Object(&'static [(&'static str, Template)]),
+}
+
+impl Template {
+    /// The value the template builds from `source`, the action's input.
+    ///
+    /// # Errors
+    /// A path that cannot be evaluated on `source`.
+    pub fn build(&self, source: &Value) -> Result<Value, ErrorObject> {
+        Ok(match *self {
+            Template::Null => Value::Null,
+            Template::Bool(value) => Value::Bool(value),
+            Template::Unsigned(value) => Value::from(value),
+            Template::Signed(value) => Value::from(value),
+            Template::Float(value) => Value::from(value),
+            Template::Text(text) => Value::from(text),
+            Template::Path(path) => select_or_null(path, source)?,
+            Template::Array(items) => Value::Array(
+                items
+                    .iter()
+                    .map(|item| item.build(source))
+                    .collect::<Result<_, _>>()?,
+            ),
+            Template::Object(members) => {
+                let mut object = Map::with_capacity(members.len());
+                for (key, value) in members {
+                    object.insert((*key).to_owned(), value.build(source)?);
+                }
+                Value::Object(object)
+            }
+        })
+    }
+}
+
+/// One action of an operation task: a call of one of the workflow's functions.
+#[derive(Debug, Clone, Copy)]
+pub struct Call {
+    /// The function's position in the workflow's `functions` (see [`CallFunction`]).
+    function: usize,
+    /// The function's name, the task's and the action's (or `action N`), for traces, call
+    /// contexts and messages.
+    function_name: &'static str,
+    task: &'static str,
+    action: &'static str,
+    /// `actionDataFilter.fromStateData`: what of the task data the action sees.
+    input: Option<&'static JsonPath>,
+    /// The arguments; `None` passes the action's input.
+    args: Option<Template>,
+    /// The earlier drafts' action `outputPath`: what of the result is kept.
+    selection: Option<&'static JsonPath>,
+    /// `dataResultsPath`: where the result is written; `None` merges it into the task data.
+    results: Option<&'static JsonPath>,
+    /// The action's timeout, and its text as written (`PT10S`).
+    timeout: Option<(Duration, &'static str)>,
+}
+
+impl Call {
+    /// Calls function number `function` (named `function_name`) for action `action` of task
+    /// `task`, with the action's input as its arguments, merging its result into the task data.
+    #[must_use]
+    pub const fn new(
+        function: usize,
+        function_name: &'static str,
+        task: &'static str,
+        action: &'static str,
+    ) -> Self {
+        Self {
+            function,
+            function_name,
+            task,
+            action,
+            input: None,
+            args: None,
+            selection: None,
+            results: None,
+            timeout: None,
+        }
+    }
+
+    /// The action sees what `path` selects of the task data (`fromStateData`).
+    #[must_use]
+    pub const fn input(self, path: &'static JsonPath) -> Self {
+        Self {
+            input: Some(path),
+            ..self
+        }
+    }
+
+    /// The arguments are built by `template` from the action's input.
+    #[must_use]
+    pub const fn args(self, template: Template) -> Self {
+        Self {
+            args: Some(template),
+            ..self
+        }
+    }
+
+    /// Only what `path` selects of the result is kept.
+    #[must_use]
+    pub const fn select(self, path: &'static JsonPath) -> Self {
+        Self {
+            selection: Some(path),
+            ..self
+        }
+    }
+
+    /// The result is written at `path` (`dataResultsPath`) rather than merged.
+    #[must_use]
+    pub const fn results(self, path: &'static JsonPath) -> Self {
+        Self {
+            results: Some(path),
+            ..self
+        }
+    }
+
+    /// The call is limited to `timeout`, written `text` in the workflow.
+    #[must_use]
+    pub const fn timeout(self, timeout: Duration, text: &'static str) -> Self {
+        Self {
+            timeout: Some((timeout, text)),
+            ..self
+        }
+    }
+
+    /// Runs the call as attempt `attempt` of its task, changing `data`.
+    async fn run<M: CallFunction>(
+        &self,
+        machine: &M,
+        attempt: u32,
+        data: &mut Value,
+        io: &Io,
+    ) -> Result<(), ErrorObject> {
+        let args = match (self.input, &self.args) {
+            (None, None) => data.clone(),
+            (None, Some(template)) => template.build(data)?,
+            (Some(path), None) => select_input(path, data)?,
+            (Some(path), Some(template)) => template.build(&select_input(path, data)?)?,
+        };
+        let mut how = ActionCall::new(self.function_name, self.task, self.action, attempt);
+        if let Some((timeout, text)) = self.timeout {
+            how = how.with_timeout(timeout, text);
+        }
+        let function = self.function;
+        let mut result = how
+            .call(io, || machine.call_function(function, args))
+            .await?;
+        if let Some(selection) = self.selection {
+            filter_in_place(selection, &mut result)?;
+        }
+        match self.results {
+            Some(path) => path.write(data, result),
+            None => merge_result(data, result, self.task, self.action),
+        }
+    }
+}
+
+/// Runs `calls` one after the other, as attempt `attempt` of their task, changing `data`: the
+/// attempt of an operation task whose actions are all plain sequential calls.
+///
+/// # Errors
+/// The first call's failure (its function's error, a timeout, a path that cannot be
+/// evaluated, a result that cannot be merged); the calls before it have changed `data`.
+pub async fn call_functions<M: CallFunction>(
+    machine: &M,
+    calls: &'static [Call],
+    attempt: u32,
+    data: &mut Value,
+    io: &Io,
+) -> Result<Attempt<std::convert::Infallible>, ErrorObject> {
+    for call in calls {
+        call.run(machine, attempt, data, io).await?;
+    }
+    Ok(Attempt::Exit(0))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::path::Segment;
+    use serde_json::json;
+
+    static PATH_A: JsonPath = JsonPath::definite("$.a", &[Segment::Key("a")]);
+    static PATH_OUT: JsonPath = JsonPath::definite("$.out", &[Segment::Key("out")]);
+    static PATH_KEEP: JsonPath = JsonPath::definite("$.keep", &[Segment::Key("keep")]);
+
+    /// Function 0 echoes its arguments, function 1 fails, function 2 never finishes.
+    struct Echo;
+
+    impl CallFunction for Echo {
+        async fn call_function(
+            &self,
+            function: usize,
+            args: Value,
+        ) -> Result<Value, FunctionError> {
+            match function {
+                0 => Ok(args),
+                1 => Err(FunctionError::named("Refused", "no")),
+                _ => std::future::pending().await,
+            }
+        }
+    }
+
+    #[test]
+    fn templates_build_literals_and_selections_in_order() {
+        static MEMBERS: [(&str, Template); 6] = [
+            ("z", Template::Path(&PATH_A)),
+            ("n", Template::Null),
+            ("b", Template::Bool(true)),
+            (
+                "list",
+                Template::Array(&[Template::Unsigned(1), Template::Signed(-2)]),
+            ),
+            ("f", Template::Float(1.5)),
+            ("missing", Template::Path(&PATH_OUT)),
+        ];
+        let built = Template::Object(&MEMBERS)
+            .build(&json!({"a": "x"}))
+            .unwrap();
+        assert_eq!(
+            built,
+            json!({"z": "x", "n": null, "b": true, "list": [1, -2], "f": 1.5, "missing": null})
+        );
+        let keys: Vec<_> = built.as_object().unwrap().keys().cloned().collect();
+        assert_eq!(keys, ["z", "n", "b", "list", "f", "missing"]);
+        assert_eq!(Template::Text("$x").build(&json!({})).unwrap(), json!("$x"));
+    }
+
+    #[tokio::test]
+    async fn calls_merge_write_select_and_stop_at_the_first_failure() {
+        static CALLS: [Call; 3] = [
+            // Input narrowed to `$.a`, passed whole, merged.
+            Call::new(0, "echo", "T", "first").input(&PATH_A),
+            // Arguments from a template, the result's `keep` written at `$.out`.
+            Call::new(0, "echo", "T", "second")
+                .args(Template::Object(&[("keep", Template::Path(&PATH_A))]))
+                .select(&PATH_KEEP)
+                .results(&PATH_OUT),
+            Call::new(1, "refuse", "T", "third"),
+        ];
+        let io = Io::standalone();
+        let mut data = json!({"a": {"b": 1}});
+        let error = call_functions(&Echo, &CALLS, 1, &mut data, &io)
+            .await
+            .unwrap_err();
+        assert_eq!(error.name, "Refused");
+        assert_eq!(data, json!({"a": {"b": 1}, "b": 1, "out": {"b": 1}}));
+
+        let mut data = json!({"a": {"c": 2}});
+        let attempt = call_functions(&Echo, &CALLS[..1], 1, &mut data, &io).await;
+        assert!(matches!(attempt, Ok(Attempt::Exit(0))), "{attempt:?}");
+        assert_eq!(data, json!({"a": {"c": 2}, "c": 2}));
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_call_past_its_timeout_fails_with_a_timeout_error() {
+        static CALLS: [Call; 1] =
+            [Call::new(2, "never", "T", "wait").timeout(Duration::from_secs(5), "PT5S")];
+        let io = Io::standalone();
+        let mut data = json!({"kept": true});
+        let error = call_functions(&Echo, &CALLS, 1, &mut data, &io)
+            .await
+            .unwrap_err();
+        assert_eq!(error.name, ErrorObject::TIMEOUT);
+        assert!(error.message.contains("PT5S"), "{}", error.message);
+        assert_eq!(data, json!({"kept": true}));
+    }
+}
