@@ -176,7 +176,8 @@ pub mod __private {
     /// Switch data conditions.
     pub mod switch {
         pub use crate::switch::{
-            Comparison, ConditionOp, ConditionValue, CustomCondition, data_condition,
+            Compare, Comparison, ConditionOp, ConditionValue, CustomCondition, Operand, Test,
+            choose, data_condition,
         };
     }
 }

@@ -1339,44 +1339,51 @@ const _: () = {
         }
         /// Runs one step of task `Assess`.
         async fn run_task_assess(&self, data: Value, io: &Io) -> Step<CarAuctionState> {
-            let attempt: Result<Attempt<Infallible>, ErrorObject> = async {
-                let matched = rt::switch::data_condition(
-                    rt::switch::ConditionOp::LessThan,
-                    rt::switch::Comparison::Auto,
-                    PATH_BID_AMOUNT.select_ref(&data)?.as_deref(),
-                    &rt::switch::ConditionValue::integer("1000", 1000i64),
-                    None,
-                )?;
-                if matched {
-                    return Ok(Attempt::Exit(0usize));
-                }
-                let matched = rt::switch::data_condition(
-                    rt::switch::ConditionOp::GreaterThanOrEquals,
-                    rt::switch::Comparison::Auto,
-                    PATH_BID_AMOUNT.select_ref(&data)?.as_deref(),
-                    &rt::switch::ConditionValue::integer("5000", 5000i64),
-                    None,
-                )?
-                    && (rt::switch::data_condition(
-                        rt::switch::ConditionOp::Equals,
+            static CONDITIONS: [rt::switch::Test; 2] = [
+                rt::switch::Test::Compare(
+                    rt::switch::Compare::new(
+                        rt::switch::ConditionOp::LessThan,
                         rt::switch::Comparison::Auto,
-                        PATH_BID_CURRENCY.select_ref(&data)?.as_deref(),
-                        &rt::switch::ConditionValue::text("EUR"),
-                        None,
-                    )?
-                        || !rt::switch::data_condition(
-                            rt::switch::ConditionOp::Exists,
-                            rt::switch::Comparison::Auto,
-                            PATH_BID_CURRENCY.select_ref(&data)?.as_deref(),
-                            &rt::switch::ConditionValue::text(""),
-                            None,
-                        )?);
-                if matched {
-                    return Ok(Attempt::Exit(1usize));
-                }
-                Ok(Attempt::Exit(2usize))
-            }
-                .await;
+                        &PATH_BID_AMOUNT,
+                        rt::switch::Operand::Integer("1000", 1000i64),
+                    ),
+                ),
+                rt::switch::Test::All(
+                    &[
+                        rt::switch::Test::Compare(
+                            rt::switch::Compare::new(
+                                rt::switch::ConditionOp::GreaterThanOrEquals,
+                                rt::switch::Comparison::Auto,
+                                &PATH_BID_AMOUNT,
+                                rt::switch::Operand::Integer("5000", 5000i64),
+                            ),
+                        ),
+                        rt::switch::Test::Any(
+                            &[
+                                rt::switch::Test::Compare(
+                                    rt::switch::Compare::new(
+                                        rt::switch::ConditionOp::Equals,
+                                        rt::switch::Comparison::Auto,
+                                        &PATH_BID_CURRENCY,
+                                        rt::switch::Operand::Text("EUR"),
+                                    ),
+                                ),
+                                rt::switch::Test::Not(
+                                    &rt::switch::Test::Compare(
+                                        rt::switch::Compare::new(
+                                            rt::switch::ConditionOp::Exists,
+                                            rt::switch::Comparison::Auto,
+                                            &PATH_BID_CURRENCY,
+                                            rt::switch::Operand::Text(""),
+                                        ),
+                                    ),
+                                ),
+                            ],
+                        ),
+                    ],
+                ),
+            ];
+            let attempt = rt::switch::choose(&CONDITIONS, &data);
             rt::settle(
                 attempt,
                 data,

@@ -763,20 +763,17 @@ const _: () = {
         }
         /// Runs one step of task `Route`.
         async fn run_task_route(&self, data: Value, _io: &Io) -> Step<OrderState> {
-            let attempt: Result<Attempt<Infallible>, ErrorObject> = async {
-                let matched = rt::switch::data_condition(
-                    rt::switch::ConditionOp::GreaterThan,
-                    rt::switch::Comparison::Auto,
-                    PATH_ORDER_TOTAL.select_ref(&data)?.as_deref(),
-                    &rt::switch::ConditionValue::integer("1000", 1000i64),
-                    None,
-                )?;
-                if matched {
-                    return Ok(Attempt::Exit(0usize));
-                }
-                Ok(Attempt::Exit(1usize))
-            }
-                .await;
+            static CONDITIONS: [rt::switch::Test; 1] = [
+                rt::switch::Test::Compare(
+                    rt::switch::Compare::new(
+                        rt::switch::ConditionOp::GreaterThan,
+                        rt::switch::Comparison::Auto,
+                        &PATH_ORDER_TOTAL,
+                        rt::switch::Operand::Integer("1000", 1000i64),
+                    ),
+                ),
+            ];
+            let attempt = rt::switch::choose(&CONDITIONS, &data);
             rt::settle(
                 attempt,
                 data,

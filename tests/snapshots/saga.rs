@@ -956,30 +956,25 @@ const _: () = {
             compensations: rt::CompensationLog,
             io: &Io,
         ) -> Step<SagaState> {
-            let attempt: Result<Attempt<Infallible>, ErrorObject> = async {
-                let matched = rt::switch::data_condition(
-                    rt::switch::ConditionOp::Equals,
-                    rt::switch::Comparison::Auto,
-                    PATH_MODE.select_ref(&data)?.as_deref(),
-                    &rt::switch::ConditionValue::text("undo-by-transition"),
-                    None,
-                )?;
-                if matched {
-                    return Ok(Attempt::Exit(0usize));
-                }
-                let matched = rt::switch::data_condition(
-                    rt::switch::ConditionOp::Equals,
-                    rt::switch::Comparison::Auto,
-                    PATH_MODE.select_ref(&data)?.as_deref(),
-                    &rt::switch::ConditionValue::text("undo-at-end"),
-                    None,
-                )?;
-                if matched {
-                    return Ok(Attempt::Exit(1usize));
-                }
-                Ok(Attempt::Exit(2usize))
-            }
-                .await;
+            static CONDITIONS: [rt::switch::Test; 2] = [
+                rt::switch::Test::Compare(
+                    rt::switch::Compare::new(
+                        rt::switch::ConditionOp::Equals,
+                        rt::switch::Comparison::Auto,
+                        &PATH_MODE,
+                        rt::switch::Operand::Text("undo-by-transition"),
+                    ),
+                ),
+                rt::switch::Test::Compare(
+                    rt::switch::Compare::new(
+                        rt::switch::ConditionOp::Equals,
+                        rt::switch::Comparison::Auto,
+                        &PATH_MODE,
+                        rt::switch::Operand::Text("undo-at-end"),
+                    ),
+                ),
+            ];
+            let attempt = rt::switch::choose(&CONDITIONS, &data);
             let next: Result<SagaState, WorkflowError> = match attempt {
                 Ok(Attempt::Exit(exit)) => {
                     async {

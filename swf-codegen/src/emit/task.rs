@@ -67,14 +67,21 @@ pub(super) fn emit_run(cx: &Context<'_>, index: usize) -> TokenStream {
     let payload = stay
         .as_ref()
         .map_or(quote!(::core::convert::Infallible), |s| s.payload.clone());
-    // An operation whose actions are all plain calls runs them through the runtime, without an
-    // `async` block of its own.
+    // An operation whose actions are all plain calls, or a switch whose data conditions are
+    // all comparisons the runtime knows, is described by data and run by the runtime, without
+    // an `async` block of its own.
     let described = match &task.kind {
         TaskKind::Operation {
             action_mode,
             actions,
         } if input_check.is_empty() && stay.is_none() => {
             action::described_calls(cx, task, actions, *action_mode)
+        }
+        TaskKind::Switch(switch) if input_check.is_empty() && stay.is_none() => {
+            match &switch.conditions {
+                SwitchConditions::Data(conditions) => described_switch(conditions),
+                SwitchConditions::Event(_) => None,
+            }
         }
         _ => None,
     };
@@ -309,6 +316,113 @@ fn injects_nothing(data: &serde_json::Value) -> bool {
     data.as_object().is_some_and(serde_json::Map::is_empty) || data.is_null()
 }
 
+/// A data-condition switch described by data: the `static CONDITIONS` (the runtime's
+/// `switch::Test`s) and the expression choosing the exit, or `None` when a condition uses the
+/// `custom` operator (the user's function decides it).
+fn described_switch(conditions: &[DataCondition]) -> Option<(TokenStream, TokenStream)> {
+    let rt = rt();
+    let tests = conditions
+        .iter()
+        .map(|condition| described_test(&condition.test))
+        .collect::<Option<Vec<_>>>()?;
+    let count = proc_macro2::Literal::usize_unsuffixed(tests.len());
+    Some((
+        quote!(static CONDITIONS: [#rt::switch::Test; #count] = [#(#tests),*];),
+        quote!(#rt::switch::choose(&CONDITIONS, &data)),
+    ))
+}
+
+fn described_test(test: &DataTest) -> Option<TokenStream> {
+    let rt = rt();
+    let each = |items: &[DataTest]| items.iter().map(described_test).collect::<Option<Vec<_>>>();
+    Some(match test {
+        DataTest::Compare(comparison) => {
+            let compare = described_comparison(comparison)?;
+            quote!(#rt::switch::Test::Compare(#compare))
+        }
+        DataTest::All(items) => {
+            let items = each(items)?;
+            quote!(#rt::switch::Test::All(&[#(#items),*]))
+        }
+        DataTest::Any(items) => {
+            let items = each(items)?;
+            quote!(#rt::switch::Test::Any(&[#(#items),*]))
+        }
+        DataTest::Not(inner) => {
+            let inner = described_test(inner)?;
+            quote!(#rt::switch::Test::Not(&#inner))
+        }
+    })
+}
+
+/// One comparison as the runtime's `switch::Compare`.
+fn described_comparison(condition: &Comparison) -> Option<TokenStream> {
+    let rt = rt();
+    let path = path_ref(condition.path.as_ref()?);
+    let op = condition_op(condition.operator.value)?;
+    let comparison = if condition.operator.value.compares_strings() {
+        quote!(Strings)
+    } else {
+        quote!(Auto)
+    };
+    let value = condition.value.as_ref().map_or("", |v| v.value.as_str());
+    let regex = matches!(
+        condition.operator.value,
+        Operator::Matches | Operator::NotMatches
+    )
+    .then(|| {
+        quote!(.regex({
+            static REGEX: #rt::expr::LazyRegex = #rt::expr::LazyRegex::new(#value);
+            &REGEX
+        }))
+    });
+    let operand = operand(value);
+    Some(quote! {
+        #rt::switch::Compare::new(
+            #rt::switch::ConditionOp::#op,
+            #rt::switch::Comparison::#comparison,
+            #path,
+            #operand,
+        ) #regex
+    })
+}
+
+/// The runtime's `ConditionOp` for a data condition's operator, `None` for `custom`.
+fn condition_op(operator: Operator) -> Option<TokenStream> {
+    Some(match operator {
+        Operator::Exists => quote!(Exists),
+        Operator::NotExists => quote!(NotExists),
+        Operator::Null => quote!(Null),
+        Operator::NotNull => quote!(NotNull),
+        Operator::Equals | Operator::StrEquals => quote!(Equals),
+        Operator::NotEquals => quote!(NotEquals),
+        Operator::LessThan | Operator::StrLessThan => quote!(LessThan),
+        Operator::LessThanOrEquals | Operator::StrLessThanOrEquals => quote!(LessThanOrEquals),
+        Operator::GreaterThan | Operator::StrGreaterThan => quote!(GreaterThan),
+        Operator::GreaterThanOrEquals | Operator::StrGreaterThanOrEquals => {
+            quote!(GreaterThanOrEquals)
+        }
+        Operator::Matches => quote!(Matches),
+        Operator::NotMatches => quote!(NotMatches),
+        Operator::Custom => return None,
+    })
+}
+
+/// A condition's value with the number it reads as, as the runtime's `switch::Operand`.
+fn operand(value: &str) -> TokenStream {
+    let rt = rt();
+    if let Ok(integer) = value.parse::<i64>() {
+        return quote!(#rt::switch::Operand::Integer(#value, #integer));
+    }
+    if let Ok(integer) = value.parse::<u64>() {
+        return quote!(#rt::switch::Operand::Unsigned(#value, #integer));
+    }
+    match value.parse::<f64>() {
+        Ok(number) if number.is_finite() => quote!(#rt::switch::Operand::Float(#value, #number)),
+        _ => quote!(#rt::switch::Operand::Text(#value)),
+    }
+}
+
 /// One data condition: `bool`, inside the attempt (errors propagate with `?`); combinations
 /// short-circuit as written.
 fn emit_data_condition(cx: &Context<'_>, task: &Task, condition: &DataCondition) -> TokenStream {
@@ -355,39 +469,26 @@ fn emit_comparison(
     } else {
         quote!(Auto)
     };
-    let op = match condition.operator.value {
-        Operator::Exists => quote!(Exists),
-        Operator::NotExists => quote!(NotExists),
-        Operator::Null => quote!(Null),
-        Operator::NotNull => quote!(NotNull),
-        Operator::Equals | Operator::StrEquals => quote!(Equals),
-        Operator::NotEquals => quote!(NotEquals),
-        Operator::LessThan | Operator::StrLessThan => quote!(LessThan),
-        Operator::LessThanOrEquals | Operator::StrLessThanOrEquals => quote!(LessThanOrEquals),
-        Operator::GreaterThan | Operator::StrGreaterThan => quote!(GreaterThan),
-        Operator::GreaterThanOrEquals | Operator::StrGreaterThanOrEquals => {
-            quote!(GreaterThanOrEquals)
-        }
-        Operator::Matches => quote!(Matches),
-        Operator::NotMatches => quote!(NotMatches),
-        Operator::Custom => {
-            let functions = cx.functions_ident();
-            let name = &task.name.value;
-            let metadata = json(metadata.unwrap_or(&serde_json::Value::Null));
-            // User code: never inline on a host's router (see `leave_inline`).
-            return quote! {{
-                #rt::leave_inline().await;
-                let selected = #path.select(&data)?;
-                let metadata = #metadata;
-                #functions::custom_condition(&self.functions, #rt::CustomCondition {
-                    task: #name,
-                    path: #path_text,
-                    selected: selected.as_ref(),
-                    value: #value,
-                    metadata: &metadata,
-                })
-            }};
-        }
+    if condition.operator.value == Operator::Custom {
+        let functions = cx.functions_ident();
+        let name = &task.name.value;
+        let metadata = json(metadata.unwrap_or(&serde_json::Value::Null));
+        // User code: never inline on a host's router (see `leave_inline`).
+        return quote! {{
+            #rt::leave_inline().await;
+            let selected = #path.select(&data)?;
+            let metadata = #metadata;
+            #functions::custom_condition(&self.functions, #rt::CustomCondition {
+                task: #name,
+                path: #path_text,
+                selected: selected.as_ref(),
+                value: #value,
+                metadata: &metadata,
+            })
+        }};
+    }
+    let Some(op) = condition_op(condition.operator.value) else {
+        return quote!(false);
     };
     let regex = if matches!(
         condition.operator.value,

@@ -3,6 +3,8 @@
 
 mod condition;
 mod custom;
+mod described;
 
 pub use condition::{Comparison, ConditionOp, ConditionValue, data_condition};
 pub use custom::CustomCondition;
+pub use described::{Compare, Operand, Test, choose};

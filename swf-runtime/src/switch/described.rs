@@ -1,0 +1,214 @@
+//! Data-condition switches described by data: the generated code writes a switch's conditions
+//! as a `static` list of [`Test`]s and [`choose`] evaluates them, so the code that evaluates a
+//! condition is compiled once, not once per switch (issue 10, point 4; see `calls` for the
+//! same done for operation tasks).
+
+use std::convert::Infallible;
+
+use serde_json::Value;
+
+use super::condition::{Comparison, ConditionOp, ConditionValue, data_condition};
+use crate::error::ErrorObject;
+use crate::expr::LazyRegex;
+use crate::path::JsonPath;
+use crate::progress::Attempt;
+
+/// A data condition's `value`, with the number it reads as, read by the code generator.
+#[derive(Debug, Clone, Copy)]
+pub enum Operand {
+    /// A value that does not read as a number.
+    Text(&'static str),
+    /// A value that reads as this integer.
+    Integer(&'static str, i64),
+    /// A value that reads as this integer, above `i64::MAX`.
+    Unsigned(&'static str, u64),
+    /// A value that reads as this finite number.
+    Float(&'static str, f64),
+}
+
+impl Operand {
+    fn value(self) -> ConditionValue<'static> {
+        match self {
+            Operand::Text(text) => ConditionValue::text(text),
+            Operand::Integer(text, number) => ConditionValue::integer(text, number),
+            Operand::Unsigned(text, number) => ConditionValue::unsigned(text, number),
+            Operand::Float(text, number) => ConditionValue::float(text, number),
+        }
+    }
+}
+
+/// One comparison of a data condition: what `path` selects against `value` with `op`.
+#[derive(Debug, Clone, Copy)]
+pub struct Compare {
+    op: ConditionOp,
+    comparison: Comparison,
+    path: &'static JsonPath,
+    value: Operand,
+    /// The value compiled as a regular expression, for `Matches` and `NotMatches`.
+    regex: Option<&'static LazyRegex>,
+}
+
+impl Compare {
+    /// What `path` selects, compared with `value` by `op` (`comparison` says how).
+    #[must_use]
+    pub const fn new(
+        op: ConditionOp,
+        comparison: Comparison,
+        path: &'static JsonPath,
+        value: Operand,
+    ) -> Self {
+        Self {
+            op,
+            comparison,
+            path,
+            value,
+            regex: None,
+        }
+    }
+
+    /// The same comparison with its value compiled as a regular expression.
+    #[must_use]
+    pub const fn regex(self, regex: &'static LazyRegex) -> Self {
+        Self {
+            regex: Some(regex),
+            ..self
+        }
+    }
+
+    fn holds(&self, data: &Value) -> Result<bool, ErrorObject> {
+        let selected = self.path.select_ref(data)?;
+        data_condition(
+            self.op,
+            self.comparison,
+            selected.as_deref(),
+            &self.value.value(),
+            self.regex,
+        )
+    }
+}
+
+/// A data condition: a comparison, or comparisons combined as the workflow writes them.
+#[derive(Debug, Clone, Copy)]
+pub enum Test {
+    /// One comparison.
+    Compare(Compare),
+    /// Every test holds (evaluated in order, stopping at the first that does not).
+    All(&'static [Test]),
+    /// Some test holds (evaluated in order, stopping at the first that does).
+    Any(&'static [Test]),
+    /// The test does not hold.
+    Not(&'static Test),
+}
+
+impl Test {
+    /// Whether the test holds for `data`.
+    ///
+    /// # Errors
+    /// A path that cannot be evaluated, or a regular expression that does not compile.
+    pub fn holds(&self, data: &Value) -> Result<bool, ErrorObject> {
+        match self {
+            Test::Compare(compare) => compare.holds(data),
+            Test::All(tests) => {
+                for test in *tests {
+                    if !test.holds(data)? {
+                        return Ok(false);
+                    }
+                }
+                Ok(true)
+            }
+            Test::Any(tests) => {
+                for test in *tests {
+                    if test.holds(data)? {
+                        return Ok(true);
+                    }
+                }
+                Ok(false)
+            }
+            Test::Not(test) => Ok(!test.holds(data)?),
+        }
+    }
+}
+
+/// The exit a data-condition switch takes for `data`: the position of the first of
+/// `conditions` that holds, else the default's (`conditions.len()`).
+///
+/// # Errors
+/// As [`Test::holds`], for the first condition that fails to evaluate.
+pub fn choose(
+    conditions: &'static [Test],
+    data: &Value,
+) -> Result<Attempt<Infallible>, ErrorObject> {
+    for (exit, condition) in conditions.iter().enumerate() {
+        if condition.holds(data)? {
+            return Ok(Attempt::Exit(exit));
+        }
+    }
+    Ok(Attempt::Exit(conditions.len()))
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::path::Segment;
+
+    static PATH_N: JsonPath = JsonPath::definite("$.n", &[Segment::Key("n")]);
+    static PATH_NAME: JsonPath = JsonPath::definite("$.name", &[Segment::Key("name")]);
+    static PATH_BAD: JsonPath = JsonPath::query("$[?(@.a ==");
+    static STARTS_WITH_A: LazyRegex = LazyRegex::new("^a");
+
+    const fn n(op: ConditionOp, value: Operand) -> Test {
+        Test::Compare(Compare::new(op, Comparison::Auto, &PATH_N, value))
+    }
+
+    #[test]
+    fn the_first_condition_that_holds_is_taken_else_the_default() {
+        static CONDITIONS: [Test; 3] = [
+            n(ConditionOp::GreaterThan, Operand::Integer("10", 10)),
+            Test::All(&[
+                n(ConditionOp::GreaterThanOrEquals, Operand::Float("1.5", 1.5)),
+                Test::Not(&n(ConditionOp::Equals, Operand::Unsigned("3", 3))),
+            ]),
+            Test::Any(&[
+                Test::Compare(
+                    Compare::new(
+                        ConditionOp::Matches,
+                        Comparison::Strings,
+                        &PATH_NAME,
+                        Operand::Text("^a"),
+                    )
+                    .regex(&STARTS_WITH_A),
+                ),
+                n(ConditionOp::Equals, Operand::Text("x")),
+            ]),
+        ];
+        let exit = |data| match choose(&CONDITIONS, &data) {
+            Ok(Attempt::Exit(exit)) => exit,
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(exit(json!({"n": 11})), 0);
+        assert_eq!(exit(json!({"n": 2})), 1);
+        assert_eq!(exit(json!({"n": 3, "name": "abc"})), 2);
+        assert_eq!(exit(json!({"n": 3, "name": "bc"})), 3);
+        assert_eq!(exit(json!({})), 3);
+    }
+
+    #[test]
+    fn a_condition_that_cannot_be_evaluated_fails_the_switch() {
+        static CONDITIONS: [Test; 2] = [
+            n(ConditionOp::Equals, Operand::Integer("1", 1)),
+            Test::Compare(Compare::new(
+                ConditionOp::Exists,
+                Comparison::Auto,
+                &PATH_BAD,
+                Operand::Text(""),
+            )),
+        ];
+        assert!(matches!(
+            choose(&CONDITIONS, &json!({"n": 1})),
+            Ok(Attempt::Exit(0))
+        ));
+        assert!(choose(&CONDITIONS, &json!({"n": 2})).is_err());
+    }
+}
