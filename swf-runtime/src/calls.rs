@@ -16,7 +16,7 @@ use serde_json::{Map, Value};
 
 use crate::action::ActionCall;
 use crate::data::{filter_in_place, merge_result, select_input, select_or_null};
-use crate::error::{ErrorObject, FunctionError};
+use crate::error::{ErrorObject, FunctionError, WorkflowError};
 use crate::events::Io;
 use crate::path::JsonPath;
 use crate::progress::Attempt;
@@ -24,6 +24,9 @@ use crate::progress::Attempt;
 /// Calls the workflow's functions by their position in its `functions`: implemented by each
 /// generated machine (a `match` awaiting the user's trait method).
 pub trait CallFunction: Sync {
+    /// The workflow's id, for the failures of its runs.
+    const WORKFLOW: &'static str;
+
     /// Calls function `function` with `args`.
     fn call_function(
         &self,
@@ -228,6 +231,26 @@ pub async fn call_functions<M: CallFunction>(
     Ok(Attempt::Exit(0))
 }
 
+/// [`call_functions`] for a task that has no retry or onError and one exit (most operation
+/// tasks): the task data after the calls, or the run's failure with the data it had then.
+///
+/// # Errors
+/// The first call's failure, as the run's.
+pub async fn run_calls<M: CallFunction>(
+    machine: &M,
+    calls: &'static [Call],
+    attempt: u32,
+    mut data: Value,
+    io: &Io,
+) -> Result<Value, WorkflowError> {
+    for call in calls {
+        if let Err(error) = call.run(machine, attempt, &mut data, io).await {
+            return Err(WorkflowError::new(M::WORKFLOW, call.task, error, data));
+        }
+    }
+    Ok(data)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -242,6 +265,8 @@ mod tests {
     struct Echo;
 
     impl CallFunction for Echo {
+        const WORKFLOW: &'static str = "echo";
+
         async fn call_function(
             &self,
             function: usize,
@@ -304,6 +329,24 @@ mod tests {
         let attempt = call_functions(&Echo, &CALLS[..1], 1, &mut data, &io).await;
         assert!(matches!(attempt, Ok(Attempt::Exit(0))), "{attempt:?}");
         assert_eq!(data, json!({"a": {"c": 2}, "c": 2}));
+    }
+
+    #[tokio::test]
+    async fn a_plain_task_fails_the_run_with_its_data_and_name() {
+        static CALLS: [Call; 2] = [
+            Call::new(0, "echo", "T", "first").input(&PATH_A),
+            Call::new(1, "refuse", "T", "second"),
+        ];
+        let io = Io::standalone();
+        let data = run_calls(&Echo, &CALLS[..1], 1, json!({"a": {"b": 1}}), &io).await;
+        assert_eq!(data.unwrap(), json!({"a": {"b": 1}, "b": 1}));
+        let failure = run_calls(&Echo, &CALLS, 1, json!({"a": {"b": 1}}), &io)
+            .await
+            .unwrap_err();
+        assert_eq!(failure.workflow(), "echo");
+        assert_eq!(failure.task(), "T");
+        assert_eq!(failure.error().name, "Refused");
+        assert_eq!(failure.data(), &json!({"a": {"b": 1}, "b": 1}));
     }
 
     #[tokio::test(start_paused = true)]

@@ -132,13 +132,13 @@ pub mod __private {
     pub use crate::host::{Machine, StartOnEvents};
     pub use crate::progress::{
         ActionResume, Attempt, CallbackPhase, Progress, Wait, deadline, deadline_of, passed,
-        progress, settle,
+        progress, ran, settle,
     };
     pub use crate::schedule::{SCHEDULE_ERROR, ScheduleWindow, check_schedule};
     pub use crate::trace::{WorkflowInfo, traced_run};
 
     pub use crate::action::{ActionCall, in_scope, step_origin};
-    pub use crate::calls::{Call, CallFunction, Template, call_functions};
+    pub use crate::calls::{Call, CallFunction, Template, call_functions, run_calls};
     pub use crate::collection::{SharedData, collection_refs};
     pub use crate::compensation::{COMPENSATION_ERROR, Compensating, CompensationLog};
     pub use crate::data::{

@@ -133,6 +133,14 @@ pub fn settle<S: ScopeState>(
     next.map(Progress::Ran)
 }
 
+/// The step that ran to `next`, or the run's failure.
+///
+/// # Errors
+/// `next`'s.
+pub fn ran<S>(next: Result<S, WorkflowError>) -> Result<Progress<S>, WorkflowError> {
+    next.map(Progress::Ran)
+}
+
 /// `now + duration`, stopping at the largest representable instant.
 pub fn deadline(io: &Io, duration: Duration) -> Timestamp {
     after(io.now(), duration)

@@ -888,6 +888,7 @@ const _: () = {
         }
     }
     impl<F: ApprovalFunctions> rt::CallFunction for ApprovalWorkflow<F> {
+        const WORKFLOW: &'static str = "approval";
         async fn call_function(
             &self,
             function: usize,

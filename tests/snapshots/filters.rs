@@ -613,6 +613,7 @@ const _: () = {
         }
     }
     impl<F: FiltersFunctions> rt::CallFunction for FiltersWorkflow<F> {
+        const WORKFLOW: &'static str = "filters";
         async fn call_function(
             &self,
             function: usize,

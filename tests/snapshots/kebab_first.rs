@@ -1811,14 +1811,9 @@ const _: () = {
             static CALLS: [rt::Call; 1] = [
                 rt::Call::new(2, "register", "Register", "action 1"),
             ];
-            let mut data = data;
-            let attempt = rt::call_functions(self, &CALLS, 1, &mut data, io).await;
-            rt::settle(
-                attempt,
-                data,
-                "car-auction",
-                "Register",
-                |_, data| Ok(CarAuctionDeliverBranch1::Registered {
+            let data = rt::run_calls(self, &CALLS, 1, data, io).await?;
+            rt::ran(
+                Ok(CarAuctionDeliverBranch1::Registered {
                     data,
                 }),
             )
@@ -1949,15 +1944,8 @@ const _: () = {
                         rt::Template::Object(&[("about", rt::Template::Text("unsold"))]),
                     ),
             ];
-            let mut data = data;
-            let attempt = rt::call_functions(self, &CALLS, 1, &mut data, io).await;
-            rt::settle(
-                attempt,
-                data,
-                "car-auction",
-                "Unsold",
-                |_, data| Ok(CarAuctionState::Failed { data }),
-            )
+            let data = rt::run_calls(self, &CALLS, 1, data, io).await?;
+            rt::ran(Ok(CarAuctionState::Failed { data }))
         }
         /// Runs one step of task `Failed`.
         async fn run_task_failed(&self, data: Value, _io: &Io) -> Step<CarAuctionState> {
@@ -1985,6 +1973,7 @@ const _: () = {
         }
     }
     impl<F: CarAuctionFunctions> rt::CallFunction for CarAuctionWorkflow<F> {
+        const WORKFLOW: &'static str = "car-auction";
         async fn call_function(
             &self,
             function: usize,

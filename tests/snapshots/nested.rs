@@ -1130,14 +1130,9 @@ const _: () = {
                     )
                     .results(&PATH_LOGGED),
             ];
-            let mut data = data;
-            let attempt = rt::call_functions(self, &CALLS, 1, &mut data, io).await;
-            rt::settle(
-                attempt,
-                data,
-                "nested",
-                "Log",
-                |_, data| Ok(NestedWithBranch2::Completed {
+            let data = rt::run_calls(self, &CALLS, 1, data, io).await?;
+            rt::ran(
+                Ok(NestedWithBranch2::Completed {
                     output: data,
                 }),
             )
@@ -1326,6 +1321,7 @@ const _: () = {
         }
     }
     impl<F: NestedFunctions> rt::CallFunction for NestedWorkflow<F> {
+        const WORKFLOW: &'static str = "nested";
         async fn call_function(
             &self,
             function: usize,

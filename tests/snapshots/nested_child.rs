@@ -429,6 +429,7 @@ const _: () = {
         }
     }
     impl<F: NestedChildFunctions> rt::CallFunction for NestedChildWorkflow<F> {
+        const WORKFLOW: &'static str = "nested-child";
         async fn call_function(
             &self,
             function: usize,

@@ -587,14 +587,9 @@ const _: () = {
                     )
                     .results(&PATH_STOCK),
             ];
-            let mut data = data;
-            let attempt = rt::call_functions(self, &CALLS, 1, &mut data, io).await;
-            rt::settle(
-                attempt,
-                data,
-                "order",
-                "CheckInventory",
-                |_, data| Ok(OrderState::ChargeCard {
+            let data = rt::run_calls(self, &CALLS, 1, data, io).await?;
+            rt::ran(
+                Ok(OrderState::ChargeCard {
                     data,
                     retry: ::core::default::Default::default(),
                 }),
@@ -875,6 +870,7 @@ const _: () = {
         }
     }
     impl<F: OrderFunctions> rt::CallFunction for OrderWorkflow<F> {
+        const WORKFLOW: &'static str = "order";
         async fn call_function(
             &self,
             function: usize,

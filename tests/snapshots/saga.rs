@@ -796,20 +796,13 @@ const _: () = {
                         rt::Template::Object(&[("what", rt::Template::Text("flight"))]),
                     ),
             ];
-            let mut data = data;
-            let attempt = rt::call_functions(self, &CALLS, 1, &mut data, io).await;
-            rt::settle(
-                attempt,
-                data,
-                "saga",
-                "BookFlight",
-                |_, data| {
-                    let output = data;
-                    let mut compensations = compensations;
-                    compensations.record("BookFlight");
-                    Self::enter_task_book_hotel(output, compensations)
-                },
-            )
+            let data = rt::run_calls(self, &CALLS, 1, data, io).await?;
+            rt::ran({
+                let output = data;
+                let mut compensations = compensations;
+                compensations.record("BookFlight");
+                Self::enter_task_book_hotel(output, compensations)
+            })
         }
         fn enter_task_book_hotel(
             data: Value,
@@ -831,20 +824,13 @@ const _: () = {
                 rt::Call::new(0, "book", "BookHotel", "action 1")
                     .args(rt::Template::Object(&[("what", rt::Template::Text("hotel"))])),
             ];
-            let mut data = data;
-            let attempt = rt::call_functions(self, &CALLS, 1, &mut data, io).await;
-            rt::settle(
-                attempt,
-                data,
-                "saga",
-                "BookHotel",
-                |_, data| {
-                    let output = data;
-                    let mut compensations = compensations;
-                    compensations.record("BookHotel");
-                    Self::enter_task_charge(output, compensations)
-                },
-            )
+            let data = rt::run_calls(self, &CALLS, 1, data, io).await?;
+            rt::ran({
+                let output = data;
+                let mut compensations = compensations;
+                compensations.record("BookHotel");
+                Self::enter_task_charge(output, compensations)
+            })
         }
         fn enter_task_charge(
             data: Value,
@@ -1289,6 +1275,7 @@ const _: () = {
         }
     }
     impl<F: SagaFunctions> rt::CallFunction for SagaWorkflow<F> {
+        const WORKFLOW: &'static str = "saga";
         async fn call_function(
             &self,
             function: usize,

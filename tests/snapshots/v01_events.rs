@@ -771,6 +771,7 @@ const _: () = {
         }
     }
     impl<F: V01EventsFunctions> rt::CallFunction for V01EventsWorkflow<F> {
+        const WORKFLOW: &'static str = "v01-events";
         async fn call_function(
             &self,
             function: usize,

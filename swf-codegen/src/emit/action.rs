@@ -23,7 +23,9 @@ pub(super) fn emit_actions(
     mode: ActionMode,
     first: usize,
 ) -> TokenStream {
-    if let Some((calls, run)) = described_calls(cx, task, actions, mode) {
+    if let Some(described) = described_calls(cx, task, actions, mode) {
+        let run = described.in_place();
+        let calls = described.calls;
         // In a block of its own: a task may run several lists (one per event entry).
         return quote!({ #calls #run?; });
     }
@@ -92,16 +94,42 @@ pub(super) fn emit_actions(
     }
 }
 
+/// A task's actions described by data (see [`described_calls`]).
+pub(super) struct DescribedCalls {
+    /// The `static CALLS: [Call; N]` item.
+    pub calls: TokenStream,
+    /// Which attempt of the task runs them (an expression).
+    attempt: TokenStream,
+}
+
+impl DescribedCalls {
+    /// The calls run on the mutable task data `data`: a `Result<Attempt<Infallible>,
+    /// ErrorObject>`.
+    pub fn in_place(&self) -> TokenStream {
+        let rt = rt();
+        let attempt = &self.attempt;
+        quote!(#rt::call_functions(self, &CALLS, #attempt, &mut data, io).await)
+    }
+
+    /// The calls run on `data`, moved: the task data after them, or the failure of the run
+    /// with the data it had (`?` leaves the step with it).
+    pub fn plain(&self) -> TokenStream {
+        let rt = rt();
+        let attempt = &self.attempt;
+        quote!(#rt::run_calls(self, &CALLS, #attempt, data, io).await?)
+    }
+}
+
 /// When every one of `actions` is a plain call (sequential, a function of this workflow, no
-/// retries of its own): the `static CALLS` describing them (see the runtime's `calls`) and the
-/// expression running them, a `Result<Attempt<Infallible>, ErrorObject>` that changes `data`.
-/// The runtime's code for a call is then compiled once per machine, not once per task.
+/// retries of its own): the `static CALLS` describing them (see the runtime's `calls`), to
+/// run with [`DescribedCalls::in_place`] or [`DescribedCalls::plain`]. The runtime's code for
+/// a call is then compiled once per machine, not once per task.
 pub(super) fn described_calls(
     cx: &Context<'_>,
     task: &Task,
     actions: &[Action],
     mode: ActionMode,
-) -> Option<(TokenStream, TokenStream)> {
+) -> Option<DescribedCalls> {
     let rt = rt();
     // One action runs the same in either mode; several in parallel are joined (see above).
     if actions.is_empty()
@@ -155,11 +183,10 @@ pub(super) fn described_calls(
         })
         .collect::<Option<Vec<_>>>()?;
     let count = proc_macro2::Literal::usize_unsuffixed(calls.len());
-    let attempt = task_attempt(task);
-    Some((
-        quote!(static CALLS: [#rt::Call; #count] = [#(#calls),*];),
-        quote!(#rt::call_functions(self, &CALLS, #attempt, &mut data, io).await),
-    ))
+    Some(DescribedCalls {
+        calls: quote!(static CALLS: [#rt::Call; #count] = [#(#calls),*];),
+        attempt: task_attempt(task),
+    })
 }
 
 /// The arguments template as the runtime's `Template`, a constant.

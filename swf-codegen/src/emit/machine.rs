@@ -220,8 +220,11 @@ fn emit_call_function(cx: &Context<'_>, bounds: &TokenStream) -> TokenStream {
             quote!(#number => #functions::#method(&self.functions, args).await,)
         });
     let count = cx.names.functions.len();
+    let id = &cx.workflow.id.value;
     quote! {
         impl<F: #bounds> #rt::CallFunction for #machine<F> {
+            const WORKFLOW: &'static str = #id;
+
             async fn call_function(
                 &self,
                 function: usize,

@@ -4,6 +4,7 @@
 //! not done: it carries its progress to the next step, or waits); its error goes through the
 //! task's retry and onError definitions.
 
+use super::action::DescribedCalls;
 use super::exit::{dispatches_on_exit, emit_error_path, emit_exit_dispatch};
 use super::fields::{Fields, Log, Progress, Stay};
 use super::{Context, action, events, nested, rt};
@@ -17,7 +18,7 @@ pub(super) fn emit_run(cx: &Context<'_>, index: usize) -> TokenStream {
     let rt = rt();
     let state = cx.state_ident();
     let task = cx.task(index);
-    let run = cx.run_fn(index);
+    let run_fn = cx.run_fn(index);
     let fields = Fields::of(cx, index);
     let params = fields.parameters();
     let variant_path = {
@@ -70,13 +71,19 @@ pub(super) fn emit_run(cx: &Context<'_>, index: usize) -> TokenStream {
     // An operation whose actions are all plain calls, or a switch whose data conditions are
     // all comparisons the runtime knows, is described by data and run by the runtime, without
     // an `async` block of its own.
-    let described = match &task.kind {
+    let described_calls = match &task.kind {
         TaskKind::Operation {
             action_mode,
             actions,
         } if input_check.is_empty() && stay.is_none() => {
             action::described_calls(cx, task, actions, *action_mode)
         }
+        _ => None,
+    };
+    let described = match &task.kind {
+        TaskKind::Operation { .. } => described_calls
+            .as_ref()
+            .map(|described| (described.calls.clone(), described.in_place())),
         TaskKind::Switch(switch) if input_check.is_empty() && stay.is_none() => {
             match &switch.conditions {
                 SwitchConditions::Data(conditions) => described_switch(conditions),
@@ -158,9 +165,22 @@ pub(super) fn emit_run(cx: &Context<'_>, index: usize) -> TokenStream {
         } else {
             quote!({ #success })
         };
+        // Plain calls end the step with their failure themselves: the task has one exit.
+        if let Some(described) = described_calls.filter(|_| output_check.is_empty()) {
+            let DescribedCalls { calls, .. } = &described;
+            let run = described.plain();
+            return quote! {
+                #[doc = #doc]
+                async fn #run_fn(&self, #params #io: &#rt::Io) -> #rt::Step<#state> {
+                    #calls
+                    let data = #run;
+                    #rt::ran(#success)
+                }
+            };
+        }
         return quote! {
             #[doc = #doc]
-            async fn #run(&self, #params #io: &#rt::Io) -> #rt::Step<#state> {
+            async fn #run_fn(&self, #params #io: &#rt::Io) -> #rt::Step<#state> {
                 #calls
                 #retry_wait
                 #resume_wait
@@ -177,7 +197,7 @@ pub(super) fn emit_run(cx: &Context<'_>, index: usize) -> TokenStream {
     let failure = settled(failure);
     quote! {
         #[doc = #doc]
-        async fn #run(&self, #params #io: &#rt::Io) -> #rt::Step<#state> {
+        async fn #run_fn(&self, #params #io: &#rt::Io) -> #rt::Step<#state> {
             #calls
             #retry_wait
             #resume_wait
