@@ -103,7 +103,7 @@ pub struct Call {
     /// `actionDataFilter.fromStateData`: what of the task data the action sees.
     input: Option<&'static JsonPath>,
     /// The arguments; `None` passes the action's input.
-    args: Option<Template>,
+    args: Option<&'static Template>,
     /// The earlier drafts' action `outputPath`: what of the result is kept.
     selection: Option<&'static JsonPath>,
     /// `dataResultsPath`: where the result is written; `None` merges it into the task data.
@@ -146,7 +146,7 @@ impl Call {
 
     /// The arguments are built by `template` from the action's input.
     #[must_use]
-    pub const fn args(self, template: Template) -> Self {
+    pub const fn args(self, template: &'static Template) -> Self {
         Self {
             args: Some(template),
             ..self
@@ -188,7 +188,7 @@ impl Call {
         data: &mut Value,
         io: &Io,
     ) -> Result<(), ErrorObject> {
-        let args = match (self.input, &self.args) {
+        let args = match (self.input, self.args) {
             (None, None) => data.clone(),
             (None, Some(template)) => template.build(data)?,
             (Some(path), None) => select_input(path, data)?,
@@ -249,6 +249,20 @@ pub async fn run_calls<M: CallFunction>(
         }
     }
     Ok(data)
+}
+
+/// [`run_calls`] of one call.
+///
+/// # Errors
+/// As [`run_calls`].
+pub async fn run_call<M: CallFunction>(
+    machine: &M,
+    call: &'static Call,
+    attempt: u32,
+    data: Value,
+    io: &Io,
+) -> Result<Value, WorkflowError> {
+    run_calls(machine, std::slice::from_ref(call), attempt, data, io).await
 }
 
 #[cfg(test)]
@@ -312,7 +326,7 @@ mod tests {
             Call::new(0, "echo", "T", "first").input(&PATH_A),
             // Arguments from a template, the result's `keep` written at `$.out`.
             Call::new(0, "echo", "T", "second")
-                .args(Template::Object(&[("keep", Template::Path(&PATH_A))]))
+                .args(&Template::Object(&[("keep", Template::Path(&PATH_A))]))
                 .select(&PATH_KEEP)
                 .results(&PATH_OUT),
             Call::new(1, "refuse", "T", "third"),
@@ -338,7 +352,7 @@ mod tests {
             Call::new(1, "refuse", "T", "second"),
         ];
         let io = Io::standalone();
-        let data = run_calls(&Echo, &CALLS[..1], 1, json!({"a": {"b": 1}}), &io).await;
+        let data = run_call(&Echo, &CALLS[0], 1, json!({"a": {"b": 1}}), &io).await;
         assert_eq!(data.unwrap(), json!({"a": {"b": 1}, "b": 1}));
         let failure = run_calls(&Echo, &CALLS, 1, json!({"a": {"b": 1}}), &io)
             .await

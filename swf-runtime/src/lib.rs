@@ -138,7 +138,7 @@ pub mod __private {
     pub use crate::trace::{WorkflowInfo, traced_run};
 
     pub use crate::action::{ActionCall, in_scope, step_origin};
-    pub use crate::calls::{Call, CallFunction, Template, call_functions, run_calls};
+    pub use crate::calls::{Call, CallFunction, Template, call_functions, run_call, run_calls};
     pub use crate::collection::{SharedData, collection_refs};
     pub use crate::compensation::{COMPENSATION_ERROR, Compensating, CompensationLog};
     pub use crate::data::{
@@ -177,7 +177,7 @@ pub mod __private {
     pub mod switch {
         pub use crate::switch::{
             Compare, Comparison, ConditionOp, ConditionValue, CustomCondition, Operand, Test,
-            choose, data_condition,
+            choose, data_condition, take,
         };
     }
 }

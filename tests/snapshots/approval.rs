@@ -641,10 +641,20 @@ const _: () = {
                 match &phase {
                     rt::CallbackPhase::Call => {
                         {
-                            static CALLS: [rt::Call; 1] = [
-                                rt::Call::new(0, "askManager", "AskManager", "action 1"),
-                            ];
-                            rt::call_functions(self, &CALLS, 1, &mut data, io).await?;
+                            static CALL: rt::Call = rt::Call::new(
+                                0,
+                                "askManager",
+                                "AskManager",
+                                "action 1",
+                            );
+                            rt::call_functions(
+                                    self,
+                                    ::core::slice::from_ref(&CALL),
+                                    1,
+                                    &mut data,
+                                    io,
+                                )
+                                .await?;
                         }
                         let until = rt::deadline_of(
                             io,

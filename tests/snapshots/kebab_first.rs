@@ -1162,6 +1162,9 @@ const _: () = {
         "$.bid",
         &[rt::Segment::Key("bid")],
     );
+    static ARGS_BID: rt::Template = rt::Template::Object(
+        &[("bid", rt::Template::Path(&PATH_BID))],
+    );
     static PATH_RECORDED: rt::JsonPath = rt::JsonPath::definite(
         "$.recorded",
         &[rt::Segment::Key("recorded")],
@@ -1177,6 +1180,9 @@ const _: () = {
     static PATH_PAYMENT: rt::JsonPath = rt::JsonPath::definite(
         "$.payment",
         &[rt::Segment::Key("payment")],
+    );
+    static ARGS_ABOUT: rt::Template = rt::Template::Object(
+        &[("about", rt::Template::Text("unsold"))],
     );
     #[allow(dead_code)]
     impl<F: CarAuctionFunctions> CarAuctionWorkflow<F> {
@@ -1274,16 +1280,22 @@ const _: () = {
                             )?;
                         }
                         {
-                            static CALLS: [rt::Call; 1] = [
-                                rt::Call::new(0, "recordBid", "Bidding", "action 1")
-                                    .args(
-                                        rt::Template::Object(
-                                            &[("bid", rt::Template::Path(&PATH_BID))],
-                                        ),
-                                    )
-                                    .results(&PATH_RECORDED),
-                            ];
-                            rt::call_functions(self, &CALLS, 1, &mut data, io).await?;
+                            static CALL: rt::Call = rt::Call::new(
+                                    0,
+                                    "recordBid",
+                                    "Bidding",
+                                    "action 1",
+                                )
+                                .args(&ARGS_BID)
+                                .results(&PATH_RECORDED);
+                            rt::call_functions(
+                                    self,
+                                    ::core::slice::from_ref(&CALL),
+                                    1,
+                                    &mut data,
+                                    io,
+                                )
+                                .await?;
                         }
                         Ok(Attempt::Exit(0usize))
                     }
@@ -1383,13 +1395,14 @@ const _: () = {
                     ],
                 ),
             ];
-            let attempt = rt::switch::choose(&CONDITIONS, &data);
-            rt::settle(
-                attempt,
+            let (exit, data) = rt::switch::take(
+                &CONDITIONS,
                 data,
                 "car-auction",
                 "Assess",
-                |exit, data| match exit {
+            )?;
+            rt::ran(
+                match exit {
                     0usize => Ok(CarAuctionState::Unsold { data }),
                     1usize => {
                         Ok(CarAuctionState::Charge {
@@ -1808,10 +1821,8 @@ const _: () = {
             data: Value,
             io: &Io,
         ) -> Step<CarAuctionDeliverBranch1> {
-            static CALLS: [rt::Call; 1] = [
-                rt::Call::new(2, "register", "Register", "action 1"),
-            ];
-            let data = rt::run_calls(self, &CALLS, 1, data, io).await?;
+            static CALL: rt::Call = rt::Call::new(2, "register", "Register", "action 1");
+            let data = rt::run_call(self, &CALL, 1, data, io).await?;
             rt::ran(
                 Ok(CarAuctionDeliverBranch1::Registered {
                     data,
@@ -1938,13 +1949,9 @@ const _: () = {
         }
         /// Runs one step of task `Unsold`.
         async fn run_task_unsold(&self, data: Value, io: &Io) -> Step<CarAuctionState> {
-            static CALLS: [rt::Call; 1] = [
-                rt::Call::new(4, "notify", "Unsold", "action 1")
-                    .args(
-                        rt::Template::Object(&[("about", rt::Template::Text("unsold"))]),
-                    ),
-            ];
-            let data = rt::run_calls(self, &CALLS, 1, data, io).await?;
+            static CALL: rt::Call = rt::Call::new(4, "notify", "Unsold", "action 1")
+                .args(&ARGS_ABOUT);
+            let data = rt::run_call(self, &CALL, 1, data, io).await?;
             rt::ran(Ok(CarAuctionState::Failed { data }))
         }
         /// Runs one step of task `Failed`.

@@ -917,6 +917,9 @@ const _: () = {
     use ::core::convert::Infallible;
     #[allow(unused_imports)]
     use ::std::string::String;
+    static ARGS_WHAT: rt::Template = rt::Template::Object(
+        &[("what", rt::Template::Text("branch"))],
+    );
     static PATH_LOGGED: rt::JsonPath = rt::JsonPath::definite(
         "$.logged",
         &[rt::Segment::Key("logged")],
@@ -1123,14 +1126,10 @@ const _: () = {
             data: Value,
             io: &Io,
         ) -> Step<NestedWithBranch2> {
-            static CALLS: [rt::Call; 1] = [
-                rt::Call::new(0, "log", "Log", "action 1")
-                    .args(
-                        rt::Template::Object(&[("what", rt::Template::Text("branch"))]),
-                    )
-                    .results(&PATH_LOGGED),
-            ];
-            let data = rt::run_calls(self, &CALLS, 1, data, io).await?;
+            static CALL: rt::Call = rt::Call::new(0, "log", "Log", "action 1")
+                .args(&ARGS_WHAT)
+                .results(&PATH_LOGGED);
+            let data = rt::run_call(self, &CALL, 1, data, io).await?;
             rt::ran(
                 Ok(NestedWithBranch2::Completed {
                     output: data,

@@ -381,6 +381,9 @@ const _: () = {
         "$.item",
         &[rt::Segment::Key("item")],
     );
+    static ARGS_ITEM: rt::Template = rt::Template::Object(
+        &[("item", rt::Template::Path(&PATH_ITEM))],
+    );
     static PATH_LOGGED: rt::JsonPath = rt::JsonPath::definite(
         "$.logged",
         &[rt::Segment::Key("logged")],
@@ -389,15 +392,18 @@ const _: () = {
     impl<F: NestedChildFunctions> NestedChildWorkflow<F> {
         /// Runs one step of task `Log`.
         async fn run_task_log(&self, data: Value, io: &Io) -> Step<NestedChildState> {
-            static CALLS: [rt::Call; 1] = [
-                rt::Call::new(0, "log", "Log", "action 1")
-                    .args(
-                        rt::Template::Object(&[("item", rt::Template::Path(&PATH_ITEM))]),
-                    )
-                    .results(&PATH_LOGGED),
-            ];
+            static CALL: rt::Call = rt::Call::new(0, "log", "Log", "action 1")
+                .args(&ARGS_ITEM)
+                .results(&PATH_LOGGED);
             let mut data = data;
-            let attempt = rt::call_functions(self, &CALLS, 1, &mut data, io).await;
+            let attempt = rt::call_functions(
+                    self,
+                    ::core::slice::from_ref(&CALL),
+                    1,
+                    &mut data,
+                    io,
+                )
+                .await;
             let next: Result<NestedChildState, WorkflowError> = match attempt {
                 Ok(Attempt::Exit(_)) => {
                     async {

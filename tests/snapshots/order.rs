@@ -543,6 +543,12 @@ const _: () = {
         "$.order.quantity",
         &[rt::Segment::Key("order"), rt::Segment::Key("quantity")],
     );
+    static ARGS_SKU: rt::Template = rt::Template::Object(
+        &[
+            ("sku", rt::Template::Path(&PATH_ORDER_SKU)),
+            ("quantity", rt::Template::Path(&PATH_ORDER_QUANTITY)),
+        ],
+    );
     static PATH_STOCK: rt::JsonPath = rt::JsonPath::definite(
         "$.stock",
         &[rt::Segment::Key("stock")],
@@ -550,6 +556,9 @@ const _: () = {
     static PATH_ORDER_TOTAL: rt::JsonPath = rt::JsonPath::definite(
         "$.order.total",
         &[rt::Segment::Key("order"), rt::Segment::Key("total")],
+    );
+    static ARGS_AMOUNT: rt::Template = rt::Template::Object(
+        &[("amount", rt::Template::Path(&PATH_ORDER_TOTAL))],
     );
     static PATH_PAYMENT: rt::JsonPath = rt::JsonPath::definite(
         "$.payment",
@@ -563,6 +572,9 @@ const _: () = {
         "$.order.address",
         &[rt::Segment::Key("order"), rt::Segment::Key("address")],
     );
+    static ARGS_ADDRESS: rt::Template = rt::Template::Object(
+        &[("address", rt::Template::Path(&PATH_ORDER_ADDRESS))],
+    );
     static PATH_SHIPMENT: rt::JsonPath = rt::JsonPath::definite(
         "$.shipment",
         &[rt::Segment::Key("shipment")],
@@ -575,19 +587,15 @@ const _: () = {
             data: Value,
             io: &Io,
         ) -> Step<OrderState> {
-            static CALLS: [rt::Call; 1] = [
-                rt::Call::new(0, "checkInventory", "CheckInventory", "check stock")
-                    .args(
-                        rt::Template::Object(
-                            &[
-                                ("sku", rt::Template::Path(&PATH_ORDER_SKU)),
-                                ("quantity", rt::Template::Path(&PATH_ORDER_QUANTITY)),
-                            ],
-                        ),
-                    )
-                    .results(&PATH_STOCK),
-            ];
-            let data = rt::run_calls(self, &CALLS, 1, data, io).await?;
+            static CALL: rt::Call = rt::Call::new(
+                    0,
+                    "checkInventory",
+                    "CheckInventory",
+                    "check stock",
+                )
+                .args(&ARGS_SKU)
+                .results(&PATH_STOCK);
+            let data = rt::run_call(self, &CALL, 1, data, io).await?;
             rt::ran(
                 Ok(OrderState::ChargeCard {
                     data,
@@ -602,16 +610,15 @@ const _: () = {
             retry: rt::RetryProgress,
             io: &Io,
         ) -> Step<OrderState> {
-            static CALLS: [rt::Call; 1] = [
-                rt::Call::new(1, "chargeCard", "ChargeCard", "action 1")
-                    .args(
-                        rt::Template::Object(
-                            &[("amount", rt::Template::Path(&PATH_ORDER_TOTAL))],
-                        ),
-                    )
-                    .results(&PATH_PAYMENT)
-                    .timeout(rt::Duration::from_millis(10000u64), "PT10S"),
-            ];
+            static CALL: rt::Call = rt::Call::new(
+                    1,
+                    "chargeCard",
+                    "ChargeCard",
+                    "action 1",
+                )
+                .args(&ARGS_AMOUNT)
+                .results(&PATH_PAYMENT)
+                .timeout(rt::Duration::from_millis(10000u64), "PT10S");
             if let Some(wait) = retry.pending(io) {
                 return Ok(
                     Progress::Waiting(
@@ -627,7 +634,7 @@ const _: () = {
             let mut data = data;
             let attempt = rt::call_functions(
                     self,
-                    &CALLS,
+                    ::core::slice::from_ref(&CALL),
                     retry.attempt(),
                     &mut data,
                     io,
@@ -768,13 +775,9 @@ const _: () = {
                     ),
                 ),
             ];
-            let attempt = rt::switch::choose(&CONDITIONS, &data);
-            rt::settle(
-                attempt,
-                data,
-                "order",
-                "Route",
-                |exit, data| match exit {
+            let (exit, data) = rt::switch::take(&CONDITIONS, data, "order", "Route")?;
+            rt::ran(
+                match exit {
                     0usize => Ok(OrderState::ManualReview { data }),
                     _ => Ok(OrderState::Ship { data }),
                 },
@@ -809,17 +812,18 @@ const _: () = {
         }
         /// Runs one step of task `Ship`.
         async fn run_task_ship(&self, data: Value, io: &Io) -> Step<OrderState> {
-            static CALLS: [rt::Call; 1] = [
-                rt::Call::new(2, "shipOrder", "Ship", "action 1")
-                    .args(
-                        rt::Template::Object(
-                            &[("address", rt::Template::Path(&PATH_ORDER_ADDRESS))],
-                        ),
-                    )
-                    .results(&PATH_SHIPMENT),
-            ];
+            static CALL: rt::Call = rt::Call::new(2, "shipOrder", "Ship", "action 1")
+                .args(&ARGS_ADDRESS)
+                .results(&PATH_SHIPMENT);
             let mut data = data;
-            let attempt = rt::call_functions(self, &CALLS, 1, &mut data, io).await;
+            let attempt = rt::call_functions(
+                    self,
+                    ::core::slice::from_ref(&CALL),
+                    1,
+                    &mut data,
+                    io,
+                )
+                .await;
             let next: Result<OrderState, WorkflowError> = match attempt {
                 Ok(Attempt::Exit(_)) => {
                     async {

@@ -686,9 +686,18 @@ const _: () = {
     use ::core::convert::Infallible;
     #[allow(unused_imports)]
     use ::std::string::String;
+    static ARGS_WHAT: rt::Template = rt::Template::Object(
+        &[("what", rt::Template::Text("flight"))],
+    );
+    static ARGS_WHAT_2: rt::Template = rt::Template::Object(
+        &[("what", rt::Template::Text("hotel"))],
+    );
     static PATH_MODE: rt::JsonPath = rt::JsonPath::definite(
         "$.mode",
         &[rt::Segment::Key("mode")],
+    );
+    static ARGS_MODE: rt::Template = rt::Template::Object(
+        &[("mode", rt::Template::Path(&PATH_MODE))],
     );
     #[allow(dead_code)]
     impl<F: SagaFunctions> SagaWorkflow<F> {
@@ -790,13 +799,9 @@ const _: () = {
             compensations: rt::CompensationLog,
             io: &Io,
         ) -> Step<SagaState> {
-            static CALLS: [rt::Call; 1] = [
-                rt::Call::new(0, "book", "BookFlight", "action 1")
-                    .args(
-                        rt::Template::Object(&[("what", rt::Template::Text("flight"))]),
-                    ),
-            ];
-            let data = rt::run_calls(self, &CALLS, 1, data, io).await?;
+            static CALL: rt::Call = rt::Call::new(0, "book", "BookFlight", "action 1")
+                .args(&ARGS_WHAT);
+            let data = rt::run_call(self, &CALL, 1, data, io).await?;
             rt::ran({
                 let output = data;
                 let mut compensations = compensations;
@@ -820,11 +825,9 @@ const _: () = {
             compensations: rt::CompensationLog,
             io: &Io,
         ) -> Step<SagaState> {
-            static CALLS: [rt::Call; 1] = [
-                rt::Call::new(0, "book", "BookHotel", "action 1")
-                    .args(rt::Template::Object(&[("what", rt::Template::Text("hotel"))])),
-            ];
-            let data = rt::run_calls(self, &CALLS, 1, data, io).await?;
+            static CALL: rt::Call = rt::Call::new(0, "book", "BookHotel", "action 1")
+                .args(&ARGS_WHAT_2);
+            let data = rt::run_call(self, &CALL, 1, data, io).await?;
             rt::ran({
                 let output = data;
                 let mut compensations = compensations;
@@ -848,14 +851,17 @@ const _: () = {
             compensations: rt::CompensationLog,
             io: &Io,
         ) -> Step<SagaState> {
-            static CALLS: [rt::Call; 1] = [
-                rt::Call::new(1, "charge", "Charge", "action 1")
-                    .args(
-                        rt::Template::Object(&[("mode", rt::Template::Path(&PATH_MODE))]),
-                    ),
-            ];
+            static CALL: rt::Call = rt::Call::new(1, "charge", "Charge", "action 1")
+                .args(&ARGS_MODE);
             let mut data = data;
-            let attempt = rt::call_functions(self, &CALLS, 1, &mut data, io).await;
+            let attempt = rt::call_functions(
+                    self,
+                    ::core::slice::from_ref(&CALL),
+                    1,
+                    &mut data,
+                    io,
+                )
+                .await;
             let next: Result<SagaState, WorkflowError> = match attempt {
                 Ok(Attempt::Exit(_)) => Self::enter_task_decide(data, compensations),
                 Ok(Attempt::Terminate) => {
@@ -1155,13 +1161,18 @@ const _: () = {
             compensating: rt::Compensating,
             io: &Io,
         ) -> Step<SagaState> {
-            static CALLS: [rt::Call; 1] = [
-                rt::Call::new(2, "cancel", "CancelHotel", "action 1")
-                    .args(rt::Template::Object(&[("what", rt::Template::Text("hotel"))])),
-            ];
+            static CALL: rt::Call = rt::Call::new(2, "cancel", "CancelHotel", "action 1")
+                .args(&ARGS_WHAT_2);
             let marking = compensating.clone();
             let mut data = data;
-            let attempt = rt::call_functions(self, &CALLS, 1, &mut data, io).await;
+            let attempt = rt::call_functions(
+                    self,
+                    ::core::slice::from_ref(&CALL),
+                    1,
+                    &mut data,
+                    io,
+                )
+                .await;
             let next: Result<SagaState, WorkflowError> = match attempt {
                 Ok(Attempt::Exit(_)) => {
                     Self::enter_task_refund_deposit(data, compensating)
@@ -1242,15 +1253,23 @@ const _: () = {
             compensating: rt::Compensating,
             io: &Io,
         ) -> Step<SagaState> {
-            static CALLS: [rt::Call; 1] = [
-                rt::Call::new(2, "cancel", "CancelFlight", "action 1")
-                    .args(
-                        rt::Template::Object(&[("what", rt::Template::Text("flight"))]),
-                    ),
-            ];
+            static CALL: rt::Call = rt::Call::new(
+                    2,
+                    "cancel",
+                    "CancelFlight",
+                    "action 1",
+                )
+                .args(&ARGS_WHAT);
             let marking = compensating.clone();
             let mut data = data;
-            let attempt = rt::call_functions(self, &CALLS, 1, &mut data, io).await;
+            let attempt = rt::call_functions(
+                    self,
+                    ::core::slice::from_ref(&CALL),
+                    1,
+                    &mut data,
+                    io,
+                )
+                .await;
             let next: Result<SagaState, WorkflowError> = match attempt {
                 Ok(Attempt::Exit(_)) => {
                     async {

@@ -662,14 +662,24 @@ const _: () = {
                             )?;
                         }
                         {
-                            static CALLS: [rt::Call; 1] = [
-                                rt::Call::new(0, "ship", "WaitForOrder", "action 1")
-                                    .input(&PATH_ORDER)
-                                    .select(&PATH_TRACKING)
-                                    .results(&PATH_SHIPMENT)
-                                    .timeout(rt::Duration::from_millis(600000u64), "PT10M"),
-                            ];
-                            rt::call_functions(self, &CALLS, 1, &mut data, io).await?;
+                            static CALL: rt::Call = rt::Call::new(
+                                    0,
+                                    "ship",
+                                    "WaitForOrder",
+                                    "action 1",
+                                )
+                                .input(&PATH_ORDER)
+                                .select(&PATH_TRACKING)
+                                .results(&PATH_SHIPMENT)
+                                .timeout(rt::Duration::from_millis(600000u64), "PT10M");
+                            rt::call_functions(
+                                    self,
+                                    ::core::slice::from_ref(&CALL),
+                                    1,
+                                    &mut data,
+                                    io,
+                                )
+                                .await?;
                         }
                         Ok(Attempt::Exit(0usize))
                     }

@@ -96,8 +96,10 @@ pub(super) fn emit_actions(
 
 /// A task's actions described by data (see [`described_calls`]).
 pub(super) struct DescribedCalls {
-    /// The `static CALLS: [Call; N]` item.
+    /// The `static CALLS: [Call; N]` item, or `static CALL: Call` for one call.
     pub calls: TokenStream,
+    /// Whether there is one call.
+    single: bool,
     /// Which attempt of the task runs them (an expression).
     attempt: TokenStream,
 }
@@ -108,7 +110,12 @@ impl DescribedCalls {
     pub fn in_place(&self) -> TokenStream {
         let rt = rt();
         let attempt = &self.attempt;
-        quote!(#rt::call_functions(self, &CALLS, #attempt, &mut data, io).await)
+        let calls = if self.single {
+            quote!(::core::slice::from_ref(&CALL))
+        } else {
+            quote!(&CALLS)
+        };
+        quote!(#rt::call_functions(self, #calls, #attempt, &mut data, io).await)
     }
 
     /// The calls run on `data`, moved: the task data after them, or the failure of the run
@@ -116,7 +123,11 @@ impl DescribedCalls {
     pub fn plain(&self) -> TokenStream {
         let rt = rt();
         let attempt = &self.attempt;
-        quote!(#rt::run_calls(self, &CALLS, #attempt, data, io).await?)
+        if self.single {
+            quote!(#rt::run_call(self, &CALL, #attempt, data, io).await?)
+        } else {
+            quote!(#rt::run_calls(self, &CALLS, #attempt, data, io).await?)
+        }
     }
 }
 
@@ -159,9 +170,14 @@ pub(super) fn described_calls(
                 let path = path_ref(path);
                 quote!(.input(#path))
             });
+            // A `static` of its own, which the private block hoists and shares between the
+            // calls that build the same arguments (see `private_block`).
             let args = function.parameters.as_ref().map(|param| {
                 let template = template(param);
-                quote!(.args(#template))
+                quote!(.args({
+                    static ARGS: #rt::Template = #template;
+                    &ARGS
+                }))
             });
             let select = action.result_selection.as_ref().map(|path| {
                 let path = path_ref(path);
@@ -183,8 +199,15 @@ pub(super) fn described_calls(
         })
         .collect::<Option<Vec<_>>>()?;
     let count = proc_macro2::Literal::usize_unsuffixed(calls.len());
+    // One call (most tasks) is a `static` of its own: the formatter keeps it on one line.
+    let single = calls.len() == 1;
+    let calls = match calls.as_slice() {
+        [call] => quote!(static CALL: #rt::Call = #call;),
+        _ => quote!(static CALLS: [#rt::Call; #count] = [#(#calls),*];),
+    };
     Some(DescribedCalls {
-        calls: quote!(static CALLS: [#rt::Call; #count] = [#(#calls),*];),
+        calls,
+        single,
         attempt: task_attempt(task),
     })
 }

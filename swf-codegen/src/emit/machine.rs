@@ -11,7 +11,12 @@ use proc_macro2::TokenStream;
 use quote::quote;
 
 /// The machine's public items, and its private block (see `private_block`).
-pub(super) fn emit(cx: &Context<'_>, scopes: &Emitted) -> (TokenStream, TokenStream) {
+/// `methods` are the scopes' private methods (taken out of `scopes`).
+pub(super) fn emit(
+    cx: &Context<'_>,
+    scopes: &Emitted,
+    methods: Vec<TokenStream>,
+) -> (TokenStream, TokenStream) {
     let machine = cx.workflow_ident();
     let id = &cx.workflow.id.value;
     let name = &cx.workflow.name.value;
@@ -36,7 +41,7 @@ pub(super) fn emit(cx: &Context<'_>, scopes: &Emitted) -> (TokenStream, TokenStr
     let private = super::private_block::emit(
         &machine,
         &bounds,
-        scopes.methods.iter().cloned().collect(),
+        methods.into_iter().collect(),
         call_function,
     );
     let doc = format!(

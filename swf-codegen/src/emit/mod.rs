@@ -59,8 +59,10 @@ pub(crate) fn mentions(tokens: &TokenStream, name: &str) -> bool {
 pub fn workflow(workflow: &Workflow, names: &Names) -> TokenStream {
     let cx = Context::root(workflow, names);
     let functions = functions::emit(&cx);
-    let scopes = scope::emit_tree(&cx);
-    let (machine, private) = machine::emit(&cx, &scopes);
+    let mut scopes = scope::emit_tree(&cx);
+    // Handed over, not cloned: they are most of the workflow's tokens.
+    let methods = std::mem::take(&mut scopes.methods);
+    let (machine, private) = machine::emit(&cx, &scopes, methods);
     let types = &scopes.types;
     let events = events::emit_event_enum(&cx);
     let schemas = schema::feature_check(workflow);

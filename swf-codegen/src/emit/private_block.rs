@@ -132,7 +132,12 @@ fn first_string(tokens: &TokenStream) -> Option<String> {
 
 /// `tokens` with the long paths shortened and the statics hoisted into `statics`.
 fn shorten(tokens: TokenStream, statics: &mut Statics) -> TokenStream {
-    let trees: Vec<TokenTree> = tokens.into_iter().collect();
+    shorten_trees(tokens.into_iter().collect(), statics)
+}
+
+/// [`shorten`] of trees already collected (a group's are collected once, for both the check
+/// for a hoisted static and the shortening).
+fn shorten_trees(mut trees: Vec<TokenTree>, statics: &mut Statics) -> TokenStream {
     let mut out: Vec<TokenTree> = Vec::with_capacity(trees.len());
     let mut index = 0;
     while index < trees.len() {
@@ -162,7 +167,9 @@ fn shorten(tokens: TokenStream, statics: &mut Statics) -> TokenStream {
             continue;
         }
         out.push(match &trees[index] {
-            TokenTree::Group(group) => match hoisted(group, statics) {
+            TokenTree::Group(group) => {
+                let inner: Vec<TokenTree> = group.stream().into_iter().collect();
+                match hoisted(group.delimiter(), &inner, statics) {
                 Some(name) => {
                     // `{ ..; &PATH }.select(..)` calls the method on the reference: so does
                     // `PATH_N.select(..)`, by auto-reference; `&PATH_N.select(..)` would not.
@@ -178,12 +185,18 @@ fn shorten(tokens: TokenStream, statics: &mut Statics) -> TokenStream {
                     continue;
                 }
                 None => {
-                    let mut rebuilt = Group::new(group.delimiter(), shorten(group.stream(), statics));
+                    let mut rebuilt = Group::new(group.delimiter(), shorten_trees(inner, statics));
                     rebuilt.set_span(group.span());
                     TokenTree::Group(rebuilt)
                 }
-            },
-            other => other.clone(),
+                }
+            }
+            // Moved out, not cloned (an identifier's clone copies its text); only later
+            // positions are looked at again.
+            _ => std::mem::replace(
+                &mut trees[index],
+                TokenTree::Punct(proc_macro2::Punct::new('.', proc_macro2::Spacing::Alone)),
+            ),
         });
         index += 1;
     }
@@ -240,11 +253,10 @@ fn word(tree: &TokenTree, text: &str) -> bool {
 
 /// The name of the static for a group `{ static KIND: T = init; &KIND }`, hoisted (and
 /// shortened).
-fn hoisted(group: &Group, statics: &mut Statics) -> Option<Ident> {
-    if group.delimiter() != Delimiter::Brace {
+fn hoisted(delimiter: Delimiter, trees: &[TokenTree], statics: &mut Statics) -> Option<Ident> {
+    if delimiter != Delimiter::Brace {
         return None;
     }
-    let trees: Vec<TokenTree> = group.stream().into_iter().collect();
     let [
         first,
         TokenTree::Ident(kind),
@@ -252,7 +264,7 @@ fn hoisted(group: &Group, statics: &mut Statics) -> Option<Ident> {
         semicolon,
         ampersand,
         TokenTree::Ident(used),
-    ] = trees.as_slice()
+    ] = trees
     else {
         return None;
     };

@@ -40,7 +40,7 @@ const PUBLIC: &[&str] = &[
 /// `tokens` with every `::swf_runtime::__private::X` of a public `X` written
 /// `::swf_runtime::X`.
 pub(crate) fn public_paths(tokens: TokenStream) -> TokenStream {
-    let trees: Vec<TokenTree> = tokens.into_iter().collect();
+    let mut trees: Vec<TokenTree> = tokens.into_iter().collect();
     let mut out = Vec::with_capacity(trees.len());
     let mut index = 0;
     while index < trees.len() {
@@ -58,7 +58,12 @@ pub(crate) fn public_paths(tokens: TokenStream) -> TokenStream {
                 rebuilt.set_span(group.span());
                 TokenTree::Group(rebuilt)
             }
-            other => other.clone(),
+            // Moved out, not cloned (an identifier's clone copies its text); only later
+            // positions are looked at again.
+            _ => std::mem::replace(
+                &mut trees[index],
+                TokenTree::Punct(proc_macro2::Punct::new('.', proc_macro2::Spacing::Alone)),
+            ),
         });
         index += 1;
     }

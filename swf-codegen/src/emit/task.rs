@@ -86,7 +86,11 @@ pub(super) fn emit_run(cx: &Context<'_>, index: usize) -> TokenStream {
             .map(|described| (described.calls.clone(), described.in_place())),
         TaskKind::Switch(switch) if input_check.is_empty() && stay.is_none() => {
             match &switch.conditions {
-                SwitchConditions::Data(conditions) => described_switch(conditions),
+                SwitchConditions::Data(conditions) => {
+                    described_switch(conditions).map(|conditions| {
+                        (conditions, quote!(#rt::switch::choose(&CONDITIONS, &data)))
+                    })
+                }
                 SwitchConditions::Event(_) => None,
             }
         }
@@ -165,18 +169,32 @@ pub(super) fn emit_run(cx: &Context<'_>, index: usize) -> TokenStream {
         } else {
             quote!({ #success })
         };
-        // Plain calls end the step with their failure themselves: the task has one exit.
-        if let Some(described) = described_calls.filter(|_| output_check.is_empty()) {
-            let DescribedCalls { calls, .. } = &described;
-            let run = described.plain();
-            return quote! {
-                #[doc = #doc]
-                async fn #run_fn(&self, #params #io: &#rt::Io) -> #rt::Step<#state> {
-                    #calls
-                    let data = #run;
-                    #rt::ran(#success)
-                }
-            };
+        // Described calls and switches end the step with their failure themselves.
+        if output_check.is_empty() {
+            if let Some(described) = described_calls {
+                let DescribedCalls { calls, .. } = &described;
+                let run = described.plain();
+                return quote! {
+                    #[doc = #doc]
+                    async fn #run_fn(&self, #params #io: &#rt::Io) -> #rt::Step<#state> {
+                        #calls
+                        let data = #run;
+                        #rt::ran(#success)
+                    }
+                };
+            }
+            // A data switch's `calls` are its described conditions, when it has them.
+            if matches!(task.kind, TaskKind::Switch(_)) && !calls.is_empty() {
+                return quote! {
+                    #[doc = #doc]
+                    async fn #run_fn(&self, #params #io: &#rt::Io) -> #rt::Step<#state> {
+                        #calls
+                        let (#exit_binding, data) =
+                            #rt::switch::take(&CONDITIONS, data, #workflow, #name)?;
+                        #rt::ran(#success)
+                    }
+                };
+            }
         }
         return quote! {
             #[doc = #doc]
@@ -339,17 +357,14 @@ fn injects_nothing(data: &serde_json::Value) -> bool {
 /// A data-condition switch described by data: the `static CONDITIONS` (the runtime's
 /// `switch::Test`s) and the expression choosing the exit, or `None` when a condition uses the
 /// `custom` operator (the user's function decides it).
-fn described_switch(conditions: &[DataCondition]) -> Option<(TokenStream, TokenStream)> {
+fn described_switch(conditions: &[DataCondition]) -> Option<TokenStream> {
     let rt = rt();
     let tests = conditions
         .iter()
         .map(|condition| described_test(&condition.test))
         .collect::<Option<Vec<_>>>()?;
     let count = proc_macro2::Literal::usize_unsuffixed(tests.len());
-    Some((
-        quote!(static CONDITIONS: [#rt::switch::Test; #count] = [#(#tests),*];),
-        quote!(#rt::switch::choose(&CONDITIONS, &data)),
-    ))
+    Some(quote!(static CONDITIONS: [#rt::switch::Test; #count] = [#(#tests),*];))
 }
 
 fn described_test(test: &DataTest) -> Option<TokenStream> {

@@ -8,7 +8,7 @@ use std::convert::Infallible;
 use serde_json::Value;
 
 use super::condition::{Comparison, ConditionOp, ConditionValue, data_condition};
-use crate::error::ErrorObject;
+use crate::error::{ErrorObject, WorkflowError};
 use crate::expr::LazyRegex;
 use crate::path::JsonPath;
 use crate::progress::Attempt;
@@ -138,12 +138,33 @@ pub fn choose(
     conditions: &'static [Test],
     data: &Value,
 ) -> Result<Attempt<Infallible>, ErrorObject> {
+    exit(conditions, data).map(Attempt::Exit)
+}
+
+/// [`choose`] for a switch that has no retry or onError: the exit taken and the data, or the
+/// run's failure with the data (workflow `workflow`, task `task`).
+///
+/// # Errors
+/// As [`choose`], as the run's failure.
+pub fn take(
+    conditions: &'static [Test],
+    data: Value,
+    workflow: &'static str,
+    task: &'static str,
+) -> Result<(usize, Value), WorkflowError> {
+    match exit(conditions, &data) {
+        Ok(exit) => Ok((exit, data)),
+        Err(error) => Err(WorkflowError::new(workflow, task, error, data)),
+    }
+}
+
+fn exit(conditions: &'static [Test], data: &Value) -> Result<usize, ErrorObject> {
     for (exit, condition) in conditions.iter().enumerate() {
         if condition.holds(data)? {
-            return Ok(Attempt::Exit(exit));
+            return Ok(exit);
         }
     }
-    Ok(Attempt::Exit(conditions.len()))
+    Ok(conditions.len())
 }
 
 #[cfg(test)]
@@ -210,5 +231,12 @@ mod tests {
             Ok(Attempt::Exit(0))
         ));
         assert!(choose(&CONDITIONS, &json!({"n": 2})).is_err());
+        assert_eq!(
+            take(&CONDITIONS, json!({"n": 1}), "w", "S").unwrap(),
+            (0, json!({"n": 1}))
+        );
+        let failure = take(&CONDITIONS, json!({"n": 2}), "w", "S").unwrap_err();
+        assert_eq!((failure.workflow(), failure.task()), ("w", "S"));
+        assert_eq!(failure.data(), &json!({"n": 2}));
     }
 }

@@ -7,4 +7,4 @@ mod described;
 
 pub use condition::{Comparison, ConditionOp, ConditionValue, data_condition};
 pub use custom::CustomCondition;
-pub use described::{Compare, Operand, Test, choose};
+pub use described::{Compare, Operand, Test, choose, take};
