@@ -441,7 +441,7 @@ const _: () = {
                     rt::switch::ConditionOp::LessThan,
                     rt::switch::Comparison::Auto,
                     PATH_AGE.select_ref(&data)?.as_deref(),
-                    &rt::switch::ConditionValue::integer("18", 18i64),
+                    &rt::switch::Operand::Integer("18", 18i64).value(),
                     None,
                 )?;
                 if matched {
@@ -451,7 +451,7 @@ const _: () = {
                     rt::switch::ConditionOp::Matches,
                     rt::switch::Comparison::Auto,
                     PATH_EMAIL.select_ref(&data)?.as_deref(),
-                    &rt::switch::ConditionValue::text("^[a-z.]+@example\\.com$"),
+                    &rt::switch::Operand::Text("^[a-z.]+@example\\.com$").value(),
                     {
                         static REGEX: rt::expr::LazyRegex = rt::expr::LazyRegex::new(
                             "^[a-z.]+@example\\.com$",

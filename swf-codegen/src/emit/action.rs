@@ -221,18 +221,24 @@ fn template(param: &Param) -> TokenStream {
             let path = path_ref(path);
             quote!(#rt::Template::Path(#path))
         }
-        Param::Array(items) => {
-            let items = items.iter().map(template);
-            quote!(#rt::Template::Array(&[#(#items),*]))
-        }
-        Param::Object(members) => {
-            let members = members.iter().map(|(key, value)| {
-                let value = template(value);
-                quote!((#key, #value))
-            });
-            quote!(#rt::Template::Object(&[#(#members),*]))
-        }
+        Param::Array(items) => template_array(items.iter().map(template)),
+        Param::Object(members) => template_object(
+            members
+                .iter()
+                .map(|(key, value)| (key.as_str(), template(value))),
+        ),
     }
+}
+
+fn template_array(items: impl Iterator<Item = TokenStream>) -> TokenStream {
+    let rt = rt();
+    quote!(#rt::Template::Array(&[#(#items),*]))
+}
+
+fn template_object<'a>(members: impl Iterator<Item = (&'a str, TokenStream)>) -> TokenStream {
+    let rt = rt();
+    let members = members.map(|(key, value)| quote!((#key, #value)));
+    quote!(#rt::Template::Object(&[#(#members),*]))
 }
 
 fn literal_template(value: &serde_json::Value) -> TokenStream {
@@ -255,17 +261,12 @@ fn literal_template(value: &serde_json::Value) -> TokenStream {
             }
         }
         Value::String(text) => quote!(#rt::Template::Text(#text)),
-        Value::Array(items) => {
-            let items = items.iter().map(literal_template);
-            quote!(#rt::Template::Array(&[#(#items),*]))
-        }
-        Value::Object(members) => {
-            let members = members.iter().map(|(key, value)| {
-                let value = literal_template(value);
-                quote!((#key, #value))
-            });
-            quote!(#rt::Template::Object(&[#(#members),*]))
-        }
+        Value::Array(items) => template_array(items.iter().map(literal_template)),
+        Value::Object(members) => template_object(
+            members
+                .iter()
+                .map(|(key, value)| (key.as_str(), literal_template(value))),
+        ),
     }
 }
 

@@ -536,32 +536,14 @@ fn emit_comparison(
     } else {
         quote!(::core::option::Option::None)
     };
-    let value = condition_value(value);
+    let value = operand(value);
     quote! {
         #rt::switch::data_condition(
             #rt::switch::ConditionOp::#op,
             #rt::switch::Comparison::#comparison,
             #path.select_ref(&data)?.as_deref(),
-            &#value,
+            &#value.value(),
             #regex,
         )?
-    }
-}
-
-/// A condition's value with the number it reads as, read here rather than at each evaluation
-/// (as the runtime's `ConditionValue::parse` would).
-fn condition_value(value: &str) -> TokenStream {
-    let rt = rt();
-    if let Ok(integer) = value.parse::<i64>() {
-        return quote!(#rt::switch::ConditionValue::integer(#value, #integer));
-    }
-    if let Ok(integer) = value.parse::<u64>() {
-        return quote!(#rt::switch::ConditionValue::unsigned(#value, #integer));
-    }
-    match value.parse::<f64>() {
-        Ok(number) if number.is_finite() => {
-            quote!(#rt::switch::ConditionValue::float(#value, #number))
-        }
-        _ => quote!(#rt::switch::ConditionValue::text(#value)),
     }
 }

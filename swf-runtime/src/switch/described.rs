@@ -27,7 +27,9 @@ pub enum Operand {
 }
 
 impl Operand {
-    fn value(self) -> ConditionValue<'static> {
+    /// The value as [`data_condition`] takes it.
+    #[must_use]
+    pub fn value(self) -> ConditionValue<'static> {
         match self {
             Operand::Text(text) => ConditionValue::text(text),
             Operand::Integer(text, number) => ConditionValue::integer(text, number),
