@@ -7,7 +7,7 @@
 //! when it may run again), so that the wait is saved and the actions before it are not called
 //! again; actions run in parallel retry within the step.
 
-use super::fields::{Fields, Progress};
+use super::fields::action_retries;
 use super::{Context, rt};
 use crate::emit_parts::{path::path_ref, value::json};
 use crate::ir::{Action, ActionMode, Param, Task};
@@ -29,7 +29,7 @@ pub(super) fn emit_actions(
         // In a block of its own: a task may run several lists (one per event entry).
         return quote!({ #calls #run?; });
     }
-    let resumable = task_resumes(cx, task);
+    let resumable = task_resumes(task);
     match mode {
         ActionMode::Sequential => {
             let steps = actions.iter().enumerate().map(|(i, action)| {
@@ -145,7 +145,7 @@ pub(super) fn described_calls(
     // One action runs the same in either mode; several in parallel are joined (see above).
     if actions.is_empty()
         || (mode == ActionMode::Parallel && actions.len() > 1)
-        || task_resumes(cx, task)
+        || task_resumes(task)
     {
         return None;
     }
@@ -286,15 +286,11 @@ fn task_attempt(task: &Task) -> TokenStream {
     }
 }
 
-/// Whether the task resumes at an action after an action's own retry (see the module docs).
-fn task_resumes(cx: &Context<'_>, task: &Task) -> bool {
-    let index = cx
-        .scope
-        .tasks
-        .iter()
-        .position(|t| std::ptr::eq(t, task))
-        .unwrap_or(0);
-    matches!(Fields::of(cx, index).progress, Progress::Resume { .. })
+/// Whether the task resumes at an action after an action's own retry (see the module docs):
+/// its fields' progress is `Progress::Resume` exactly then. Decided from the task itself (a
+/// scan of the scope for its position made generation quadratic in the number of tasks).
+fn task_resumes(task: &Task) -> bool {
+    action_retries(task)
 }
 
 /// An `async` block resolving to `Result<Value, ErrorObject>`: the call of the action's function,

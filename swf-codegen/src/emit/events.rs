@@ -607,16 +607,11 @@ fn arrival_test(
 
 pub(super) fn emit_event_switch(
     cx: &Context<'_>,
-    task: &Task,
+    index: usize,
     conditions: &[EventCondition],
 ) -> TokenStream {
     let rt = rt();
-    let index = cx
-        .scope
-        .tasks
-        .iter()
-        .position(|t| std::ptr::eq(t, task))
-        .unwrap_or(0);
+    let task = cx.task(index);
     let wanted: Vec<usize> = conditions
         .iter()
         .filter_map(|c| c.event_ref.as_ref())

@@ -324,7 +324,7 @@ fn emit_body(cx: &Context<'_>, index: usize) -> TokenStream {
                     ::core::result::Result::Ok(#rt::Attempt::Exit(#default))
                 }
             }
-            SwitchConditions::Event(conditions) => events::emit_event_switch(cx, task, conditions),
+            SwitchConditions::Event(conditions) => events::emit_event_switch(cx, index, conditions),
         },
         TaskKind::Event {
             exclusive,
