@@ -1078,7 +1078,7 @@ impl<F: CarAuctionFunctions> CarAuctionWorkflow<F> {
             CarAuctionState::Bidding { data, until } => {
                 self.run_task_bidding(data, until, io).await
             }
-            CarAuctionState::Assess { data } => self.run_task_assess(data, io).await,
+            CarAuctionState::Assess { data } => Self::run_task_assess(data, io),
             CarAuctionState::Convert { data, until } => {
                 self.run_task_convert(data, until, io).await
             }
@@ -1350,7 +1350,7 @@ const _: () = {
             next.map(Progress::Ran)
         }
         /// Runs one step of task `Assess`.
-        async fn run_task_assess(&self, data: Value, io: &Io) -> Step<CarAuctionState> {
+        fn run_task_assess(data: Value, io: &Io) -> Step<CarAuctionState> {
             static CONDITIONS: [rt::switch::Test; 2] = [
                 rt::switch::Test::Compare(
                     rt::switch::Compare::new(

@@ -467,7 +467,7 @@ impl<F: OrderFunctions> OrderWorkflow<F> {
             OrderState::ChargeCard { data, retry } => {
                 self.run_task_charge_card(data, retry, io).await
             }
-            OrderState::Route { data } => self.run_task_route(data, io).await,
+            OrderState::Route { data } => Self::run_task_route(data, io),
             OrderState::ManualReview { data } => {
                 self.run_task_manual_review(data, io).await
             }
@@ -764,7 +764,7 @@ const _: () = {
             next.map(Progress::Ran)
         }
         /// Runs one step of task `Route`.
-        async fn run_task_route(&self, data: Value, _io: &Io) -> Step<OrderState> {
+        fn run_task_route(data: Value, _io: &Io) -> Step<OrderState> {
             static CONDITIONS: [rt::switch::Test; 1] = [
                 rt::switch::Test::Compare(
                     rt::switch::Compare::new(

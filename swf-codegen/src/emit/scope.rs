@@ -3,7 +3,7 @@
 //! Nested scopes are emitted recursively, each under its own method prefix.
 
 use super::fields::{Fields, Log, Progress};
-use super::task::emit_run;
+use super::task::{RunKind, emit_run};
 use super::{Context, compensation, events, rt, scheduled_interval};
 use crate::emit_parts::path::path_ref;
 use crate::ir::{SwitchConditions, TaskKind};
@@ -31,18 +31,21 @@ pub(super) fn emit_tree(root: &Context<'_>) -> Emitted {
 
 fn emit_scope(cx: &Context<'_>, out: &mut Emitted) {
     out.types.push(super::state::emit(cx));
+    let (runs, kinds): (Vec<_>, Vec<_>) = (0..cx.scope.tasks.len())
+        .map(|index| emit_run(cx, index))
+        .unzip();
     if cx.root {
-        out.public_methods.push(emit_advance(cx));
+        out.public_methods.push(emit_advance(cx, &kinds));
     } else {
         out.methods.push(emit_begin(cx));
-        out.methods.push(emit_advance(cx));
+        out.methods.push(emit_advance(cx, &kinds));
     }
     out.methods.extend(compensation::emit_methods(cx));
-    for index in 0..cx.scope.tasks.len() {
+    for (index, run) in runs.into_iter().enumerate() {
         if !enters_inline(cx, index) {
             out.methods.push(emit_enter(cx, index));
         }
-        out.methods.push(emit_run(cx, index));
+        out.methods.push(run);
         let task = cx.task(index);
         if let TaskKind::Parallel { branches, .. } = &task.kind {
             for (b, branch) in branches.iter().enumerate() {
@@ -59,8 +62,9 @@ fn emit_scope(cx: &Context<'_>, out: &mut Emitted) {
     }
 }
 
-/// `advance`: one step of the scope, running the task its state is at.
-fn emit_advance(cx: &Context<'_>) -> TokenStream {
+/// `advance`: one step of the scope, running the task its state is at (`kinds` says, per
+/// task, whether its `run_*` is `async`).
+fn emit_advance(cx: &Context<'_>, kinds: &[RunKind]) -> TokenStream {
     let rt = rt();
     let state = cx.state_ident();
     let advance = cx.advance_fn();
@@ -68,7 +72,15 @@ fn emit_advance(cx: &Context<'_>) -> TokenStream {
         let variant = cx.variant(i);
         let run = cx.run_fn(i);
         let names = Fields::of(cx, i).names();
-        quote!(#state::#variant { #(#names),* } => self.#run(#(#names,)* io).await)
+        match kinds[i] {
+            RunKind::Async => {
+                quote!(#state::#variant { #(#names),* } => self.#run(#(#names,)* io).await)
+            }
+            RunKind::Sync => quote!(#state::#variant { #(#names),* } => self.#run(#(#names,)* io)),
+            RunKind::Associated => {
+                quote!(#state::#variant { #(#names),* } => Self::#run(#(#names,)* io))
+            }
+        }
     });
     let (visibility, doc) = if cx.root {
         (

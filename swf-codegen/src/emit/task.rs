@@ -14,7 +14,20 @@ use crate::ir::{Comparison, DataCondition, DataTest, Operator, SwitchConditions,
 use proc_macro2::TokenStream;
 use quote::quote;
 
-pub(super) fn emit_run(cx: &Context<'_>, index: usize) -> TokenStream {
+/// Whether a task's `run_*` is an `async fn` (most) or a plain one: a step that awaits
+/// nothing (a data switch described by data) is not a coroutine of its own, nor an await
+/// point of its scope's `advance`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum RunKind {
+    Async,
+    /// A plain method.
+    Sync,
+    /// A plain associated function: its step reads nothing of the machine.
+    Associated,
+}
+
+/// The `run_*` method of task `index`, and whether it is `async`.
+pub(super) fn emit_run(cx: &Context<'_>, index: usize) -> (TokenStream, RunKind) {
     let rt = rt();
     let state = cx.state_ident();
     let task = cx.task(index);
@@ -174,7 +187,7 @@ pub(super) fn emit_run(cx: &Context<'_>, index: usize) -> TokenStream {
             if let Some(described) = described_calls {
                 let DescribedCalls { calls, .. } = &described;
                 let run = described.plain();
-                return quote! {
+                let run = quote! {
                     #[doc = #doc]
                     async fn #run_fn(&self, #params #io: &#rt::Io) -> #rt::Step<#state> {
                         #calls
@@ -182,21 +195,29 @@ pub(super) fn emit_run(cx: &Context<'_>, index: usize) -> TokenStream {
                         #rt::ran(#success)
                     }
                 };
+                return (run, RunKind::Async);
             }
-            // A data switch's `calls` are its described conditions, when it has them.
+            // A data switch's `calls` are its described conditions, when it has them. Its step
+            // awaits nothing (plain: its exits do not), so it is no coroutine.
             if matches!(task.kind, TaskKind::Switch(_)) && !calls.is_empty() {
-                return quote! {
+                let (receiver, kind) = if super::mentions(&success, "self") {
+                    (quote!(&self,), RunKind::Sync)
+                } else {
+                    (TokenStream::new(), RunKind::Associated)
+                };
+                let run = quote! {
                     #[doc = #doc]
-                    async fn #run_fn(&self, #params #io: &#rt::Io) -> #rt::Step<#state> {
+                    fn #run_fn(#receiver #params #io: &#rt::Io) -> #rt::Step<#state> {
                         #calls
                         let (#exit_binding, data) =
                             #rt::switch::take(&CONDITIONS, data, #workflow, #name)?;
                         #rt::ran(#success)
                     }
                 };
+                return (run, kind);
             }
         }
-        return quote! {
+        let run = quote! {
             #[doc = #doc]
             async fn #run_fn(&self, #params #io: &#rt::Io) -> #rt::Step<#state> {
                 #calls
@@ -210,10 +231,11 @@ pub(super) fn emit_run(cx: &Context<'_>, index: usize) -> TokenStream {
                 #rt::settle(attempt, data, #workflow, #name, |#exit_binding, data| #success)
             }
         };
+        return (run, RunKind::Async);
     }
     let success = settled(success);
     let failure = settled(failure);
-    quote! {
+    let run = quote! {
         #[doc = #doc]
         async fn #run_fn(&self, #params #io: &#rt::Io) -> #rt::Step<#state> {
             #calls
@@ -233,7 +255,8 @@ pub(super) fn emit_run(cx: &Context<'_>, index: usize) -> TokenStream {
             };
             next #mark .map(#rt::Progress::Ran)
         }
-    }
+    };
+    (run, RunKind::Async)
 }
 
 /// An arm of the attempt's settling as an expression: the arm itself when it neither awaits nor
