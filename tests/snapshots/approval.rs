@@ -355,15 +355,9 @@ impl ::swf_runtime::ScopeState for ApprovalState {
     }
     fn position(&self) -> ::std::string::String {
         match self {
-            ApprovalState::AskManager { .. } => ::std::string::String::from("AskManager"),
-            ApprovalState::AwaitOutcome { .. } => {
-                ::std::string::String::from("AwaitOutcome")
-            }
-            ApprovalState::Accept { .. } => ::std::string::String::from("Accept"),
-            ApprovalState::Refuse { .. } => ::std::string::String::from("Refuse"),
-            ApprovalState::Expire { .. } => ::std::string::String::from("Expire"),
             ApprovalState::Completed { .. } => ::std::string::String::from("completed"),
             ApprovalState::Terminated { .. } => ::std::string::String::from("terminated"),
+            task => ::std::string::String::from(task.task_name().unwrap_or_default()),
         }
     }
     fn task_type(&self) -> &'static str {

@@ -211,11 +211,9 @@ impl ::swf_runtime::ScopeState for FiltersState {
     }
     fn position(&self) -> ::std::string::String {
         match self {
-            FiltersState::Seed { .. } => ::std::string::String::from("Seed"),
-            FiltersState::Enrich { .. } => ::std::string::String::from("Enrich"),
-            FiltersState::Done { .. } => ::std::string::String::from("Done"),
             FiltersState::Completed { .. } => ::std::string::String::from("completed"),
             FiltersState::Terminated { .. } => ::std::string::String::from("terminated"),
+            task => ::std::string::String::from(task.task_name().unwrap_or_default()),
         }
     }
     fn task_type(&self) -> &'static str {

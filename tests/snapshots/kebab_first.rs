@@ -505,10 +505,6 @@ impl ::swf_runtime::ScopeState for CarAuctionState {
     }
     fn position(&self) -> ::std::string::String {
         match self {
-            CarAuctionState::Bidding { .. } => ::std::string::String::from("Bidding"),
-            CarAuctionState::Assess { .. } => ::std::string::String::from("Assess"),
-            CarAuctionState::Convert { .. } => ::std::string::String::from("Convert"),
-            CarAuctionState::Charge { .. } => ::std::string::String::from("Charge"),
             CarAuctionState::Deliver {
                 branches: ::core::option::Option::Some(branches),
                 ..
@@ -518,14 +514,11 @@ impl ::swf_runtime::ScopeState for CarAuctionState {
                     branches.positions(),
                 )
             }
-            CarAuctionState::Deliver { .. } => ::std::string::String::from("Deliver"),
-            CarAuctionState::Sold { .. } => ::std::string::String::from("Sold"),
-            CarAuctionState::Unsold { .. } => ::std::string::String::from("Unsold"),
-            CarAuctionState::Failed { .. } => ::std::string::String::from("Failed"),
             CarAuctionState::Completed { .. } => ::std::string::String::from("completed"),
             CarAuctionState::Terminated { .. } => {
                 ::std::string::String::from("terminated")
             }
+            task => ::std::string::String::from(task.task_name().unwrap_or_default()),
         }
     }
     fn task_type(&self) -> &'static str {
@@ -726,18 +719,13 @@ impl ::swf_runtime::ScopeState for CarAuctionDeliverBranch1 {
     }
     fn position(&self) -> ::std::string::String {
         match self {
-            CarAuctionDeliverBranch1::Register { .. } => {
-                ::std::string::String::from("Register")
-            }
-            CarAuctionDeliverBranch1::Registered { .. } => {
-                ::std::string::String::from("Registered")
-            }
             CarAuctionDeliverBranch1::Completed { .. } => {
                 ::std::string::String::from("completed")
             }
             CarAuctionDeliverBranch1::Terminated { .. } => {
                 ::std::string::String::from("terminated")
             }
+            task => ::std::string::String::from(task.task_name().unwrap_or_default()),
         }
     }
     fn task_type(&self) -> &'static str {
@@ -885,16 +873,13 @@ impl ::swf_runtime::ScopeState for CarAuctionDeliverBranch2 {
     }
     fn position(&self) -> ::std::string::String {
         match self {
-            CarAuctionDeliverBranch2::Ship { .. } => ::std::string::String::from("Ship"),
-            CarAuctionDeliverBranch2::Shipped { .. } => {
-                ::std::string::String::from("Shipped")
-            }
             CarAuctionDeliverBranch2::Completed { .. } => {
                 ::std::string::String::from("completed")
             }
             CarAuctionDeliverBranch2::Terminated { .. } => {
                 ::std::string::String::from("terminated")
             }
+            task => ::std::string::String::from(task.task_name().unwrap_or_default()),
         }
     }
     fn task_type(&self) -> &'static str {

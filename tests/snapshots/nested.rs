@@ -206,13 +206,12 @@ impl ::swf_runtime::ScopeState for NestedState {
                 branches: ::core::option::Option::Some(branches),
                 ..
             } => ::swf_runtime::__private::nested_position("With", branches.positions()),
-            NestedState::With { .. } => ::std::string::String::from("With"),
             NestedState::Run { each: ::core::option::Option::Some(each), .. } => {
                 ::swf_runtime::__private::nested_position("Run", each.positions())
             }
-            NestedState::Run { .. } => ::std::string::String::from("Run"),
             NestedState::Completed { .. } => ::std::string::String::from("completed"),
             NestedState::Terminated { .. } => ::std::string::String::from("terminated"),
+            task => ::std::string::String::from(task.task_name().unwrap_or_default()),
         }
     }
     fn task_type(&self) -> &'static str {
@@ -380,13 +379,13 @@ impl ::swf_runtime::ScopeState for NestedWithBranch1 {
     }
     fn position(&self) -> ::std::string::String {
         match self {
-            NestedWithBranch1::Self2 { .. } => ::std::string::String::from("Self"),
             NestedWithBranch1::Completed { .. } => {
                 ::std::string::String::from("completed")
             }
             NestedWithBranch1::Terminated { .. } => {
                 ::std::string::String::from("terminated")
             }
+            task => ::std::string::String::from(task.task_name().unwrap_or_default()),
         }
     }
     fn task_type(&self) -> &'static str {
@@ -512,13 +511,13 @@ impl ::swf_runtime::ScopeState for NestedWithBranch2 {
     }
     fn position(&self) -> ::std::string::String {
         match self {
-            NestedWithBranch2::Log { .. } => ::std::string::String::from("Log"),
             NestedWithBranch2::Completed { .. } => {
                 ::std::string::String::from("completed")
             }
             NestedWithBranch2::Terminated { .. } => {
                 ::std::string::String::from("terminated")
             }
+            task => ::std::string::String::from(task.task_name().unwrap_or_default()),
         }
     }
     fn task_type(&self) -> &'static str {
@@ -679,9 +678,9 @@ impl ::swf_runtime::ScopeState for NestedRunBody {
                     ::core::iter::once(::swf_runtime::ScopeState::position(child)),
                 )
             }
-            NestedRunBody::Iteration { .. } => ::std::string::String::from("Iteration"),
             NestedRunBody::Completed { .. } => ::std::string::String::from("completed"),
             NestedRunBody::Terminated { .. } => ::std::string::String::from("terminated"),
+            task => ::std::string::String::from(task.task_name().unwrap_or_default()),
         }
     }
     fn task_type(&self) -> &'static str {

@@ -137,13 +137,13 @@ impl ::swf_runtime::ScopeState for NestedChildState {
     }
     fn position(&self) -> ::std::string::String {
         match self {
-            NestedChildState::Log { .. } => ::std::string::String::from("Log"),
             NestedChildState::Completed { .. } => {
                 ::std::string::String::from("completed")
             }
             NestedChildState::Terminated { .. } => {
                 ::std::string::String::from("terminated")
             }
+            task => ::std::string::String::from(task.task_name().unwrap_or_default()),
         }
     }
     fn task_type(&self) -> &'static str {

@@ -270,18 +270,9 @@ impl ::swf_runtime::ScopeState for OrderState {
     }
     fn position(&self) -> ::std::string::String {
         match self {
-            OrderState::CheckInventory { .. } => {
-                ::std::string::String::from("CheckInventory")
-            }
-            OrderState::ChargeCard { .. } => ::std::string::String::from("ChargeCard"),
-            OrderState::Route { .. } => ::std::string::String::from("Route"),
-            OrderState::ManualReview { .. } => {
-                ::std::string::String::from("ManualReview")
-            }
-            OrderState::Ship { .. } => ::std::string::String::from("Ship"),
-            OrderState::Declined { .. } => ::std::string::String::from("Declined"),
             OrderState::Completed { .. } => ::std::string::String::from("completed"),
             OrderState::Terminated { .. } => ::std::string::String::from("terminated"),
+            task => ::std::string::String::from(task.task_name().unwrap_or_default()),
         }
     }
     fn task_type(&self) -> &'static str {

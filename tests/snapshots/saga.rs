@@ -404,21 +404,9 @@ impl ::swf_runtime::ScopeState for SagaState {
     }
     fn position(&self) -> ::std::string::String {
         match self {
-            SagaState::BookFlight { .. } => ::std::string::String::from("BookFlight"),
-            SagaState::BookHotel { .. } => ::std::string::String::from("BookHotel"),
-            SagaState::Charge { .. } => ::std::string::String::from("Charge"),
-            SagaState::Decide { .. } => ::std::string::String::from("Decide"),
-            SagaState::Done { .. } => ::std::string::String::from("Done"),
-            SagaState::CallOff { .. } => ::std::string::String::from("CallOff"),
-            SagaState::Cancelled { .. } => ::std::string::String::from("Cancelled"),
-            SagaState::Failed { .. } => ::std::string::String::from("Failed"),
-            SagaState::CancelHotel { .. } => ::std::string::String::from("CancelHotel"),
-            SagaState::RefundDeposit { .. } => {
-                ::std::string::String::from("RefundDeposit")
-            }
-            SagaState::CancelFlight { .. } => ::std::string::String::from("CancelFlight"),
             SagaState::Completed { .. } => ::std::string::String::from("completed"),
             SagaState::Terminated { .. } => ::std::string::String::from("terminated"),
+            task => ::std::string::String::from(task.task_name().unwrap_or_default()),
         }
     }
     fn task_type(&self) -> &'static str {

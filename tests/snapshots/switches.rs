@@ -173,13 +173,9 @@ impl ::swf_runtime::ScopeState for SwitchesState {
     }
     fn position(&self) -> ::std::string::String {
         match self {
-            SwitchesState::Classify { .. } => ::std::string::String::from("Classify"),
-            SwitchesState::Minor { .. } => ::std::string::String::from("Minor"),
-            SwitchesState::Staff { .. } => ::std::string::String::from("Staff"),
-            SwitchesState::Premium { .. } => ::std::string::String::from("Premium"),
-            SwitchesState::Other { .. } => ::std::string::String::from("Other"),
             SwitchesState::Completed { .. } => ::std::string::String::from("completed"),
             SwitchesState::Terminated { .. } => ::std::string::String::from("terminated"),
+            task => ::std::string::String::from(task.task_name().unwrap_or_default()),
         }
     }
     fn task_type(&self) -> &'static str {

@@ -292,15 +292,11 @@ impl ::swf_runtime::ScopeState for V01EventsState {
     }
     fn position(&self) -> ::std::string::String {
         match self {
-            V01EventsState::WaitForOrder { .. } => {
-                ::std::string::String::from("WaitForOrder")
-            }
-            V01EventsState::Shipped { .. } => ::std::string::String::from("Shipped"),
-            V01EventsState::Cancelled { .. } => ::std::string::String::from("Cancelled"),
             V01EventsState::Completed { .. } => ::std::string::String::from("completed"),
             V01EventsState::Terminated { .. } => {
                 ::std::string::String::from("terminated")
             }
+            task => ::std::string::String::from(task.task_name().unwrap_or_default()),
         }
     }
     fn task_type(&self) -> &'static str {

@@ -91,7 +91,43 @@ async fn a_task_named_like_an_end_is_a_task() {
     ));
 }
 
+mod ends {
+    swf_runtime::workflow!("workflows/hostile/ends.sw.yaml");
+}
+
+/// A task's position (what hosts and traces show) is its saved name: its own name, or
+/// `~name` for a name an end's saved form uses.
+#[tokio::test]
+async fn positions_are_saved_names_and_end_names_are_escaped() {
+    use swf_runtime::ScopeState;
+    let machine = ends::EndsWorkflow::new(NoFunctions);
+    let mut state = machine.start(json!({})).expect("starts");
+    let mut seen = Vec::new();
+    while let Some(name) = state.task_name() {
+        let saved = swf_runtime::serde_json::to_value(&state).expect("saves");
+        seen.push((name.to_owned(), ScopeState::position(&state), saved));
+        state = machine.step(state).await.expect("steps");
+    }
+    let positions: Vec<(&str, &str)> = seen
+        .iter()
+        .map(|(name, position, _)| (name.as_str(), position.as_str()))
+        .collect();
+    assert_eq!(
+        positions,
+        [
+            ("completed", "~completed"),
+            ("terminated", "~terminated"),
+            ("plain", "plain"),
+        ]
+    );
+    for (_, position, saved) in &seen {
+        assert!(saved.get(position).is_some(), "{position}: {saved}");
+    }
+    assert_eq!(ScopeState::position(&state), "completed");
+}
+
 struct NoFunctions;
+impl ends::EndsFunctions for NoFunctions {}
 impl nameless::UnnamedFunctions for NoFunctions {}
 impl nameless::Unnamed2Functions for NoFunctions {}
 

@@ -331,9 +331,17 @@ fn emit_scope_state(cx: &Context<'_>) -> TokenStream {
             }
         })
     });
+    // A task's position is its saved name: the same as its name, which `task_name` gives,
+    // unless the name is one of the ends' (then `~name`). Only those, and tasks with nested
+    // positions, get an arm of their own.
+    let by_name = (0..cx.scope.tasks.len())
+        .any(|i| serde_name(&cx.task(i).name.value) == cx.task(i).name.value);
     let positions = (0..cx.scope.tasks.len()).map(|i| {
         let variant = cx.variant(i);
         let name = serde_name(&cx.task(i).name.value);
+        let own = (name != cx.task(i).name.value).then(|| {
+            quote!(#state::#variant { .. } => ::std::string::String::from(#name),)
+        });
         let nested = match Fields::of(cx, i).progress {
             Progress::Branches(_) => Some(quote! {
                 #state::#variant { branches: ::core::option::Option::Some(branches), .. } => {
@@ -354,7 +362,12 @@ fn emit_scope_state(cx: &Context<'_>) -> TokenStream {
         };
         quote! {
             #nested
-            #state::#variant { .. } => ::std::string::String::from(#name),
+            #own
+        }
+    });
+    let by_name = by_name.then(|| {
+        quote! {
+            task => ::std::string::String::from(task.task_name().unwrap_or_default()),
         }
     });
     let task_types = (0..cx.scope.tasks.len()).map(|i| {
@@ -393,6 +406,7 @@ fn emit_scope_state(cx: &Context<'_>) -> TokenStream {
                     #(#positions)*
                     #state::Completed { .. } => ::std::string::String::from(#SERDE_COMPLETED),
                     #state::Terminated { .. } => ::std::string::String::from(#SERDE_TERMINATED),
+                    #by_name
                 }
             }
 
