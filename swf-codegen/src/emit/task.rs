@@ -84,33 +84,14 @@ pub(super) fn emit_run(cx: &Context<'_>, index: usize) -> (TokenStream, RunKind)
     // An operation whose actions are all plain calls, or a switch whose data conditions are
     // all comparisons the runtime knows, is described by data and run by the runtime, without
     // an `async` block of its own.
-    let described_calls = match &task.kind {
-        TaskKind::Operation {
-            action_mode,
-            actions,
-        } if input_check.is_empty() && stay.is_none() => {
-            action::described_calls(cx, task, actions, *action_mode)
+    let described = (input_check.is_empty() && stay.is_none())
+        .then(|| described(cx, index))
+        .flatten();
+    let (statics, attempt) = match &described {
+        Some(described) => {
+            let run = described.attempt();
+            (described.statics().clone(), quote!(let attempt = #run;))
         }
-        _ => None,
-    };
-    let described = match &task.kind {
-        TaskKind::Operation { .. } => described_calls
-            .as_ref()
-            .map(|described| (described.calls.clone(), described.in_place())),
-        TaskKind::Switch(switch) if input_check.is_empty() && stay.is_none() => {
-            match &switch.conditions {
-                SwitchConditions::Data(conditions) => {
-                    described_switch(conditions).map(|conditions| {
-                        (conditions, quote!(#rt::switch::choose(&CONDITIONS, &data)))
-                    })
-                }
-                SwitchConditions::Event(_) => None,
-            }
-        }
-        _ => None,
-    };
-    let (calls, attempt) = match described {
-        Some((calls, run)) => (calls, quote!(let attempt = #run;)),
         None => {
             let body = emit_body(cx, index);
             (
@@ -170,7 +151,7 @@ pub(super) fn emit_run(cx: &Context<'_>, index: usize) -> (TokenStream, RunKind)
             part.as_ref()
                 .is_some_and(|part| super::mentions(part, "io"))
         })
-        || [&calls, &attempt, &stay_arm, &success, &failure]
+        || [&statics, &attempt, &stay_arm, &success, &failure]
             .into_iter()
             .any(|part| super::mentions(part, "io"));
     let io = if reads_io { quote!(io) } else { quote!(_io) };
@@ -183,8 +164,8 @@ pub(super) fn emit_run(cx: &Context<'_>, index: usize) -> (TokenStream, RunKind)
             quote!({ #success })
         };
         // Described calls and switches end the step with their failure themselves.
-        if output_check.is_empty() {
-            if let Some(described) = described_calls {
+        match described.filter(|_| output_check.is_empty()) {
+            Some(Described::Calls(described)) => {
                 let DescribedCalls { calls, .. } = &described;
                 let run = described.plain();
                 let run = quote! {
@@ -197,9 +178,8 @@ pub(super) fn emit_run(cx: &Context<'_>, index: usize) -> (TokenStream, RunKind)
                 };
                 return (run, RunKind::Async);
             }
-            // A data switch's `calls` are its described conditions, when it has them. Its step
-            // awaits nothing (plain: its exits do not), so it is no coroutine.
-            if matches!(task.kind, TaskKind::Switch(_)) && !calls.is_empty() {
+            // Its step awaits nothing (plain: its exits do not), so it is no coroutine.
+            Some(Described::Switch(conditions)) => {
                 let (receiver, kind) = if super::mentions(&success, "self") {
                     (quote!(&self,), RunKind::Sync)
                 } else {
@@ -208,7 +188,7 @@ pub(super) fn emit_run(cx: &Context<'_>, index: usize) -> (TokenStream, RunKind)
                 let run = quote! {
                     #[doc = #doc]
                     fn #run_fn(#receiver #params #io: &#rt::Io) -> #rt::Step<#state> {
-                        #calls
+                        #conditions
                         let (#exit_binding, data) =
                             #rt::switch::take(&CONDITIONS, data, #workflow, #name)?;
                         #rt::ran(#success)
@@ -216,11 +196,12 @@ pub(super) fn emit_run(cx: &Context<'_>, index: usize) -> (TokenStream, RunKind)
                 };
                 return (run, kind);
             }
+            None => {}
         }
         let run = quote! {
             #[doc = #doc]
             async fn #run_fn(&self, #params #io: &#rt::Io) -> #rt::Step<#state> {
-                #calls
+                #statics
                 #retry_wait
                 #resume_wait
                 #input
@@ -238,7 +219,7 @@ pub(super) fn emit_run(cx: &Context<'_>, index: usize) -> (TokenStream, RunKind)
     let run = quote! {
         #[doc = #doc]
         async fn #run_fn(&self, #params #io: &#rt::Io) -> #rt::Step<#state> {
-            #calls
+            #statics
             #retry_wait
             #resume_wait
             #input
@@ -377,9 +358,53 @@ fn injects_nothing(data: &serde_json::Value) -> bool {
     data.as_object().is_some_and(serde_json::Map::is_empty) || data.is_null()
 }
 
-/// A data-condition switch described by data: the `static CONDITIONS` (the runtime's
-/// `switch::Test`s) and the expression choosing the exit, or `None` when a condition uses the
-/// `custom` operator (the user's function decides it).
+/// A task described by data (see `action::described_calls` and [`described_switch`]).
+enum Described {
+    Calls(DescribedCalls),
+    /// The switch's `static CONDITIONS`.
+    Switch(TokenStream),
+}
+
+impl Described {
+    /// The `static` items that describe the task.
+    fn statics(&self) -> &TokenStream {
+        match self {
+            Described::Calls(calls) => &calls.calls,
+            Described::Switch(conditions) => conditions,
+        }
+    }
+
+    /// The task's attempt: a `Result<Attempt<Infallible>, ErrorObject>`.
+    fn attempt(&self) -> TokenStream {
+        let rt = rt();
+        match self {
+            Described::Calls(calls) => calls.in_place(),
+            Described::Switch(_) => quote!(#rt::switch::choose(&CONDITIONS, &data)),
+        }
+    }
+}
+
+/// Task `index` described by data, when its kind has a description and it fits.
+fn described(cx: &Context<'_>, index: usize) -> Option<Described> {
+    let task = cx.task(index);
+    match &task.kind {
+        TaskKind::Operation {
+            action_mode,
+            actions,
+        } => action::described_calls(cx, task, actions, *action_mode).map(Described::Calls),
+        TaskKind::Switch(switch) => match &switch.conditions {
+            SwitchConditions::Data(conditions) => {
+                described_switch(conditions).map(Described::Switch)
+            }
+            SwitchConditions::Event(_) => None,
+        },
+        _ => None,
+    }
+}
+
+/// A data-condition switch described by data: its `static CONDITIONS` (the runtime's
+/// `switch::Test`s), or `None` when a condition uses the `custom` operator (the user's
+/// function decides it).
 fn described_switch(conditions: &[DataCondition]) -> Option<TokenStream> {
     let rt = rt();
     let tests = conditions
