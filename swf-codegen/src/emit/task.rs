@@ -4,7 +4,6 @@
 //! not done: it carries its progress to the next step, or waits); its error goes through the
 //! task's retry and onError definitions.
 
-use super::action::DescribedCalls;
 use super::exit::{dispatches_on_exit, emit_error_path, emit_exit_dispatch};
 use super::fields::{Fields, Log, Progress, Stay};
 use super::{Context, action, events, nested, rt};
@@ -155,6 +154,19 @@ pub(super) fn emit_run(cx: &Context<'_>, index: usize) -> (TokenStream, RunKind)
             .into_iter()
             .any(|part| super::mentions(part, "io"));
     let io = if reads_io { quote!(io) } else { quote!(_io) };
+    // Everything up to the attempt's result, the same whether the task settles through the
+    // runtime or spells out its ends (a plain task has no `marking`).
+    let attempt_steps = quote! {
+        #statics
+        #retry_wait
+        #resume_wait
+        #input
+        #marking
+        #data_binding
+        #failed_action
+        #attempt
+        #output_check
+    };
     if plain {
         let workflow = &cx.workflow.id.value;
         let name = &task.name.value;
@@ -166,7 +178,7 @@ pub(super) fn emit_run(cx: &Context<'_>, index: usize) -> (TokenStream, RunKind)
         // Described calls and switches end the step with their failure themselves.
         match described.filter(|_| output_check.is_empty()) {
             Some(Described::Calls(described)) => {
-                let DescribedCalls { calls, .. } = &described;
+                let calls = &described.calls;
                 let run = described.plain();
                 let run = quote! {
                     #[doc = #doc]
@@ -201,14 +213,7 @@ pub(super) fn emit_run(cx: &Context<'_>, index: usize) -> (TokenStream, RunKind)
         let run = quote! {
             #[doc = #doc]
             async fn #run_fn(&self, #params #io: &#rt::Io) -> #rt::Step<#state> {
-                #statics
-                #retry_wait
-                #resume_wait
-                #input
-                #data_binding
-                #failed_action
-                #attempt
-                #output_check
+                #attempt_steps
                 #rt::settle(attempt, data, #workflow, #name, |#exit_binding, data| #success)
             }
         };
@@ -219,15 +224,7 @@ pub(super) fn emit_run(cx: &Context<'_>, index: usize) -> (TokenStream, RunKind)
     let run = quote! {
         #[doc = #doc]
         async fn #run_fn(&self, #params #io: &#rt::Io) -> #rt::Step<#state> {
-            #statics
-            #retry_wait
-            #resume_wait
-            #input
-            #marking
-            #data_binding
-            #failed_action
-            #attempt
-            #output_check
+            #attempt_steps
             let next: ::core::result::Result<#state, #rt::WorkflowError> = match attempt {
                 ::core::result::Result::Ok(#rt::Attempt::Exit(#exit_binding)) => #success,
                 ::core::result::Result::Ok(#rt::Attempt::Terminate) => ::core::result::Result::Ok(#state::Terminated { output: data }),
@@ -360,7 +357,7 @@ fn injects_nothing(data: &serde_json::Value) -> bool {
 
 /// A task described by data (see `action::described_calls` and [`described_switch`]).
 enum Described {
-    Calls(DescribedCalls),
+    Calls(action::DescribedCalls),
     /// The switch's `static CONDITIONS`.
     Switch(TokenStream),
 }
