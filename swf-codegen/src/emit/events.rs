@@ -3,7 +3,7 @@
 
 use super::fields::{Fields, Progress};
 use super::names::ident;
-use super::{Context, action, rt};
+use super::{Context, action, api, rt};
 use crate::emit_parts::boolean::{self, BoolExpr};
 use crate::emit_parts::path::path_ref;
 use crate::ir::{
@@ -35,7 +35,7 @@ pub(super) fn event_enum_ident(cx: &Context<'_>) -> proc_macro2::Ident {
 }
 
 fn spec_array(cx: &Context<'_>) -> TokenStream {
-    let rt = rt();
+    let api = api();
     let specs = cx.workflow.events.iter().map(|event| {
         let name = &event.name.value;
         let source = event.source.as_ref().map_or("", |s| s.value.as_str());
@@ -48,7 +48,7 @@ fn spec_array(cx: &Context<'_>) -> TokenStream {
             None => quote!(::core::option::Option::None),
         };
         quote! {
-            #rt::EventSpec {
+            #api::EventSpec {
                 name: #name,
                 source: #source,
                 event_type: #event_type,
@@ -63,6 +63,7 @@ fn spec_array(cx: &Context<'_>) -> TokenStream {
 /// and to recognise the ones it produces.
 pub(super) fn emit_event_enum(cx: &Context<'_>) -> TokenStream {
     let rt = rt();
+    let api = api();
     if cx.workflow.events.is_empty() {
         return TokenStream::new();
     }
@@ -115,7 +116,7 @@ pub(super) fn emit_event_enum(cx: &Context<'_>) -> TokenStream {
 
             /// Every definition's source, type and correlation attribute, in document order.
             pub fn specs() -> &'static [#rt::EventSpec; #count] {
-                static SPECS: [#rt::EventSpec; #count] = #specs;
+                static SPECS: [#api::EventSpec; #count] = #specs;
                 &SPECS
             }
 

@@ -4,17 +4,16 @@
 //! drives.
 
 use super::fields::{Fields, Log};
-use super::scope::Emitted;
-use super::{Context, events, rt};
+use super::{Context, api, events, rt};
 use crate::ir::{StartKind, TaskKind};
 use proc_macro2::TokenStream;
 use quote::quote;
 
 /// The machine's public items, and its private block (see `private_block`).
-/// `methods` are the scopes' private methods (taken out of `scopes`).
+/// `public_methods` and `methods` are the scopes' public and private methods, moved in.
 pub(super) fn emit(
     cx: &Context<'_>,
-    scopes: &Emitted,
+    public_methods: Vec<TokenStream>,
     methods: Vec<TokenStream>,
 ) -> (TokenStream, TokenStream) {
     let machine = cx.workflow_ident();
@@ -26,7 +25,6 @@ pub(super) fn emit(
     };
     let hash = definition_hash(cx);
     let rt = rt();
-    let public_methods = &scopes.public_methods;
     let api = if cx.uses_io() {
         io_api(cx)
     } else {
@@ -124,6 +122,7 @@ fn specs_or_none(cx: &Context<'_>) -> TokenStream {
 /// `run`, `start` and `step` for a workflow without events.
 fn plain_api(cx: &Context<'_>) -> TokenStream {
     let rt = rt();
+    let api = api();
     let state = cx.state_ident();
     let specs = specs_or_none(cx);
     quote! {
@@ -133,12 +132,12 @@ fn plain_api(cx: &Context<'_>) -> TokenStream {
         /// The refusal of the input, or the `WorkflowError` of a task that failed with no retry
         /// or onError left, with the data it had.
         pub async fn run(&self, input: #rt::Value) -> ::core::result::Result<#rt::Value, #rt::WorkflowError> {
-            let io = #rt::Io::standalone();
+            let io = #api::Io::standalone();
             let state = self.begin(input, &io)?;
             let run = #rt::run_to_end(state, &io, #specs, |state| self.advance(state, &io));
             #rt::traced_run(Self::INFO, &io, run)
                 .await
-                .map(#rt::ScopeEnd::into_output)
+                .map(#api::ScopeEnd::into_output)
         }
 
         /// The first state of an instance: the start task with its filtered input.
@@ -146,7 +145,7 @@ fn plain_api(cx: &Context<'_>) -> TokenStream {
         /// # Errors
         /// The refusal of the input (not a JSON object), or of the start task's input filter.
         pub fn start(&self, input: #rt::Value) -> ::core::result::Result<#state, #rt::WorkflowError> {
-            self.begin(input, &#rt::Io::standalone())
+            self.begin(input, &#api::Io::standalone())
         }
 
         /// Runs the next step of `state`, waiting first as long as it must (a delay, a retry
@@ -156,7 +155,7 @@ fn plain_api(cx: &Context<'_>) -> TokenStream {
         /// # Errors
         /// As [`Self::run`].
         pub async fn step(&self, state: #state) -> ::core::result::Result<#state, #rt::WorkflowError> {
-            let io = #rt::Io::standalone();
+            let io = #api::Io::standalone();
             #rt::step_until_ran(state, &io, #specs, |state| self.advance(state, &io)).await
         }
     }
@@ -166,6 +165,7 @@ fn plain_api(cx: &Context<'_>) -> TokenStream {
 /// start: the instance's `Io` carries its events, what it produces and the clock.
 fn io_api(cx: &Context<'_>) -> TokenStream {
     let rt = rt();
+    let api = api();
     let state = cx.state_ident();
     let specs = specs_or_none(cx);
     quote! {
@@ -180,7 +180,7 @@ fn io_api(cx: &Context<'_>) -> TokenStream {
             let run = #rt::run_to_end(state, io, #specs, |state| self.advance(state, io));
             #rt::traced_run(Self::INFO, io, run)
                 .await
-                .map(#rt::ScopeEnd::into_output)
+                .map(#api::ScopeEnd::into_output)
         }
 
         /// The first state of an instance: the start task with its filtered input. A scheduled
@@ -249,22 +249,29 @@ fn emit_call_function(cx: &Context<'_>, bounds: &TokenStream) -> TokenStream {
 
 fn emit_begin(cx: &Context<'_>) -> TokenStream {
     let rt = rt();
+    let api = api();
     let state = cx.state_ident();
     let start_index = cx.start_index();
     let log = (Fields::of(cx, start_index).log == Log::Record)
-        .then(|| quote!(#rt::CompensationLog::new()));
-    let enter = super::scope::enter_call(cx, start_index, quote!(input), log);
+        .then(|| quote!(#api::CompensationLog::new()));
+    // Written as a transition writes it, in the private block.
+    let enter = super::public_paths::in_body(super::scope::enter_call(
+        cx,
+        start_index,
+        quote!(input),
+        log,
+    ));
     let start_task = cx.task(start_index);
     let start_name = &start_task.name.value;
     let schedule = match start_task.start.as_ref().map(|s| &s.kind) {
         Some(StartKind::Scheduled {
             interval: Some(interval),
         }) => {
-            let window = events::emit_schedule_window(interval);
+            let window = super::public_paths::in_body(events::emit_schedule_window(interval));
             let id = &cx.workflow.id.value;
             quote! {
                 if let ::core::result::Result::Err(error) = #rt::check_schedule(&#window, io) {
-                    return ::core::result::Result::Err(#rt::WorkflowError::new(#id, #start_name, error, input));
+                    return ::core::result::Result::Err(#api::WorkflowError::new(#id, #start_name, error, input));
                 }
             }
         }
@@ -277,7 +284,7 @@ fn emit_begin(cx: &Context<'_>) -> TokenStream {
             // A standalone `Io` learns the definitions here, and gives back the events it holds
             // that match none of them rather than let the run wait for nothing.
             if let ::core::result::Result::Err(error) = io.learn_events(Self::ID, #specs) {
-                return ::core::result::Result::Err(#rt::WorkflowError::new(Self::ID, #start_name, error, input));
+                return ::core::result::Result::Err(#api::WorkflowError::new(Self::ID, #start_name, error, input));
             }
             #schedule
             let input = #rt::workflow_input(Self::ID, #start_name, input)?;
@@ -292,10 +299,11 @@ fn emit_begin(cx: &Context<'_>) -> TokenStream {
 /// and `run_detached`.
 fn sub_flow_api(cx: &Context<'_>) -> TokenStream {
     let rt = rt();
+    let api = api();
     let state = cx.state_ident();
     let specs = specs_or_none(cx);
     let scheduled = super::scheduled_interval(&cx.workflow.scope).map(|interval| {
-        let window = events::emit_schedule_window(interval);
+        let window = super::public_paths::in_body(events::emit_schedule_window(interval));
         quote! {
             if #rt::check_schedule(&#window, io).is_err() {
                 return ::core::result::Result::Ok(::core::result::Result::Err(input));
@@ -318,7 +326,7 @@ fn sub_flow_api(cx: &Context<'_>) -> TokenStream {
             let state = match self.begin_subflow(input, io)? {
                 ::core::result::Result::Ok(state) => state,
                 ::core::result::Result::Err(output) => {
-                    return ::core::result::Result::Ok(#rt::ScopeEnd::Completed(output));
+                    return ::core::result::Result::Ok(#api::ScopeEnd::Completed(output));
                 }
             };
             #rt::run_to_end(state, io, #specs, |state| self.advance(state, io)).await
@@ -329,6 +337,7 @@ fn sub_flow_api(cx: &Context<'_>) -> TokenStream {
 /// `Machine`, so that a host can own instances of this workflow.
 fn emit_machine_impl(cx: &Context<'_>) -> TokenStream {
     let rt = rt();
+    let api = api();
     let state = cx.state_ident();
     let machine = cx.workflow_ident();
     let bounds = bounds(cx);
@@ -343,7 +352,7 @@ fn emit_machine_impl(cx: &Context<'_>) -> TokenStream {
             let indices: Vec<usize> = events::event_indices(cx, events_actions);
             let timeout = super::duration_option(timeout.as_ref());
             quote! {
-                ::core::option::Option::Some(#rt::StartOnEvents {
+                ::core::option::Option::Some(#api::StartOnEvents {
                     events: &[#(#indices),*],
                     exclusive: #exclusive,
                     timeout: #timeout,
@@ -423,17 +432,31 @@ fn definition_hash(cx: &Context<'_>) -> String {
         &workflow.scope,
     );
     // The workflow's own schemas count only when it has some, so that the hash of every
-    // workflow without stays what it was.
-    let described = if workflow.schemas.is_empty() {
-        serde_json::to_vec(&described)
+    // workflow without stays what it was. The JSON is hashed as it is written, not kept.
+    const EMPTY: u64 = 0xcbf2_9ce4_8422_2325;
+    let mut hash = Fnv1a(EMPTY);
+    let written = if workflow.schemas.is_empty() {
+        serde_json::to_writer(&mut hash, &described)
     } else {
-        serde_json::to_vec(&(described, &workflow.schemas))
-    }
-    .unwrap_or_default();
-    let hash = described
-        .iter()
-        .fold(0xcbf2_9ce4_8422_2325_u64, |hash, byte| {
-            (hash ^ u64::from(*byte)).wrapping_mul(0x0100_0000_01b3)
-        });
+        serde_json::to_writer(&mut hash, &(described, &workflow.schemas))
+    };
+    // The IR serializes to JSON without fail (string keys, finite numbers).
+    let hash = if written.is_ok() { hash.0 } else { EMPTY };
     format!("{hash:016x}")
+}
+
+/// The 64-bit FNV-1a hash of the bytes written.
+struct Fnv1a(u64);
+
+impl std::io::Write for Fnv1a {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        for byte in bytes {
+            self.0 = (self.0 ^ u64::from(*byte)).wrapping_mul(0x0100_0000_01b3);
+        }
+        Ok(bytes.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
 }

@@ -35,7 +35,7 @@ pub fn stubs(names: &PublicNames, function_names: &[String]) -> TokenStream {
 
 use crate::ir::{Operator, Scope, StartKind, SwitchConditions, Task, TaskKind, Workflow};
 use names::ident;
-use proc_macro2::{Ident, TokenStream};
+use proc_macro2::{Delimiter, Group, Ident, Punct, Spacing, Span, TokenStream, TokenTree};
 use quote::quote;
 
 /// The path through which generated code reaches the runtime.
@@ -43,15 +43,54 @@ pub(crate) fn rt() -> TokenStream {
     quote!(::swf_runtime::__private)
 }
 
+/// The runtime's public root, through which the bodies of public items name its public types
+/// (`::swf_runtime::Io::standalone()`): the pass that writes public paths for rustdoc
+/// (`public_paths`) does not walk bodies.
+pub(crate) fn api() -> TokenStream {
+    quote!(::swf_runtime)
+}
+
 /// True when `tokens` mention the identifier `name` anywhere (inside groups too): generated
 /// functions name a parameter `_name` when their body never reads it, so they compile
 /// warning-free whatever the task needs.
 pub(crate) fn mentions(tokens: &TokenStream, name: &str) -> bool {
-    tokens.clone().into_iter().any(|tree| match tree {
-        proc_macro2::TokenTree::Ident(ident) => ident == name,
-        proc_macro2::TokenTree::Group(group) => mentions(&group.stream(), name),
-        _ => false,
-    })
+    mentions_each(tokens, [name])[0]
+}
+
+/// [`mentions`] of each of `names`, in one walk: reading a borrowed stream copies it.
+pub(crate) fn mentions_each<const N: usize>(tokens: &TokenStream, names: [&str; N]) -> [bool; N] {
+    let mut found = [false; N];
+    mark_mentions(tokens, &names, &mut found);
+    found
+}
+
+fn mark_mentions(tokens: &TokenStream, names: &[&str], found: &mut [bool]) {
+    for tree in tokens.clone() {
+        match tree {
+            TokenTree::Ident(ident) => {
+                if let Some(index) = names.iter().position(|name| ident == name) {
+                    found[index] = true;
+                }
+            }
+            TokenTree::Group(group) => mark_mentions(&group.stream(), names, found),
+            _ => {}
+        }
+    }
+}
+
+/// The tree at `slot`, moved out (a passes' later positions only look at what follows it): an
+/// identifier's or literal's clone would copy its text.
+pub(crate) fn take_tree(slot: &mut TokenTree) -> TokenTree {
+    std::mem::replace(slot, TokenTree::Punct(Punct::new('.', Spacing::Alone)))
+}
+
+/// `group` taken apart: its delimiter, its span and its trees. The group is dropped before its
+/// stream is iterated, so the trees are moved out of a stream nothing else holds rather than
+/// copied (`Group::stream` shares the group's).
+pub(crate) fn group_parts(group: Group) -> (Delimiter, Span, Vec<TokenTree>) {
+    let (delimiter, span, stream) = (group.delimiter(), group.span(), group.stream());
+    drop(group);
+    (delimiter, span, stream.into_iter().collect())
 }
 
 /// Everything one workflow compiles to: the functions trait, the event enum, the state types of
@@ -59,26 +98,28 @@ pub(crate) fn mentions(tokens: &TokenStream, name: &str) -> bool {
 pub fn workflow(workflow: &Workflow, names: &Names) -> TokenStream {
     let cx = Context::root(workflow, names);
     let functions = functions::emit(&cx);
-    let mut scopes = scope::emit_tree(&cx);
-    // Handed over, not cloned: they are most of the workflow's tokens.
-    let methods = std::mem::take(&mut scopes.methods);
-    let (machine, private) = machine::emit(&cx, &scopes, methods);
-    let types = &scopes.types;
+    // The scopes' streams are moved, never interpolated by reference: an interpolated stream
+    // is copied, and a group still shared with its original is copied again by the passes
+    // that rewrite paths (they are most of the workflow's tokens).
+    let scope::Emitted {
+        public_methods,
+        methods,
+        types,
+    } = scope::emit_tree(&cx);
+    let (machine, private) = machine::emit(&cx, public_methods, methods);
     let events = events::emit_event_enum(&cx);
     let schemas = schema::feature_check(workflow);
     #[cfg(feature = "schemas")]
     let typed = typed::emit(&cx);
     #[cfg(not(feature = "schemas"))]
     let typed = TokenStream::new();
-    let public = public_paths::public_paths(quote! {
-        #schemas
-        #functions
-        #events
-        #(#types)*
-        #machine
-        #typed
-    });
-    quote!(#public #private)
+    let mut public = TokenStream::new();
+    public.extend([schemas, functions, events]);
+    public.extend(types);
+    public.extend([machine, typed]);
+    let mut generated = public_paths::public_paths(public);
+    generated.extend([private]);
+    generated
 }
 
 /// `Some(Duration::from_millis(n))` for a duration, `None` without one.

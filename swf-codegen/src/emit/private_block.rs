@@ -26,7 +26,8 @@ pub(super) fn emit(
     items: TokenStream,
 ) -> TokenStream {
     let mut statics = Statics::default();
-    let methods = shorten(methods, &mut statics);
+    // A group, interpolated below by sharing it: interpolating the stream would copy it.
+    let methods = Group::new(Delimiter::Brace, shorten(methods, &mut statics));
     let items = shorten(items, &mut statics);
     let statics = statics.declarations();
     quote! {
@@ -49,9 +50,7 @@ pub(super) fn emit(
             // The generated API is a library surface: a binary that uses part of it must not
             // warn.
             #[allow(dead_code)]
-            impl<F: #bounds> #machine<F> {
-                #methods
-            }
+            impl<F: #bounds> #machine<F> #methods
 
             #items
         };
@@ -142,14 +141,16 @@ fn shorten_trees(mut trees: Vec<TokenTree>, statics: &mut Statics) -> TokenStrea
     let mut index = 0;
     while index < trees.len() {
         let rest = &trees[index..];
-        if path_is(rest, &["swf_runtime", "__private"]) {
+        // Every path to shorten starts with `::`: most trees are passed on at once.
+        let starts_path = colon(&rest[0]) && rest.get(1).is_some_and(colon);
+        if starts_path && path_is(rest, &["swf_runtime", "__private"]) {
             // `::swf_runtime::__private::Value` → `Value`, `::swf_runtime::__private::f` →
             // `rt::f`.
             match rest.get(8) {
                 Some(TokenTree::Ident(item))
                     if colon(&rest[6])
                         && colon(&rest[7])
-                        && RUNTIME_IMPORTS.contains(&&*item.to_string()) =>
+                        && RUNTIME_IMPORTS.iter().any(|name| item == name) =>
                 {
                     out.push(rest[8].clone());
                     index += 9;
@@ -161,43 +162,36 @@ fn shorten_trees(mut trees: Vec<TokenTree>, statics: &mut Statics) -> TokenStrea
             }
             continue;
         }
-        if let Some(skip) = prelude_path(rest) {
+        if starts_path && let Some(skip) = prelude_path(rest) {
             // `::core::result::Result::Ok` → `Ok`, `::core::result::Result<..>` → `Result<..>`.
             index += skip;
             continue;
         }
-        out.push(match &trees[index] {
+        match super::take_tree(&mut trees[index]) {
             TokenTree::Group(group) => {
-                let inner: Vec<TokenTree> = group.stream().into_iter().collect();
-                match hoisted(group.delimiter(), &inner, statics) {
-                Some(name) => {
-                    // `{ ..; &PATH }.select(..)` calls the method on the reference: so does
-                    // `PATH_N.select(..)`, by auto-reference; `&PATH_N.select(..)` would not.
-                    let method_call = matches!(trees.get(index + 1), Some(TokenTree::Punct(p)) if p.as_char() == '.');
-                    if !method_call {
-                        out.push(TokenTree::Punct(proc_macro2::Punct::new(
-                            '&',
-                            proc_macro2::Spacing::Alone,
-                        )));
+                let (delimiter, span, inner) = super::group_parts(group);
+                match hoisted(delimiter, inner, statics) {
+                    Ok(name) => {
+                        // `{ ..; &PATH }.select(..)` calls the method on the reference: so does
+                        // `PATH_N.select(..)`, by auto-reference; `&PATH_N.select(..)` would not.
+                        let method_call = matches!(trees.get(index + 1), Some(TokenTree::Punct(p)) if p.as_char() == '.');
+                        if !method_call {
+                            out.push(TokenTree::Punct(proc_macro2::Punct::new(
+                                '&',
+                                proc_macro2::Spacing::Alone,
+                            )));
+                        }
+                        out.push(TokenTree::Ident(name));
                     }
-                    out.push(TokenTree::Ident(name));
-                    index += 1;
-                    continue;
-                }
-                None => {
-                    let mut rebuilt = Group::new(group.delimiter(), shorten_trees(inner, statics));
-                    rebuilt.set_span(group.span());
-                    TokenTree::Group(rebuilt)
-                }
+                    Err(inner) => {
+                        let mut rebuilt = Group::new(delimiter, shorten_trees(inner, statics));
+                        rebuilt.set_span(span);
+                        out.push(TokenTree::Group(rebuilt));
+                    }
                 }
             }
-            // Moved out, not cloned (an identifier's clone copies its text); only later
-            // positions are looked at again.
-            _ => std::mem::replace(
-                &mut trees[index],
-                TokenTree::Punct(proc_macro2::Punct::new('.', proc_macro2::Spacing::Alone)),
-            ),
-        });
+            tree => out.push(tree),
+        }
         index += 1;
     }
     out.into_iter().collect()
@@ -252,34 +246,38 @@ fn word(tree: &TokenTree, text: &str) -> bool {
 }
 
 /// The name of the static for a group `{ static KIND: T = init; &KIND }`, hoisted (and
-/// shortened).
-fn hoisted(delimiter: Delimiter, trees: &[TokenTree], statics: &mut Statics) -> Option<Ident> {
-    if delimiter != Delimiter::Brace {
-        return None;
-    }
-    let [
-        first,
-        TokenTree::Ident(kind),
-        declaration @ ..,
-        semicolon,
-        ampersand,
-        TokenTree::Ident(used),
-    ] = trees
-    else {
-        return None;
-    };
+/// shortened); the group's trees, given back, when it is not one.
+fn hoisted(
+    delimiter: Delimiter,
+    mut trees: Vec<TokenTree>,
+    statics: &mut Statics,
+) -> Result<Ident, Vec<TokenTree>> {
     let is_punct =
         |tree: &TokenTree, c: char| matches!(tree, TokenTree::Punct(p) if p.as_char() == c);
-    if !word(first, "static")
-        || kind != used
-        || !is_punct(semicolon, ';')
-        || !is_punct(ampersand, '&')
-        || declaration.iter().any(|tree| is_punct(tree, ';'))
-    {
-        return None;
-    }
-    let declaration = shorten(declaration.iter().cloned().collect(), statics);
-    Some(statics.name(&kind.to_string(), declaration))
+    let kind = match trees.as_slice() {
+        [
+            first,
+            TokenTree::Ident(kind),
+            declaration @ ..,
+            semicolon,
+            ampersand,
+            TokenTree::Ident(used),
+        ] if delimiter == Delimiter::Brace
+            && word(first, "static")
+            && kind == used
+            && is_punct(semicolon, ';')
+            && is_punct(ampersand, '&')
+            && !declaration.iter().any(|tree| is_punct(tree, ';')) =>
+        {
+            kind.to_string()
+        }
+        _ => return Err(trees),
+    };
+    // The declaration, moved out: `: T = init` between the kind and the `; &KIND`.
+    trees.truncate(trees.len() - 3);
+    let declaration = trees.split_off(2);
+    let declaration = shorten_trees(declaration, statics);
+    Ok(statics.name(&kind, declaration))
 }
 
 #[cfg(test)]

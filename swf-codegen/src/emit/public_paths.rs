@@ -4,7 +4,7 @@
 //! (`::swf_runtime::WorkflowError`), so the user's rustdoc links them; `__private` keeps what is
 //! not public API (the helpers generated bodies call).
 
-use proc_macro2::{Group, TokenStream, TokenTree};
+use proc_macro2::{Delimiter, Group, TokenStream, TokenTree};
 
 /// The runtime's items that are public at its root under the same name as in `__private`.
 const PUBLIC: &[&str] = &[
@@ -38,10 +38,22 @@ const PUBLIC: &[&str] = &[
 ];
 
 /// `tokens` with every `::swf_runtime::__private::X` of a public `X` written
-/// `::swf_runtime::X`.
+/// `::swf_runtime::X`, outside function bodies: rustdoc shows signatures, items and fields,
+/// never a body, and bodies are most of the tokens (a scope's `advance` has an arm per task).
 pub(crate) fn public_paths(tokens: TokenStream) -> TokenStream {
-    let mut trees: Vec<TokenTree> = tokens.into_iter().collect();
+    rewrite(tokens.into_iter().collect(), false)
+}
+
+/// [`public_paths`] of code for the body of a public item that an emitter shared with the
+/// private methods wrote (the start task's entry in `begin`): every path, at any depth.
+pub(crate) fn in_body(tokens: TokenStream) -> TokenStream {
+    rewrite(tokens.into_iter().collect(), true)
+}
+
+fn rewrite(mut trees: Vec<TokenTree>, walk_bodies: bool) -> TokenStream {
     let mut out = Vec::with_capacity(trees.len());
+    // Since a `fn` at this level, until its body or its `;`.
+    let mut in_signature = false;
     let mut index = 0;
     while index < trees.len() {
         if let Some(name) = private_public_item(&trees[index..]) {
@@ -52,18 +64,28 @@ pub(crate) fn public_paths(tokens: TokenStream) -> TokenStream {
             index += 9;
             continue;
         }
-        out.push(match &trees[index] {
+        out.push(match super::take_tree(&mut trees[index]) {
+            TokenTree::Group(group)
+                if in_signature && !walk_bodies && group.delimiter() == Delimiter::Brace =>
+            {
+                in_signature = false;
+                TokenTree::Group(group)
+            }
             TokenTree::Group(group) => {
-                let mut rebuilt = Group::new(group.delimiter(), public_paths(group.stream()));
-                rebuilt.set_span(group.span());
+                let (delimiter, span, inner) = super::group_parts(group);
+                let mut rebuilt = Group::new(delimiter, rewrite(inner, walk_bodies));
+                rebuilt.set_span(span);
                 TokenTree::Group(rebuilt)
             }
-            // Moved out, not cloned (an identifier's clone copies its text); only later
-            // positions are looked at again.
-            _ => std::mem::replace(
-                &mut trees[index],
-                TokenTree::Punct(proc_macro2::Punct::new('.', proc_macro2::Spacing::Alone)),
-            ),
+            TokenTree::Ident(ident) => {
+                in_signature |= ident == "fn";
+                TokenTree::Ident(ident)
+            }
+            TokenTree::Punct(punct) => {
+                in_signature &= punct.as_char() != ';';
+                TokenTree::Punct(punct)
+            }
+            tree => tree,
         });
         index += 1;
     }
@@ -95,21 +117,49 @@ mod tests {
     #[test]
     fn public_types_lose_the_private_segment_and_helpers_keep_it() {
         let tokens = quote! {
+            pub enum State {
+                Running { data: ::swf_runtime::__private::Value },
+            }
             fn run(io: &::swf_runtime::__private::Io) -> ::core::result::Result<
                 ::swf_runtime::__private::Value,
                 ::swf_runtime::__private::WorkflowError,
             > {
                 ::swf_runtime::__private::run_to_end(vec![::swf_runtime::__private::Value::Null])
             }
+            fn helper(_: ::swf_runtime::__private::Wait) -> ::swf_runtime::__private::Slot;
+            const WAIT: ::swf_runtime::__private::Wait = ::swf_runtime::__private::Wait::NONE;
         };
         let text = public_paths(tokens).to_string();
+        assert!(text.contains("data : :: swf_runtime :: Value"), "{text}");
         assert!(text.contains(":: swf_runtime :: Io"), "{text}");
         assert!(text.contains(":: swf_runtime :: WorkflowError"), "{text}");
-        assert!(text.contains(":: swf_runtime :: Value :: Null"), "{text}");
+        assert!(text.contains(":: swf_runtime :: Slot ;"), "{text}");
         assert!(
-            text.contains(":: swf_runtime :: __private :: run_to_end"),
+            text.contains("WAIT : :: swf_runtime :: Wait = :: swf_runtime :: Wait :: NONE"),
             "{text}"
         );
-        assert!(!text.contains("__private :: Value"), "{text}");
+        assert!(!text.contains("__private :: Value >"), "{text}");
+    }
+
+    #[test]
+    fn function_bodies_are_left_as_they_are() {
+        // rustdoc never shows a body: the pass does not walk them (an `advance` has an arm
+        // per task).
+        let tokens = quote! {
+            fn run() -> ::swf_runtime::__private::Value {
+                ::swf_runtime::__private::run_to_end(::swf_runtime::__private::Value::Null)
+            }
+        };
+        let text = public_paths(tokens).to_string();
+        assert!(
+            text.starts_with("fn run () -> :: swf_runtime :: Value {"),
+            "{text}"
+        );
+        assert!(
+            text.contains(
+                ":: swf_runtime :: __private :: run_to_end (:: swf_runtime :: __private :: Value :: Null)"
+            ),
+            "{text}"
+        );
     }
 }

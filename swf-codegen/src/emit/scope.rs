@@ -103,11 +103,13 @@ fn emit_advance(cx: &Context<'_>, kinds: &[RunKind]) -> TokenStream {
     } else {
         (TokenStream::new(), TokenStream::new())
     };
+    // The root's `advance` is public: its body names the public path itself.
+    let progress = if cx.root { super::api() } else { rt.clone() };
     let step = quote! {
         match state {
             #(#dispatch,)*
             ended @ (#state::Completed { .. } | #state::Terminated { .. }) => {
-                ::core::result::Result::Ok(#rt::Progress::Ran(ended))
+                ::core::result::Result::Ok(#progress::Progress::Ran(ended))
             }
         }
     };

@@ -5,7 +5,7 @@
 
 use super::fields::{Fields, Flavour, Progress};
 use super::names::{SERDE_COMPLETED, SERDE_TERMINATED, serde_name};
-use super::{Context, events, rt};
+use super::{Context, api, events, rt};
 use crate::ir::{SwitchConditions, TaskKind};
 use proc_macro2::TokenStream;
 use quote::quote;
@@ -307,6 +307,7 @@ fn describe(cx: &Context<'_>) -> String {
 /// `ScopeState`: how the scope ended, what it listens for, where it is.
 fn emit_scope_state(cx: &Context<'_>) -> TokenStream {
     let rt = rt();
+    let api = api();
     let state = cx.state_ident();
     let listening = (0..cx.scope.tasks.len()).filter_map(|i| {
         let variant = cx.variant(i);
@@ -355,7 +356,7 @@ fn emit_scope_state(cx: &Context<'_>) -> TokenStream {
             }),
             Progress::Child(_) => Some(quote! {
                 #state::#variant { child: ::core::option::Option::Some(child), .. } => {
-                    #rt::nested_position(#name, ::core::iter::once(#rt::ScopeState::position(child)))
+                    #rt::nested_position(#name, ::core::iter::once(#api::ScopeState::position(child)))
                 }
             }),
             _ => None,
@@ -378,12 +379,12 @@ fn emit_scope_state(cx: &Context<'_>) -> TokenStream {
     let listening: Vec<TokenStream> = listening.collect();
     // A scope whose tasks never wait has nothing to match on (clippy's match_single_binding).
     let listening_body = if listening.is_empty() {
-        quote!(#rt::Wait::default())
+        quote!(#api::Wait::default())
     } else {
         quote! {
             match self {
                 #(#listening)*
-                _ => #rt::Wait::default(),
+                _ => #api::Wait::default(),
             }
         }
     };
@@ -391,8 +392,8 @@ fn emit_scope_state(cx: &Context<'_>) -> TokenStream {
         impl #rt::ScopeState for #state {
             fn end(self) -> ::core::result::Result<#rt::ScopeEnd, Self> {
                 match self {
-                    #state::Completed { output } => ::core::result::Result::Ok(#rt::ScopeEnd::Completed(output)),
-                    #state::Terminated { output } => ::core::result::Result::Ok(#rt::ScopeEnd::Terminated(output)),
+                    #state::Completed { output } => ::core::result::Result::Ok(#api::ScopeEnd::Completed(output)),
+                    #state::Terminated { output } => ::core::result::Result::Ok(#api::ScopeEnd::Terminated(output)),
                     other => ::core::result::Result::Err(other),
                 }
             }
@@ -426,39 +427,39 @@ fn emit_scope_state(cx: &Context<'_>) -> TokenStream {
 
 /// What a task's variant listens for (its fields bound by reference).
 fn listening(cx: &Context<'_>, index: usize, fields: &Fields) -> TokenStream {
-    let rt = rt();
+    let api = api();
     let task = cx.task(index);
     let retry = fields
         .retry
-        .then(|| quote!(wait.merge(&#rt::Wait::new(retry.not_before(), &[]));));
+        .then(|| quote!(wait.merge(&#api::Wait::new(retry.not_before(), &[]));));
     let own = match &fields.progress {
         Progress::None => TokenStream::new(),
-        Progress::DelayEnd => quote!(wait.merge(&#rt::Wait::until(*until));),
+        Progress::DelayEnd => quote!(wait.merge(&#api::Wait::until(*until));),
         Progress::WaitEnd => {
             let specs = waited_specs(cx, index);
-            quote!(wait.merge(&#rt::Wait::new(*until, &[#(#specs),*]));)
+            quote!(wait.merge(&#api::Wait::new(*until, &[#(#specs),*]));)
         }
         Progress::Resume { wait_end } => {
             let events = wait_end.then(|| {
                 let specs = waited_specs(cx, index);
                 quote! {
                     if resume.is_none() {
-                        wait.merge(&#rt::Wait::new(*until, &[#(#specs),*]));
+                        wait.merge(&#api::Wait::new(*until, &[#(#specs),*]));
                     }
                 }
             });
             quote! {
                 #events
                 if let ::core::option::Option::Some(resume) = resume {
-                    wait.merge(&#rt::Wait::new(resume.retry.not_before(), &[]));
+                    wait.merge(&#api::Wait::new(resume.retry.not_before(), &[]));
                 }
             }
         }
         Progress::Callback => {
             let specs = waited_specs(cx, index);
             quote! {
-                if let #rt::CallbackPhase::Wait { until, .. } = phase {
-                    wait.merge(&#rt::Wait::new(*until, &[#(#specs),*]));
+                if let #api::CallbackPhase::Wait { until, .. } = phase {
+                    wait.merge(&#api::Wait::new(*until, &[#(#specs),*]));
                 }
             }
         }
@@ -480,12 +481,12 @@ fn listening(cx: &Context<'_>, index: usize, fields: &Fields) -> TokenStream {
         }
         Progress::Child(_) => quote! {
             if let ::core::option::Option::Some(child) = child {
-                wait.merge(&#rt::ScopeState::listening(child));
+                wait.merge(&#api::ScopeState::listening(child));
             }
         },
     };
     quote! {
-        let mut wait = #rt::Wait::default();
+        let mut wait = #api::Wait::default();
         #retry
         #own
         wait
@@ -523,6 +524,7 @@ fn waited_specs(cx: &Context<'_>, index: usize) -> Vec<TokenStream> {
 /// branch's name, and the task's deadline.
 fn emit_branches(cx: &Context<'_>, index: usize) -> Option<TokenStream> {
     let rt = rt();
+    let api = api();
     let task = cx.task(index);
     let TaskKind::Parallel { branches, .. } = &task.kind else {
         return None;
@@ -579,7 +581,7 @@ fn emit_branches(cx: &Context<'_>, index: usize) -> Option<TokenStream> {
         impl #ty {
             /// What the running branches listen for, and the task's deadline.
             pub fn listening(&self) -> #rt::Wait {
-                let mut wait = #rt::Wait::new(self.until, &[]);
+                let mut wait = #api::Wait::new(self.until, &[]);
                 #(wait.merge(&self.#slots.listening());)*
                 wait
             }

@@ -132,12 +132,18 @@ pub(super) fn emit_run(cx: &Context<'_>, index: usize) -> (TokenStream, RunKind)
     let doc = super::names::doc_text(&doc);
     // A task that finishes within its step and fails plainly (no retry, no onError) settles
     // its attempt through the runtime's `settle`; the others spell out each way it can end.
+    let [
+        success_awaits,
+        success_returns,
+        success_reads_io,
+        success_reads_self,
+    ] = super::mentions_each(&success, ["await", "return", "io", "self"]);
     let plain = stay.is_none()
         && !compensating
         && task.retry.is_empty()
         && task.on_error.is_empty()
-        && !super::mentions(&success, "await")
-        && !super::mentions(&success, "return");
+        && !success_awaits
+        && !success_returns;
     // A plain failure is the runtime's: it is not built only to be dropped.
     let failure = if plain {
         TokenStream::new()
@@ -150,13 +156,17 @@ pub(super) fn emit_run(cx: &Context<'_>, index: usize) -> (TokenStream, RunKind)
             part.as_ref()
                 .is_some_and(|part| super::mentions(part, "io"))
         })
-        || [&statics, &attempt, &stay_arm, &success, &failure]
+        || success_reads_io
+        // A static item cannot read a local: `statics` is not looked at.
+        || [&attempt, &stay_arm, &failure]
             .into_iter()
             .any(|part| super::mentions(part, "io"));
     let io = if reads_io { quote!(io) } else { quote!(_io) };
     // Everything up to the attempt's result, the same whether the task settles through the
-    // runtime or spells out its ends (a plain task has no `marking`).
-    let attempt_steps = quote! {
+    // runtime or spells out its ends (a plain task has no `marking`); made only where it is
+    // used (a described task's step does without it).
+    let attempt_steps = || {
+        quote! {
         #statics
         #retry_wait
         #resume_wait
@@ -166,6 +176,7 @@ pub(super) fn emit_run(cx: &Context<'_>, index: usize) -> (TokenStream, RunKind)
         #failed_action
         #attempt
         #output_check
+        }
     };
     if plain {
         let workflow = &cx.workflow.id.value;
@@ -192,7 +203,7 @@ pub(super) fn emit_run(cx: &Context<'_>, index: usize) -> (TokenStream, RunKind)
             }
             // Its step awaits nothing (plain: its exits do not), so it is no coroutine.
             Some(Described::Switch(conditions)) => {
-                let (receiver, kind) = if super::mentions(&success, "self") {
+                let (receiver, kind) = if success_reads_self {
                     (quote!(&self,), RunKind::Sync)
                 } else {
                     (TokenStream::new(), RunKind::Associated)
@@ -210,6 +221,7 @@ pub(super) fn emit_run(cx: &Context<'_>, index: usize) -> (TokenStream, RunKind)
             }
             None => {}
         }
+        let attempt_steps = attempt_steps();
         let run = quote! {
             #[doc = #doc]
             async fn #run_fn(&self, #params #io: &#rt::Io) -> #rt::Step<#state> {
@@ -221,6 +233,7 @@ pub(super) fn emit_run(cx: &Context<'_>, index: usize) -> (TokenStream, RunKind)
     }
     let success = settled(success);
     let failure = settled(failure);
+    let attempt_steps = attempt_steps();
     let run = quote! {
         #[doc = #doc]
         async fn #run_fn(&self, #params #io: &#rt::Io) -> #rt::Step<#state> {
@@ -240,7 +253,7 @@ pub(super) fn emit_run(cx: &Context<'_>, index: usize) -> (TokenStream, RunKind)
 /// An arm of the attempt's settling as an expression: the arm itself when it neither awaits nor
 /// returns, else inside an `async` block, where `return` gives the arm's value, not the step's.
 fn settled(arm: TokenStream) -> TokenStream {
-    if super::mentions(&arm, "await") || super::mentions(&arm, "return") {
+    if super::mentions_each(&arm, ["await", "return"]).contains(&true) {
         quote!(async { #arm }.await)
     } else if is_expression(&arm) {
         arm
