@@ -78,7 +78,7 @@ fn mark_mentions(tokens: &TokenStream, names: &[&str], found: &mut [bool]) {
     }
 }
 
-/// The tree at `slot`, moved out (a passes' later positions only look at what follows it): an
+/// The tree at `slot`, moved out (a pass looks again only at the positions after it): an
 /// identifier's or literal's clone would copy its text.
 pub(crate) fn take_tree(slot: &mut TokenTree) -> TokenTree {
     std::mem::replace(slot, TokenTree::Punct(Punct::new('.', Spacing::Alone)))

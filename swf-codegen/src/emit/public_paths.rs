@@ -127,6 +127,7 @@ mod tests {
                 ::swf_runtime::__private::run_to_end(vec![::swf_runtime::__private::Value::Null])
             }
             fn helper(_: ::swf_runtime::__private::Wait) -> ::swf_runtime::__private::Slot;
+            fn template() -> &'static ::swf_runtime::__private::Template;
             const WAIT: ::swf_runtime::__private::Wait = ::swf_runtime::__private::Wait::NONE;
         };
         let text = public_paths(tokens).to_string();
@@ -139,6 +140,32 @@ mod tests {
             "{text}"
         );
         assert!(!text.contains("__private :: Value >"), "{text}");
+        // Not public: the helpers keep their private path.
+        assert!(
+            text.contains("& 'static :: swf_runtime :: __private :: Template ;"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn code_for_a_body_is_rewritten_at_any_depth() {
+        let tokens = quote! {
+            fn begin(input: ::swf_runtime::__private::Value) -> State {
+                Self::enter(input, ::swf_runtime::__private::CompensationLog::new())
+            }
+        };
+        let text = in_body(tokens.clone()).to_string();
+        assert!(
+            text.contains(":: swf_runtime :: CompensationLog :: new ()"),
+            "{text}"
+        );
+        // The same code as an item of the public part keeps its body as written.
+        let text = public_paths(tokens).to_string();
+        assert!(text.contains("input : :: swf_runtime :: Value"), "{text}");
+        assert!(
+            text.contains("__private :: CompensationLog :: new ()"),
+            "{text}"
+        );
     }
 
     #[test]

@@ -167,15 +167,15 @@ pub(super) fn emit_run(cx: &Context<'_>, index: usize) -> (TokenStream, RunKind)
     // used (a described task's step does without it).
     let attempt_steps = || {
         quote! {
-        #statics
-        #retry_wait
-        #resume_wait
-        #input
-        #marking
-        #data_binding
-        #failed_action
-        #attempt
-        #output_check
+            #statics
+            #retry_wait
+            #resume_wait
+            #input
+            #marking
+            #data_binding
+            #failed_action
+            #attempt
+            #output_check
         }
     };
     if plain {
