@@ -189,4 +189,56 @@ mod tests {
             "{text}"
         );
     }
+
+    /// Every workflow file under `dir`, recursively, in name order.
+    fn workflow_files(dir: &std::path::Path, found: &mut Vec<std::path::PathBuf>) {
+        let Ok(entries) = std::fs::read_dir(dir) else {
+            return;
+        };
+        let mut paths: Vec<_> = entries.filter_map(|e| e.ok().map(|e| e.path())).collect();
+        paths.sort();
+        for path in paths {
+            let name = path.to_string_lossy();
+            if path.is_dir() {
+                workflow_files(&path, found);
+            } else if name.ends_with(".sw.yaml") || name.ends_with(".sw.json") {
+                found.push(path);
+            }
+        }
+    }
+
+    #[test]
+    fn no_public_item_is_named_through_the_private_module() {
+        // The pass leaves bodies alone, so the emitters of public bodies write public paths
+        // themselves (`api()`, `in_body`); in the private block every runtime path is `rt::..`.
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .parent()
+            .expect("the workspace");
+        let mut files = Vec::new();
+        workflow_files(&root.join("tests/workflows"), &mut files);
+        workflow_files(&root.join("examples"), &mut files);
+        assert!(files.len() > 100, "{} workflow files", files.len());
+        let mut compiled = 0;
+        for file in &files {
+            let text = std::fs::read_to_string(file).expect("readable");
+            let source = crate::source::SourceFile::new(file.to_string_lossy(), text);
+            let Some(tokens) = crate::compile(&source).tokens else {
+                continue;
+            };
+            compiled += 1;
+            let code = tokens.to_string();
+            for (at, _) in code.match_indices("__private :: ") {
+                let item: String = code[at + "__private :: ".len()..]
+                    .chars()
+                    .take_while(|c| c.is_alphanumeric() || *c == '_')
+                    .collect();
+                assert!(
+                    !PUBLIC.contains(&item.as_str()),
+                    "{}: `__private :: {item}` in the generated code",
+                    file.display()
+                );
+            }
+        }
+        assert!(compiled > 100, "{compiled} workflows compiled");
+    }
 }
