@@ -7,7 +7,8 @@
 //! second events and times them until every instance has ended. `SWF_BENCH_ROUNDS` rounds (3 by
 //! default) run on a current-thread runtime, the figure that does not depend on the other
 //! cores' load (with the runtime thread's CPU time per event, from `/proc/thread-self/schedstat`,
-//! which load does not inflate), then as many on a two-thread runtime.
+//! which load does not inflate), then as many on a two-thread runtime. `SWF_BENCH_ORDER=shuffled`
+//! closes the instances in a shuffled order instead of the order they were opened in.
 
 use std::time::{Duration, Instant};
 use swf_runtime::{Host, HostConfig, Machine};
@@ -87,7 +88,10 @@ async fn round(instances: usize, cpu: bool) -> Round {
 
     // Throughput: one correlated event per waiting instance, each completing it. The events
     // are built before the clock starts: their construction is the sender's cost.
-    let events: Vec<_> = (0..instances).map(closed).collect();
+    let mut events: Vec<_> = (0..instances).map(closed).collect();
+    if shuffled() {
+        shuffle(&mut events);
+    }
     let cpu_before = if cpu { thread_cpu() } else { None };
     let started = Instant::now();
     let sender = channels.events.clone();
@@ -112,6 +116,26 @@ async fn round(instances: usize, cpu: bool) -> Round {
         per_second: instances as f64 / elapsed.as_secs_f64(),
         elapsed,
         cpu,
+    }
+}
+
+/// Whether `SWF_BENCH_ORDER=shuffled` asks for the instances to be closed in a shuffled order
+/// rather than the order they were opened in (which keeps the registry's and the inboxes'
+/// memory in cache far more than a real host's traffic would).
+fn shuffled() -> bool {
+    std::env::var("SWF_BENCH_ORDER").is_ok_and(|order| order == "shuffled")
+}
+
+/// Fisher-Yates with a fixed linear congruential sequence: the same order in every run.
+fn shuffle<T>(items: &mut [T]) {
+    let mut state: u64 = 0x853c_49e6_748f_ea9b;
+    for i in (1..items.len()).rev() {
+        state = state
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1_442_695_040_888_963_407);
+        let bound = u64::try_from(i + 1).unwrap_or(u64::MAX);
+        let j = usize::try_from((state >> 33) % bound).unwrap_or(0);
+        items.swap(i, j);
     }
 }
 
