@@ -88,10 +88,13 @@ async fn round(instances: usize, cpu: bool) -> Round {
 
     // Throughput: one correlated event per waiting instance, each completing it. The events
     // are built before the clock starts: their construction is the sender's cost.
-    let mut events: Vec<_> = (0..instances).map(closed).collect();
+    // Shuffled, the instances are closed in another order, but the events are still built in
+    // the order they are sent (their memory in that order, as events read off the wire are).
+    let mut order: Vec<usize> = (0..instances).collect();
     if shuffled() {
-        shuffle(&mut events);
+        shuffle(&mut order);
     }
+    let events: Vec<_> = order.into_iter().map(closed).collect();
     let cpu_before = if cpu { thread_cpu() } else { None };
     let started = Instant::now();
     let sender = channels.events.clone();
