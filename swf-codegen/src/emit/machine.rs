@@ -254,7 +254,8 @@ fn emit_begin(cx: &Context<'_>) -> TokenStream {
     let start_index = cx.start_index();
     let log = (Fields::of(cx, start_index).log == Log::Record)
         .then(|| quote!(#api::CompensationLog::new()));
-    // Written as a transition writes it, in the private block.
+    // `enter_call` writes what a transition in the private block writes (private paths); here
+    // it lands in a public body, which the public-path pass does not walk.
     let enter = super::public_paths::in_body(super::scope::enter_call(
         cx,
         start_index,
