@@ -16,7 +16,7 @@ use crate::path::JsonPath;
 /// A `DataError` when the query engine fails; `data` is then left as it was, so the caller can
 /// report the error with it.
 pub fn filter_in_place(path: &JsonPath, data: &mut Value) -> Result<(), ErrorObject> {
-    if let Some(selected) = path.select(data)? {
+    if let Some(selected) = path.take_selected(data)? {
         *data = selected;
     }
     Ok(())
@@ -93,6 +93,18 @@ mod tests {
         assert_eq!(filtered(&MISSING, data()), Ok(data()));
         assert_eq!(filtered(&NO_MATCH, data()), Ok(data()));
         assert_eq!(select_input(&MISSING, &data()), Ok(data()));
+    }
+
+    #[test]
+    fn a_nested_selection_is_taken_and_a_failed_one_leaves_the_data() {
+        static SECOND: JsonPath =
+            JsonPath::definite("$.fruits[1]", &[Segment::Key("fruits"), Segment::Index(1)]);
+        static STRICT: JsonPath = JsonPath::definite_strict("$.bread", &[Segment::Key("bread")]);
+        assert_eq!(filtered(&SECOND, data()), Ok(json!("orange")));
+        let mut kept = data();
+        let error = filter_in_place(&STRICT, &mut kept);
+        assert!(error.is_err_and(|error| error.message.contains("has no member `bread`")));
+        assert_eq!(kept, data());
     }
 
     #[test]

@@ -44,6 +44,24 @@ impl JsonPath {
         }
     }
 
+    /// What [`select`](Self::select) yields, taken out of `data` when the path is definite
+    /// (the caller replaces `data` with it, so the rest is dropped instead of the selection
+    /// copied); a query's matches are copied. `data` is unchanged when the path selects nothing
+    /// or fails.
+    ///
+    /// # Errors
+    /// As [`select`](Self::select).
+    pub(crate) fn take_selected(&self, data: &mut Value) -> Result<Option<Value>, ErrorObject> {
+        let Kind::Definite(segments) = &self.kind else {
+            return self.select(data);
+        };
+        if let Some(found) = walk_mut(data, segments) {
+            return Ok(Some(std::mem::take(found)));
+        }
+        // The error (or `None`) as a read gives it, from the data as it is.
+        self.named_value(data, segments).map(|_| None)
+    }
+
     /// Every value the path selects in `data`, borrowed: at most one for a definite path.
     pub(crate) fn matches<'d>(&self, data: &'d Value) -> Result<Vec<&'d Value>, ErrorObject> {
         match &self.kind {
@@ -89,6 +107,16 @@ fn walk<'d>(data: &'d Value, segments: &[Segment]) -> Option<&'d Value> {
         .try_fold(data, |current, segment| match segment {
             Segment::Key(key) => current.as_object()?.get(*key),
             Segment::Index(index) => current.as_array()?.get(*index),
+        })
+}
+
+/// [`walk`], for changing what it finds.
+fn walk_mut<'d>(data: &'d mut Value, segments: &[Segment]) -> Option<&'d mut Value> {
+    segments
+        .iter()
+        .try_fold(data, |current, segment| match segment {
+            Segment::Key(key) => current.as_object_mut()?.get_mut(*key),
+            Segment::Index(index) => current.as_array_mut()?.get_mut(*index),
         })
 }
 
