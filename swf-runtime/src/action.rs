@@ -13,6 +13,7 @@ use tracing::Instrument;
 use crate::error::{ErrorObject, FunctionError};
 use crate::events::Io;
 use crate::inline::leave_inline;
+use crate::scope_path::{ScopePath, ScopeText};
 use crate::trace;
 
 /// The name of the error a function that panics raises.
@@ -21,7 +22,7 @@ pub const FUNCTION_PANIC: &str = "FunctionPanic";
 tokio::task_local! {
     /// The path of the nested scope a future runs in (`Fork/Branch A`, `Each[3]`), empty at a
     /// workflow's top level.
-    static SCOPE: Arc<str>;
+    static SCOPE: Arc<ScopePath>;
     /// The call a function runs for.
     static CALL: CallSite;
     /// Which step of its branch or iteration a nested scope's step is (0 for the first, counted
@@ -66,7 +67,7 @@ struct CallSite {
     /// The instance's `Io`, for its name (see [`Io::id_prefix`]).
     io: Io,
     step: u64,
-    scope: Option<Arc<str>>,
+    scope: Option<Arc<ScopePath>>,
     task: &'static str,
     action: &'static str,
     attempt: u32,
@@ -77,7 +78,7 @@ impl CallSite {
         CallContext {
             instance: self.io.id_prefix().to_owned(),
             step: self.step,
-            scope: self.scope.as_deref().unwrap_or_default().to_owned(),
+            scope: ScopeText(self.scope.as_deref()).to_string(),
             task: self.task.to_owned(),
             action: self.action.to_owned(),
             attempt: self.attempt,
@@ -109,25 +110,38 @@ impl fmt::Display for CallContext {
     }
 }
 
-/// Runs `future` inside the nested scope `segment` of the current one (`segment@n` for the
-/// `n`th step of a branch or iteration in one round, see `member_step`).
-pub fn in_scope<F: Future>(segment: &str, future: F) -> impl Future<Output = F::Output> + use<F> {
-    let step = MEMBER_STEP
-        .try_with(|step| *step)
-        .ok()
-        .filter(|step| *step > 0);
-    // Written straight into the shared path: a branch's first step at the top level copies
-    // its segment once.
-    let path: Arc<str> = match (SCOPE.try_with(Arc::clone).ok(), step) {
-        (None, None) => Arc::from(segment),
-        (None, Some(step)) => Arc::from(format!("{segment}@{step}")),
-        (Some(outer), None) => Arc::from(format!("{outer}/{segment}")),
-        (Some(outer), Some(step)) => Arc::from(format!("{outer}/{segment}@{step}")),
-    };
+/// Runs `future` inside the nested scope `segment` of the current one (a branch's
+/// `Fork/Branch A`, a sub-flow's task; `segment@n` for the `n`th step of a branch in one round,
+/// see `member_step`).
+pub fn in_scope<F: Future>(
+    segment: &'static str,
+    future: F,
+) -> impl Future<Output = F::Output> + use<F> {
+    enter(segment, None, future)
+}
+
+/// Runs `future` inside the scope of item `item`'s iteration of foreach task `task`
+/// (`Each[3]`, `Each[3]@n` for its `n`th step in one round).
+pub fn in_iteration<F: Future>(
+    task: &'static str,
+    item: usize,
+    future: F,
+) -> impl Future<Output = F::Output> + use<F> {
+    enter(task, Some(item), future)
+}
+
+fn enter<F: Future>(
+    name: &'static str,
+    item: Option<usize>,
+    future: F,
+) -> impl Future<Output = F::Output> + use<F> {
+    let step = MEMBER_STEP.try_with(|step| *step).unwrap_or(0);
+    // Its parts, not its text: a step that nobody asks about writes nothing out.
+    let path = ScopePath::new(SCOPE.try_with(Arc::clone).ok(), name, item, step);
     // Boxed here, where the step's future is made: it holds the future of the scope's largest
     // task, which every layer around it (the member's step counts, its span, the round's
     // future) would otherwise copy as it is moved into each.
-    SCOPE.scope(path, Box::pin(future))
+    SCOPE.scope(Arc::new(path), Box::pin(future))
 }
 
 /// The step of one branch or iteration: `start` makes its future (entering its scope with
@@ -235,7 +249,7 @@ where
         how.task,
         how.action,
         how.attempt,
-        scope.as_deref().unwrap_or_default(),
+        ScopeText(scope.as_deref()),
     );
     let started = trace::call_started(&span);
     let site = CallSite {
@@ -294,9 +308,7 @@ where
 
 /// The nested scope the code running now is in (`Fork/Branch A@2/Each[3]`), empty at the top.
 pub(crate) fn current_scope() -> String {
-    SCOPE
-        .try_with(|scope| scope.as_ref().to_owned())
-        .unwrap_or_default()
+    SCOPE.try_with(ToString::to_string).unwrap_or_default()
 }
 
 /// The text of a panic's payload (a `&str` or a `String`), or a placeholder.
@@ -421,5 +433,23 @@ mod tests {
             }))
         );
         assert_eq!(CallContext::current(), None);
+    }
+
+    #[tokio::test]
+    async fn an_iterations_scope_names_its_item_and_its_step() {
+        let io = Io::standalone();
+        let call = async {
+            let context = CallContext::current().ok_or_else(|| FunctionError::new("no context"))?;
+            Ok(json!(context.scope))
+        };
+        // The iteration's step is made inside the branch's, as a round makes it.
+        let branch = async {
+            member_step(0, 2, || {
+                in_iteration("Each", 3, call_action(&io, how(None), call))
+            })
+            .await
+        };
+        let seen = in_scope("Fork/Branch A", branch).await;
+        assert_eq!(seen, Ok(json!("Fork/Branch A/Each[3]@2")));
     }
 }

@@ -61,6 +61,7 @@ mod retry;
 mod saved_state;
 mod schedule;
 mod schema;
+mod scope_path;
 pub mod store;
 mod switch;
 mod trace;
@@ -137,7 +138,7 @@ pub mod __private {
     pub use crate::schedule::{SCHEDULE_ERROR, ScheduleWindow, check_schedule};
     pub use crate::trace::{WorkflowInfo, traced_run};
 
-    pub use crate::action::{ActionCall, in_scope, step_origin};
+    pub use crate::action::{ActionCall, in_iteration, in_scope, step_origin};
     pub use crate::calls::{Call, CallFunction, Template, call_functions, run_call, run_calls};
     pub use crate::collection::{SharedData, collection_refs};
     pub use crate::compensation::{COMPENSATION_ERROR, Compensating, CompensationLog};

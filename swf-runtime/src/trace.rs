@@ -18,6 +18,7 @@ use tracing::{Instrument, Level, Span};
 use crate::concurrent::{ScopeEnd, ScopeState};
 use crate::error::WorkflowError;
 use crate::events::Io;
+use crate::scope_path::ScopeText;
 
 /// The workflow a run belongs to, as generated code names it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -127,7 +128,7 @@ pub(crate) fn action_span(
     task: &str,
     action: &str,
     attempt: u32,
-    scope: &str,
+    scope: ScopeText<'_>,
 ) -> Span {
     let span = tracing::info_span!(
         target: "swf",
@@ -136,7 +137,7 @@ pub(crate) fn action_span(
         action.name = action,
         action.attempt = i64::from(attempt),
         task.name = task,
-        task.scope = scope,
+        task.scope = %scope,
         action.outcome = Empty,
         action.duration_ms = Empty,
         error.name = Empty,
@@ -146,7 +147,7 @@ pub(crate) fn action_span(
     if !span.is_disabled() {
         let task_span = Span::current();
         task_span.record("task.attempt", i64::from(attempt));
-        task_span.record("task.scope", scope);
+        task_span.record("task.scope", tracing::field::display(scope));
     }
     span
 }

@@ -1167,8 +1167,9 @@ const _: () = {
                         2usize,
                         None,
                         begin,
-                        |item, state| rt::in_scope(
-                            &::std::format!("{}[{}]", "Run", item),
+                        |item, state| rt::in_iteration(
+                            "Run",
+                            item,
                             self.run_body_advance(state, io),
                         ),
                         &|_: &Value| Ok(false),

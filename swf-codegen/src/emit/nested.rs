@@ -288,7 +288,7 @@ pub(super) fn emit_for_each(cx: &Context<'_>, index: usize) -> TokenStream {
                 #max,
                 #delay,
                 begin,
-                |item, state| #rt::in_scope(&::std::format!("{}[{}]", #scope_name, item), self.#advance(state, io)),
+                |item, state| #rt::in_iteration(#scope_name, item, self.#advance(state, io)),
                 #done,
             )
             .await?;
