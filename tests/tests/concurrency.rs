@@ -9,6 +9,7 @@
 //! answers `result` (else its arguments), so that each test asserts exact data, calls and times.
 //! A cancelled call records its start but never its end.
 
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -818,6 +819,42 @@ async fn a_foreach_over_100_000_items_completes() {
             .iter()
             .zip(0..count)
             .all(|(result, n)| result.as_i64() == Some(2 * n))
+    );
+}
+
+/// Records, per call, how many times another task on the same thread has run so far.
+struct Watching(Arc<AtomicUsize>);
+
+impl foreach_bench::ForEachBenchFunctions for Watching {
+    async fn work(&self, _args: Value) -> Result<Value, FunctionError> {
+        Ok(json!({"n": self.0.load(Ordering::Relaxed)}))
+    }
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn a_foreach_that_never_waits_still_lets_other_tasks_run() {
+    // On a host's thread, a large foreach whose calls complete at once must not keep every
+    // other instance waiting until it ends: it gives the thread back as tokio's budget runs out.
+    let ticks = Arc::new(AtomicUsize::new(0));
+    let ticking = tokio::spawn({
+        let ticks = Arc::clone(&ticks);
+        async move {
+            loop {
+                ticks.fetch_add(1, Ordering::Relaxed);
+                tokio::task::yield_now().await;
+            }
+        }
+    });
+    let output = foreach_bench::ForEachBenchWorkflow::new(Watching(Arc::clone(&ticks)))
+        .run(json!({"items": (0..10_000).collect::<Vec<i64>>()}))
+        .await
+        .unwrap();
+    ticking.abort();
+    let seen = output["results"].as_array().unwrap();
+    assert!(
+        seen.last().and_then(Value::as_u64) > Some(10),
+        "the other task ran {} times during 10,000 iterations",
+        seen.last().unwrap()
     );
 }
 
