@@ -7,6 +7,7 @@
 use std::future::Future;
 use std::pin::{Pin, pin};
 use std::sync::{Arc, Mutex, PoisonError};
+use std::task::Poll;
 use tracing::Instrument;
 
 use futures_util::stream::{FuturesUnordered, StreamExt};
@@ -253,13 +254,29 @@ async fn run_round(
     for _ in &steps {
         control.join();
     }
-    let mut running: FuturesUnordered<_> = steps
-        .into_iter()
-        .map(|member| member(Arc::clone(&control)))
-        .collect();
+    let mut running = FuturesUnordered::new();
     let mut ran = false;
     let mut wait = Wait::default();
-    while let Some(stepped) = running.next().await {
+    let mut members = steps.into_iter();
+    loop {
+        // Each member is polled once here first, in order: one that does not wait is done
+        // without the queue and the wakers of the FuturesUnordered.
+        let stepped = match members.next() {
+            Some(member) => {
+                let mut future = member(Arc::clone(&control));
+                match std::future::poll_fn(|cx| Poll::Ready(future.as_mut().poll(cx))).await {
+                    Poll::Ready(stepped) => stepped,
+                    Poll::Pending => {
+                        running.push(future);
+                        continue;
+                    }
+                }
+            }
+            None => match running.next().await {
+                Some(stepped) => stepped,
+                None => break,
+            },
+        };
         match stepped {
             Stepped::Idle => {}
             Stepped::Ran => ran = true,
