@@ -4,101 +4,22 @@
 //! 1,000,000 items) reports its time and the process's peak memory.
 
 mod ratio;
+mod shapes;
 
 use std::time::{Duration, Instant};
 
-use swf_runtime::{FunctionError, Value, json};
+use swf_runtime::json;
 
-mod fan_out {
-    swf_runtime::workflow!("benches/fan_out.sw.yaml");
-}
-mod for_each {
-    swf_runtime::workflow!("benches/for_each.sw.yaml");
-}
-
-#[derive(Clone, Copy)]
-struct Work;
-
-fn work(args: &Value) -> Value {
-    json!({ "n": args["n"].as_i64().unwrap_or(0) * 2 })
-}
-
-impl fan_out::FanOutBenchFunctions for Work {
-    async fn work(&self, args: Value) -> Result<Value, FunctionError> {
-        Ok(work(&args))
-    }
-}
-
-impl for_each::ForEachBenchFunctions for Work {
-    async fn work(&self, args: Value) -> Result<Value, FunctionError> {
-        Ok(work(&args))
-    }
-}
-
-/// Four concurrent calls, each result written into the data under its own key.
-async fn fan_out_by_hand(functions: Work, input: Value) -> Result<Value, FunctionError> {
-    use fan_out::FanOutBenchFunctions;
-    let (a, b, c, d) = tokio::join!(
-        functions.work(json!({"n": 1})),
-        functions.work(json!({"n": 2})),
-        functions.work(json!({"n": 3})),
-        functions.work(json!({"n": 4})),
-    );
-    let mut data = input;
-    for (key, result) in [("a", a?), ("b", b?), ("c", c?), ("d", d?)] {
-        if let Value::Object(members) = &mut data {
-            members.insert(key.to_owned(), result);
-        }
-    }
-    Ok(data)
-}
-
-/// One call per item, the doubled values collected in item order.
-async fn for_each_by_hand(functions: Work, input: Value) -> Result<Value, FunctionError> {
-    use for_each::ForEachBenchFunctions;
-    let items = input["items"].as_array().cloned().unwrap_or_default();
-    let mut results = Vec::with_capacity(items.len());
-    for item in items {
-        let result = functions.work(json!({ "n": item })).await?;
-        results.push(result["n"].clone());
-    }
-    let mut data = input;
-    if let Value::Object(members) = &mut data {
-        members.insert("results".to_owned(), Value::Array(results));
-    }
-    Ok(data)
-}
-
-/// The same, giving each call what a foreach iteration gets by the draft's rule: a copy of the
-/// whole task data with the item added. This is the copy the compiled version pays for.
-async fn for_each_by_hand_copying(functions: Work, input: Value) -> Result<Value, FunctionError> {
-    use for_each::ForEachBenchFunctions;
-    let items = input["items"].as_array().cloned().unwrap_or_default();
-    let mut results = Vec::with_capacity(items.len());
-    for item in items {
-        let mut iteration = input.clone();
-        if let Value::Object(members) = &mut iteration {
-            members.insert("item".to_owned(), item);
-        }
-        let result = functions.work(json!({ "n": iteration["item"] })).await?;
-        results.push(result["n"].clone());
-    }
-    let mut data = input;
-    if let Value::Object(members) = &mut data {
-        members.insert("results".to_owned(), Value::Array(results));
-    }
-    Ok(data)
-}
+use shapes::{
+    Work, fan_out, fan_out_by_hand, for_each, for_each_by_hand, for_each_by_hand_copying,
+    thousand_items,
+};
 
 fn runtime() -> tokio::runtime::Runtime {
     tokio::runtime::Builder::new_current_thread()
         .enable_time()
         .build()
         .expect("a current-thread runtime")
-}
-
-fn thousand_items() -> Value {
-    json!({ "items": (0..1000).collect::<Vec<i64>>() })
 }
 
 #[divan::bench]

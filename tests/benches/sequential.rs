@@ -5,63 +5,13 @@
 //! sequential`.
 
 mod ratio;
+mod shapes;
 
 use std::future::Future;
-use swf_runtime::{FunctionError, Value, json};
+use swf_runtime::json;
 
-swf_runtime::workflow!("benches/ten_steps.sw.yaml");
-
-mod switch_then_call {
-    swf_runtime::workflow!("benches/switch.sw.yaml");
-}
-
-struct Adder;
-
-fn add(args: &Value) -> Value {
-    let total = args["total"].as_i64().unwrap_or(0) + args["n"].as_i64().unwrap_or(0);
-    json!({ "total": total })
-}
-
-impl TenStepsFunctions for Adder {
-    async fn step(&self, args: Value) -> Result<Value, FunctionError> {
-        Ok(add(&args))
-    }
-}
-
-impl switch_then_call::SwitchThenCallFunctions for Adder {
-    async fn step(&self, args: Value) -> Result<Value, FunctionError> {
-        Ok(add(&args))
-    }
-}
-
-/// The switch workflow by hand: the same test of `total`, then the call and the merge.
-async fn switch_by_hand(functions: &Adder, input: Value) -> Result<Value, FunctionError> {
-    let mut data = input;
-    let n = if data["total"].as_f64().is_some_and(|total| total > 5.0) {
-        1
-    } else {
-        2
-    };
-    let args = json!({ "n": n, "total": data["total"].clone() });
-    let result = functions.step(args).await?;
-    if let (Value::Object(data), Value::Object(result)) = (&mut data, result) {
-        data.extend(result);
-    }
-    Ok(data)
-}
-
-/// The same work as the workflow, by hand: build the arguments, call, merge the result.
-async fn hand_written(functions: &Adder, input: Value) -> Result<Value, FunctionError> {
-    let mut data = input;
-    for n in 1..=10 {
-        let args = json!({ "n": n, "total": data["total"].clone() });
-        let result = functions.step(args).await?;
-        if let (Value::Object(data), Value::Object(result)) = (&mut data, result) {
-            data.extend(result);
-        }
-    }
-    Ok(data)
-}
+use shapes::ten_steps::TenStepsWorkflow;
+use shapes::{Adder, seq10_by_hand, switch_by_hand, switch_then_call};
 
 fn block_on<F: Future>(future: F) -> F::Output {
     tokio::runtime::Builder::new_current_thread()
@@ -85,7 +35,7 @@ fn hand_written_async(bencher: divan::Bencher) {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .build()
         .expect("a current-thread runtime");
-    bencher.bench_local(|| runtime.block_on(hand_written(&Adder, json!({"total": 0}))));
+    bencher.bench_local(|| runtime.block_on(seq10_by_hand(&Adder, json!({"total": 0}))));
 }
 
 #[divan::bench]
@@ -109,7 +59,7 @@ fn switch_then_call_by_hand(bencher: divan::Bencher) {
 fn main() {
     // Both versions must compute the same thing for the comparison to mean anything.
     let compiled = block_on(TenStepsWorkflow::new(Adder).run(json!({"total": 0})));
-    let by_hand = block_on(hand_written(&Adder, json!({"total": 0})));
+    let by_hand = block_on(seq10_by_hand(&Adder, json!({"total": 0})));
     assert_eq!(compiled.ok(), by_hand.ok());
     for total in [7, 3] {
         let machine = switch_then_call::SwitchThenCallWorkflow::new(Adder);
@@ -128,7 +78,7 @@ fn main() {
         2_000,
         || json!({"total": 0}),
         |input| drop(runtime.block_on(ten.run(input))),
-        |input| drop(runtime.block_on(hand_written(&Adder, input))),
+        |input| drop(runtime.block_on(seq10_by_hand(&Adder, input))),
     );
     let switch = switch_then_call::SwitchThenCallWorkflow::new(Adder);
     ratio::compare(
