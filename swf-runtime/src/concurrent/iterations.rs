@@ -17,12 +17,6 @@ use crate::error::{ErrorObject, WorkflowError};
 use crate::events::Io;
 use crate::progress::{Progress, Wait};
 
-/// How many iterations a round starts before it looks for those that completed: one, so that
-/// an iteration that completed has freed its memory before the next one takes the same sizes
-/// (64 at a time outgrew glibc's per-thread cache of freed blocks, 7 per size: half of the
-/// allocations of the foreach bench took the allocator's slow path).
-const START_BATCH: usize = 1;
-
 /// How many iterations may wait in a round before starting another first returns to the
 /// runtime.
 const YIELD_AFTER: usize = 1024;
@@ -209,11 +203,11 @@ impl<S: ScopeState> Iterations<S> {
         // already started, all waiting, do not end it before the rest have started.
         let mut starting = false;
         loop {
-            let mut batch = 0;
-            while batch < START_BATCH
-                && let Some(item) = self.next_to_start(members.len() + self.running.len(), max, io)
-            {
-                batch += 1;
+            // One iteration at a time, then those that completed leave: an iteration that
+            // completed has freed its memory before the next one takes the same sizes (64 at a
+            // time outgrew glibc's per-thread cache of freed blocks, 7 per size: half of the
+            // allocations of the foreach bench took the allocator's slow path).
+            if let Some(item) = self.next_to_start(members.len() + self.running.len(), max, io) {
                 ran = true;
                 match begin(item)? {
                     Err(output) => self.skip(output, io, delay),
@@ -257,8 +251,8 @@ impl<S: ScopeState> Iterations<S> {
                 .next_to_start(members.len() + self.running.len(), max, io)
                 .is_some()
             {
-                // Iterations that complete at once leave before more start: a collection of a
-                // million items never has more than a batch of them alive at a time.
+                // Iterations that completed leave before more start: a collection of a million
+                // items never has more than the waiting ones alive at a time.
                 while let Poll::Ready(Some((item, end, steps))) =
                     std::future::poll_fn(|cx| Poll::Ready(members.poll_next_unpin(cx))).await
                 {
