@@ -285,29 +285,24 @@ const _: () = {
     }
     impl Serialize for ApprovalState {
         fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-            match self {
+            let (index, data) = match self {
                 Self::AskManager { data, phase } => {
-                    Self::write(serializer, 0, &Saving0 { data, phase })
+                    return Self::write(serializer, 0, &Saving0 { data, phase });
                 }
                 Self::AwaitOutcome { data, until } => {
-                    Self::write(serializer, 1, &Saving1 { data, until })
+                    return Self::write(serializer, 1, &Saving1 { data, until });
                 }
-                Self::Accept { data } => {
-                    Self::write(serializer, 2, &saved::DataRef { data })
-                }
-                Self::Refuse { data } => {
-                    Self::write(serializer, 3, &saved::DataRef { data })
-                }
-                Self::Expire { data } => {
-                    Self::write(serializer, 4, &saved::DataRef { data })
-                }
+                Self::Accept { data } => (2, data),
+                Self::Refuse { data } => (3, data),
+                Self::Expire { data } => (4, data),
                 Self::Completed { output } => {
-                    Self::write(serializer, 5, &Ending { output })
+                    return Self::write(serializer, 5, &Ending { output });
                 }
                 Self::Terminated { output } => {
-                    Self::write(serializer, 6, &Ending { output })
+                    return Self::write(serializer, 6, &Ending { output });
                 }
-            }
+            };
+            Self::write(serializer, index, &saved::DataRef { data })
         }
     }
 };
@@ -609,6 +604,8 @@ const _: () = {
     use ::swf_runtime::__private::{
         self as rt, Attempt, ErrorObject, Io, Progress, Step, Value, WorkflowError,
     };
+    #[allow(unused_imports)]
+    use ::swf_runtime::__private::switch::{ConditionOp as Op, Operand, Test};
     #[allow(unused_imports)]
     use ::core::option::Option::{self, None, Some};
     #[allow(unused_imports)]

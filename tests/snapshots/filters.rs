@@ -167,23 +167,20 @@ const _: () = {
     }
     impl Serialize for FiltersState {
         fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-            match self {
-                Self::Seed { data } => {
-                    Self::write(serializer, 0, &saved::DataRef { data })
-                }
-                Self::Enrich { data } => {
-                    Self::write(serializer, 1, &saved::DataRef { data })
-                }
+            let (index, data) = match self {
+                Self::Seed { data } => (0, data),
+                Self::Enrich { data } => (1, data),
                 Self::Done { data, until } => {
-                    Self::write(serializer, 2, &Saving1 { data, until })
+                    return Self::write(serializer, 2, &Saving1 { data, until });
                 }
                 Self::Completed { output } => {
-                    Self::write(serializer, 3, &Ending { output })
+                    return Self::write(serializer, 3, &Ending { output });
                 }
                 Self::Terminated { output } => {
-                    Self::write(serializer, 4, &Ending { output })
+                    return Self::write(serializer, 4, &Ending { output });
                 }
-            }
+            };
+            Self::write(serializer, index, &saved::DataRef { data })
         }
     }
 };
@@ -436,6 +433,8 @@ const _: () = {
     use ::swf_runtime::__private::{
         self as rt, Attempt, ErrorObject, Io, Progress, Step, Value, WorkflowError,
     };
+    #[allow(unused_imports)]
+    use ::swf_runtime::__private::switch::{ConditionOp as Op, Operand, Test};
     #[allow(unused_imports)]
     use ::core::option::Option::{self, None, Some};
     #[allow(unused_imports)]

@@ -416,38 +416,31 @@ const _: () = {
     }
     impl Serialize for CarAuctionState {
         fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-            match self {
+            let (index, data) = match self {
                 Self::Bidding { data, until } => {
-                    Self::write(serializer, 0, &Saving0 { data, until })
+                    return Self::write(serializer, 0, &Saving0 { data, until });
                 }
-                Self::Assess { data } => {
-                    Self::write(serializer, 1, &saved::DataRef { data })
-                }
+                Self::Assess { data } => (1, data),
                 Self::Convert { data, until } => {
-                    Self::write(serializer, 2, &Saving2 { data, until })
+                    return Self::write(serializer, 2, &Saving2 { data, until });
                 }
                 Self::Charge { data, resume } => {
-                    Self::write(serializer, 3, &Saving3 { data, resume })
+                    return Self::write(serializer, 3, &Saving3 { data, resume });
                 }
                 Self::Deliver { data, branches } => {
-                    Self::write(serializer, 4, &Saving4 { data, branches })
+                    return Self::write(serializer, 4, &Saving4 { data, branches });
                 }
-                Self::Sold { data } => {
-                    Self::write(serializer, 5, &saved::DataRef { data })
-                }
-                Self::Unsold { data } => {
-                    Self::write(serializer, 6, &saved::DataRef { data })
-                }
-                Self::Failed { data } => {
-                    Self::write(serializer, 7, &saved::DataRef { data })
-                }
+                Self::Sold { data } => (5, data),
+                Self::Unsold { data } => (6, data),
+                Self::Failed { data } => (7, data),
                 Self::Completed { output } => {
-                    Self::write(serializer, 8, &Ending { output })
+                    return Self::write(serializer, 8, &Ending { output });
                 }
                 Self::Terminated { output } => {
-                    Self::write(serializer, 9, &Ending { output })
+                    return Self::write(serializer, 9, &Ending { output });
                 }
-            }
+            };
+            Self::write(serializer, index, &saved::DataRef { data })
         }
     }
 };
@@ -685,20 +678,17 @@ const _: () = {
     }
     impl Serialize for CarAuctionDeliverBranch1 {
         fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-            match self {
-                Self::Register { data } => {
-                    Self::write(serializer, 0, &saved::DataRef { data })
-                }
-                Self::Registered { data } => {
-                    Self::write(serializer, 1, &saved::DataRef { data })
-                }
+            let (index, data) = match self {
+                Self::Register { data } => (0, data),
+                Self::Registered { data } => (1, data),
                 Self::Completed { output } => {
-                    Self::write(serializer, 2, &Ending { output })
+                    return Self::write(serializer, 2, &Ending { output });
                 }
                 Self::Terminated { output } => {
-                    Self::write(serializer, 3, &Ending { output })
+                    return Self::write(serializer, 3, &Ending { output });
                 }
-            }
+            };
+            Self::write(serializer, index, &saved::DataRef { data })
         }
     }
 };
@@ -839,20 +829,17 @@ const _: () = {
     }
     impl Serialize for CarAuctionDeliverBranch2 {
         fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-            match self {
-                Self::Ship { data } => {
-                    Self::write(serializer, 0, &saved::DataRef { data })
-                }
-                Self::Shipped { data } => {
-                    Self::write(serializer, 1, &saved::DataRef { data })
-                }
+            let (index, data) = match self {
+                Self::Ship { data } => (0, data),
+                Self::Shipped { data } => (1, data),
                 Self::Completed { output } => {
-                    Self::write(serializer, 2, &Ending { output })
+                    return Self::write(serializer, 2, &Ending { output });
                 }
                 Self::Terminated { output } => {
-                    Self::write(serializer, 3, &Ending { output })
+                    return Self::write(serializer, 3, &Ending { output });
                 }
-            }
+            };
+            Self::write(serializer, index, &saved::DataRef { data })
         }
     }
 };
@@ -1136,6 +1123,8 @@ const _: () = {
         self as rt, Attempt, ErrorObject, Io, Progress, Step, Value, WorkflowError,
     };
     #[allow(unused_imports)]
+    use ::swf_runtime::__private::switch::{ConditionOp as Op, Operand, Test};
+    #[allow(unused_imports)]
     use ::core::option::Option::{self, None, Some};
     #[allow(unused_imports)]
     use ::core::result::Result::{self, Err, Ok};
@@ -1336,43 +1325,31 @@ const _: () = {
         }
         /// Runs one step of task `Assess`.
         fn run_task_assess(data: Value, io: &Io) -> Step<CarAuctionState> {
-            static CONDITIONS: [rt::switch::Test; 2] = [
-                rt::switch::Test::Compare(
-                    rt::switch::Compare::new(
-                        rt::switch::ConditionOp::LessThan,
-                        rt::switch::Comparison::Auto,
-                        &PATH_BID_AMOUNT,
-                        rt::switch::Operand::Integer("1000", 1000i64),
-                    ),
+            static CONDITIONS: [Test; 2] = [
+                Test::compare(
+                    Op::LessThan,
+                    &PATH_BID_AMOUNT,
+                    Operand::Integer("1000", 1000),
                 ),
-                rt::switch::Test::All(
+                Test::All(
                     &[
-                        rt::switch::Test::Compare(
-                            rt::switch::Compare::new(
-                                rt::switch::ConditionOp::GreaterThanOrEquals,
-                                rt::switch::Comparison::Auto,
-                                &PATH_BID_AMOUNT,
-                                rt::switch::Operand::Integer("5000", 5000i64),
-                            ),
+                        Test::compare(
+                            Op::GreaterThanOrEquals,
+                            &PATH_BID_AMOUNT,
+                            Operand::Integer("5000", 5000),
                         ),
-                        rt::switch::Test::Any(
+                        Test::Any(
                             &[
-                                rt::switch::Test::Compare(
-                                    rt::switch::Compare::new(
-                                        rt::switch::ConditionOp::Equals,
-                                        rt::switch::Comparison::Auto,
-                                        &PATH_BID_CURRENCY,
-                                        rt::switch::Operand::Text("EUR"),
-                                    ),
+                                Test::compare(
+                                    Op::Equals,
+                                    &PATH_BID_CURRENCY,
+                                    Operand::Text("EUR"),
                                 ),
-                                rt::switch::Test::Not(
-                                    &rt::switch::Test::Compare(
-                                        rt::switch::Compare::new(
-                                            rt::switch::ConditionOp::Exists,
-                                            rt::switch::Comparison::Auto,
-                                            &PATH_BID_CURRENCY,
-                                            rt::switch::Operand::Text(""),
-                                        ),
+                                Test::Not(
+                                    &Test::compare(
+                                        Op::Exists,
+                                        &PATH_BID_CURRENCY,
+                                        Operand::Text(""),
                                     ),
                                 ),
                             ],
@@ -1386,18 +1363,17 @@ const _: () = {
                 "car-auction",
                 "Assess",
             )?;
-            rt::ran(
-                match exit {
-                    0usize => Ok(CarAuctionState::Unsold { data }),
-                    1usize => {
-                        Ok(CarAuctionState::Charge {
-                            data,
-                            resume: None,
-                        })
-                    }
-                    _ => Self::enter_task_convert(data, io),
-                },
-            )
+            let next = match exit {
+                0usize => Ok(CarAuctionState::Unsold { data }),
+                1usize => {
+                    Ok(CarAuctionState::Charge {
+                        data,
+                        resume: None,
+                    })
+                }
+                _ => Self::enter_task_convert(data, io),
+            };
+            rt::ran(next)
         }
         fn enter_task_convert(
             data: Value,

@@ -106,17 +106,16 @@ const _: () = {
     }
     impl Serialize for NestedChildState {
         fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-            match self {
-                Self::Log { data } => {
-                    Self::write(serializer, 0, &saved::DataRef { data })
-                }
+            let (index, data) = match self {
+                Self::Log { data } => (0, data),
                 Self::Completed { output } => {
-                    Self::write(serializer, 1, &Ending { output })
+                    return Self::write(serializer, 1, &Ending { output });
                 }
                 Self::Terminated { output } => {
-                    Self::write(serializer, 2, &Ending { output })
+                    return Self::write(serializer, 2, &Ending { output });
                 }
-            }
+            };
+            Self::write(serializer, index, &saved::DataRef { data })
         }
     }
 };
@@ -369,6 +368,8 @@ const _: () = {
     use ::swf_runtime::__private::{
         self as rt, Attempt, ErrorObject, Io, Progress, Step, Value, WorkflowError,
     };
+    #[allow(unused_imports)]
+    use ::swf_runtime::__private::switch::{ConditionOp as Op, Operand, Test};
     #[allow(unused_imports)]
     use ::core::option::Option::{self, None, Some};
     #[allow(unused_imports)]

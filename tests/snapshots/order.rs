@@ -217,32 +217,23 @@ const _: () = {
     }
     impl Serialize for OrderState {
         fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-            match self {
-                Self::CheckInventory { data } => {
-                    Self::write(serializer, 0, &saved::DataRef { data })
-                }
+            let (index, data) = match self {
+                Self::CheckInventory { data } => (0, data),
                 Self::ChargeCard { data, retry } => {
-                    Self::write(serializer, 1, &Saving1 { data, retry })
+                    return Self::write(serializer, 1, &Saving1 { data, retry });
                 }
-                Self::Route { data } => {
-                    Self::write(serializer, 2, &saved::DataRef { data })
-                }
-                Self::ManualReview { data } => {
-                    Self::write(serializer, 3, &saved::DataRef { data })
-                }
-                Self::Ship { data } => {
-                    Self::write(serializer, 4, &saved::DataRef { data })
-                }
-                Self::Declined { data } => {
-                    Self::write(serializer, 5, &saved::DataRef { data })
-                }
+                Self::Route { data } => (2, data),
+                Self::ManualReview { data } => (3, data),
+                Self::Ship { data } => (4, data),
+                Self::Declined { data } => (5, data),
                 Self::Completed { output } => {
-                    Self::write(serializer, 6, &Ending { output })
+                    return Self::write(serializer, 6, &Ending { output });
                 }
                 Self::Terminated { output } => {
-                    Self::write(serializer, 7, &Ending { output })
+                    return Self::write(serializer, 7, &Ending { output });
                 }
-            }
+            };
+            Self::write(serializer, index, &saved::DataRef { data })
         }
     }
 };
@@ -519,6 +510,8 @@ const _: () = {
         self as rt, Attempt, ErrorObject, Io, Progress, Step, Value, WorkflowError,
     };
     #[allow(unused_imports)]
+    use ::swf_runtime::__private::switch::{ConditionOp as Op, Operand, Test};
+    #[allow(unused_imports)]
     use ::core::option::Option::{self, None, Some};
     #[allow(unused_imports)]
     use ::core::result::Result::{self, Err, Ok};
@@ -756,23 +749,19 @@ const _: () = {
         }
         /// Runs one step of task `Route`.
         fn run_task_route(data: Value, _io: &Io) -> Step<OrderState> {
-            static CONDITIONS: [rt::switch::Test; 1] = [
-                rt::switch::Test::Compare(
-                    rt::switch::Compare::new(
-                        rt::switch::ConditionOp::GreaterThan,
-                        rt::switch::Comparison::Auto,
-                        &PATH_ORDER_TOTAL,
-                        rt::switch::Operand::Integer("1000", 1000i64),
-                    ),
+            static CONDITIONS: [Test; 1] = [
+                Test::compare(
+                    Op::GreaterThan,
+                    &PATH_ORDER_TOTAL,
+                    Operand::Integer("1000", 1000),
                 ),
             ];
             let (exit, data) = rt::switch::take(&CONDITIONS, data, "order", "Route")?;
-            rt::ran(
-                match exit {
-                    0usize => Ok(OrderState::ManualReview { data }),
-                    _ => Ok(OrderState::Ship { data }),
-                },
-            )
+            let next = match exit {
+                0usize => Ok(OrderState::ManualReview { data }),
+                _ => Ok(OrderState::Ship { data }),
+            };
+            rt::ran(next)
         }
         /// Runs one step of task `ManualReview`.
         async fn run_task_manual_review(

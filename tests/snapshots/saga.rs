@@ -667,6 +667,8 @@ const _: () = {
         self as rt, Attempt, ErrorObject, Io, Progress, Step, Value, WorkflowError,
     };
     #[allow(unused_imports)]
+    use ::swf_runtime::__private::switch::{ConditionOp as Op, Operand, Test};
+    #[allow(unused_imports)]
     use ::core::option::Option::{self, None, Some};
     #[allow(unused_imports)]
     use ::core::result::Result::{self, Err, Ok};
@@ -936,23 +938,13 @@ const _: () = {
             compensations: rt::CompensationLog,
             io: &Io,
         ) -> Step<SagaState> {
-            static CONDITIONS: [rt::switch::Test; 2] = [
-                rt::switch::Test::Compare(
-                    rt::switch::Compare::new(
-                        rt::switch::ConditionOp::Equals,
-                        rt::switch::Comparison::Auto,
-                        &PATH_MODE,
-                        rt::switch::Operand::Text("undo-by-transition"),
-                    ),
+            static CONDITIONS: [Test; 2] = [
+                Test::compare(
+                    Op::Equals,
+                    &PATH_MODE,
+                    Operand::Text("undo-by-transition"),
                 ),
-                rt::switch::Test::Compare(
-                    rt::switch::Compare::new(
-                        rt::switch::ConditionOp::Equals,
-                        rt::switch::Comparison::Auto,
-                        &PATH_MODE,
-                        rt::switch::Operand::Text("undo-at-end"),
-                    ),
-                ),
+                Test::compare(Op::Equals, &PATH_MODE, Operand::Text("undo-at-end")),
             ];
             let attempt = rt::switch::choose(&CONDITIONS, &data);
             let next: Result<SagaState, WorkflowError> = match attempt {

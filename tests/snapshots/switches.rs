@@ -130,29 +130,20 @@ const _: () = {
     }
     impl Serialize for SwitchesState {
         fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-            match self {
-                Self::Classify { data } => {
-                    Self::write(serializer, 0, &saved::DataRef { data })
-                }
-                Self::Minor { data } => {
-                    Self::write(serializer, 1, &saved::DataRef { data })
-                }
-                Self::Staff { data } => {
-                    Self::write(serializer, 2, &saved::DataRef { data })
-                }
-                Self::Premium { data } => {
-                    Self::write(serializer, 3, &saved::DataRef { data })
-                }
-                Self::Other { data } => {
-                    Self::write(serializer, 4, &saved::DataRef { data })
-                }
+            let (index, data) = match self {
+                Self::Classify { data } => (0, data),
+                Self::Minor { data } => (1, data),
+                Self::Staff { data } => (2, data),
+                Self::Premium { data } => (3, data),
+                Self::Other { data } => (4, data),
                 Self::Completed { output } => {
-                    Self::write(serializer, 5, &Ending { output })
+                    return Self::write(serializer, 5, &Ending { output });
                 }
                 Self::Terminated { output } => {
-                    Self::write(serializer, 6, &Ending { output })
+                    return Self::write(serializer, 6, &Ending { output });
                 }
-            }
+            };
+            Self::write(serializer, index, &saved::DataRef { data })
         }
     }
 };
@@ -409,6 +400,8 @@ const _: () = {
         self as rt, Attempt, ErrorObject, Io, Progress, Step, Value, WorkflowError,
     };
     #[allow(unused_imports)]
+    use ::swf_runtime::__private::switch::{ConditionOp as Op, Operand, Test};
+    #[allow(unused_imports)]
     use ::core::option::Option::{self, None, Some};
     #[allow(unused_imports)]
     use ::core::result::Result::{self, Err, Ok};
@@ -434,20 +427,20 @@ const _: () = {
         async fn run_task_classify(&self, data: Value, _io: &Io) -> Step<SwitchesState> {
             let attempt: Result<Attempt<Infallible>, ErrorObject> = async {
                 let matched = rt::switch::data_condition(
-                    rt::switch::ConditionOp::LessThan,
+                    Op::LessThan,
                     rt::switch::Comparison::Auto,
                     PATH_AGE.select_ref(&data)?.as_deref(),
-                    &rt::switch::Operand::Integer("18", 18i64).value(),
+                    &Operand::Integer("18", 18).value(),
                     None,
                 )?;
                 if matched {
                     return Ok(Attempt::Exit(0usize));
                 }
                 let matched = rt::switch::data_condition(
-                    rt::switch::ConditionOp::Matches,
+                    Op::Matches,
                     rt::switch::Comparison::Auto,
                     PATH_EMAIL.select_ref(&data)?.as_deref(),
-                    &rt::switch::Operand::Text("^[a-z.]+@example\\.com$").value(),
+                    &Operand::Text("^[a-z.]+@example\\.com$").value(),
                     {
                         static REGEX: rt::expr::LazyRegex = rt::expr::LazyRegex::new(
                             "^[a-z.]+@example\\.com$",

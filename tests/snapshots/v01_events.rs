@@ -239,23 +239,20 @@ const _: () = {
     }
     impl Serialize for V01EventsState {
         fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-            match self {
+            let (index, data) = match self {
                 Self::WaitForOrder { data, until } => {
-                    Self::write(serializer, 0, &Saving0 { data, until })
+                    return Self::write(serializer, 0, &Saving0 { data, until });
                 }
-                Self::Shipped { data } => {
-                    Self::write(serializer, 1, &saved::DataRef { data })
-                }
-                Self::Cancelled { data } => {
-                    Self::write(serializer, 2, &saved::DataRef { data })
-                }
+                Self::Shipped { data } => (1, data),
+                Self::Cancelled { data } => (2, data),
                 Self::Completed { output } => {
-                    Self::write(serializer, 3, &Ending { output })
+                    return Self::write(serializer, 3, &Ending { output });
                 }
                 Self::Terminated { output } => {
-                    Self::write(serializer, 4, &Ending { output })
+                    return Self::write(serializer, 4, &Ending { output });
                 }
-            }
+            };
+            Self::write(serializer, index, &saved::DataRef { data })
         }
     }
 };
@@ -543,6 +540,8 @@ const _: () = {
     use ::swf_runtime::__private::{
         self as rt, Attempt, ErrorObject, Io, Progress, Step, Value, WorkflowError,
     };
+    #[allow(unused_imports)]
+    use ::swf_runtime::__private::switch::{ConditionOp as Op, Operand, Test};
     #[allow(unused_imports)]
     use ::core::option::Option::{self, None, Some};
     #[allow(unused_imports)]

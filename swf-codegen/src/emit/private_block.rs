@@ -1,6 +1,7 @@
 //! The machine's private methods (`enter_*` and `run_*` per task, each scope's `advance`, the
 //! compensation methods) go into one anonymous `const _: () = { ... };` block that imports the
-//! runtime's private module as `rt` and the prelude's `Result`/`Option` variants. Inside it, the
+//! runtime's private module as `rt` (and its switch module's `Test`, `Operand`, and
+//! `ConditionOp` as `Op`) and the prelude's `Result`/`Option` variants. Inside it, the
 //! fully qualified paths every emitter writes (`::swf_runtime::__private::merge_result`,
 //! `::core::result::Result::Ok`) are shortened to `rt::merge_result` and `Ok`, and each
 //! `{ static PATH: ... = ...; &PATH }` expression becomes a reference to one static declared at
@@ -36,6 +37,8 @@ pub(super) fn emit(
             use ::swf_runtime::__private::{
                 self as rt, Attempt, ErrorObject, Io, Progress, Step, Value, WorkflowError,
             };
+            #[allow(unused_imports)]
+            use ::swf_runtime::__private::switch::{ConditionOp as Op, Operand, Test};
             #[allow(unused_imports)]
             use ::core::option::Option::{self, None, Some};
             #[allow(unused_imports)]
@@ -145,7 +148,12 @@ fn shorten_trees(mut trees: Vec<TokenTree>, statics: &mut Statics) -> TokenStrea
         let starts_path = colon(&rest[0]) && rest.get(1).is_some_and(colon);
         if starts_path && path_is(rest, &["swf_runtime", "__private"]) {
             // `::swf_runtime::__private::Value` → `Value`, `::swf_runtime::__private::f` →
-            // `rt::f`.
+            // `rt::f`, `::swf_runtime::__private::switch::ConditionOp` → `Op`.
+            if let Some(short) = switch_import(rest) {
+                out.push(TokenTree::Ident(Ident::new(short, Span::call_site())));
+                index += 12;
+                continue;
+            }
             match rest.get(8) {
                 Some(TokenTree::Ident(item))
                     if colon(&rest[6])
@@ -215,6 +223,32 @@ const RUNTIME_IMPORTS: &[&str] = &[
     "Value",
     "WorkflowError",
 ];
+
+/// The items of the runtime's `switch` module the block imports, with the names it gives them:
+/// a described switch's conditions then fit a line each.
+const SWITCH_IMPORTS: &[(&str, &str)] = &[
+    ("ConditionOp", "Op"),
+    ("Operand", "Operand"),
+    ("Test", "Test"),
+];
+
+/// The block's name for the item `trees` name after `::swf_runtime::__private` when it is
+/// one of [`SWITCH_IMPORTS`] (`::switch::Test`).
+fn switch_import(trees: &[TokenTree]) -> Option<&'static str> {
+    let nested = trees.len() > 11
+        && colon(&trees[6])
+        && colon(&trees[7])
+        && word(&trees[8], "switch")
+        && colon(&trees[9])
+        && colon(&trees[10]);
+    if !nested {
+        return None;
+    }
+    SWITCH_IMPORTS
+        .iter()
+        .find(|(item, _)| word(&trees[11], item))
+        .map(|(_, short)| *short)
+}
 
 /// The items the block imports, as their full path's segments: where one is written in full,
 /// the block writes its last segment. `Result` and `Option` also drop before their variants.

@@ -147,6 +147,12 @@ fn emit_saved(cx: &Context<'_>) -> TokenStream {
                 }
             }
         });
+    let completed = index_literal(cx.scope.tasks.len());
+    let terminated = index_literal(cx.scope.tasks.len() + 1);
+    // The variants that hold only their data (most) choose their index, and one call writes
+    // them: an arm each that fits a line. The others write their content in their arm.
+    let data_only = shapes.iter().any(|(fields, _)| holds_only_data(fields));
+    let ret = data_only.then(|| quote!(return));
     let mut writes: Vec<TokenStream> = vec![TokenStream::new(); cx.scope.tasks.len()];
     for (shape, (fields, tasks)) in shapes.iter().enumerate() {
         let saving = content_types(shape, fields).1;
@@ -154,11 +160,35 @@ fn emit_saved(cx: &Context<'_>) -> TokenStream {
         for &i in tasks {
             let variant = cx.variant(i);
             let index = index_literal(i);
-            writes[i] = quote! {
-                Self::#variant { #(#names),* } => Self::write(serializer, #index, &#saving { #(#names),* }),
+            writes[i] = if holds_only_data(fields) {
+                quote!(Self::#variant { data } => (#index, data),)
+            } else {
+                quote! {
+                    Self::#variant { #(#names),* } => #ret Self::write(serializer, #index, &#saving { #(#names),* }),
+                }
             };
         }
     }
+    let ended = quote! {
+        Self::Completed { output } => #ret Self::write(serializer, #completed, &Ending { output }),
+        Self::Terminated { output } => #ret Self::write(serializer, #terminated, &Ending { output }),
+    };
+    let serialize = if data_only {
+        quote! {
+            let (index, data) = match self {
+                #(#writes)*
+                #ended
+            };
+            Self::write(serializer, index, &saved::DataRef { data })
+        }
+    } else {
+        quote! {
+            match self {
+                #(#writes)*
+                #ended
+            }
+        }
+    };
     // One arm a shape: its content read once, then the variant chosen by the index.
     let reads = shapes.iter().enumerate().map(|(shape, (fields, tasks))| {
         let saved = content_types(shape, fields).0;
@@ -189,8 +219,6 @@ fn emit_saved(cx: &Context<'_>) -> TokenStream {
         }
     });
     let tags = (0..cx.scope.tasks.len()).map(|i| serde_name(&cx.task(i).name.value));
-    let completed = index_literal(cx.scope.tasks.len());
-    let terminated = index_literal(cx.scope.tasks.len() + 1);
     let name = state.to_string();
     quote! {
         // The names below shadow the user's module only inside this block.
@@ -228,11 +256,7 @@ fn emit_saved(cx: &Context<'_>) -> TokenStream {
 
             impl Serialize for #state {
                 fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-                    match self {
-                        #(#writes)*
-                        Self::Completed { output } => Self::write(serializer, #completed, &Ending { output }),
-                        Self::Terminated { output } => Self::write(serializer, #terminated, &Ending { output }),
-                    }
+                    #serialize
                 }
             }
         };

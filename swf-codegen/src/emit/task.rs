@@ -214,7 +214,9 @@ pub(super) fn emit_run(cx: &Context<'_>, index: usize) -> (TokenStream, RunKind)
                         #conditions
                         let (#exit_binding, data) =
                             #rt::switch::take(&CONDITIONS, data, #workflow, #name)?;
-                        #rt::ran(#success)
+                        // Bound first: the formatter gives a `match` as an argument two lines more.
+                        let next = #success;
+                        #rt::ran(next)
                     }
                 };
                 return (run, kind);
@@ -429,10 +431,7 @@ fn described_test(test: &DataTest) -> Option<TokenStream> {
     let rt = rt();
     let each = |items: &[DataTest]| items.iter().map(described_test).collect::<Option<Vec<_>>>();
     Some(match test {
-        DataTest::Compare(comparison) => {
-            let compare = described_comparison(comparison)?;
-            quote!(#rt::switch::Test::Compare(#compare))
-        }
+        DataTest::Compare(comparison) => described_comparison(comparison)?,
         DataTest::All(items) => {
             let items = each(items)?;
             quote!(#rt::switch::Test::All(&[#(#items),*]))
@@ -448,16 +447,16 @@ fn described_test(test: &DataTest) -> Option<TokenStream> {
     })
 }
 
-/// One comparison as the runtime's `switch::Compare`.
+/// One comparison as the runtime's `switch::Test::compare`.
 fn described_comparison(condition: &Comparison) -> Option<TokenStream> {
     let rt = rt();
     let path = path_ref(condition.path.as_ref()?);
     let op = condition_op(condition.operator.value)?;
-    let comparison = if condition.operator.value.compares_strings() {
-        quote!(Strings)
-    } else {
-        quote!(Auto)
-    };
+    let strings = condition
+        .operator
+        .value
+        .compares_strings()
+        .then(|| quote!(.strings()));
     let value = condition.value.as_ref().map_or("", |v| v.value.as_str());
     let regex = matches!(
         condition.operator.value,
@@ -471,12 +470,7 @@ fn described_comparison(condition: &Comparison) -> Option<TokenStream> {
     });
     let operand = operand(value);
     Some(quote! {
-        #rt::switch::Compare::new(
-            #rt::switch::ConditionOp::#op,
-            #rt::switch::Comparison::#comparison,
-            #path,
-            #operand,
-        ) #regex
+        #rt::switch::Test::compare(#rt::switch::ConditionOp::#op, #path, #operand) #strings #regex
     })
 }
 
@@ -503,15 +497,22 @@ fn condition_op(operator: Operator) -> Option<TokenStream> {
 
 /// A condition's value with the number it reads as, as the runtime's `switch::Operand`.
 fn operand(value: &str) -> TokenStream {
+    use proc_macro2::Literal;
     let rt = rt();
+    // Unsuffixed: the variant's field gives the type.
     if let Ok(integer) = value.parse::<i64>() {
+        let integer = Literal::i64_unsuffixed(integer);
         return quote!(#rt::switch::Operand::Integer(#value, #integer));
     }
     if let Ok(integer) = value.parse::<u64>() {
+        let integer = Literal::u64_unsuffixed(integer);
         return quote!(#rt::switch::Operand::Unsigned(#value, #integer));
     }
     match value.parse::<f64>() {
-        Ok(number) if number.is_finite() => quote!(#rt::switch::Operand::Float(#value, #number)),
+        Ok(number) if number.is_finite() => {
+            let number = Literal::f64_unsuffixed(number);
+            quote!(#rt::switch::Operand::Float(#value, #number))
+        }
         _ => quote!(#rt::switch::Operand::Text(#value)),
     }
 }

@@ -103,6 +103,36 @@ pub enum Test {
 }
 
 impl Test {
+    /// What `path` selects compared with `value` by `op`, as numbers where both read as
+    /// numbers (see [`Comparison::Auto`]): the form the generated code writes, one line per
+    /// comparison where the formatter allows.
+    #[must_use]
+    pub const fn compare(op: ConditionOp, path: &'static JsonPath, value: Operand) -> Self {
+        Test::Compare(Compare::new(op, Comparison::Auto, path, value))
+    }
+
+    /// The same comparison made between texts (the `str*` operators); any other test as it is.
+    #[must_use]
+    pub const fn strings(self) -> Self {
+        match self {
+            Test::Compare(compare) => Test::Compare(Compare {
+                comparison: Comparison::Strings,
+                ..compare
+            }),
+            other => other,
+        }
+    }
+
+    /// The same comparison with its value compiled as a regular expression (`Matches`,
+    /// `NotMatches`); any other test as it is.
+    #[must_use]
+    pub const fn regex(self, regex: &'static LazyRegex) -> Self {
+        match self {
+            Test::Compare(compare) => Test::Compare(compare.regex(regex)),
+            other => other,
+        }
+    }
+
     /// Whether the test holds for `data`.
     ///
     /// # Errors
@@ -182,7 +212,7 @@ mod tests {
     static STARTS_WITH_A: LazyRegex = LazyRegex::new("^a");
 
     const fn n(op: ConditionOp, value: Operand) -> Test {
-        Test::Compare(Compare::new(op, Comparison::Auto, &PATH_N, value))
+        Test::compare(op, &PATH_N, value)
     }
 
     #[test]
@@ -194,15 +224,9 @@ mod tests {
                 Test::Not(&n(ConditionOp::Equals, Operand::Unsigned("3", 3))),
             ]),
             Test::Any(&[
-                Test::Compare(
-                    Compare::new(
-                        ConditionOp::Matches,
-                        Comparison::Strings,
-                        &PATH_NAME,
-                        Operand::Text("^a"),
-                    )
+                Test::compare(ConditionOp::Matches, &PATH_NAME, Operand::Text("^a"))
+                    .strings()
                     .regex(&STARTS_WITH_A),
-                ),
                 n(ConditionOp::Equals, Operand::Text("x")),
             ]),
         ];
@@ -221,12 +245,7 @@ mod tests {
     fn a_condition_that_cannot_be_evaluated_fails_the_switch() {
         static CONDITIONS: [Test; 2] = [
             n(ConditionOp::Equals, Operand::Integer("1", 1)),
-            Test::Compare(Compare::new(
-                ConditionOp::Exists,
-                Comparison::Auto,
-                &PATH_BAD,
-                Operand::Text(""),
-            )),
+            Test::compare(ConditionOp::Exists, &PATH_BAD, Operand::Text("")),
         ];
         assert!(matches!(
             choose(&CONDITIONS, &json!({"n": 1})),

@@ -1,0 +1,79 @@
+//! What one more task adds to the formatted code (issue 10, point 4: ~20 lines per simple
+//! task). Each figure is the difference between chains of `2n` and `n` tasks divided by `n`,
+//! so what every workflow has once does not count. The budgets are today's figures: a change
+//! that makes every task longer fails here and must say why (the README's "Generated code per
+//! task" keeps the history).
+
+use swf_codegen::source::SourceFile;
+
+/// A chain of `count` tasks, `shape(i)` giving the `i`th (without its transition).
+fn chain(count: usize, shape: impl Fn(usize) -> String) -> SourceFile {
+    let mut text = String::from(
+        "id: size\nname: size\nversion: '1.0'\nfunctions:\n  - {name: work, resource: r}\ntasks:\n",
+    );
+    for i in 0..count {
+        let start = if i == 0 {
+            "start: {kind: default}, "
+        } else {
+            ""
+        };
+        text.push_str(&format!("  - {{name: t{i}, {start}{}}}\n", shape(i)));
+    }
+    SourceFile::new("size.sw.yaml", text)
+}
+
+fn formatted_lines(source: &SourceFile) -> usize {
+    let compilation = swf_codegen::compile(source);
+    assert!(!compilation.has_errors(), "{:?}", compilation.diagnostics);
+    let tokens = compilation.tokens.expect("code");
+    swf_codegen::format_file(&source.name, tokens)
+        .expect("formats")
+        .lines()
+        .count()
+}
+
+/// Lines per task, from chains of 100 and 200 tasks (names of three digits, as most are).
+fn lines_per_task(shape: impl Fn(usize, usize) -> String) -> f64 {
+    let lines = |count: usize| formatted_lines(&chain(count, |i| shape(i, count)));
+    #[allow(clippy::cast_precision_loss, reason = "a few thousand lines")]
+    let per_task = (lines(200) - lines(100)) as f64 / 100.0;
+    per_task
+}
+
+fn exit(i: usize, count: usize) -> String {
+    if i + 1 == count {
+        "end: {kind: default}".to_owned()
+    } else {
+        format!("transition: {{nextTask: t{}}}", i + 1)
+    }
+}
+
+fn operation(i: usize, count: usize) -> String {
+    format!(
+        "type: operation, actions: [{{functionRef: {{refName: work, parameters: {{n: $.n}}}}}}], {}",
+        exit(i, count)
+    )
+}
+
+#[test]
+fn an_operation_task_adds_at_most_18_lines() {
+    let per_task = lines_per_task(operation);
+    assert!(per_task <= 18.0, "{per_task} lines per operation task");
+}
+
+#[test]
+fn a_data_switch_adds_at_most_23_lines() {
+    // Switches with one data condition and a default, the last task an operation.
+    let per_task = lines_per_task(|i, count| {
+        if i + 1 < count {
+            format!(
+                "type: switch, dataConditions: [{{path: $.n, value: '1', operator: equals, transition: {{nextTask: t{}}}}}], default: {{nextTask: t{}}}",
+                i + 1,
+                i + 1
+            )
+        } else {
+            operation(i, count)
+        }
+    });
+    assert!(per_task <= 23.0, "{per_task} lines per switch task");
+}
