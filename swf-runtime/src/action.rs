@@ -110,38 +110,41 @@ impl fmt::Display for CallContext {
     }
 }
 
-/// Runs `future` inside the nested scope `segment` of the current one (a branch's
-/// `Fork/Branch A`, a sub-flow's task; `segment@n` for the `n`th step of a branch in one round,
-/// see `member_step`).
-pub fn in_scope<F: Future>(
+/// Runs the future `make` makes inside the nested scope `segment` of the current one (a
+/// branch's `Fork/Branch A`, a sub-flow's task; `segment@n` for the `n`th step of a branch in
+/// one round, see `member_step`).
+pub fn in_scope<F: Future, M: FnOnce() -> F>(
     segment: &'static str,
-    future: F,
-) -> impl Future<Output = F::Output> + use<F> {
-    enter(segment, None, future)
+    make: M,
+) -> impl Future<Output = F::Output> + use<F, M> {
+    enter(segment, None, make)
 }
 
-/// Runs `future` inside the scope of item `item`'s iteration of foreach task `task`
-/// (`Each[3]`, `Each[3]@n` for its `n`th step in one round).
-pub fn in_iteration<F: Future>(
+/// Runs the future `make` makes inside the scope of item `item`'s iteration of foreach task
+/// `task` (`Each[3]`, `Each[3]@n` for its `n`th step in one round).
+pub fn in_iteration<F: Future, M: FnOnce() -> F>(
     task: &'static str,
     item: usize,
-    future: F,
-) -> impl Future<Output = F::Output> + use<F> {
-    enter(task, Some(item), future)
+    make: M,
+) -> impl Future<Output = F::Output> + use<F, M> {
+    enter(task, Some(item), make)
 }
 
-fn enter<F: Future>(
+fn enter<F: Future, M: FnOnce() -> F>(
     name: &'static str,
     item: Option<usize>,
-    future: F,
-) -> impl Future<Output = F::Output> + use<F> {
+    make: M,
+) -> impl Future<Output = F::Output> + use<F, M> {
     let step = MEMBER_STEP.try_with(|step| *step).unwrap_or(0);
     // Its parts, not its text: a step that nobody asks about writes nothing out.
     let path = ScopePath::new(SCOPE.try_with(Arc::clone).ok(), name, item, step);
     // Boxed here, where the step's future is made: it holds the future of the scope's largest
     // task, which every layer around it (the member's step counts, its span, the round's
-    // future) would otherwise copy as it is moved into each.
-    SCOPE.scope(Arc::new(path), Box::pin(future))
+    // future) would otherwise copy as it is moved into each. Made once its box exists, so that
+    // it is written there rather than made on the stack and copied in (`Box::pin(future)`:
+    // two copies of a future of about a kilobyte for every branch and iteration).
+    let future = Box::write(Box::new_uninit(), make());
+    SCOPE.scope(Arc::new(path), Box::into_pin(future))
 }
 
 /// The step of one branch or iteration: `start` makes its future (entering its scope with
@@ -423,7 +426,7 @@ mod tests {
             let context = CallContext::current().ok_or_else(|| FunctionError::new("no context"))?;
             Ok(json!({"scope": context.scope, "key": context.idempotency_key()}))
         };
-        let seen = in_scope("Fork/Branch A", call_action(&io, how(None), call)).await;
+        let seen = in_scope("Fork/Branch A", || call_action(&io, how(None), call)).await;
         let prefix = io.id_prefix().to_owned();
         assert_eq!(
             seen,
@@ -445,11 +448,11 @@ mod tests {
         // The iteration's step is made inside the branch's, as a round makes it.
         let branch = async {
             member_step(0, 2, || {
-                in_iteration("Each", 3, call_action(&io, how(None), call))
+                in_iteration("Each", 3, || call_action(&io, how(None), call))
             })
             .await
         };
-        let seen = in_scope("Fork/Branch A", branch).await;
+        let seen = in_scope("Fork/Branch A", || branch).await;
         assert_eq!(seen, Ok(json!("Fork/Branch A/Each[3]@2")));
     }
 }

@@ -1688,10 +1688,10 @@ const _: () = {
                         ::std::vec![
                             rt::step_slot(& mut branches.b1, origin, io,
                             "branch 1 of task `Deliver`", "", move | state | {
-                            rt::in_scope("Deliver/paperwork", self
+                            rt::in_scope("Deliver/paperwork", || self
                             .deliver_b1_advance(state, io)) }), rt::step_slot(& mut
                             branches.b2, origin, io, "branch 2 of task `Deliver`", "",
-                            move | state | { rt::in_scope("Deliver/transport", self
+                            move | state | { rt::in_scope("Deliver/transport", || self
                             .deliver_b2_advance(state, io)) })
                         ],
                         completed,

@@ -982,11 +982,11 @@ const _: () = {
                         ::std::vec![
                             rt::step_slot(& mut branches.b1, origin, io,
                             "branch 1 of task `With`", "", move | state | {
-                            rt::in_scope("With/first", self.with_b1_advance(state, io))
-                            }), rt::step_slot(& mut branches.b2, origin, io,
+                            rt::in_scope("With/first", || self.with_b1_advance(state,
+                            io)) }), rt::step_slot(& mut branches.b2, origin, io,
                             "branch 2 of task `With`", "", move | state | {
-                            rt::in_scope("With/second", self.with_b2_advance(state, io))
-                            })
+                            rt::in_scope("With/second", || self.with_b2_advance(state,
+                            io)) })
                         ],
                         completed,
                         1usize,
@@ -1170,7 +1170,7 @@ const _: () = {
                         |item, state| rt::in_iteration(
                             "Run",
                             item,
-                            self.run_body_advance(state, io),
+                            || self.run_body_advance(state, io),
                         ),
                         &|_: &Value| Ok(false),
                     )
@@ -1269,7 +1269,7 @@ const _: () = {
                         }
                     }
                 };
-                let stepped = rt::in_scope("Iteration", machine.advance(child, io))
+                let stepped = rt::in_scope("Iteration", || machine.advance(child, io))
                     .await
                     .map_err(|failure| failure.error().clone())?;
                 match stepped {

@@ -126,7 +126,7 @@ pub(super) fn emit_parallel(cx: &Context<'_>, index: usize) -> TokenStream {
         let scope = format!("{}/{}", super::names::serde_name(name), labels[b]);
         quote! {
             #rt::step_slot(&mut branches.#slot, origin, io, #label, #branch_text, move |state| {
-                #rt::in_scope(#scope, self.#advance(state, io))
+                #rt::in_scope(#scope, || self.#advance(state, io))
             })
         }
     });
@@ -288,7 +288,7 @@ pub(super) fn emit_for_each(cx: &Context<'_>, index: usize) -> TokenStream {
                 #max,
                 #delay,
                 begin,
-                |item, state| #rt::in_iteration(#scope_name, item, self.#advance(state, io)),
+                |item, state| #rt::in_iteration(#scope_name, item, || self.#advance(state, io)),
                 #done,
             )
             .await?;
@@ -467,7 +467,7 @@ pub(super) fn emit_sub_flow(cx: &Context<'_>, index: usize) -> TokenStream {
                     }
                 }
             };
-            let stepped = #rt::in_scope(#scope, machine.advance(child, io))
+            let stepped = #rt::in_scope(#scope, || machine.advance(child, io))
                 .await
                 .map_err(|failure| failure.error().clone())?;
             match stepped {
