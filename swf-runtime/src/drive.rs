@@ -84,7 +84,13 @@ where
         let seen = io.arrivals();
         io.begin_step();
         let span = trace::task_span(&state);
-        match advance(state).instrument(span).await? {
+        // With nobody listening, the span's wrapper would only add a copy and a layer.
+        let stepped = if span.is_disabled() {
+            advance(state).await?
+        } else {
+            advance(state).instrument(span).await?
+        };
+        match stepped {
             Progress::Ran(next) => return Ok(Stepped::Ran(next)),
             Progress::Waiting(same, wait) => {
                 listening.update(&wait);
@@ -154,7 +160,12 @@ where
             let seen = io.arrivals();
             io.begin_step();
             let span = trace::task_span(&running);
-            match advance(running).instrument(span).await? {
+            let stepped = if span.is_disabled() {
+                advance(running).await?
+            } else {
+                advance(running).instrument(span).await?
+            };
+            match stepped {
                 Progress::Ran(next) => break next,
                 Progress::Waiting(same, wait) => {
                     listening.update(&wait);

@@ -241,3 +241,74 @@ async fn a_failed_run_records_its_outcome_error_and_task() {
     assert_eq!(workflow.field("error.name"), "Busy");
     assert_eq!(workflow.field("task.name"), "Charge");
 }
+
+mod waiting {
+    swf_runtime::workflow!("benches/waiting.sw.yaml");
+}
+
+/// Under a `Host`, each activation of an instance (the one its first event starts, the one
+/// its second event wakes) is a `workflow` span of that instance, its tasks' spans inside it
+/// (the host skips the span's wrapper when nobody listens: here somebody does).
+#[tokio::test(start_paused = true)]
+async fn a_host_s_activations_are_workflow_spans_with_their_task_spans() {
+    use waiting::{WaitingBenchEvent, WaitingBenchFunctions, WaitingBenchWorkflow};
+    struct NoFunctions;
+    impl WaitingBenchFunctions for NoFunctions {}
+
+    let recorder = Recorder::default();
+    let subscriber = tracing_subscriber::registry().with(recorder.clone());
+    let _guard = tracing::subscriber::set_default(subscriber);
+
+    let (host, mut channels) = swf_runtime::Host::new(
+        WaitingBenchWorkflow::new(NoFunctions),
+        swf_runtime::HostConfig::default(),
+    );
+    let router = tokio::spawn(host.run());
+    for (event, id) in [
+        (WaitingBenchEvent::Opened, "open-1"),
+        (WaitingBenchEvent::Closed, "close-1"),
+    ] {
+        let event = event
+            .correlated(id, "key-1", swf_runtime::json!({}))
+            .unwrap();
+        channels.events.send(event).await.unwrap();
+    }
+    let outcome = channels.outcomes.recv().await.unwrap();
+    assert!(outcome.result.is_ok(), "{:?}", outcome.result);
+    drop(channels.events);
+    router.await.unwrap();
+
+    let spans = recorder.spans.lock().unwrap().clone();
+    let tasks: Vec<(&str, &Node)> = spans
+        .values()
+        .filter(|node| node.name == "task")
+        .map(|task| {
+            (
+                task.field("task.name"),
+                &spans[&task.parent.expect("a parent")],
+            )
+        })
+        .collect();
+    // `Close` may step twice: once finding no event yet, once taking it.
+    let mut names: Vec<&str> = tasks.iter().map(|(name, _)| *name).collect();
+    names.sort_unstable();
+    names.dedup();
+    assert_eq!(names, ["Close", "Open"], "{spans:?}");
+    for (name, parent) in tasks {
+        assert_eq!(parent.name, "workflow", "the span around task {name}");
+        assert_eq!(parent.field("workflow.id"), "waiting-bench");
+        assert!(!parent.field("workflow.execution.id").is_empty());
+    }
+    // Each event taken, inside the span of the task that took it.
+    let events = recorder.events.lock().unwrap().clone();
+    let mut taken: Vec<(&str, &str)> = events
+        .iter()
+        .filter(|event| event.name == "event consumed")
+        .map(|event| {
+            let task = &spans[&event.parent.expect("inside a span")];
+            (event.field("cloudevents.event_id"), task.field("task.name"))
+        })
+        .collect();
+    taken.sort_unstable();
+    assert_eq!(taken, [("close-1", "Close"), ("open-1", "Open")]);
+}

@@ -194,10 +194,13 @@ impl<M: Machine> Shared<M> {
                 crate::drive::run_until_waiting(state, &io, self.events, registration, |state| {
                     self.machine.step(state, &io)
                 });
-            let stepped = AssertUnwindSafe(stepping)
-                .catch_unwind()
-                .instrument(span.clone())
-                .await;
+            let stepping = AssertUnwindSafe(stepping).catch_unwind();
+            // With nobody listening, the span's wrapper would only add a copy and a layer.
+            let stepped = if span.is_disabled() {
+                stepping.await
+            } else {
+                stepping.instrument(span.clone()).await
+            };
             let (same, wait, seen, kept) = match stepped {
                 Ok(Ok(Paused::Ended(end))) => break Ok(end),
                 Ok(Ok(Paused::Waiting {
