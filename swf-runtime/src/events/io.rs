@@ -123,21 +123,17 @@ impl Io {
         IoBuilder::default()
     }
 
-    /// The `Io` of instance `instance` of a host; `deployment` is [`deployment_prefix`] of
-    /// `deployed_at`, which the host writes once rather than for every instance (an `i128`
-    /// written as text costs more than the rest of an `Io`).
+    /// The `Io` of instance `link.instance` of a host deployed at `deployed_at`. Its id prefix
+    /// (`<deployment ns>-<instance>`) is made when first read, as a standalone `Io`'s: most
+    /// hosted instances produce nothing and call nothing that asks for its key, and writing it
+    /// for each cost a few hundred instructions and a heap block held while it waited.
     pub(crate) fn hosted(
         inbox: Arc<Inbox>,
         link: HostLink,
         produced: mpsc::Sender<Event>,
         clock: Arc<dyn Clock>,
-        (deployed_at, deployment): (Timestamp, &str),
+        deployed_at: Timestamp,
     ) -> Io {
-        use std::fmt::Write as _;
-        let mut id_prefix = String::with_capacity(deployment.len() + 21);
-        id_prefix.push_str(deployment);
-        // Writing to a `String` cannot fail.
-        let _ = write!(id_prefix, "-{}", link.instance);
         let instance = link.instance;
         Io::assemble(
             inbox,
@@ -145,7 +141,7 @@ impl Io {
             clock,
             deployed_at,
             Some(link),
-            (OnceLock::from(id_prefix), instance),
+            (OnceLock::new(), instance),
         )
     }
 
@@ -497,12 +493,6 @@ impl IoBuilder {
             (OnceLock::new(), InstanceId::new(0)),
         )
     }
-}
-
-/// What the ids of an instance's produced events start with, before `-<instance>`: the
-/// deployment instant in nanoseconds.
-pub(crate) fn deployment_prefix(deployed_at: Timestamp) -> String {
-    deployed_at.as_nanosecond().to_string()
 }
 
 impl fmt::Debug for IoBuilder {

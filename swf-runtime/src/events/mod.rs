@@ -16,7 +16,7 @@ mod tests;
 
 pub use data::event_data;
 pub use definitions::{Refusal, Undeliverable};
-pub(crate) use io::{ChildStart, deployment_prefix};
+pub(crate) use io::ChildStart;
 pub use io::{DEFAULT_INBOX_CAPACITY, Io, IoBuilder};
 pub(crate) use spec::matches_no_definition;
 pub use spec::{EventSpec, context_attribute};

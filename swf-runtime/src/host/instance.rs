@@ -111,7 +111,7 @@ impl<M: Machine> Shared<M> {
             link,
             self.produced.clone(),
             self.clock.clone(),
-            (self.deployed_at, &self.deployment),
+            self.deployed_at,
         );
         let state = match self.machine.start(input, &io) {
             Ok(state) => state,

@@ -83,8 +83,6 @@ struct Shared<M: Machine> {
     outcomes: mpsc::Sender<Outcome>,
     clock: Arc<dyn Clock>,
     deployed_at: Timestamp,
-    /// `deployed_at` as the ids of produced events start with it, written once.
-    deployment: String,
     inbox_capacity: usize,
     /// What the overflows of full inboxes hold, all instances together.
     spill: Arc<Spill>,
@@ -114,7 +112,6 @@ impl<M: Machine> Host<M> {
             unmatched: channels.unmatched,
             outcomes: channels.outcomes,
             deployed_at,
-            deployment: crate::events::deployment_prefix(deployed_at),
             clock: config.clock,
             inbox_capacity: config.inbox_capacity,
             spill: Arc::new(Spill::new(config.overflow_capacity)),

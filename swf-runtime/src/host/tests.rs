@@ -890,3 +890,54 @@ async fn waiting_instances_hold_no_task_and_wake_with_their_inbox_in_order() {
         "every event was taken"
     );
 }
+
+/// A hosted instance's produced event ids start with the host's deployment instant (in
+/// nanoseconds) and the instance's number, whether or not anything read its id prefix before
+/// (it is made when first read).
+#[tokio::test]
+async fn produced_ids_name_the_deployment_and_the_instance() {
+    let deployed: Timestamp = "2026-03-04T05:06:07.000000008Z"
+        .parse()
+        .unwrap_or(Timestamp::UNIX_EPOCH);
+    let machine = Plan::new(vec![Step::Any(vec![ORDER], None), Step::Produce(RECEIPT)]).starting(
+        StartOnEvents {
+            events: &[ORDER],
+            exclusive: true,
+            timeout: None,
+        },
+    );
+    let config = HostConfig {
+        clock: Arc::new(ManualClock::new(deployed)),
+        ..small_config()
+    };
+    let (host, channels) = Host::new(machine, config);
+    assert_eq!(host.deployed_at(), deployed);
+    let report = serve(host, channels, |events| {
+        tokio::spawn(async move {
+            for n in 0..2 {
+                let order = n.to_string();
+                let placed = event(ORDER, Some(&order), json!({"n": n}));
+                assert!(events.send(placed).await.is_ok());
+            }
+        })
+    })
+    .await;
+    let mut prefixes: Vec<String> = report
+        .produced
+        .iter()
+        .map(|receipt| {
+            let id = receipt.id();
+            let instance = id.split('-').nth(1).unwrap_or_default();
+            format!("{}-{instance}", id.split('-').next().unwrap_or_default())
+        })
+        .collect();
+    prefixes.sort();
+    let mut expected: Vec<String> = report
+        .outcomes
+        .iter()
+        .map(|(outcome, _)| format!("{}-{}", deployed.as_nanosecond(), outcome.instance))
+        .collect();
+    expected.sort();
+    assert_eq!(prefixes, expected);
+    assert_eq!(prefixes.len(), 2);
+}
