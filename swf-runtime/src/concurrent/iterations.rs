@@ -221,9 +221,7 @@ impl<S: ScopeState> Iterations<S> {
                             // at once, never taking a place among the members (their queue
                             // and wakers cost more than its body).
                             let mut started = Box::pin(member(item, state, 0));
-                            match std::future::poll_fn(|cx| Poll::Ready(started.as_mut().poll(cx)))
-                                .await
-                            {
+                            match super::poll_once(started.as_mut()).await {
                                 Poll::Ready((item, end, steps)) => {
                                     if let Some(end) =
                                         self.settle(item, end, steps, done, &mut ran)?
@@ -254,7 +252,7 @@ impl<S: ScopeState> Iterations<S> {
                 // Iterations that completed leave before more start: a collection of a million
                 // items never has more than the waiting ones alive at a time.
                 while let Poll::Ready(Some((item, end, steps))) =
-                    std::future::poll_fn(|cx| Poll::Ready(members.poll_next_unpin(cx))).await
+                    super::poll_once(std::pin::pin!(members.next())).await
                 {
                     if let Some(end) = self.settle(item, end, steps, done, &mut ran)? {
                         return Ok(end);

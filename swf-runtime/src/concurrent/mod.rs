@@ -17,9 +17,20 @@ pub use iterations::{Iteration, Iterations};
 pub use round::{RoundEnd, round};
 pub use slot::{Slot, step_slot};
 
+use std::future::Future;
+use std::pin::Pin;
+use std::task::Poll;
+
 use serde_json::Value;
 
 use crate::progress::Wait;
+
+/// Polls `future` once, in the calling task's context (its waker is the task's, so a future
+/// that is not ready yet wakes the task as if it had been awaited): how a round runs a member
+/// where it starts, and takes in members that ended, without waiting for any.
+fn poll_once<F: Future + ?Sized>(mut future: Pin<&mut F>) -> impl Future<Output = Poll<F::Output>> {
+    std::future::poll_fn(move |cx| Poll::Ready(future.as_mut().poll(cx)))
+}
 
 /// How a nested scope (a branch, an iteration, a sub-flow) ended.
 #[derive(Debug, Clone, PartialEq)]

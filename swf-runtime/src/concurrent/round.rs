@@ -264,7 +264,7 @@ async fn run_round(
         let stepped = match members.next() {
             Some(member) => {
                 let mut future = member(Arc::clone(&control));
-                match std::future::poll_fn(|cx| Poll::Ready(future.as_mut().poll(cx))).await {
+                match super::poll_once(future.as_mut()).await {
                     Poll::Ready(stepped) => stepped,
                     Poll::Pending => {
                         running.push(future);
