@@ -31,6 +31,15 @@ pub(super) fn emit(
     let methods = Group::new(Delimiter::Brace, shorten(methods, &mut statics));
     let items = shorten(items, &mut statics);
     let statics = statics.declarations();
+    let switch_imports = SWITCH_IMPORTS.iter().map(|(item, short)| {
+        let item = Ident::new(item, Span::call_site());
+        let short = Ident::new(short, Span::call_site());
+        if item == short {
+            quote!(#item)
+        } else {
+            quote!(#item as #short)
+        }
+    });
     quote! {
         const _: () = {
             #[allow(unused_imports)]
@@ -38,7 +47,7 @@ pub(super) fn emit(
                 self as rt, Attempt, ErrorObject, Io, Progress, Step, Value, WorkflowError,
             };
             #[allow(unused_imports)]
-            use ::swf_runtime::__private::switch::{ConditionOp as Op, Operand, Test};
+            use ::swf_runtime::__private::switch::{#(#switch_imports),*};
             #[allow(unused_imports)]
             use ::core::option::Option::{self, None, Some};
             #[allow(unused_imports)]
@@ -224,8 +233,9 @@ const RUNTIME_IMPORTS: &[&str] = &[
     "WorkflowError",
 ];
 
-/// The items of the runtime's `switch` module the block imports, with the names it gives them:
-/// a described switch's conditions then fit a line each.
+/// The items of the runtime's `switch` module the block imports (its `use` is written from
+/// this list), with the names it gives them: a described switch's conditions then fit a line
+/// each.
 const SWITCH_IMPORTS: &[(&str, &str)] = &[
     ("ConditionOp", "Op"),
     ("Operand", "Operand"),
