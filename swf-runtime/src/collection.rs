@@ -77,9 +77,7 @@ impl<'d> SharedData<'d> {
         let base = members
             .iter()
             .map(|(key, value)| {
-                let shared = matches!(value, Value::Array(elements) if !elements.is_empty())
-                    && !read.contains(&key.as_str());
-                if shared {
+                if is_shared(key, value, read) {
                     hidden.push(key.as_str());
                     (key.clone(), placeholder())
                 } else {
@@ -99,6 +97,11 @@ impl<'d> SharedData<'d> {
         self.base.clone()
     }
 
+    /// The shared input itself, for the one body that starts from it (a parallel branch).
+    pub fn into_input(self) -> Value {
+        self.base
+    }
+
     /// An iteration's output as it would be had the iteration started from a full copy of the
     /// task data: a placeholder still at the top of the output (the body's data left whole)
     /// becomes the array it stands for, followed by the elements merged into it that the array
@@ -111,7 +114,7 @@ impl<'d> SharedData<'d> {
             let Some(Value::Array(elements)) = members.get_mut(*key) else {
                 continue;
             };
-            if !matches!(elements.first(), Some(Value::String(first)) if first == SHARED) {
+            if !is_placeholder(elements.first()) {
                 continue;
             }
             let Some(Value::Array(original)) = self.data.get(*key) else {
@@ -128,6 +131,54 @@ impl<'d> SharedData<'d> {
         }
         output
     }
+}
+
+impl SharedData<'_> {
+    /// Merges into `data` the output of a body that started from the shared input of `data`
+    /// for a body reading `read` (a parallel branch's, which the task merges back; `None`: one
+    /// that started from a full copy, merged as it is), as the
+    /// output of a body that started from a full copy would merge: where a placeholder is still
+    /// at the top of the output, only what was appended to it is merged into the array it
+    /// stands for (the array merged with itself changes nothing), so that neither a copy of the
+    /// array nor a comparison of it with itself is made.
+    ///
+    /// # Errors
+    /// A `DataError`, as [`merge_data`](crate::data::merge_data) gives, naming `task` and
+    /// `what` was merged.
+    pub fn merge_output(
+        data: &mut Value,
+        read: Option<&[&str]>,
+        mut output: Value,
+        task: &str,
+        what: &str,
+    ) -> Result<(), ErrorObject> {
+        // `None`: the body started from a full copy.
+        if let (Some(read), Value::Object(members), Value::Object(outputs)) =
+            (read, &*data, &mut output)
+        {
+            for (key, value) in members {
+                if !is_shared(key, value, read) {
+                    continue;
+                }
+                if let Some(Value::Array(elements)) = outputs.get_mut(key)
+                    && is_placeholder(elements.first())
+                {
+                    elements.remove(0);
+                }
+            }
+        }
+        crate::data::merge_data(data, output, task, what)
+    }
+}
+
+/// Whether the top-level member `key: value` of the task data is shared by a body that reads
+/// `read`: a non-empty array it does not read.
+fn is_shared(key: &str, value: &Value, read: &[&str]) -> bool {
+    matches!(value, Value::Array(elements) if !elements.is_empty()) && !read.contains(&key)
+}
+
+fn is_placeholder(first: Option<&Value>) -> bool {
+    matches!(first, Some(Value::String(first)) if first == SHARED)
 }
 
 fn placeholder() -> Value {
@@ -210,6 +261,61 @@ mod tests {
                 "at `/items` the task data holds an array but the result holds a string"
             ))
         );
+    }
+
+    /// A parallel branch's output merged back: what a full copy's would have made, for every
+    /// way a body can meet an array it does not read.
+    #[test]
+    fn a_shared_output_merges_back_as_a_full_copy_would() {
+        let data = json!({"items": [1, 2, 3], "seen": [4], "name": "n", "empty": []});
+        for incoming in [
+            json!({"a": 1}),
+            json!({"items": [3, 4, 4, 1, 5], "seen": [4, 5]}),
+            json!({"items": []}),
+            json!({"empty": [1], "name": "m"}),
+            json!({"items": "text"}),
+            json!({"items": {"x": 1}}),
+        ] {
+            let full = {
+                let mut data = data.clone();
+                crate::data::merge_data(&mut data, incoming.clone(), "T", "result")
+                    .and_then(|()| {
+                        let mut merged_back = data.clone();
+                        crate::data::merge_data(&mut merged_back, data, "T", "branch output")
+                            .map(|()| merged_back)
+                    })
+                    .map_err(|error| error.message)
+            };
+            let shared = {
+                let mut output = SharedData::new(&data, &["seen"]).input();
+                crate::data::merge_data(&mut output, incoming.clone(), "T", "result")
+                    .and_then(|()| {
+                        let mut merged_back = data.clone();
+                        SharedData::merge_output(
+                            &mut merged_back,
+                            Some(&["seen"]),
+                            output,
+                            "T",
+                            "branch output",
+                        )
+                        .map(|()| merged_back)
+                    })
+                    .map_err(|error| error.message)
+            };
+            assert_eq!(shared, full, "merging {incoming}");
+        }
+    }
+
+    #[test]
+    fn a_shared_output_without_the_placeholder_merges_as_it_is() {
+        let data = json!({"items": [1, 2]});
+        let mut merged = data.clone();
+        SharedData::merge_output(&mut merged, Some(&[]), json!({"items": [9]}), "T", "x")
+            .expect("merges");
+        assert_eq!(merged, json!({"items": [1, 2, 9]}));
+        let mut merged = data.clone();
+        SharedData::merge_output(&mut merged, Some(&[]), json!(null), "T", "x").expect("merges");
+        assert_eq!(merged, data);
     }
 
     #[test]

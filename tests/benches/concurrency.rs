@@ -124,6 +124,11 @@ fn large_foreach() {
     );
 }
 
+/// Task data holding an array of 10,000 numbers that parallel4's branches do not read.
+fn large_data() -> Value {
+    json!({ "items": (0..10_000).collect::<Vec<i64>>() })
+}
+
 /// The foreach bench's function, answering after a 1 ms sleep: every iteration waits.
 struct Sleepy;
 
@@ -169,12 +174,23 @@ fn main() {
     let copying = runtime.block_on(for_each_by_hand_copying(Work, thousand_items()));
     assert_eq!(by_hand.as_ref().ok(), copying.as_ref().ok());
     assert_eq!(compiled.ok(), by_hand.ok());
+    let compiled = runtime.block_on(fan_out::FanOutBenchWorkflow::new(Work).run(large_data()));
+    let by_hand = runtime.block_on(fan_out_by_hand(Work, large_data()));
+    assert_eq!(compiled.ok(), by_hand.ok());
     let fan_out = fan_out::FanOutBenchWorkflow::new(Work);
     ratio::compare(
         "parallel4",
         31,
         2_000,
         || json!({}),
+        |input| drop(runtime.block_on(fan_out.run(input))),
+        |input| drop(runtime.block_on(fan_out_by_hand(Work, input))),
+    );
+    ratio::compare(
+        "parallel4 over task data holding 10,000 numbers",
+        11,
+        20,
+        large_data,
         |input| drop(runtime.block_on(fan_out.run(input))),
         |input| drop(runtime.block_on(fan_out_by_hand(Work, input))),
     );

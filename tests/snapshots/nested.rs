@@ -951,7 +951,10 @@ const _: () = {
                     Some(branches) => branches,
                     None => {
                         NestedWithBranches {
-                            b1: match Self::with_b1_begin(data.clone(), io)
+                            b1: match Self::with_b1_begin(
+                                    rt::SharedData::new(&data, &[]).into_input(),
+                                    io,
+                                )
                                 .map_err(|failure| failure.error().clone())?
                             {
                                 Ok(state) => {
@@ -959,7 +962,10 @@ const _: () = {
                                 }
                                 Err(output) => rt::Slot::Done { output },
                             },
-                            b2: match Self::with_b2_begin(data.clone(), io)
+                            b2: match Self::with_b2_begin(
+                                    rt::SharedData::new(&data, &["logged"]).into_input(),
+                                    io,
+                                )
                                 .map_err(|failure| failure.error().clone())?
                             {
                                 Ok(state) => {
@@ -1008,11 +1014,19 @@ const _: () = {
                     }
                     rt::RoundEnd::Enough => {}
                 }
-                for output in [branches.b1.take_output(), branches.b2.take_output()]
-                    .into_iter()
-                    .flatten()
-                {
-                    rt::merge_data(&mut data, output, "With", "branch output")?;
+                for (output, read) in [
+                    (branches.b1.take_output(), Some(&[][..])),
+                    (branches.b2.take_output(), Some(&["logged"][..])),
+                ] {
+                    if let Some(output) = output {
+                        rt::SharedData::merge_output(
+                            &mut data,
+                            read,
+                            output,
+                            "With",
+                            "branch output",
+                        )?;
+                    }
                 }
                 Ok(Attempt::Exit(0))
             }

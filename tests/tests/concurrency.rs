@@ -54,6 +54,9 @@ mod foreach_max {
 mod foreach_shared {
     swf_runtime::workflow!("workflows/concurrency/foreach-shared.sw.yaml");
 }
+mod parallel_shared {
+    swf_runtime::workflow!("workflows/concurrency/parallel-shared.sw.yaml");
+}
 mod foreach_bench {
     swf_runtime::workflow!("benches/for_each.sw.yaml");
 }
@@ -268,6 +271,7 @@ scripted! {
     foreach_max::ForeachMaxFunctions => [work];
     foreach_delay::ForeachDelayFunctions => [work];
     foreach_shared::ForeachSharedFunctions => [work];
+    parallel_shared::ParallelSharedFunctions => [work];
     foreach_terminate::ForeachTerminateFunctions => [work];
     quitting::QuitParentFunctions => [work];
     quitting::QuitChildFunctions => [chore];
@@ -791,6 +795,85 @@ async fn a_shared_iteration_still_sees_its_own_copy_of_the_task_data() {
     let message = &error.error().message;
     assert!(
         message.contains("at `/tags` the task data holds an array but"),
+        "{message}"
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn parallel_branches_share_the_arrays_they_do_not_read() {
+    use parallel_shared::{ParallelSharedState, ParallelSharedWorkflow};
+    let items: Vec<Value> = (0..200)
+        .map(|n| json!({"n": n, "name": format!("i{n}")}))
+        .collect();
+    let input = json!({
+        "items": items,
+        "left": {"name": "l", "result": {"l": 1}},
+        "right": {"name": "r", "result": {"r": 2}},
+    });
+    let workflow = ParallelSharedWorkflow::new(Lab::new());
+    let state = workflow.start(input.clone()).unwrap();
+    let state = workflow.step(state).await.unwrap();
+    assert!(
+        matches!(
+            &state,
+            ParallelSharedState::Both {
+                branches: Some(_),
+                ..
+            }
+        ),
+        "expected the left branch to wait, found {state:?}"
+    );
+    // The saved state holds the task data once, not once more per branch (the left one
+    // waiting with its data, the right one done with its output).
+    let saved = swf_runtime::serde_json::to_string(&state).unwrap().len();
+    let data = input.to_string().len();
+    assert!(
+        saved < 2 * data,
+        "a state of {saved} bytes for {data} bytes of task data"
+    );
+    let output = workflow.run(input.clone()).await.unwrap();
+    let mut expected = input.clone();
+    expected["l"] = json!(1);
+    expected["r"] = json!(2);
+    assert_eq!(output, expected);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_shared_branch_still_sees_its_own_copy_of_the_task_data() {
+    use parallel_shared::ParallelSharedWorkflow;
+    // What each branch's function answers is merged into the branch's data, arrays it did
+    // not read included; the outputs then merge back in branch order, as full copies would.
+    let input = json!({
+        "items": [1, {"name": "b"}],
+        "tags": ["x"],
+        "left": {"name": "l", "result": {"items": [3, 1, 4], "tags": ["x", "y"]}},
+        "right": {"name": "r", "result": {"items": [4, 5, {"name": "b"}], "tags": []}},
+    });
+    let output = ParallelSharedWorkflow::new(Lab::new())
+        .run(input.clone())
+        .await
+        .unwrap();
+    let mut expected = input.clone();
+    expected["items"] = json!([1, {"name": "b"}, 3, 4, 5]);
+    expected["tags"] = json!(["x", "y"]);
+    assert_eq!(output, expected);
+    // Merging a value of another kind into an array it did not read fails as on the array,
+    // with the task data it had.
+    let input = json!({
+        "items": [1],
+        "left": {"name": "l", "result": {"items": {"a": 1}}},
+        "right": {"name": "r"},
+    });
+    let error = error_of(
+        ParallelSharedWorkflow::new(Lab::new())
+            .run(input.clone())
+            .await,
+    );
+    assert_eq!(error.task(), "Both");
+    assert_eq!(error.data(), &input);
+    let message = &error.error().message;
+    assert!(
+        message.contains("at `/items` the task data holds an array but"),
         "{message}"
     );
 }

@@ -31,7 +31,8 @@ pub(super) fn concurrency(task: &Task, max: Option<&crate::source::Spanned<u64>>
 }
 
 /// The attempt of a parallel task. Its first step starts the branches (each with a copy of the
-/// task data; a branch the task does not wait for on its own tokio task); every step runs a
+/// task data, sharing the arrays it does not read when its output is merged back: see
+/// `branch_reads`; a branch the task does not wait for on its own tokio task); every step runs a
 /// round; once enough branches completed, the rest are cancelled and the outputs of those that
 /// completed are merged into the task data in branch order (or, in the kebab-case drafts, make
 /// an array in branch order).
@@ -54,14 +55,28 @@ pub(super) fn emit_parallel(cx: &Context<'_>, index: usize) -> TokenStream {
     let labels = branch_labels(branches);
     let slots: Vec<_> = (0..branches.len()).map(slot_field).collect();
     let branch_deadline = super::duration_option(branch_timeout.as_ref());
+    // The keys of the task data each branch reads, when its output is merged back and it can
+    // share the arrays it does not read with the task data rather than copy them.
+    let reads: Vec<Option<Vec<String>>> = branches
+        .iter()
+        .map(|branch| {
+            (matches!(output, ParallelOutput::Merge) && branch.wait_for_completion)
+                .then(|| branch_reads(&branch.scope))
+                .flatten()
+        })
+        .collect();
     let starts = branches.iter().enumerate().map(|(b, branch)| {
         let slot = &slots[b];
         if !branch.wait_for_completion {
             return quote!(#slot: #rt::Slot::Stopped,);
         }
         let begin = cx.nested(index, b, &branch.scope).begin_fn();
+        let input = match &reads[b] {
+            Some(keys) => quote!(#rt::SharedData::new(&data, &[#(#keys),*]).into_input()),
+            None => quote!(data.clone()),
+        };
         quote! {
-            #slot: match Self::#begin(data.clone(), io).map_err(|failure| failure.error().clone())? {
+            #slot: match Self::#begin(#input, io).map_err(|failure| failure.error().clone())? {
                 ::core::result::Result::Ok(state) => #rt::Slot::start(state, #rt::deadline_of(io, #branch_deadline)),
                 // A branch whose scheduled start is not active completes at once with its input.
                 ::core::result::Result::Err(output) => #rt::Slot::Done { output },
@@ -139,6 +154,24 @@ pub(super) fn emit_parallel(cx: &Context<'_>, index: usize) -> TokenStream {
     });
     let state_deadline = super::duration_option(state_timeout.as_ref());
     let combine = match output {
+        ParallelOutput::Merge if reads.iter().any(Option::is_some) => {
+            let merged = waited.iter().map(|&b| {
+                let slot = &slots[b];
+                match &reads[b] {
+                    Some(keys) => quote! {
+                        (branches.#slot.take_output(), ::core::option::Option::Some(&[#(#keys),*][..]))
+                    },
+                    None => quote!((branches.#slot.take_output(), ::core::option::Option::None)),
+                }
+            });
+            quote! {
+                for (output, read) in [#(#merged),*] {
+                    if let ::core::option::Option::Some(output) = output {
+                        #rt::SharedData::merge_output(&mut data, read, output, #name, "branch output")?;
+                    }
+                }
+            }
+        }
         ParallelOutput::Merge => quote! {
             for output in [#(branches.#waited_slots.take_output()),*].into_iter().flatten() {
                 #rt::merge_data(&mut data, output, #name, "branch output")?;
@@ -319,17 +352,46 @@ pub(super) fn emit_for_each(cx: &Context<'_>, index: usize) -> TokenStream {
 /// not named here count as reading everything. `keeps_outputs`: the iterations' outputs are
 /// kept (`outputCollection`), so what an end task's output filter selects is read.
 fn body_reads(scope: &Scope, parameter: &JsonPath, keeps_outputs: bool) -> Option<Vec<String>> {
-    let mut keys = vec![first_key(parameter)?];
+    let outputs = if keeps_outputs {
+        Outputs::Kept
+    } else {
+        Outputs::Dropped
+    };
+    scope_reads(scope, vec![first_key(parameter)?], outputs)
+}
+
+/// What becomes of the outputs of a body whose input is shared.
+#[derive(Clone, Copy, PartialEq)]
+enum Outputs {
+    /// Seen by no one (a foreach without `outputCollection`).
+    Dropped,
+    /// Kept as they are (`outputCollection`): an output that is the whole data would need the
+    /// shared arrays copied back into it, which is the copy sharing avoids.
+    Kept,
+    /// Merged into the task data (a parallel branch's), where a shared array left whole merges
+    /// without being copied back (`SharedData::merge_output`).
+    Merged,
+}
+
+/// The keys `scope` reads, added to `keys`, sorted; `None` when it may read everything.
+fn scope_reads(scope: &Scope, mut keys: Vec<String>, outputs: Outputs) -> Option<Vec<String>> {
     for task in &scope.tasks {
-        task_reads(task, keeps_outputs, &mut keys)?;
+        task_reads(task, outputs, &mut keys)?;
     }
     keys.sort();
     keys.dedup();
     Some(keys)
 }
 
+/// The top-level keys of the task data a parallel branch can read, when it reads them only
+/// through definite paths and the branches can share the arrays it does not read (see
+/// [`body_reads`]); its output is merged into the task data.
+fn branch_reads(scope: &Scope) -> Option<Vec<String>> {
+    scope_reads(scope, Vec::new(), Outputs::Merged)
+}
+
 /// Adds the keys `task` reads to `keys`; `None` when it may read everything.
-fn task_reads(task: &Task, keeps_outputs: bool, keys: &mut Vec<String>) -> Option<()> {
+fn task_reads(task: &Task, outputs: Outputs, keys: &mut Vec<String>) -> Option<()> {
     let plain = task.retry.is_empty()
         && task.on_error.is_empty()
         // A schema sees the whole data.
@@ -358,14 +420,14 @@ fn task_reads(task: &Task, keeps_outputs: bool, keys: &mut Vec<String>) -> Optio
         // seen by no one when the outputs are not kept. If it selects nothing the whole data
         // is the output, which `SharedData::restore` makes whole again.
         (Some(output), Some(_)) => {
-            if keeps_outputs {
+            if outputs != Outputs::Dropped {
                 keys.push(first_key(output)?);
             }
         }
         // The next task would read below the selected value.
         (Some(_), None) => return None,
     }
-    if task.end.is_some() && task.data_filter.output.is_none() && keeps_outputs {
+    if task.end.is_some() && task.data_filter.output.is_none() && outputs == Outputs::Kept {
         return None;
     }
     match &task.kind {

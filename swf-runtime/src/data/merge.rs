@@ -122,16 +122,29 @@ fn apply(target: &mut Value, incoming: Value) {
                 }
             }
         }
-        (Value::Array(existing), Value::Array(elements)) => {
-            // A linear scan per element: `Value` is not hashable, and merged arrays are task data
-            // (lists of items), not bulk data sets.
-            for element in elements {
-                if !existing.contains(&element) {
-                    existing.push(element);
-                }
-            }
-        }
+        (Value::Array(existing), Value::Array(elements)) => append_missing(existing, elements),
         (slot, value) => *slot = value,
+    }
+}
+
+/// Appends to `existing` the elements of `incoming` it does not hold yet, in order.
+///
+/// The incoming elements that repeat `existing` from its start, position by position, are
+/// present by definition and are skipped after one comparison each: that is what a merge of
+/// the task data with a copy of itself plus results meets (a parallel branch's output merged
+/// back, an iteration's), which a scan per element made quadratic in the array's length. The
+/// rest get a linear scan each: `Value` is not hashable.
+fn append_missing<T: PartialEq>(existing: &mut Vec<T>, incoming: Vec<T>) {
+    let mut incoming = incoming.into_iter().peekable();
+    for held in existing.iter() {
+        if incoming.next_if(|element| element == held).is_none() {
+            break;
+        }
+    }
+    for element in incoming {
+        if !existing.contains(&element) {
+            existing.push(element);
+        }
     }
 }
 
@@ -178,6 +191,51 @@ mod tests {
             Ok(json!({"breads": ["baguette", "rye", "pita", {"x": 1}]}))
         );
         assert_eq!(merged(json!([1, 2]), json!([2, 3])), Ok(json!([1, 2, 3])));
+    }
+
+    /// An element that counts the comparisons made with it.
+    #[derive(Debug)]
+    struct Counted<'c>(u32, &'c std::cell::Cell<usize>);
+
+    impl PartialEq for Counted<'_> {
+        fn eq(&self, other: &Self) -> bool {
+            self.1.set(self.1.get() + 1);
+            self.0 == other.0
+        }
+    }
+
+    /// A branch's output merged back holds the task data's arrays whole, then what it added:
+    /// that costs a comparison per element, not a scan per element (quadratic: 500,500 here).
+    #[test]
+    fn an_array_merged_with_itself_plus_more_costs_one_comparison_per_element() {
+        let comparisons = std::cell::Cell::new(0);
+        let numbers = |range: std::ops::Range<u32>| -> Vec<Counted<'_>> {
+            range.map(|n| Counted(n, &comparisons)).collect()
+        };
+        let mut existing = numbers(0..1000);
+        let mut incoming = numbers(0..1000);
+        incoming.extend(numbers(1000..1002));
+        incoming.push(Counted(5, &comparisons));
+        append_missing(&mut existing, incoming);
+        let held: Vec<u32> = existing.iter().map(|element| element.0).collect();
+        assert_eq!(held, (0..1002).collect::<Vec<_>>());
+        // 1,000 for the repeated start, then a scan of the 1,000 (and the one appended
+        // before) for each of the three others: 1000, 1001, and 5 found at its place.
+        assert_eq!(comparisons.get(), 1000 + 1000 + 1001 + 6);
+    }
+
+    #[test]
+    fn a_start_that_differs_falls_back_to_a_scan_per_element() {
+        assert_eq!(
+            merged(json!([1, 2, 3]), json!([1, 3, 2, 4, 4])),
+            Ok(json!([1, 2, 3, 4]))
+        );
+        assert_eq!(
+            merged(json!([1, 2]), json!([1, 2, 1, 2, 3])),
+            Ok(json!([1, 2, 3]))
+        );
+        assert_eq!(merged(json!([]), json!([7, 7])), Ok(json!([7])));
+        assert_eq!(merged(json!([1, 1]), json!([1])), Ok(json!([1, 1])));
     }
 
     #[test]
