@@ -281,8 +281,12 @@ impl Inbox {
     /// The same inbox, accepting only the events `accepting` accepts (every event by default:
     /// a host's router checks them).
     #[must_use]
-    pub(crate) fn accepting(self, accepting: Accepting) -> Self {
-        self.lock().accepting = accepting;
+    pub(crate) fn accepting(mut self, accepting: Accepting) -> Self {
+        // Owned, so nobody else can hold the lock.
+        self.state
+            .get_mut()
+            .unwrap_or_else(PoisonError::into_inner)
+            .accepting = accepting;
         self
     }
 

@@ -87,8 +87,10 @@ pub(crate) struct ChildStart {
 
 /// Where produced events go.
 pub(super) enum Outbox {
-    /// Kept for [`Io::take_produced`] (shared with the `Io`s of detached sub-flows).
-    Collect(Arc<Mutex<Vec<Event>>>),
+    /// Kept for [`Io::take_produced`] (shared with the `Io`s of detached sub-flows), made
+    /// when the first is produced or the first detached sub-flow starts: most runs produce
+    /// nothing, and a run by hand paid for the allocation in every run.
+    Collect(OnceLock<Arc<Mutex<Vec<Event>>>>),
     /// Sent to a bounded channel, waiting for room.
     Channel(mpsc::Sender<Event>),
 }
@@ -162,7 +164,7 @@ impl Io {
         Io {
             inner: Arc::new(IoInner {
                 inbox,
-                outbox: Outbox::Collect(Arc::new(Mutex::new(Vec::new()))),
+                outbox: Outbox::Collect(OnceLock::new()),
                 clock,
                 deployed_at,
                 link: None,
@@ -215,7 +217,9 @@ impl Io {
                 .accepting(Accepting::Unchecked),
         );
         let outbox = match &self.inner.outbox {
-            Outbox::Collect(produced) => Outbox::Collect(Arc::clone(produced)),
+            Outbox::Collect(produced) => Outbox::Collect(OnceLock::from(Arc::clone(
+                produced.get_or_init(Arc::default),
+            ))),
             Outbox::Channel(sender) => Outbox::Channel(sender.clone()),
         };
         Io {
@@ -332,9 +336,9 @@ impl Io {
     /// channel (a hosted instance, or [`IoBuilder::outbox`]).
     pub fn take_produced(&self) -> Vec<Event> {
         match &self.inner.outbox {
-            Outbox::Collect(produced) => {
+            Outbox::Collect(produced) => produced.get().map_or_else(Vec::new, |produced| {
                 std::mem::take(&mut *produced.lock().unwrap_or_else(PoisonError::into_inner))
-            }
+            }),
             Outbox::Channel(_) => Vec::new(),
         }
     }
@@ -480,7 +484,7 @@ impl IoBuilder {
             Arc::new(Inbox::new(capacity, self.correlation, Vec::new()).accepting(accepting));
         let outbox = match self.outbox {
             Some(sender) => Outbox::Channel(sender),
-            None => Outbox::Collect(Arc::new(Mutex::new(Vec::new()))),
+            None => Outbox::Collect(OnceLock::new()),
         };
         // Host instances are numbered from 1, so 0 never collides with one of them. The prefix
         // (`<deployment ns>-0`) is made when first read.

@@ -1,7 +1,7 @@
 //! Producing events: [`Io::produce`].
 
-use std::sync::PoisonError;
 use std::sync::atomic::Ordering;
+use std::sync::{Arc, PoisonError};
 
 use cloudevents::{EventBuilder, EventBuilderV10};
 use serde_json::Value;
@@ -85,6 +85,7 @@ impl Io {
         crate::trace::event_produced(&event);
         match &self.inner.outbox {
             Outbox::Collect(produced) => produced
+                .get_or_init(Arc::default)
                 .lock()
                 .unwrap_or_else(PoisonError::into_inner)
                 .push(event),
