@@ -614,7 +614,6 @@ const _: () = {
                     ),
                 );
             }
-            let input = data.clone();
             let mut data = data;
             let attempt = rt::call_functions(
                     self,
@@ -634,6 +633,7 @@ const _: () = {
                 Ok(Attempt::Stay(never, _)) => match never {}
                 Err(error) => {
                     async {
+                        let input = data.clone();
                         let failed_data = rt::data_with_error(&data, &error);
                         let error_scope = error.to_json();
                         let failed: &Value = &failed_data;

@@ -105,6 +105,11 @@ pub(super) struct DescribedCalls {
 }
 
 impl DescribedCalls {
+    /// Whether there is one call.
+    pub fn is_single(&self) -> bool {
+        self.single
+    }
+
     /// The calls run on the mutable task data `data`: a `Result<Attempt<Infallible>,
     /// ErrorObject>`.
     pub fn in_place(&self) -> TokenStream {

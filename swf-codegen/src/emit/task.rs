@@ -86,6 +86,15 @@ pub(super) fn emit_run(cx: &Context<'_>, index: usize) -> (TokenStream, RunKind)
     let described = (input_check.is_empty() && stay.is_none())
         .then(|| described(cx, index))
         .flatten();
+    // One described call leaves the task data as it was when it fails (a merge or a write that
+    // fails changes nothing), so a retry's input is copied only then, not before every attempt.
+    let input_unchanged_on_failure = matches!(&described, Some(Described::Calls(calls)) if calls.is_single())
+        && !matches!(fields.progress, Progress::Callback);
+    let (input, input_on_failure) = if input_unchanged_on_failure {
+        (None, input)
+    } else {
+        (input, None)
+    };
     let (statics, attempt) = match &described {
         Some(described) => {
             let run = described.attempt();
@@ -148,7 +157,8 @@ pub(super) fn emit_run(cx: &Context<'_>, index: usize) -> (TokenStream, RunKind)
     let failure = if plain {
         TokenStream::new()
     } else {
-        emit_error_path(cx, index)
+        let failure = emit_error_path(cx, index);
+        quote!(#input_on_failure #failure)
     };
     let reads_io = [&retry_wait, &resume_wait, &input, &marking]
         .into_iter()
