@@ -122,30 +122,104 @@ fn apply(target: &mut Value, incoming: Value) {
                 }
             }
         }
-        (Value::Array(existing), Value::Array(elements)) => append_missing(existing, elements),
+        (Value::Array(existing), Value::Array(elements)) => {
+            let state = foldhash::fast::RandomState::default();
+            append_missing(existing, elements, |element| fingerprint(&state, element));
+        }
         (slot, value) => *slot = value,
     }
 }
+
+/// Up to how many comparisons (elements held × elements coming) the elements are found by a
+/// scan of the array; above, by their fingerprints.
+const SCAN_LIMIT: usize = 4096;
 
 /// Appends to `existing` the elements of `incoming` it does not hold yet, in order.
 ///
 /// The incoming elements that repeat `existing` from its start, position by position, are
 /// present by definition and are skipped after one comparison each: that is what a merge of
 /// the task data with a copy of itself plus results meets (a parallel branch's output merged
-/// back, an iteration's), which a scan per element made quadratic in the array's length. The
-/// rest get a linear scan each: `Value` is not hashable.
-fn append_missing<T: PartialEq>(existing: &mut Vec<T>, incoming: Vec<T>) {
+/// back, an iteration's). The others are looked for by a scan of the array while that is short
+/// work, else among the elements of the same `fingerprint` (equal elements must have equal
+/// fingerprints; equal fingerprints are only candidates): a scan per element made merging
+/// large arrays quadratic (results gathered page by page into the task data).
+fn append_missing<T: PartialEq>(
+    existing: &mut Vec<T>,
+    incoming: Vec<T>,
+    fingerprint: impl Fn(&T) -> u64,
+) {
     let mut incoming = incoming.into_iter().peekable();
     for held in existing.iter() {
         if incoming.next_if(|element| element == held).is_none() {
             break;
         }
     }
-    for element in incoming {
-        if !existing.contains(&element) {
-            existing.push(element);
+    let rest: Vec<T> = incoming.collect();
+    if existing.len().saturating_mul(rest.len()) <= SCAN_LIMIT {
+        for element in rest {
+            if !existing.contains(&element) {
+                existing.push(element);
+            }
+        }
+        return;
+    }
+    // Fingerprint → the positions in `existing` of the elements that have it.
+    let mut positions: std::collections::HashMap<u64, Vec<usize>, foldhash::fast::RandomState> =
+        std::collections::HashMap::with_capacity_and_hasher(
+            existing.len() + rest.len(),
+            foldhash::fast::RandomState::default(),
+        );
+    for (position, held) in existing.iter().enumerate() {
+        positions
+            .entry(fingerprint(held))
+            .or_default()
+            .push(position);
+    }
+    for element in rest {
+        let same = positions.entry(fingerprint(&element)).or_default();
+        if same.iter().any(|&position| existing[position] == element) {
+            continue;
+        }
+        same.push(existing.len());
+        existing.push(element);
+    }
+}
+
+/// A hash of `value` that agrees with its equality: objects hash alike whatever the order of
+/// their members, and `0.0` like `-0.0`.
+fn fingerprint(state: &foldhash::fast::RandomState, value: &Value) -> u64 {
+    use std::hash::{BuildHasher, Hash, Hasher};
+    let mut hasher = state.build_hasher();
+    match value {
+        Value::Null => 0u8.hash(&mut hasher),
+        Value::Bool(flag) => (1u8, flag).hash(&mut hasher),
+        Value::Number(number) => {
+            if let Some(unsigned) = number.as_u64() {
+                (2u8, unsigned).hash(&mut hasher);
+            } else if let Some(signed) = number.as_i64() {
+                (3u8, signed).hash(&mut hasher);
+            } else {
+                let float = number.as_f64().unwrap_or_default();
+                let bits = if float == 0.0 { 0 } else { float.to_bits() };
+                (4u8, bits).hash(&mut hasher);
+            }
+        }
+        Value::String(text) => (5u8, text).hash(&mut hasher),
+        Value::Array(items) => {
+            (6u8, items.len()).hash(&mut hasher);
+            for item in items {
+                fingerprint(state, item).hash(&mut hasher);
+            }
+        }
+        Value::Object(members) => {
+            // A sum: the same whatever the order the members come in.
+            let members = members.iter().fold(0u64, |sum, (key, member)| {
+                sum.wrapping_add(state.hash_one((key, fingerprint(state, member))))
+            });
+            (7u8, members).hash(&mut hasher);
         }
     }
+    hasher.finish()
 }
 
 #[cfg(test)]
@@ -216,12 +290,80 @@ mod tests {
         let mut incoming = numbers(0..1000);
         incoming.extend(numbers(1000..1002));
         incoming.push(Counted(5, &comparisons));
-        append_missing(&mut existing, incoming);
+        append_missing(&mut existing, incoming, |element| u64::from(element.0));
         let held: Vec<u32> = existing.iter().map(|element| element.0).collect();
         assert_eq!(held, (0..1002).collect::<Vec<_>>());
-        // 1,000 for the repeated start, then a scan of the 1,000 (and the one appended
-        // before) for each of the three others: 1000, 1001, and 5 found at its place.
+        // 1,000 for the repeated start, then (3 × 1,000 is short work) a scan of the 1,000
+        // (and the one appended before) for each of the three others: 1000, 1001, and 5
+        // found at its place.
         assert_eq!(comparisons.get(), 1000 + 1000 + 1001 + 6);
+    }
+
+    /// Results gathered page by page: each page merged into a large array costs a comparison
+    /// per candidate of the same fingerprint, not a scan of the array (2,000,000 here).
+    #[test]
+    fn large_arrays_merge_in_linear_time() {
+        let comparisons = std::cell::Cell::new(0);
+        let numbers = |range: std::ops::Range<u32>| -> Vec<Counted<'_>> {
+            range.map(|n| Counted(n, &comparisons)).collect()
+        };
+        let mut existing = numbers(0..2000);
+        let mut incoming = numbers(2000..3000);
+        incoming.extend(numbers(10..20));
+        incoming.extend(numbers(2500..2510));
+        // Every third fingerprint is shared by three numbers: candidates, not matches.
+        append_missing(&mut existing, incoming, |element| u64::from(element.0 / 3));
+        let held: Vec<u32> = existing.iter().map(|element| element.0).collect();
+        assert_eq!(held, (0..3000).collect::<Vec<_>>());
+        assert!(
+            comparisons.get() < 5000,
+            "{} comparisons",
+            comparisons.get()
+        );
+    }
+
+    /// The fingerprints' way and the scan's agree, on arrays with repeats, objects in another
+    /// member order, numbers of every kind and nested values.
+    #[test]
+    fn fingerprints_find_what_a_scan_finds() {
+        let palette = [
+            json!(null),
+            json!(true),
+            json!(false),
+            json!(0),
+            json!(-1),
+            json!(1.5),
+            json!(0.0),
+            json!(-0.0),
+            json!(u64::MAX),
+            json!("a"),
+            json!([1, 2]),
+            json!([2, 1]),
+            json!({"a": 1, "b": [2]}),
+            json!({"b": [2], "a": 1}),
+            json!({"a": 1}),
+            json!({"a": {"b": null}}),
+        ];
+        let mut state: u64 = 0x9e37_79b9_7f4a_7c15;
+        let mut pick = || {
+            state = state
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407);
+            palette[usize::try_from(state >> 33).unwrap_or(0) % palette.len()].clone()
+        };
+        for _ in 0..20 {
+            let existing: Vec<Value> = (0..80).map(|_| pick()).collect();
+            let incoming: Vec<Value> = (0..80).map(|_| pick()).collect();
+            let mut scanned = existing.clone();
+            for element in incoming.clone() {
+                if !scanned.contains(&element) {
+                    scanned.push(element);
+                }
+            }
+            let mut merged = Value::Array(existing);
+            apply(&mut merged, Value::Array(incoming));
+            assert_eq!(merged, Value::Array(scanned));
+        }
     }
 
     #[test]
