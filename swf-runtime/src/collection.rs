@@ -122,11 +122,7 @@ impl<'d> SharedData<'d> {
             };
             let appended = elements.split_off(1);
             let mut full = original.clone();
-            for element in appended {
-                if !full.contains(&element) {
-                    full.push(element);
-                }
-            }
+            crate::data::append_missing_values(&mut full, appended);
             *elements = full;
         }
         output

@@ -123,11 +123,17 @@ fn apply(target: &mut Value, incoming: Value) {
             }
         }
         (Value::Array(existing), Value::Array(elements)) => {
-            let state = foldhash::fast::RandomState::default();
-            append_missing(existing, elements, |element| fingerprint(&state, element));
+            append_missing_values(existing, elements)
         }
         (slot, value) => *slot = value,
     }
+}
+
+/// Appends to `existing` the elements of `incoming` it does not hold yet, in order: the merge
+/// of two arrays.
+pub(crate) fn append_missing_values(existing: &mut Vec<Value>, incoming: Vec<Value>) {
+    let state = foldhash::fast::RandomState::default();
+    append_missing(existing, incoming, |element| fingerprint(&state, element));
 }
 
 /// Up to how many comparisons (elements held × elements coming) the elements are found by a

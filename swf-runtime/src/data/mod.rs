@@ -7,6 +7,7 @@ mod merge;
 mod report;
 
 pub use filter::{data_with_error, filter_in_place, select_input, select_or_null};
+pub(crate) use merge::append_missing_values;
 pub use report::{merge_data, merge_result};
 
 /// A JSON object of `members`, in their order (generated code builds parameters and literal
