@@ -130,13 +130,13 @@ impl<'d> SharedData<'d> {
 }
 
 impl SharedData<'_> {
-    /// Merges into `data` the output of a body that started from the shared input of `data`
-    /// for a body reading `read` (a parallel branch's, which the task merges back; `None`: one
-    /// that started from a full copy, merged as it is), as the
-    /// output of a body that started from a full copy would merge: where a placeholder is still
-    /// at the top of the output, only what was appended to it is merged into the array it
-    /// stands for (the array merged with itself changes nothing), so that neither a copy of the
-    /// array nor a comparison of it with itself is made.
+    /// Merges into `data` the `output` of a body that reads `read` and started from the shared
+    /// input of `data` (a parallel branch's, which the task merges back), as the output of a
+    /// body that started from a full copy would merge: where a placeholder is still at the top
+    /// of the output, only what was appended to it is merged into the array it stands for (the
+    /// array merged with itself changes nothing), so that neither a copy of the array nor a
+    /// comparison of it with itself is made. `read` is `None` for a body that started from a
+    /// full copy: its output is merged as it is.
     ///
     /// # Errors
     /// A `DataError`, as [`merge_data`](crate::data::merge_data) gives, naming `task` and

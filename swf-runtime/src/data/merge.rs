@@ -160,9 +160,8 @@ fn append_missing<T: PartialEq>(
             break;
         }
     }
-    let rest: Vec<T> = incoming.collect();
-    if existing.len().saturating_mul(rest.len()) <= SCAN_LIMIT {
-        for element in rest {
+    if existing.len().saturating_mul(incoming.len()) <= SCAN_LIMIT {
+        for element in incoming {
             if !existing.contains(&element) {
                 existing.push(element);
             }
@@ -172,7 +171,7 @@ fn append_missing<T: PartialEq>(
     // Fingerprint → the positions in `existing` of the elements that have it.
     let mut positions: std::collections::HashMap<u64, Vec<usize>, foldhash::fast::RandomState> =
         std::collections::HashMap::with_capacity_and_hasher(
-            existing.len() + rest.len(),
+            existing.len() + incoming.len(),
             foldhash::fast::RandomState::default(),
         );
     for (position, held) in existing.iter().enumerate() {
@@ -181,7 +180,7 @@ fn append_missing<T: PartialEq>(
             .or_default()
             .push(position);
     }
-    for element in rest {
+    for element in incoming {
         let same = positions.entry(fingerprint(&element)).or_default();
         if same.iter().any(|&position| existing[position] == element) {
             continue;
