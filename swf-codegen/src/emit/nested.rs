@@ -8,7 +8,7 @@ use super::{Context, rt};
 use crate::emit_parts::path::path_ref;
 use crate::ir::{
     Action, Completion, EndKind, JsonPath, ParallelOutput, Param, PathKind, PathSegment, Scope,
-    StartKind, Task, TaskKind,
+    StartKind, Switch, SwitchConditions, Task, TaskKind, Transition,
 };
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
@@ -437,12 +437,35 @@ fn task_reads(task: &Task, outputs: Outputs, keys: &mut Vec<String>) -> Option<(
             }
             Some(())
         }
+        // Reads what its comparisons name, changes nothing.
+        TaskKind::Switch(switch) => switch_reads(switch, keys),
         // Merged: only the kinds of what it meets matter.
         TaskKind::Inject { .. } => Some(()),
         // Waits, and reads nothing.
         TaskKind::Delay { .. } => Some(()),
         _ => None,
     }
+}
+
+/// A data switch whose comparisons read definite paths and whose transitions only move on.
+fn switch_reads(switch: &Switch, keys: &mut Vec<String>) -> Option<()> {
+    let SwitchConditions::Data(conditions) = &switch.conditions else {
+        return None;
+    };
+    let plain = |transition: &Transition| {
+        transition.condition.is_none()
+            && transition.produce_event.is_none()
+            && !transition.compensate
+    };
+    for condition in conditions {
+        if !condition.transition.as_ref().is_none_or(plain) {
+            return None;
+        }
+        for comparison in condition.test.comparisons() {
+            keys.push(first_key(comparison.path.as_ref()?)?);
+        }
+    }
+    switch.default.as_ref().is_none_or(plain).then_some(())
 }
 
 fn action_reads(action: &Action, keys: &mut Vec<String>) -> Option<()> {
