@@ -181,6 +181,10 @@ impl Call {
     }
 
     /// Runs the call as attempt `attempt` of its task, changing `data`.
+    ///
+    /// `data` changes only by the final merge or write, and neither changes it when it fails:
+    /// a failed call leaves `data` as it was. The code generator relies on it (a task with
+    /// retries and one call copies its input only when the attempt fails).
     async fn run<M: CallFunction>(
         &self,
         machine: &M,

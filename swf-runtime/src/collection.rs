@@ -127,9 +127,7 @@ impl<'d> SharedData<'d> {
         }
         output
     }
-}
 
-impl SharedData<'_> {
     /// Merges into `data` the `output` of a body that reads `read` and started from the shared
     /// input of `data` (a parallel branch's, which the task merges back), as the output of a
     /// body that started from a full copy would merge: where a placeholder is still at the top

@@ -132,8 +132,14 @@ fn apply(target: &mut Value, incoming: Value) {
 /// Appends to `existing` the elements of `incoming` it does not hold yet, in order: the merge
 /// of two arrays.
 pub(crate) fn append_missing_values(existing: &mut Vec<Value>, incoming: Vec<Value>) {
-    let state = foldhash::fast::RandomState::default();
-    append_missing(existing, incoming, |element| fingerprint(&state, element));
+    // Seeded only when fingerprints are needed: most merges are short work, scanned.
+    let state = std::cell::OnceCell::new();
+    append_missing(existing, incoming, |element| {
+        fingerprint(
+            state.get_or_init(foldhash::fast::RandomState::default),
+            element,
+        )
+    });
 }
 
 /// Up to how many comparisons (elements held × elements coming) the elements are found by a
@@ -283,14 +289,20 @@ mod tests {
         }
     }
 
+    /// The numbers of `range`, each counting its comparisons in `comparisons`.
+    fn counted(
+        range: std::ops::Range<u32>,
+        comparisons: &std::cell::Cell<usize>,
+    ) -> Vec<Counted<'_>> {
+        range.map(|n| Counted(n, comparisons)).collect()
+    }
+
     /// A branch's output merged back holds the task data's arrays whole, then what it added:
     /// that costs a comparison per element, not a scan per element (quadratic: 500,500 here).
     #[test]
     fn an_array_merged_with_itself_plus_more_costs_one_comparison_per_element() {
         let comparisons = std::cell::Cell::new(0);
-        let numbers = |range: std::ops::Range<u32>| -> Vec<Counted<'_>> {
-            range.map(|n| Counted(n, &comparisons)).collect()
-        };
+        let numbers = |range| counted(range, &comparisons);
         let mut existing = numbers(0..1000);
         let mut incoming = numbers(0..1000);
         incoming.extend(numbers(1000..1002));
@@ -309,9 +321,7 @@ mod tests {
     #[test]
     fn large_arrays_merge_in_linear_time() {
         let comparisons = std::cell::Cell::new(0);
-        let numbers = |range: std::ops::Range<u32>| -> Vec<Counted<'_>> {
-            range.map(|n| Counted(n, &comparisons)).collect()
-        };
+        let numbers = |range| counted(range, &comparisons);
         let mut existing = numbers(0..2000);
         let mut incoming = numbers(2000..3000);
         incoming.extend(numbers(10..20));
