@@ -223,29 +223,35 @@ impl ActionCall<'static> {
     ///
     /// # Errors
     /// The function's error, a `TimeoutError` or a `FunctionPanic`.
-    pub async fn call<C, F>(self, io: &Io, call: C) -> Result<Value, ErrorObject>
+    pub fn call<C, F>(self, io: &Io, call: C) -> impl Future<Output = Result<Value, ErrorObject>>
     where
         C: FnOnce() -> F,
         F: Future<Output = Result<Value, FunctionError>>,
     {
-        // Before the user's code, which starts when `call` makes the future.
-        leave_inline().await;
-        call_action(io, self, call()).await
+        // Not an `async fn` around `run_action`: each level of futures copies the ones inside
+        // it when it starts them (issue 10).
+        run_action(io, self, call)
     }
 }
 
-/// [`ActionCall::call`], as a function (the module's tests call it so).
-///
-/// # Errors
-/// As [`ActionCall::call`].
-pub(crate) async fn call_action<F>(
-    io: &Io,
-    how: ActionCall<'static>,
-    call: F,
-) -> Result<Value, ErrorObject>
+/// [`ActionCall::call`] of a future already made (the module's tests call it so).
+#[cfg(test)]
+async fn call_action<F>(io: &Io, how: ActionCall<'static>, call: F) -> Result<Value, ErrorObject>
 where
     F: Future<Output = Result<Value, FunctionError>>,
 {
+    run_action(io, how, || call).await
+}
+
+/// [`ActionCall::call`].
+async fn run_action<C, F>(io: &Io, how: ActionCall<'static>, make: C) -> Result<Value, ErrorObject>
+where
+    C: FnOnce() -> F,
+    F: Future<Output = Result<Value, FunctionError>>,
+{
+    // Before the user's code, which starts when `make` makes the future.
+    leave_inline().await;
+    let call = make();
     let scope = SCOPE.try_with(Arc::clone).ok();
     let span = trace::action_span(
         how.function,
