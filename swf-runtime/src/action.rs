@@ -244,75 +244,89 @@ where
 }
 
 /// [`ActionCall::call`].
-async fn run_action<C, F>(io: &Io, how: ActionCall<'static>, make: C) -> Result<Value, ErrorObject>
+///
+/// Written as a function returning an `async move` block rather than an `async fn`, which
+/// would move its arguments into locals of its own and so hold each twice; and the timed call
+/// boxed, so that the calls without a timeout (most) do not hold room for its timer. Both
+/// shrink the future that every level around it copies as it starts it (issue 10).
+#[allow(
+    clippy::manual_async_fn,
+    reason = "an async fn holds its arguments twice"
+)]
+fn run_action<C, F>(
+    io: &Io,
+    how: ActionCall<'static>,
+    make: C,
+) -> impl Future<Output = Result<Value, ErrorObject>>
 where
     C: FnOnce() -> F,
     F: Future<Output = Result<Value, FunctionError>>,
 {
-    // Before the user's code, which starts when `make` makes the future.
-    leave_inline().await;
-    let call = make();
-    let scope = SCOPE.try_with(Arc::clone).ok();
-    let span = trace::action_span(
-        how.function,
-        how.task,
-        how.action,
-        how.attempt,
-        ScopeText(scope.as_deref()),
-    );
-    let started = trace::call_started(&span);
-    let site = CallSite {
-        io: io.clone(),
-        step: step_origin(io),
-        scope,
-        task: how.task,
-        action: how.action,
-        attempt: how.attempt,
-    };
-    let call = CALL.scope(site, AssertUnwindSafe(call).catch_unwind());
-    let outcome = match how.timeout {
-        // With nobody listening, the span's wrapper would only add a layer to every poll.
-        None if span.is_disabled() => call.await,
-        None => call.instrument(span.clone()).await,
-        Some(limit) => match tokio::time::timeout(limit, call)
-            .instrument(span.clone())
-            .await
-        {
-            Ok(outcome) => outcome,
-            Err(_elapsed) => {
-                span.in_scope(|| trace::timed_out(how.action, how.timeout_text));
-                trace::record_call(&span, started, Err(ErrorObject::TIMEOUT));
-                return Err(ErrorObject::new(
-                    ErrorObject::TIMEOUT,
-                    format!(
-                        "action `{}` of task `{}` did not complete within {}",
-                        how.action, how.task, how.timeout_text
-                    ),
-                ));
+    async move {
+        // Before the user's code, which starts when `make` makes the future.
+        leave_inline().await;
+        let call = make();
+        let scope = SCOPE.try_with(Arc::clone).ok();
+        let span = trace::action_span(
+            how.function,
+            how.task,
+            how.action,
+            how.attempt,
+            ScopeText(scope.as_deref()),
+        );
+        let started = trace::call_started(&span);
+        let site = CallSite {
+            io: io.clone(),
+            step: step_origin(io),
+            scope,
+            task: how.task,
+            action: how.action,
+            attempt: how.attempt,
+        };
+        let call = CALL.scope(site, AssertUnwindSafe(call).catch_unwind());
+        let outcome = match how.timeout {
+            // With nobody listening, the span's wrapper would only add a layer to every poll.
+            None if span.is_disabled() => call.await,
+            None => call.instrument(span.clone()).await,
+            Some(limit) => {
+                match Box::pin(tokio::time::timeout(limit, call).instrument(span.clone())).await {
+                    Ok(outcome) => outcome,
+                    Err(_elapsed) => {
+                        span.in_scope(|| trace::timed_out(how.action, how.timeout_text));
+                        trace::record_call(&span, started, Err(ErrorObject::TIMEOUT));
+                        return Err(ErrorObject::new(
+                            ErrorObject::TIMEOUT,
+                            format!(
+                                "action `{}` of task `{}` did not complete within {}",
+                                how.action, how.task, how.timeout_text
+                            ),
+                        ));
+                    }
+                }
             }
-        },
-    };
-    let result = match outcome {
-        Ok(result) => result.map_err(ErrorObject::from),
-        Err(payload) => Err(ErrorObject::new(
-            FUNCTION_PANIC,
-            format!(
-                "the function of action `{}` of task `{}` panicked: {}",
-                how.action,
-                how.task,
-                panic_message(payload.as_ref())
-            ),
-        )),
-    };
-    trace::record_call(
-        &span,
-        started,
+        };
+        let result = match outcome {
+            Ok(result) => result.map_err(ErrorObject::from),
+            Err(payload) => Err(ErrorObject::new(
+                FUNCTION_PANIC,
+                format!(
+                    "the function of action `{}` of task `{}` panicked: {}",
+                    how.action,
+                    how.task,
+                    panic_message(payload.as_ref())
+                ),
+            )),
+        };
+        trace::record_call(
+            &span,
+            started,
+            result
+                .as_ref()
+                .map(drop)
+                .map_err(|error| error.name.as_str()),
+        );
         result
-            .as_ref()
-            .map(drop)
-            .map_err(|error| error.name.as_str()),
-    );
-    result
+    }
 }
 
 /// The nested scope the code running now is in (`Fork/Branch A@2/Each[3]`), empty at the top.

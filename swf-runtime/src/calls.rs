@@ -259,17 +259,24 @@ pub async fn run_calls<M: CallFunction>(
 ///
 /// # Errors
 /// As [`run_calls`].
-pub async fn run_call<M: CallFunction>(
-    machine: &M,
+#[allow(
+    clippy::manual_async_fn,
+    reason = "an async fn holds its arguments twice"
+)]
+pub fn run_call<'a, M: CallFunction>(
+    machine: &'a M,
     call: &'static Call,
     attempt: u32,
     mut data: Value,
-    io: &Io,
-) -> Result<Value, WorkflowError> {
-    // Not through `run_calls`: a level of futures fewer to copy (issue 10).
-    match call.run(machine, attempt, &mut data, io).await {
-        Ok(()) => Ok(data),
-        Err(error) => Err(WorkflowError::new(M::WORKFLOW, call.task, error, data)),
+    io: &'a Io,
+) -> impl Future<Output = Result<Value, WorkflowError>> + 'a {
+    // Not through `run_calls`, and not an `async fn`, which would hold `data` twice (see
+    // `run_action`): a smaller future for the levels around it to copy (issue 10).
+    async move {
+        match call.run(machine, attempt, &mut data, io).await {
+            Ok(()) => Ok(data),
+            Err(error) => Err(WorkflowError::new(M::WORKFLOW, call.task, error, data)),
+        }
     }
 }
 
