@@ -531,27 +531,32 @@ impl<F: ApprovalFunctions> ApprovalWorkflow<F> {
     /// # Errors
     /// The `WorkflowError` of a task that failed with no retry or onError left,
     /// with the data it had.
-    pub async fn advance(
-        &self,
+    #[allow(clippy::manual_async_fn)]
+    pub fn advance<'a>(
+        &'a self,
         state: ApprovalState,
-        io: &::swf_runtime::Io,
-    ) -> ::core::result::Result<
-        ::swf_runtime::Progress<ApprovalState>,
-        ::swf_runtime::WorkflowError,
-    > {
-        match state {
-            ApprovalState::AskManager { data, phase } => {
-                self.run_task_ask_manager(data, phase, io).await
-            }
-            ApprovalState::AwaitOutcome { data, until } => {
-                self.run_task_await_outcome(data, until, io).await
-            }
-            ApprovalState::Accept { data } => self.run_task_accept(data, io).await,
-            ApprovalState::Refuse { data } => self.run_task_refuse(data, io).await,
-            ApprovalState::Expire { data } => self.run_task_expire(data, io).await,
-            ended @ (ApprovalState::Completed { .. }
-            | ApprovalState::Terminated { .. }) => {
-                ::core::result::Result::Ok(::swf_runtime::Progress::Ran(ended))
+        io: &'a ::swf_runtime::Io,
+    ) -> impl ::core::future::Future<
+        Output = ::core::result::Result<
+            ::swf_runtime::Progress<ApprovalState>,
+            ::swf_runtime::WorkflowError,
+        >,
+    > + 'a {
+        async move {
+            match state {
+                ApprovalState::AskManager { data, phase } => {
+                    self.run_task_ask_manager(data, phase, io).await
+                }
+                ApprovalState::AwaitOutcome { data, until } => {
+                    self.run_task_await_outcome(data, until, io).await
+                }
+                ApprovalState::Accept { data } => self.run_task_accept(data, io).await,
+                ApprovalState::Refuse { data } => self.run_task_refuse(data, io).await,
+                ApprovalState::Expire { data } => self.run_task_expire(data, io).await,
+                ended @ (ApprovalState::Completed { .. }
+                | ApprovalState::Terminated { .. }) => {
+                    ::core::result::Result::Ok(::swf_runtime::Progress::Ran(ended))
+                }
             }
         }
     }
@@ -618,100 +623,101 @@ const _: () = {
         "$.decision",
         &[rt::Segment::Key("decision")],
     );
-    #[allow(dead_code)]
+    #[allow(dead_code, clippy::manual_async_fn)]
     impl<F: ApprovalFunctions> ApprovalWorkflow<F> {
         /// Runs one step of task `AskManager`.
-        async fn run_task_ask_manager(
-            &self,
-            data: Value,
+        fn run_task_ask_manager<'a>(
+            &'a self,
+            mut data: Value,
             phase: rt::CallbackPhase,
-            io: &Io,
-        ) -> Step<ApprovalState> {
-            let mut data = data;
-            let attempt: Result<Attempt<rt::CallbackPhase>, ErrorObject> = async {
-                match &phase {
-                    rt::CallbackPhase::Call => {
-                        {
-                            static CALL: rt::Call = rt::Call::new(
-                                0,
-                                "askManager",
-                                "AskManager",
-                                "action 1",
-                            );
-                            rt::call_functions(
-                                    self,
-                                    ::core::slice::from_ref(&CALL),
-                                    1,
-                                    &mut data,
-                                    io,
-                                )
-                                .await?;
-                        }
-                        let until = rt::deadline_of(
-                            io,
-                            Some(rt::Duration::from_millis(3600000u64)),
-                        );
-                        Ok(
-                            Attempt::Stay(
-                                rt::CallbackPhase::Wait {
-                                    until,
-                                    input: None,
-                                },
-                                None,
-                            ),
-                        )
-                    }
-                    rt::CallbackPhase::Wait { until, .. } => {
-                        match io.take_any(Self::event_specs(), &[0usize])? {
-                            Some((_, event)) => {
-                                let mut event_data = rt::event_data(&event);
-                                rt::filter_in_place(&PATH_DECISION, &mut event_data)?;
-                                rt::merge_data(
-                                    &mut data,
-                                    event_data,
+            io: &'a Io,
+        ) -> impl ::core::future::Future<Output = Step<ApprovalState>> + 'a {
+            async move {
+                let attempt: Result<Attempt<rt::CallbackPhase>, ErrorObject> = async {
+                    match &phase {
+                        rt::CallbackPhase::Call => {
+                            {
+                                static CALL: rt::Call = rt::Call::new(
+                                    0,
+                                    "askManager",
                                     "AskManager",
-                                    "event data",
-                                )?;
-                                Ok(Attempt::Exit(0))
+                                    "action 1",
+                                );
+                                rt::call_functions(
+                                        self,
+                                        ::core::slice::from_ref(&CALL),
+                                        1,
+                                        &mut data,
+                                        io,
+                                    )
+                                    .await?;
                             }
-                            None if rt::passed(io, *until) => Ok(Attempt::Exit(0)),
-                            None => {
-                                let specs = ApprovalEvent::specs();
-                                Ok(
-                                    Attempt::Stay(
-                                        phase.clone(),
-                                        Some(rt::Wait::new(*until, &[&specs[0usize]])),
-                                    ),
-                                )
+                            let until = rt::deadline_of(
+                                io,
+                                Some(rt::Duration::from_millis(3600000u64)),
+                            );
+                            Ok(
+                                Attempt::Stay(
+                                    rt::CallbackPhase::Wait {
+                                        until,
+                                        input: None,
+                                    },
+                                    None,
+                                ),
+                            )
+                        }
+                        rt::CallbackPhase::Wait { until, .. } => {
+                            match io.take_any(Self::event_specs(), &[0usize])? {
+                                Some((_, event)) => {
+                                    let mut event_data = rt::event_data(&event);
+                                    rt::filter_in_place(&PATH_DECISION, &mut event_data)?;
+                                    rt::merge_data(
+                                        &mut data,
+                                        event_data,
+                                        "AskManager",
+                                        "event data",
+                                    )?;
+                                    Ok(Attempt::Exit(0))
+                                }
+                                None if rt::passed(io, *until) => Ok(Attempt::Exit(0)),
+                                None => {
+                                    let specs = ApprovalEvent::specs();
+                                    Ok(
+                                        Attempt::Stay(
+                                            phase.clone(),
+                                            Some(rt::Wait::new(*until, &[&specs[0usize]])),
+                                        ),
+                                    )
+                                }
                             }
                         }
                     }
                 }
+                    .await;
+                let next: Result<ApprovalState, WorkflowError> = match attempt {
+                    Ok(Attempt::Exit(_)) => Self::enter_task_await_outcome(data, io),
+                    Ok(Attempt::Terminate) => {
+                        Ok(ApprovalState::Terminated {
+                            output: data,
+                        })
+                    }
+                    Ok(Attempt::Stay(stay, wait)) => {
+                        return Ok(
+                            rt::progress(
+                                ApprovalState::AskManager {
+                                    data,
+                                    phase: stay,
+                                },
+                                wait,
+                            ),
+                        );
+                    }
+                    Err(error) => {
+                        Err(WorkflowError::new("approval", "AskManager", error, data))
+                    }
+                };
+                next.map(Progress::Ran)
             }
-                .await;
-            let next: Result<ApprovalState, WorkflowError> = match attempt {
-                Ok(Attempt::Exit(_)) => Self::enter_task_await_outcome(data, io),
-                Ok(Attempt::Terminate) => {
-                    Ok(ApprovalState::Terminated {
-                        output: data,
-                    })
-                }
-                Ok(Attempt::Stay(stay, wait)) => {
-                    return Ok(
-                        rt::progress(
-                            ApprovalState::AskManager {
-                                data,
-                                phase: stay,
-                            },
-                            wait,
-                        ),
-                    );
-                }
-                Err(error) => {
-                    Err(WorkflowError::new("approval", "AskManager", error, data))
-                }
-            };
-            next.map(Progress::Ran)
         }
         fn enter_task_await_outcome(
             data: Value,
@@ -723,169 +729,185 @@ const _: () = {
             })
         }
         /// Runs one step of task `AwaitOutcome`.
-        async fn run_task_await_outcome(
-            &self,
-            data: Value,
+        fn run_task_await_outcome<'a>(
+            &'a self,
+            mut data: Value,
             until: Option<rt::Timestamp>,
-            io: &Io,
-        ) -> Step<ApprovalState> {
-            let mut data = data;
-            let attempt: Result<Attempt<()>, ErrorObject> = async {
-                match io.take_any(Self::event_specs(), &[1usize, 2usize])? {
-                    Some((index, event)) => {
-                        match index {
-                            1usize => {
-                                let event_data = rt::event_data(&event);
-                                rt::merge_data(
-                                    &mut data,
-                                    event_data,
-                                    "AwaitOutcome",
-                                    "event data",
-                                )?;
-                                Ok(Attempt::Exit(0usize))
-                            }
-                            2usize => {
-                                let event_data = rt::event_data(&event);
-                                rt::merge_data(
-                                    &mut data,
-                                    event_data,
-                                    "AwaitOutcome",
-                                    "event data",
-                                )?;
-                                Ok(Attempt::Exit(1usize))
-                            }
-                            _ => Ok(Attempt::Exit(2usize)),
-                        }
-                    }
-                    None if rt::passed(io, until) => Ok(Attempt::Exit(2usize)),
-                    None => {
-                        let specs = ApprovalEvent::specs();
-                        Ok(
-                            Attempt::Stay(
-                                (),
-                                Some(
-                                    rt::Wait::new(until, &[&specs[1usize], &specs[2usize]]),
-                                ),
-                            ),
-                        )
-                    }
-                }
-            }
-                .await;
-            let next: Result<ApprovalState, WorkflowError> = match attempt {
-                Ok(Attempt::Exit(exit)) => {
-                    async {
-                        match exit {
-                            0usize => {
-                                let produced = io
-                                    .produce(
-                                        &Self::event_specs()[3usize],
-                                        rt::object([("outcome", Value::from("approved"))]),
-                                    )
-                                    .await;
-                                if let Err(error) = produced {
-                                    return Err(
-                                        WorkflowError::new("approval", "AwaitOutcome", error, data),
-                                    );
+            io: &'a Io,
+        ) -> impl ::core::future::Future<Output = Step<ApprovalState>> + 'a {
+            async move {
+                let attempt: Result<Attempt<()>, ErrorObject> = async {
+                    match io.take_any(Self::event_specs(), &[1usize, 2usize])? {
+                        Some((index, event)) => {
+                            match index {
+                                1usize => {
+                                    let event_data = rt::event_data(&event);
+                                    rt::merge_data(
+                                        &mut data,
+                                        event_data,
+                                        "AwaitOutcome",
+                                        "event data",
+                                    )?;
+                                    Ok(Attempt::Exit(0usize))
                                 }
-                                Ok(ApprovalState::Accept { data })
+                                2usize => {
+                                    let event_data = rt::event_data(&event);
+                                    rt::merge_data(
+                                        &mut data,
+                                        event_data,
+                                        "AwaitOutcome",
+                                        "event data",
+                                    )?;
+                                    Ok(Attempt::Exit(1usize))
+                                }
+                                _ => Ok(Attempt::Exit(2usize)),
                             }
-                            1usize => Ok(ApprovalState::Refuse { data }),
-                            _ => Ok(ApprovalState::Expire { data }),
+                        }
+                        None if rt::passed(io, until) => Ok(Attempt::Exit(2usize)),
+                        None => {
+                            let specs = ApprovalEvent::specs();
+                            Ok(
+                                Attempt::Stay(
+                                    (),
+                                    Some(
+                                        rt::Wait::new(until, &[&specs[1usize], &specs[2usize]]),
+                                    ),
+                                ),
+                            )
                         }
                     }
-                        .await
                 }
-                Ok(Attempt::Terminate) => {
-                    Ok(ApprovalState::Terminated {
-                        output: data,
-                    })
-                }
-                Ok(Attempt::Stay((), wait)) => {
-                    return Ok(
-                        rt::progress(
-                            ApprovalState::AwaitOutcome {
-                                data,
-                                until,
-                            },
-                            wait,
-                        ),
-                    );
-                }
-                Err(error) => {
-                    Err(WorkflowError::new("approval", "AwaitOutcome", error, data))
-                }
-            };
-            next.map(Progress::Ran)
+                    .await;
+                let next: Result<ApprovalState, WorkflowError> = match attempt {
+                    Ok(Attempt::Exit(exit)) => {
+                        async {
+                            match exit {
+                                0usize => {
+                                    let produced = io
+                                        .produce(
+                                            &Self::event_specs()[3usize],
+                                            rt::object([("outcome", Value::from("approved"))]),
+                                        )
+                                        .await;
+                                    if let Err(error) = produced {
+                                        return Err(
+                                            WorkflowError::new("approval", "AwaitOutcome", error, data),
+                                        );
+                                    }
+                                    Ok(ApprovalState::Accept { data })
+                                }
+                                1usize => Ok(ApprovalState::Refuse { data }),
+                                _ => Ok(ApprovalState::Expire { data }),
+                            }
+                        }
+                            .await
+                    }
+                    Ok(Attempt::Terminate) => {
+                        Ok(ApprovalState::Terminated {
+                            output: data,
+                        })
+                    }
+                    Ok(Attempt::Stay((), wait)) => {
+                        return Ok(
+                            rt::progress(
+                                ApprovalState::AwaitOutcome {
+                                    data,
+                                    until,
+                                },
+                                wait,
+                            ),
+                        );
+                    }
+                    Err(error) => {
+                        Err(WorkflowError::new("approval", "AwaitOutcome", error, data))
+                    }
+                };
+                next.map(Progress::Ran)
+            }
         }
         /// Runs one step of task `Accept`.
-        async fn run_task_accept(&self, data: Value, _io: &Io) -> Step<ApprovalState> {
-            let mut data = data;
-            let attempt: Result<Attempt<Infallible>, ErrorObject> = async {
-                rt::merge_data(
-                    &mut data,
-                    rt::object([("status", Value::from("accepted"))]),
+        fn run_task_accept<'a>(
+            &'a self,
+            mut data: Value,
+            _io: &'a Io,
+        ) -> impl ::core::future::Future<Output = Step<ApprovalState>> + 'a {
+            async move {
+                let attempt: Result<Attempt<Infallible>, ErrorObject> = async {
+                    rt::merge_data(
+                        &mut data,
+                        rt::object([("status", Value::from("accepted"))]),
+                        "Accept",
+                        "inject data",
+                    )?;
+                    Ok(Attempt::Exit(0))
+                }
+                    .await;
+                rt::settle(
+                    attempt,
+                    data,
+                    "approval",
                     "Accept",
-                    "inject data",
-                )?;
-                Ok(Attempt::Exit(0))
+                    |_, data| Ok(ApprovalState::Completed {
+                        output: data,
+                    }),
+                )
             }
-                .await;
-            rt::settle(
-                attempt,
-                data,
-                "approval",
-                "Accept",
-                |_, data| Ok(ApprovalState::Completed {
-                    output: data,
-                }),
-            )
         }
         /// Runs one step of task `Refuse`.
-        async fn run_task_refuse(&self, data: Value, _io: &Io) -> Step<ApprovalState> {
-            let mut data = data;
-            let attempt: Result<Attempt<Infallible>, ErrorObject> = async {
-                rt::merge_data(
-                    &mut data,
-                    rt::object([("status", Value::from("refused"))]),
+        fn run_task_refuse<'a>(
+            &'a self,
+            mut data: Value,
+            _io: &'a Io,
+        ) -> impl ::core::future::Future<Output = Step<ApprovalState>> + 'a {
+            async move {
+                let attempt: Result<Attempt<Infallible>, ErrorObject> = async {
+                    rt::merge_data(
+                        &mut data,
+                        rt::object([("status", Value::from("refused"))]),
+                        "Refuse",
+                        "inject data",
+                    )?;
+                    Ok(Attempt::Exit(0))
+                }
+                    .await;
+                rt::settle(
+                    attempt,
+                    data,
+                    "approval",
                     "Refuse",
-                    "inject data",
-                )?;
-                Ok(Attempt::Exit(0))
+                    |_, data| Ok(ApprovalState::Completed {
+                        output: data,
+                    }),
+                )
             }
-                .await;
-            rt::settle(
-                attempt,
-                data,
-                "approval",
-                "Refuse",
-                |_, data| Ok(ApprovalState::Completed {
-                    output: data,
-                }),
-            )
         }
         /// Runs one step of task `Expire`.
-        async fn run_task_expire(&self, data: Value, _io: &Io) -> Step<ApprovalState> {
-            let mut data = data;
-            let attempt: Result<Attempt<Infallible>, ErrorObject> = async {
-                rt::merge_data(
-                    &mut data,
-                    rt::object([("status", Value::from("expired"))]),
+        fn run_task_expire<'a>(
+            &'a self,
+            mut data: Value,
+            _io: &'a Io,
+        ) -> impl ::core::future::Future<Output = Step<ApprovalState>> + 'a {
+            async move {
+                let attempt: Result<Attempt<Infallible>, ErrorObject> = async {
+                    rt::merge_data(
+                        &mut data,
+                        rt::object([("status", Value::from("expired"))]),
+                        "Expire",
+                        "inject data",
+                    )?;
+                    Ok(Attempt::Exit(0))
+                }
+                    .await;
+                rt::settle(
+                    attempt,
+                    data,
+                    "approval",
                     "Expire",
-                    "inject data",
-                )?;
-                Ok(Attempt::Exit(0))
+                    |_, data| Ok(ApprovalState::Completed {
+                        output: data,
+                    }),
+                )
             }
-                .await;
-            rt::settle(
-                attempt,
-                data,
-                "approval",
-                "Expire",
-                |_, data| Ok(ApprovalState::Completed {
-                    output: data,
-                }),
-            )
         }
     }
     impl<F: ApprovalFunctions> rt::CallFunction for ApprovalWorkflow<F> {

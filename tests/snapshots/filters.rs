@@ -364,23 +364,28 @@ impl<F: FiltersFunctions> FiltersWorkflow<F> {
     /// # Errors
     /// The `WorkflowError` of a task that failed with no retry or onError left,
     /// with the data it had.
-    pub async fn advance(
-        &self,
+    #[allow(clippy::manual_async_fn)]
+    pub fn advance<'a>(
+        &'a self,
         state: FiltersState,
-        io: &::swf_runtime::Io,
-    ) -> ::core::result::Result<
-        ::swf_runtime::Progress<FiltersState>,
-        ::swf_runtime::WorkflowError,
-    > {
-        match state {
-            FiltersState::Seed { data } => self.run_task_seed(data, io).await,
-            FiltersState::Enrich { data } => self.run_task_enrich(data, io).await,
-            FiltersState::Done { data, until } => {
-                self.run_task_done(data, until, io).await
-            }
-            ended @ (FiltersState::Completed { .. }
-            | FiltersState::Terminated { .. }) => {
-                ::core::result::Result::Ok(::swf_runtime::Progress::Ran(ended))
+        io: &'a ::swf_runtime::Io,
+    ) -> impl ::core::future::Future<
+        Output = ::core::result::Result<
+            ::swf_runtime::Progress<FiltersState>,
+            ::swf_runtime::WorkflowError,
+        >,
+    > + 'a {
+        async move {
+            match state {
+                FiltersState::Seed { data } => self.run_task_seed(data, io).await,
+                FiltersState::Enrich { data } => self.run_task_enrich(data, io).await,
+                FiltersState::Done { data, until } => {
+                    self.run_task_done(data, until, io).await
+                }
+                ended @ (FiltersState::Completed { .. }
+                | FiltersState::Terminated { .. }) => {
+                    ::core::result::Result::Ok(::swf_runtime::Progress::Ran(ended))
+                }
             }
         }
     }
@@ -458,113 +463,126 @@ const _: () = {
         "$.score",
         &[rt::Segment::Key("score")],
     );
-    #[allow(dead_code)]
+    #[allow(dead_code, clippy::manual_async_fn)]
     impl<F: FiltersFunctions> FiltersWorkflow<F> {
         /// Runs one step of task `Seed`.
-        async fn run_task_seed(&self, data: Value, _io: &Io) -> Step<FiltersState> {
-            let mut data = data;
-            let attempt: Result<Attempt<Infallible>, ErrorObject> = async {
-                rt::merge_data(
-                    &mut data,
-                    rt::object([
-                        (
-                            "people",
-                            Value::Array(
-                                ::std::vec![
-                                    rt::object([("name", Value::from("Ann")), ("age",
-                                    Value::from(31u64))]), rt::object([("name",
-                                    Value::from("Bob")), ("age", Value::from(45u64))])
-                                ],
+        fn run_task_seed<'a>(
+            &'a self,
+            mut data: Value,
+            _io: &'a Io,
+        ) -> impl ::core::future::Future<Output = Step<FiltersState>> + 'a {
+            async move {
+                let attempt: Result<Attempt<Infallible>, ErrorObject> = async {
+                    rt::merge_data(
+                        &mut data,
+                        rt::object([
+                            (
+                                "people",
+                                Value::Array(
+                                    ::std::vec![
+                                        rt::object([("name", Value::from("Ann")), ("age",
+                                        Value::from(31u64))]), rt::object([("name",
+                                        Value::from("Bob")), ("age", Value::from(45u64))])
+                                    ],
+                                ),
                             ),
-                        ),
-                    ]),
+                        ]),
+                        "Seed",
+                        "inject data",
+                    )?;
+                    Ok(Attempt::Exit(0))
+                }
+                    .await;
+                rt::settle(
+                    attempt,
+                    data,
+                    "filters",
                     "Seed",
-                    "inject data",
-                )?;
-                Ok(Attempt::Exit(0))
+                    |_, data| Ok(FiltersState::Enrich { data }),
+                )
             }
-                .await;
-            rt::settle(
-                attempt,
-                data,
-                "filters",
-                "Seed",
-                |_, data| Ok(FiltersState::Enrich { data }),
-            )
         }
         /// Runs one step of task `Enrich`.
-        async fn run_task_enrich(&self, data: Value, io: &Io) -> Step<FiltersState> {
-            let mut data = data;
-            let attempt: Result<Attempt<Infallible>, ErrorObject> = async {
-                let (result_0, result_1) = rt::tokio::join!(
-                    async { let args = rt::object([("young", rt::select_or_null(&
-                    PATH_PEOPLE_AGE_40_NAME, & data) ?), ("first", rt::select_or_null(&
-                    PATH_PEOPLE_0_NAME, & data) ?), ("fields",
-                    Value::Array(::std::vec![Value::from("email"),
-                    Value::from("phone")]))]); rt::ActionCall::new("lookup", "Enrich",
-                    "look up", 1).call(io, || FiltersFunctions::lookup(& self.functions,
-                    args)). await }, async { let args = data.clone();
-                    rt::ActionCall::new("score", "Enrich", "score", 1)
-                    .with_timeout(rt::Duration::from_millis(2000u64), "PT2S").call(io, ||
-                    FiltersFunctions::score(& self.functions, args)). await }
-                );
-                let result_0 = result_0?;
-                PATH_CONTACT.write(&mut data, result_0)?;
-                let result_1 = result_1?;
-                PATH_SCORE.write(&mut data, result_1)?;
-                Ok(Attempt::Exit(0))
-            }
-                .await;
-            let next: Result<FiltersState, WorkflowError> = match attempt {
-                Ok(Attempt::Exit(_)) => {
-                    async {
-                        {
-                            let outcome = {
-                                let condition_data: &Value = &data;
-                                {
-                                    /// `$.contact`
-                                    fn condition(
-                                        data: &Value,
-                                        _: &Value,
-                                    ) -> Result<bool, ErrorObject> {
-                                        rt::expr::path_test(&PATH_CONTACT, data)
+        fn run_task_enrich<'a>(
+            &'a self,
+            mut data: Value,
+            io: &'a Io,
+        ) -> impl ::core::future::Future<Output = Step<FiltersState>> + 'a {
+            async move {
+                let attempt: Result<Attempt<Infallible>, ErrorObject> = async {
+                    let (result_0, result_1) = rt::tokio::join!(
+                        async { let args = rt::object([("young", rt::select_or_null(&
+                        PATH_PEOPLE_AGE_40_NAME, & data) ?), ("first",
+                        rt::select_or_null(& PATH_PEOPLE_0_NAME, & data) ?), ("fields",
+                        Value::Array(::std::vec![Value::from("email"),
+                        Value::from("phone")]))]); rt::ActionCall::new("lookup",
+                        "Enrich", "look up", 1).call(io, || FiltersFunctions::lookup(&
+                        self.functions, args)). await }, async { let args = data.clone();
+                        rt::ActionCall::new("score", "Enrich", "score", 1)
+                        .with_timeout(rt::Duration::from_millis(2000u64), "PT2S")
+                        .call(io, || FiltersFunctions::score(& self.functions, args)).
+                        await }
+                    );
+                    let result_0 = result_0?;
+                    PATH_CONTACT.write(&mut data, result_0)?;
+                    let result_1 = result_1?;
+                    PATH_SCORE.write(&mut data, result_1)?;
+                    Ok(Attempt::Exit(0))
+                }
+                    .await;
+                let next: Result<FiltersState, WorkflowError> = match attempt {
+                    Ok(Attempt::Exit(_)) => {
+                        async {
+                            {
+                                let outcome = {
+                                    let condition_data: &Value = &data;
+                                    {
+                                        /// `$.contact`
+                                        fn condition(
+                                            data: &Value,
+                                            _: &Value,
+                                        ) -> Result<bool, ErrorObject> {
+                                            rt::expr::path_test(&PATH_CONTACT, data)
+                                        }
+                                        condition(condition_data, condition_data)
                                     }
-                                    condition(condition_data, condition_data)
+                                };
+                                match outcome {
+                                    Ok(true) => {}
+                                    Ok(false) => {
+                                        return Err(
+                                            rt::transition_refused(
+                                                "filters",
+                                                "Enrich",
+                                                "Done",
+                                                "$.contact",
+                                                data,
+                                            ),
+                                        );
+                                    }
+                                    Err(error) => {
+                                        return Err(
+                                            WorkflowError::new("filters", "Enrich", error, data),
+                                        );
+                                    }
                                 }
-                            };
-                            match outcome {
-                                Ok(true) => {}
-                                Ok(false) => {
-                                    return Err(
-                                        rt::transition_refused(
-                                            "filters",
-                                            "Enrich",
-                                            "Done",
-                                            "$.contact",
-                                            data,
-                                        ),
-                                    );
-                                }
-                                Err(error) => {
-                                    return Err(
-                                        WorkflowError::new("filters", "Enrich", error, data),
-                                    );
-                                }
+                                Self::enter_task_done(data, io)
                             }
-                            Self::enter_task_done(data, io)
                         }
+                            .await
                     }
-                        .await
-                }
-                Ok(Attempt::Terminate) => {
-                    Ok(FiltersState::Terminated {
-                        output: data,
-                    })
-                }
-                Ok(Attempt::Stay(never, _)) => match never {}
-                Err(error) => Err(WorkflowError::new("filters", "Enrich", error, data)),
-            };
-            next.map(Progress::Ran)
+                    Ok(Attempt::Terminate) => {
+                        Ok(FiltersState::Terminated {
+                            output: data,
+                        })
+                    }
+                    Ok(Attempt::Stay(never, _)) => match never {}
+                    Err(error) => {
+                        Err(WorkflowError::new("filters", "Enrich", error, data))
+                    }
+                };
+                next.map(Progress::Ran)
+            }
         }
         fn enter_task_done(data: Value, io: &Io) -> Result<FiltersState, WorkflowError> {
             let mut data = data;
@@ -577,36 +595,40 @@ const _: () = {
             })
         }
         /// Runs one step of task `Done`.
-        async fn run_task_done(
-            &self,
+        fn run_task_done<'a>(
+            &'a self,
             data: Value,
             until: rt::Timestamp,
-            io: &Io,
-        ) -> Step<FiltersState> {
-            let attempt: Result<Attempt<()>, ErrorObject> = async {
-                if io.now() < until {
-                    return Ok(Attempt::Stay((), Some(rt::Wait::until(until))));
+            io: &'a Io,
+        ) -> impl ::core::future::Future<Output = Step<FiltersState>> + 'a {
+            async move {
+                let attempt: Result<Attempt<()>, ErrorObject> = async {
+                    if io.now() < until {
+                        return Ok(Attempt::Stay((), Some(rt::Wait::until(until))));
+                    }
+                    Ok(Attempt::Exit(0))
                 }
-                Ok(Attempt::Exit(0))
+                    .await;
+                let next: Result<FiltersState, WorkflowError> = match attempt {
+                    Ok(Attempt::Exit(_)) => {
+                        Ok(FiltersState::Completed {
+                            output: data,
+                        })
+                    }
+                    Ok(Attempt::Terminate) => {
+                        Ok(FiltersState::Terminated {
+                            output: data,
+                        })
+                    }
+                    Ok(Attempt::Stay((), wait)) => {
+                        return Ok(
+                            rt::progress(FiltersState::Done { data, until }, wait),
+                        );
+                    }
+                    Err(error) => Err(WorkflowError::new("filters", "Done", error, data)),
+                };
+                next.map(Progress::Ran)
             }
-                .await;
-            let next: Result<FiltersState, WorkflowError> = match attempt {
-                Ok(Attempt::Exit(_)) => {
-                    Ok(FiltersState::Completed {
-                        output: data,
-                    })
-                }
-                Ok(Attempt::Terminate) => {
-                    Ok(FiltersState::Terminated {
-                        output: data,
-                    })
-                }
-                Ok(Attempt::Stay((), wait)) => {
-                    return Ok(rt::progress(FiltersState::Done { data, until }, wait));
-                }
-                Err(error) => Err(WorkflowError::new("filters", "Done", error, data)),
-            };
-            next.map(Progress::Ran)
         }
     }
     impl<F: FiltersFunctions> rt::CallFunction for FiltersWorkflow<F> {

@@ -1038,34 +1038,39 @@ impl<F: CarAuctionFunctions> CarAuctionWorkflow<F> {
     /// # Errors
     /// The `WorkflowError` of a task that failed with no retry or onError left,
     /// with the data it had.
-    pub async fn advance(
-        &self,
+    #[allow(clippy::manual_async_fn)]
+    pub fn advance<'a>(
+        &'a self,
         state: CarAuctionState,
-        io: &::swf_runtime::Io,
-    ) -> ::core::result::Result<
-        ::swf_runtime::Progress<CarAuctionState>,
-        ::swf_runtime::WorkflowError,
-    > {
-        match state {
-            CarAuctionState::Bidding { data, until } => {
-                self.run_task_bidding(data, until, io).await
-            }
-            CarAuctionState::Assess { data } => Self::run_task_assess(data, io),
-            CarAuctionState::Convert { data, until } => {
-                self.run_task_convert(data, until, io).await
-            }
-            CarAuctionState::Charge { data, resume } => {
-                self.run_task_charge(data, resume, io).await
-            }
-            CarAuctionState::Deliver { data, branches } => {
-                self.run_task_deliver(data, branches, io).await
-            }
-            CarAuctionState::Sold { data } => self.run_task_sold(data, io).await,
-            CarAuctionState::Unsold { data } => self.run_task_unsold(data, io).await,
-            CarAuctionState::Failed { data } => self.run_task_failed(data, io).await,
-            ended @ (CarAuctionState::Completed { .. }
-            | CarAuctionState::Terminated { .. }) => {
-                ::core::result::Result::Ok(::swf_runtime::Progress::Ran(ended))
+        io: &'a ::swf_runtime::Io,
+    ) -> impl ::core::future::Future<
+        Output = ::core::result::Result<
+            ::swf_runtime::Progress<CarAuctionState>,
+            ::swf_runtime::WorkflowError,
+        >,
+    > + 'a {
+        async move {
+            match state {
+                CarAuctionState::Bidding { data, until } => {
+                    self.run_task_bidding(data, until, io).await
+                }
+                CarAuctionState::Assess { data } => Self::run_task_assess(data, io),
+                CarAuctionState::Convert { data, until } => {
+                    self.run_task_convert(data, until, io).await
+                }
+                CarAuctionState::Charge { data, resume } => {
+                    self.run_task_charge(data, resume, io).await
+                }
+                CarAuctionState::Deliver { data, branches } => {
+                    self.run_task_deliver(data, branches, io).await
+                }
+                CarAuctionState::Sold { data } => self.run_task_sold(data, io).await,
+                CarAuctionState::Unsold { data } => self.run_task_unsold(data, io).await,
+                CarAuctionState::Failed { data } => self.run_task_failed(data, io).await,
+                ended @ (CarAuctionState::Completed { .. }
+                | CarAuctionState::Terminated { .. }) => {
+                    ::core::result::Result::Ok(::swf_runtime::Progress::Ran(ended))
+                }
             }
         }
     }
@@ -1158,7 +1163,7 @@ const _: () = {
     static ARGS_ABOUT: rt::Template = rt::Template::Object(
         &[("about", rt::Template::Text("unsold"))],
     );
-    #[allow(dead_code)]
+    #[allow(dead_code, clippy::manual_async_fn)]
     impl<F: CarAuctionFunctions> CarAuctionWorkflow<F> {
         fn enter_task_bidding(
             data: Value,
@@ -1170,158 +1175,166 @@ const _: () = {
             })
         }
         /// Runs one step of task `Bidding`.
-        async fn run_task_bidding(
-            &self,
-            data: Value,
+        fn run_task_bidding<'a>(
+            &'a self,
+            mut data: Value,
             until: Option<rt::Timestamp>,
-            io: &Io,
-        ) -> Step<CarAuctionState> {
-            let mut data = data;
-            let attempt: Result<Attempt<()>, ErrorObject> = async {
-                #[allow(clippy::overly_complex_bool_expr, clippy::nonminimal_bool)]
-                fn entry_0(arrived: &[bool]) -> bool {
-                    (arrived[0usize] || arrived[1usize]) && arrived[2usize]
-                }
-                #[allow(clippy::overly_complex_bool_expr, clippy::nonminimal_bool)]
-                fn entry_1(arrived: &[bool]) -> bool {
-                    arrived[2usize]
-                }
-                let entries = [
-                    rt::EventEntry {
-                        holds: &entry_0,
-                        uses: &[0usize, 1usize, 2usize],
-                    },
-                    rt::EventEntry {
-                        holds: &entry_1,
-                        uses: &[2usize],
-                    },
-                ];
-                let (entry, events): (usize, ::std::vec::Vec<(usize, rt::CloudEvent)>) = match io
-                    .take_entries(
-                        Self::event_specs(),
-                        &[0usize, 1usize, 2usize],
-                        &entries,
-                    )?
-                {
-                    Some(taken) => taken,
-                    None if rt::passed(io, until) => {
-                        return Ok(Attempt::Exit(1usize));
+            io: &'a Io,
+        ) -> impl ::core::future::Future<Output = Step<CarAuctionState>> + 'a {
+            async move {
+                let attempt: Result<Attempt<()>, ErrorObject> = async {
+                    #[allow(clippy::overly_complex_bool_expr, clippy::nonminimal_bool)]
+                    fn entry_0(arrived: &[bool]) -> bool {
+                        (arrived[0usize] || arrived[1usize]) && arrived[2usize]
                     }
-                    None => {
-                        return {
-                            let specs = CarAuctionEvent::specs();
-                            Ok(
-                                Attempt::Stay(
-                                    (),
-                                    Some(
-                                        rt::Wait::new(
-                                            until,
-                                            &[&specs[0usize], &specs[1usize], &specs[2usize]],
+                    #[allow(clippy::overly_complex_bool_expr, clippy::nonminimal_bool)]
+                    fn entry_1(arrived: &[bool]) -> bool {
+                        arrived[2usize]
+                    }
+                    let entries = [
+                        rt::EventEntry {
+                            holds: &entry_0,
+                            uses: &[0usize, 1usize, 2usize],
+                        },
+                        rt::EventEntry {
+                            holds: &entry_1,
+                            uses: &[2usize],
+                        },
+                    ];
+                    let (
+                        entry,
+                        events,
+                    ): (usize, ::std::vec::Vec<(usize, rt::CloudEvent)>) = match io
+                        .take_entries(
+                            Self::event_specs(),
+                            &[0usize, 1usize, 2usize],
+                            &entries,
+                        )?
+                    {
+                        Some(taken) => taken,
+                        None if rt::passed(io, until) => {
+                            return Ok(Attempt::Exit(1usize));
+                        }
+                        None => {
+                            return {
+                                let specs = CarAuctionEvent::specs();
+                                Ok(
+                                    Attempt::Stay(
+                                        (),
+                                        Some(
+                                            rt::Wait::new(
+                                                until,
+                                                &[&specs[0usize], &specs[1usize], &specs[2usize]],
+                                            ),
                                         ),
                                     ),
-                                ),
-                            )
-                        };
+                                )
+                            };
+                        }
+                    };
+                    match entry {
+                        0usize => {
+                            for (_, event) in events.iter().filter(|(i, _)| *i == 0usize)
+                            {
+                                let event_data = rt::event_data(event);
+                                rt::merge_data(
+                                    &mut data,
+                                    event_data,
+                                    "Bidding",
+                                    "event data",
+                                )?;
+                            }
+                            for (_, event) in events.iter().filter(|(i, _)| *i == 1usize)
+                            {
+                                let event_data = rt::event_data(event);
+                                rt::merge_data(
+                                    &mut data,
+                                    event_data,
+                                    "Bidding",
+                                    "event data",
+                                )?;
+                            }
+                            for (_, event) in events.iter().filter(|(i, _)| *i == 2usize)
+                            {
+                                let event_data = rt::event_data(event);
+                                rt::merge_data(
+                                    &mut data,
+                                    event_data,
+                                    "Bidding",
+                                    "event data",
+                                )?;
+                            }
+                            {
+                                static CALL: rt::Call = rt::Call::new(
+                                        0,
+                                        "recordBid",
+                                        "Bidding",
+                                        "action 1",
+                                    )
+                                    .args(&ARGS_BID)
+                                    .results(&PATH_RECORDED);
+                                rt::call_functions(
+                                        self,
+                                        ::core::slice::from_ref(&CALL),
+                                        1,
+                                        &mut data,
+                                        io,
+                                    )
+                                    .await?;
+                            }
+                            Ok(Attempt::Exit(0usize))
+                        }
+                        1usize => {
+                            for (_, event) in events.iter().filter(|(i, _)| *i == 2usize)
+                            {
+                                let event_data = rt::event_data(event);
+                                rt::merge_data(
+                                    &mut data,
+                                    event_data,
+                                    "Bidding",
+                                    "event data",
+                                )?;
+                            }
+                            Ok(Attempt::Exit(1usize))
+                        }
+                        _ => Ok(Attempt::Exit(1usize)),
+                    }
+                }
+                    .await;
+                let next: Result<CarAuctionState, WorkflowError> = match attempt {
+                    Ok(Attempt::Exit(exit)) => {
+                        match exit {
+                            0usize => Ok(CarAuctionState::Assess { data }),
+                            1usize => Ok(CarAuctionState::Unsold { data }),
+                            _ => {
+                                Ok(CarAuctionState::Completed {
+                                    output: data,
+                                })
+                            }
+                        }
+                    }
+                    Ok(Attempt::Terminate) => {
+                        Ok(CarAuctionState::Terminated {
+                            output: data,
+                        })
+                    }
+                    Ok(Attempt::Stay((), wait)) => {
+                        return Ok(
+                            rt::progress(
+                                CarAuctionState::Bidding {
+                                    data,
+                                    until,
+                                },
+                                wait,
+                            ),
+                        );
+                    }
+                    Err(error) => {
+                        Err(WorkflowError::new("car-auction", "Bidding", error, data))
                     }
                 };
-                match entry {
-                    0usize => {
-                        for (_, event) in events.iter().filter(|(i, _)| *i == 0usize) {
-                            let event_data = rt::event_data(event);
-                            rt::merge_data(
-                                &mut data,
-                                event_data,
-                                "Bidding",
-                                "event data",
-                            )?;
-                        }
-                        for (_, event) in events.iter().filter(|(i, _)| *i == 1usize) {
-                            let event_data = rt::event_data(event);
-                            rt::merge_data(
-                                &mut data,
-                                event_data,
-                                "Bidding",
-                                "event data",
-                            )?;
-                        }
-                        for (_, event) in events.iter().filter(|(i, _)| *i == 2usize) {
-                            let event_data = rt::event_data(event);
-                            rt::merge_data(
-                                &mut data,
-                                event_data,
-                                "Bidding",
-                                "event data",
-                            )?;
-                        }
-                        {
-                            static CALL: rt::Call = rt::Call::new(
-                                    0,
-                                    "recordBid",
-                                    "Bidding",
-                                    "action 1",
-                                )
-                                .args(&ARGS_BID)
-                                .results(&PATH_RECORDED);
-                            rt::call_functions(
-                                    self,
-                                    ::core::slice::from_ref(&CALL),
-                                    1,
-                                    &mut data,
-                                    io,
-                                )
-                                .await?;
-                        }
-                        Ok(Attempt::Exit(0usize))
-                    }
-                    1usize => {
-                        for (_, event) in events.iter().filter(|(i, _)| *i == 2usize) {
-                            let event_data = rt::event_data(event);
-                            rt::merge_data(
-                                &mut data,
-                                event_data,
-                                "Bidding",
-                                "event data",
-                            )?;
-                        }
-                        Ok(Attempt::Exit(1usize))
-                    }
-                    _ => Ok(Attempt::Exit(1usize)),
-                }
+                next.map(Progress::Ran)
             }
-                .await;
-            let next: Result<CarAuctionState, WorkflowError> = match attempt {
-                Ok(Attempt::Exit(exit)) => {
-                    match exit {
-                        0usize => Ok(CarAuctionState::Assess { data }),
-                        1usize => Ok(CarAuctionState::Unsold { data }),
-                        _ => {
-                            Ok(CarAuctionState::Completed {
-                                output: data,
-                            })
-                        }
-                    }
-                }
-                Ok(Attempt::Terminate) => {
-                    Ok(CarAuctionState::Terminated {
-                        output: data,
-                    })
-                }
-                Ok(Attempt::Stay((), wait)) => {
-                    return Ok(
-                        rt::progress(
-                            CarAuctionState::Bidding {
-                                data,
-                                until,
-                            },
-                            wait,
-                        ),
-                    );
-                }
-                Err(error) => {
-                    Err(WorkflowError::new("car-auction", "Bidding", error, data))
-                }
-            };
-            next.map(Progress::Ran)
         }
         /// Runs one step of task `Assess`.
         fn run_task_assess(data: Value, io: &Io) -> Step<CarAuctionState> {
@@ -1385,367 +1398,371 @@ const _: () = {
             })
         }
         /// Runs one step of task `Convert`.
-        async fn run_task_convert(
-            &self,
+        fn run_task_convert<'a>(
+            &'a self,
             data: Value,
             until: rt::Timestamp,
-            io: &Io,
-        ) -> Step<CarAuctionState> {
-            let attempt: Result<Attempt<()>, ErrorObject> = async {
-                if io.now() < until {
-                    return Ok(Attempt::Stay((), Some(rt::Wait::until(until))));
+            io: &'a Io,
+        ) -> impl ::core::future::Future<Output = Step<CarAuctionState>> + 'a {
+            async move {
+                let attempt: Result<Attempt<()>, ErrorObject> = async {
+                    if io.now() < until {
+                        return Ok(Attempt::Stay((), Some(rt::Wait::until(until))));
+                    }
+                    Ok(Attempt::Exit(0))
                 }
-                Ok(Attempt::Exit(0))
+                    .await;
+                let next: Result<CarAuctionState, WorkflowError> = match attempt {
+                    Ok(Attempt::Exit(_)) => {
+                        Ok(CarAuctionState::Charge {
+                            data,
+                            resume: None,
+                        })
+                    }
+                    Ok(Attempt::Terminate) => {
+                        Ok(CarAuctionState::Terminated {
+                            output: data,
+                        })
+                    }
+                    Ok(Attempt::Stay((), wait)) => {
+                        return Ok(
+                            rt::progress(
+                                CarAuctionState::Convert {
+                                    data,
+                                    until,
+                                },
+                                wait,
+                            ),
+                        );
+                    }
+                    Err(error) => {
+                        Err(WorkflowError::new("car-auction", "Convert", error, data))
+                    }
+                };
+                next.map(Progress::Ran)
             }
-                .await;
-            let next: Result<CarAuctionState, WorkflowError> = match attempt {
-                Ok(Attempt::Exit(_)) => {
-                    Ok(CarAuctionState::Charge {
-                        data,
-                        resume: None,
-                    })
-                }
-                Ok(Attempt::Terminate) => {
-                    Ok(CarAuctionState::Terminated {
-                        output: data,
-                    })
-                }
-                Ok(Attempt::Stay((), wait)) => {
+        }
+        /// Runs one step of task `Charge`.
+        fn run_task_charge<'a>(
+            &'a self,
+            mut data: Value,
+            resume: Option<rt::ActionResume>,
+            io: &'a Io,
+        ) -> impl ::core::future::Future<Output = Step<CarAuctionState>> + 'a {
+            async move {
+                if let Some(wait) = resume
+                    .as_ref()
+                    .and_then(|resume| resume.retry.pending(io))
+                {
                     return Ok(
-                        rt::progress(
-                            CarAuctionState::Convert {
+                        Progress::Waiting(
+                            CarAuctionState::Charge {
                                 data,
-                                until,
+                                resume,
                             },
                             wait,
                         ),
                     );
                 }
-                Err(error) => {
-                    Err(WorkflowError::new("car-auction", "Convert", error, data))
-                }
-            };
-            next.map(Progress::Ran)
-        }
-        /// Runs one step of task `Charge`.
-        async fn run_task_charge(
-            &self,
-            data: Value,
-            resume: Option<rt::ActionResume>,
-            io: &Io,
-        ) -> Step<CarAuctionState> {
-            if let Some(wait) = resume
-                .as_ref()
-                .and_then(|resume| resume.retry.pending(io))
-            {
-                return Ok(
-                    Progress::Waiting(
-                        CarAuctionState::Charge {
-                            data,
-                            resume,
-                        },
-                        wait,
-                    ),
-                );
-            }
-            let mut data = data;
-            let failed_action = ::core::sync::atomic::AtomicUsize::new(usize::MAX);
-            let attempt: Result<Attempt<Option<rt::ActionResume>>, ErrorObject> = async {
-                let from = resume.as_ref().map_or(0, |resume| resume.action);
-                if from == 0usize {
-                    {
-                        let progress = match &resume {
-                            Some(resume) if resume.action == 0usize => {
-                                resume.retry.clone()
-                            }
-                            _ => rt::RetryProgress::default(),
-                        };
-                        let result = match async {
-                            let args = rt::object([
-                                ("amount", rt::select_or_null(&PATH_BID_AMOUNT, &data)?),
-                            ]);
-                            rt::ActionCall::new(
-                                    "charge",
-                                    "Charge",
-                                    "action 1",
-                                    progress.attempt(),
-                                )
-                                .with_timeout(rt::Duration::from_millis(30000u64), "30")
-                                .call(
-                                    io,
-                                    || CarAuctionFunctions::charge(&self.functions, args),
-                                )
-                                .await
-                        }
-                            .await
+                let failed_action = ::core::sync::atomic::AtomicUsize::new(usize::MAX);
+                let attempt: Result<Attempt<Option<rt::ActionResume>>, ErrorObject> = async {
+                    let from = resume.as_ref().map_or(0, |resume| resume.action);
+                    if from == 0usize {
                         {
-                            Ok(result) => result,
-                            Err(error) => {
-                                const POLICIES: [rt::RetryPolicy; 1usize] = [
-                                    rt::RetryPolicy::new(
-                                        rt::Duration::from_millis(300000u64),
-                                        rt::Duration::from_millis(0u64),
-                                        2u32,
-                                    ),
-                                ];
-                                let failed_data = rt::data_with_error(&data, &error);
-                                let error_scope = error.to_json();
-                                let failed: &Value = &failed_data;
-                                let scope: &Value = &error_scope;
-                                let _ = (failed, scope);
-                                let choice: Result<Option<usize>, ErrorObject> = 'choice: {
-                                    let outcome = {
-                                        /// `name eq 'CardDeclined'`
-                                        fn condition(
-                                            _: &Value,
-                                            scope: &Value,
-                                        ) -> Result<bool, ErrorObject> {
-                                            Ok(
-                                                rt::expr::compare(
-                                                    rt::expr::CompareOp::Eq,
-                                                    &rt::expr::operand_name(scope, "name"),
-                                                    &Value::from("CardDeclined"),
-                                                ),
-                                            )
+                            let progress = match &resume {
+                                Some(resume) if resume.action == 0usize => {
+                                    resume.retry.clone()
+                                }
+                                _ => rt::RetryProgress::default(),
+                            };
+                            let result = match async {
+                                let args = rt::object([
+                                    ("amount", rt::select_or_null(&PATH_BID_AMOUNT, &data)?),
+                                ]);
+                                rt::ActionCall::new(
+                                        "charge",
+                                        "Charge",
+                                        "action 1",
+                                        progress.attempt(),
+                                    )
+                                    .with_timeout(rt::Duration::from_millis(30000u64), "30")
+                                    .call(
+                                        io,
+                                        || CarAuctionFunctions::charge(&self.functions, args),
+                                    )
+                                    .await
+                            }
+                                .await
+                            {
+                                Ok(result) => result,
+                                Err(error) => {
+                                    const POLICIES: [rt::RetryPolicy; 1usize] = [
+                                        rt::RetryPolicy::new(
+                                            rt::Duration::from_millis(300000u64),
+                                            rt::Duration::from_millis(0u64),
+                                            2u32,
+                                        ),
+                                    ];
+                                    let failed_data = rt::data_with_error(&data, &error);
+                                    let error_scope = error.to_json();
+                                    let failed: &Value = &failed_data;
+                                    let scope: &Value = &error_scope;
+                                    let _ = (failed, scope);
+                                    let choice: Result<Option<usize>, ErrorObject> = 'choice: {
+                                        let outcome = {
+                                            /// `name eq 'CardDeclined'`
+                                            fn condition(
+                                                _: &Value,
+                                                scope: &Value,
+                                            ) -> Result<bool, ErrorObject> {
+                                                Ok(
+                                                    rt::expr::compare(
+                                                        rt::expr::CompareOp::Eq,
+                                                        &rt::expr::operand_name(scope, "name"),
+                                                        &Value::from("CardDeclined"),
+                                                    ),
+                                                )
+                                            }
+                                            condition(failed, scope)
+                                        };
+                                        match outcome {
+                                            Ok(true) => break 'choice Ok(Some(0usize)),
+                                            Ok(false) => {}
+                                            Err(error) => break 'choice Err(error),
                                         }
-                                        condition(failed, scope)
+                                        Ok(None)
                                     };
-                                    match outcome {
-                                        Ok(true) => break 'choice Ok(Some(0usize)),
-                                        Ok(false) => {}
-                                        Err(error) => break 'choice Err(error),
+                                    let choice = match choice {
+                                        Ok(choice) => choice,
+                                        Err(condition_error) => return Err(condition_error),
+                                    };
+                                    let next = choice
+                                        .and_then(|definition| {
+                                            POLICIES
+                                                .get(definition)
+                                                .and_then(|policy| {
+                                                    progress.next(definition, policy, io.now())
+                                                })
+                                        });
+                                    if let Some(retry) = next {
+                                        return Ok(
+                                            Attempt::Stay(
+                                                Some(rt::ActionResume {
+                                                    action: 0usize,
+                                                    retry,
+                                                }),
+                                                None,
+                                            ),
+                                        );
                                     }
-                                    Ok(None)
-                                };
-                                let choice = match choice {
-                                    Ok(choice) => choice,
-                                    Err(condition_error) => return Err(condition_error),
-                                };
-                                let next = choice
-                                    .and_then(|definition| {
-                                        POLICIES
-                                            .get(definition)
-                                            .and_then(|policy| {
-                                                progress.next(definition, policy, io.now())
-                                            })
-                                    });
-                                if let Some(retry) = next {
-                                    return Ok(
-                                        Attempt::Stay(
-                                            Some(rt::ActionResume {
-                                                action: 0usize,
-                                                retry,
-                                            }),
-                                            None,
+                                    failed_action
+                                        .store(0usize, ::core::sync::atomic::Ordering::Relaxed);
+                                    return Err(error);
+                                }
+                            };
+                            PATH_PAYMENT.write(&mut data, result)?;
+                        }
+                    }
+                    Ok(Attempt::Exit(0))
+                }
+                    .await;
+                let next: Result<CarAuctionState, WorkflowError> = match attempt {
+                    Ok(Attempt::Exit(_)) => {
+                        Ok(CarAuctionState::Deliver {
+                            data,
+                            branches: None,
+                        })
+                    }
+                    Ok(Attempt::Terminate) => {
+                        Ok(CarAuctionState::Terminated {
+                            output: data,
+                        })
+                    }
+                    Ok(Attempt::Stay(stay, wait)) => {
+                        return Ok(
+                            rt::progress(
+                                CarAuctionState::Charge {
+                                    data,
+                                    resume: stay,
+                                },
+                                wait,
+                            ),
+                        );
+                    }
+                    Err(error) => {
+                        async {
+                            let failed_data = rt::data_with_error(&data, &error);
+                            let error_scope = error.to_json();
+                            let failed: &Value = &failed_data;
+                            let scope: &Value = &error_scope;
+                            let _ = (failed, scope);
+                            let outcome = {
+                                /// `name eq 'CardDeclined'`
+                                fn condition(
+                                    _: &Value,
+                                    scope: &Value,
+                                ) -> Result<bool, ErrorObject> {
+                                    Ok(
+                                        rt::expr::compare(
+                                            rt::expr::CompareOp::Eq,
+                                            &rt::expr::operand_name(scope, "name"),
+                                            &Value::from("CardDeclined"),
+                                        ),
+                                    )
+                                }
+                                condition(failed, scope)
+                            };
+                            let matched = match outcome {
+                                Ok(matched) => matched,
+                                Err(condition_error) => {
+                                    return Err(
+                                        WorkflowError::new(
+                                            "car-auction",
+                                            "Charge",
+                                            condition_error,
+                                            data,
                                         ),
                                     );
                                 }
-                                failed_action
-                                    .store(0usize, ::core::sync::atomic::Ordering::Relaxed);
-                                return Err(error);
-                            }
-                        };
-                        PATH_PAYMENT.write(&mut data, result)?;
-                    }
-                }
-                Ok(Attempt::Exit(0))
-            }
-                .await;
-            let next: Result<CarAuctionState, WorkflowError> = match attempt {
-                Ok(Attempt::Exit(_)) => {
-                    Ok(CarAuctionState::Deliver {
-                        data,
-                        branches: None,
-                    })
-                }
-                Ok(Attempt::Terminate) => {
-                    Ok(CarAuctionState::Terminated {
-                        output: data,
-                    })
-                }
-                Ok(Attempt::Stay(stay, wait)) => {
-                    return Ok(
-                        rt::progress(
-                            CarAuctionState::Charge {
-                                data,
-                                resume: stay,
-                            },
-                            wait,
-                        ),
-                    );
-                }
-                Err(error) => {
-                    async {
-                        let failed_data = rt::data_with_error(&data, &error);
-                        let error_scope = error.to_json();
-                        let failed: &Value = &failed_data;
-                        let scope: &Value = &error_scope;
-                        let _ = (failed, scope);
-                        let outcome = {
-                            /// `name eq 'CardDeclined'`
-                            fn condition(
-                                _: &Value,
-                                scope: &Value,
-                            ) -> Result<bool, ErrorObject> {
-                                Ok(
-                                    rt::expr::compare(
-                                        rt::expr::CompareOp::Eq,
-                                        &rt::expr::operand_name(scope, "name"),
-                                        &Value::from("CardDeclined"),
-                                    ),
-                                )
-                            }
-                            condition(failed, scope)
-                        };
-                        let matched = match outcome {
-                            Ok(matched) => matched,
-                            Err(condition_error) => {
-                                return Err(
-                                    WorkflowError::new(
-                                        "car-auction",
-                                        "Charge",
-                                        condition_error,
-                                        data,
-                                    ),
-                                );
-                            }
-                        };
-                        if matched
-                            && failed_action
-                                .load(::core::sync::atomic::Ordering::Relaxed) == 0usize
-                        {
-                            let error_data = error.wrapped();
-                            let mut handled = data;
-                            if let Err(merge_error) = rt::merge_data(
-                                &mut handled,
-                                error_data,
-                                "Charge",
-                                "error data",
-                            ) {
-                                let data = handled;
-                                return Err(
-                                    WorkflowError::new(
-                                        "car-auction",
-                                        "Charge",
-                                        merge_error,
-                                        data,
-                                    ),
-                                );
-                            }
-                            return Ok(CarAuctionState::Unsold {
-                                data: handled,
-                            });
-                        }
-                        Err(WorkflowError::new("car-auction", "Charge", error, data))
-                    }
-                        .await
-                }
-            };
-            next.map(Progress::Ran)
-        }
-        /// Runs one step of task `Deliver`.
-        async fn run_task_deliver(
-            &self,
-            data: Value,
-            branches: Option<CarAuctionDeliverBranches>,
-            io: &Io,
-        ) -> Step<CarAuctionState> {
-            let mut data = data;
-            let attempt: Result<Attempt<CarAuctionDeliverBranches>, ErrorObject> = async {
-                let fresh = branches.is_none();
-                let mut branches = match branches {
-                    Some(branches) => branches,
-                    None => {
-                        CarAuctionDeliverBranches {
-                            b1: match Self::deliver_b1_begin(data.clone(), io)
-                                .map_err(|failure| failure.error().clone())?
+                            };
+                            if matched
+                                && failed_action
+                                    .load(::core::sync::atomic::Ordering::Relaxed) == 0usize
                             {
-                                Ok(state) => {
-                                    rt::Slot::start(state, rt::deadline_of(io, None))
+                                let error_data = error.wrapped();
+                                let mut handled = data;
+                                if let Err(merge_error) = rt::merge_data(
+                                    &mut handled,
+                                    error_data,
+                                    "Charge",
+                                    "error data",
+                                ) {
+                                    let data = handled;
+                                    return Err(
+                                        WorkflowError::new(
+                                            "car-auction",
+                                            "Charge",
+                                            merge_error,
+                                            data,
+                                        ),
+                                    );
                                 }
-                                Err(output) => rt::Slot::Done { output },
-                            },
-                            b2: match Self::deliver_b2_begin(data.clone(), io)
-                                .map_err(|failure| failure.error().clone())?
-                            {
-                                Ok(state) => {
-                                    rt::Slot::start(state, rt::deadline_of(io, None))
-                                }
-                                Err(output) => rt::Slot::Done { output },
-                            },
-                            until: rt::deadline_of(io, None),
-                            origin: rt::step_origin(io),
+                                return Ok(CarAuctionState::Unsold {
+                                    data: handled,
+                                });
+                            }
+                            Err(WorkflowError::new("car-auction", "Charge", error, data))
                         }
+                            .await
                     }
                 };
-                let origin = branches.origin;
-                let completed = [branches.b1.is_done(), branches.b2.is_done()]
-                    .into_iter()
-                    .filter(|done| *done)
-                    .count();
-                let until = branches.until;
-                let end = rt::round(
-                        ::std::vec![
-                            rt::step_slot(& mut branches.b1, origin, io,
-                            "branch 1 of task `Deliver`", "", move | state | {
-                            rt::in_scope("Deliver/paperwork", || self
-                            .deliver_b1_advance(state, io)) }), rt::step_slot(& mut
-                            branches.b2, origin, io, "branch 2 of task `Deliver`", "",
-                            move | state | { rt::in_scope("Deliver/transport", || self
-                            .deliver_b2_advance(state, io)) })
-                        ],
-                        completed,
-                        2usize,
-                        io,
-                        until,
-                        "",
-                    )
-                    .await?;
-                match end {
-                    rt::RoundEnd::Terminated(output) => {
-                        data = output;
-                        return Ok(Attempt::Terminate);
-                    }
-                    rt::RoundEnd::Waiting(wait) if !fresh => {
-                        return Ok(Attempt::Stay(branches, Some(wait)));
-                    }
-                    rt::RoundEnd::Ran | rt::RoundEnd::Waiting(_) => {
-                        return Ok(Attempt::Stay(branches, None));
-                    }
-                    rt::RoundEnd::Enough => {}
-                }
-                data = Value::Array(
-                    ::std::vec![
-                        branches.b1.take_output().unwrap_or(Value::Null), branches.b2
-                        .take_output().unwrap_or(Value::Null)
-                    ],
-                );
-                Ok(Attempt::Exit(0))
+                next.map(Progress::Ran)
             }
-                .await;
-            let next: Result<CarAuctionState, WorkflowError> = match attempt {
-                Ok(Attempt::Exit(_)) => Ok(CarAuctionState::Sold { data }),
-                Ok(Attempt::Terminate) => {
-                    Ok(CarAuctionState::Terminated {
-                        output: data,
-                    })
-                }
-                Ok(Attempt::Stay(stay, wait)) => {
-                    return Ok(
-                        rt::progress(
-                            CarAuctionState::Deliver {
-                                data,
-                                branches: Some(stay),
-                            },
-                            wait,
-                        ),
+        }
+        /// Runs one step of task `Deliver`.
+        fn run_task_deliver<'a>(
+            &'a self,
+            mut data: Value,
+            branches: Option<CarAuctionDeliverBranches>,
+            io: &'a Io,
+        ) -> impl ::core::future::Future<Output = Step<CarAuctionState>> + 'a {
+            async move {
+                let attempt: Result<Attempt<CarAuctionDeliverBranches>, ErrorObject> = async {
+                    let fresh = branches.is_none();
+                    let mut branches = match branches {
+                        Some(branches) => branches,
+                        None => {
+                            CarAuctionDeliverBranches {
+                                b1: match Self::deliver_b1_begin(data.clone(), io)
+                                    .map_err(|failure| failure.error().clone())?
+                                {
+                                    Ok(state) => {
+                                        rt::Slot::start(state, rt::deadline_of(io, None))
+                                    }
+                                    Err(output) => rt::Slot::Done { output },
+                                },
+                                b2: match Self::deliver_b2_begin(data.clone(), io)
+                                    .map_err(|failure| failure.error().clone())?
+                                {
+                                    Ok(state) => {
+                                        rt::Slot::start(state, rt::deadline_of(io, None))
+                                    }
+                                    Err(output) => rt::Slot::Done { output },
+                                },
+                                until: rt::deadline_of(io, None),
+                                origin: rt::step_origin(io),
+                            }
+                        }
+                    };
+                    let origin = branches.origin;
+                    let completed = [branches.b1.is_done(), branches.b2.is_done()]
+                        .into_iter()
+                        .filter(|done| *done)
+                        .count();
+                    let until = branches.until;
+                    let end = rt::round(
+                            ::std::vec![
+                                rt::step_slot(& mut branches.b1, origin, io,
+                                "branch 1 of task `Deliver`", "", move | state | {
+                                rt::in_scope("Deliver/paperwork", || self
+                                .deliver_b1_advance(state, io)) }), rt::step_slot(& mut
+                                branches.b2, origin, io, "branch 2 of task `Deliver`", "",
+                                move | state | { rt::in_scope("Deliver/transport", || self
+                                .deliver_b2_advance(state, io)) })
+                            ],
+                            completed,
+                            2usize,
+                            io,
+                            until,
+                            "",
+                        )
+                        .await?;
+                    match end {
+                        rt::RoundEnd::Terminated(output) => {
+                            data = output;
+                            return Ok(Attempt::Terminate);
+                        }
+                        rt::RoundEnd::Waiting(wait) if !fresh => {
+                            return Ok(Attempt::Stay(branches, Some(wait)));
+                        }
+                        rt::RoundEnd::Ran | rt::RoundEnd::Waiting(_) => {
+                            return Ok(Attempt::Stay(branches, None));
+                        }
+                        rt::RoundEnd::Enough => {}
+                    }
+                    data = Value::Array(
+                        ::std::vec![
+                            branches.b1.take_output().unwrap_or(Value::Null), branches.b2
+                            .take_output().unwrap_or(Value::Null)
+                        ],
                     );
+                    Ok(Attempt::Exit(0))
                 }
-                Err(error) => {
-                    Err(WorkflowError::new("car-auction", "Deliver", error, data))
-                }
-            };
-            next.map(Progress::Ran)
+                    .await;
+                let next: Result<CarAuctionState, WorkflowError> = match attempt {
+                    Ok(Attempt::Exit(_)) => Ok(CarAuctionState::Sold { data }),
+                    Ok(Attempt::Terminate) => {
+                        Ok(CarAuctionState::Terminated {
+                            output: data,
+                        })
+                    }
+                    Ok(Attempt::Stay(stay, wait)) => {
+                        return Ok(
+                            rt::progress(
+                                CarAuctionState::Deliver {
+                                    data,
+                                    branches: Some(stay),
+                                },
+                                wait,
+                            ),
+                        );
+                    }
+                    Err(error) => {
+                        Err(WorkflowError::new("car-auction", "Deliver", error, data))
+                    }
+                };
+                next.map(Progress::Ran)
+            }
         }
         fn deliver_b1_begin(
             input: Value,
@@ -1758,21 +1775,26 @@ const _: () = {
                 }),
             )
         }
-        async fn deliver_b1_advance(
-            &self,
+        #[allow(clippy::manual_async_fn)]
+        fn deliver_b1_advance<'a>(
+            &'a self,
             state: CarAuctionDeliverBranch1,
-            io: &Io,
-        ) -> Result<Progress<CarAuctionDeliverBranch1>, WorkflowError> {
-            match state {
-                CarAuctionDeliverBranch1::Register { data } => {
-                    self.deliver_b1_run_task_register(data, io).await
-                }
-                CarAuctionDeliverBranch1::Registered { data } => {
-                    self.deliver_b1_run_task_registered(data, io).await
-                }
-                ended @ (CarAuctionDeliverBranch1::Completed { .. }
-                | CarAuctionDeliverBranch1::Terminated { .. }) => {
-                    Ok(Progress::Ran(ended))
+            io: &'a Io,
+        ) -> impl ::core::future::Future<
+            Output = Result<Progress<CarAuctionDeliverBranch1>, WorkflowError>,
+        > + 'a {
+            async move {
+                match state {
+                    CarAuctionDeliverBranch1::Register { data } => {
+                        self.deliver_b1_run_task_register(data, io).await
+                    }
+                    CarAuctionDeliverBranch1::Registered { data } => {
+                        self.deliver_b1_run_task_registered(data, io).await
+                    }
+                    ended @ (CarAuctionDeliverBranch1::Completed { .. }
+                    | CarAuctionDeliverBranch1::Terminated { .. }) => {
+                        Ok(Progress::Ran(ended))
+                    }
                 }
             }
         }
@@ -1791,24 +1813,26 @@ const _: () = {
             )
         }
         /// Runs one step of task `Registered`.
-        async fn deliver_b1_run_task_registered(
-            &self,
+        fn deliver_b1_run_task_registered<'a>(
+            &'a self,
             data: Value,
-            _io: &Io,
-        ) -> Step<CarAuctionDeliverBranch1> {
-            let attempt: Result<Attempt<Infallible>, ErrorObject> = async {
-                Ok(Attempt::Exit(0))
+            _io: &'a Io,
+        ) -> impl ::core::future::Future<Output = Step<CarAuctionDeliverBranch1>> + 'a {
+            async move {
+                let attempt: Result<Attempt<Infallible>, ErrorObject> = async {
+                    Ok(Attempt::Exit(0))
+                }
+                    .await;
+                rt::settle(
+                    attempt,
+                    data,
+                    "car-auction",
+                    "Registered",
+                    |_, data| Ok(CarAuctionDeliverBranch1::Completed {
+                        output: data,
+                    }),
+                )
             }
-                .await;
-            rt::settle(
-                attempt,
-                data,
-                "car-auction",
-                "Registered",
-                |_, data| Ok(CarAuctionDeliverBranch1::Completed {
-                    output: data,
-                }),
-            )
         }
         fn deliver_b2_begin(
             input: Value,
@@ -1821,92 +1845,106 @@ const _: () = {
                 }),
             )
         }
-        async fn deliver_b2_advance(
-            &self,
+        #[allow(clippy::manual_async_fn)]
+        fn deliver_b2_advance<'a>(
+            &'a self,
             state: CarAuctionDeliverBranch2,
-            io: &Io,
-        ) -> Result<Progress<CarAuctionDeliverBranch2>, WorkflowError> {
-            match state {
-                CarAuctionDeliverBranch2::Ship { data } => {
-                    self.deliver_b2_run_task_ship(data, io).await
-                }
-                CarAuctionDeliverBranch2::Shipped { data } => {
-                    self.deliver_b2_run_task_shipped(data, io).await
-                }
-                ended @ (CarAuctionDeliverBranch2::Completed { .. }
-                | CarAuctionDeliverBranch2::Terminated { .. }) => {
-                    Ok(Progress::Ran(ended))
+            io: &'a Io,
+        ) -> impl ::core::future::Future<
+            Output = Result<Progress<CarAuctionDeliverBranch2>, WorkflowError>,
+        > + 'a {
+            async move {
+                match state {
+                    CarAuctionDeliverBranch2::Ship { data } => {
+                        self.deliver_b2_run_task_ship(data, io).await
+                    }
+                    CarAuctionDeliverBranch2::Shipped { data } => {
+                        self.deliver_b2_run_task_shipped(data, io).await
+                    }
+                    ended @ (CarAuctionDeliverBranch2::Completed { .. }
+                    | CarAuctionDeliverBranch2::Terminated { .. }) => {
+                        Ok(Progress::Ran(ended))
+                    }
                 }
             }
         }
         /// Runs one step of task `Ship`.
-        async fn deliver_b2_run_task_ship(
-            &self,
-            data: Value,
-            io: &Io,
-        ) -> Step<CarAuctionDeliverBranch2> {
-            let mut data = data;
-            let attempt: Result<Attempt<Infallible>, ErrorObject> = async {
-                let (result_0, result_1) = rt::tokio::join!(
-                    async { let args = data.clone(); rt::ActionCall::new("ship", "Ship",
-                    "action 1", 1).call(io, || CarAuctionFunctions::ship(& self
-                    .functions, args)). await }, async { let args = rt::object([("about",
-                    Value::from("shipping"))]); rt::ActionCall::new("notify", "Ship",
-                    "action 2", 1).call(io, || CarAuctionFunctions::notify(& self
-                    .functions, args)). await }
-                );
-                let result_0 = result_0?;
-                rt::merge_result(&mut data, result_0, "Ship", "action 1")?;
-                let result_1 = result_1?;
-                rt::merge_result(&mut data, result_1, "Ship", "action 2")?;
-                Ok(Attempt::Exit(0))
-            }
-                .await;
-            rt::settle(
-                attempt,
-                data,
-                "car-auction",
-                "Ship",
-                |_, data| Ok(CarAuctionDeliverBranch2::Shipped {
+        fn deliver_b2_run_task_ship<'a>(
+            &'a self,
+            mut data: Value,
+            io: &'a Io,
+        ) -> impl ::core::future::Future<Output = Step<CarAuctionDeliverBranch2>> + 'a {
+            async move {
+                let attempt: Result<Attempt<Infallible>, ErrorObject> = async {
+                    let (result_0, result_1) = rt::tokio::join!(
+                        async { let args = data.clone(); rt::ActionCall::new("ship",
+                        "Ship", "action 1", 1).call(io, || CarAuctionFunctions::ship(&
+                        self.functions, args)). await }, async { let args =
+                        rt::object([("about", Value::from("shipping"))]);
+                        rt::ActionCall::new("notify", "Ship", "action 2", 1).call(io, ||
+                        CarAuctionFunctions::notify(& self.functions, args)). await }
+                    );
+                    let result_0 = result_0?;
+                    rt::merge_result(&mut data, result_0, "Ship", "action 1")?;
+                    let result_1 = result_1?;
+                    rt::merge_result(&mut data, result_1, "Ship", "action 2")?;
+                    Ok(Attempt::Exit(0))
+                }
+                    .await;
+                rt::settle(
+                    attempt,
                     data,
-                }),
-            )
+                    "car-auction",
+                    "Ship",
+                    |_, data| Ok(CarAuctionDeliverBranch2::Shipped {
+                        data,
+                    }),
+                )
+            }
         }
         /// Runs one step of task `Shipped`.
-        async fn deliver_b2_run_task_shipped(
-            &self,
+        fn deliver_b2_run_task_shipped<'a>(
+            &'a self,
             data: Value,
-            _io: &Io,
-        ) -> Step<CarAuctionDeliverBranch2> {
-            let attempt: Result<Attempt<Infallible>, ErrorObject> = async {
-                Ok(Attempt::Exit(0))
+            _io: &'a Io,
+        ) -> impl ::core::future::Future<Output = Step<CarAuctionDeliverBranch2>> + 'a {
+            async move {
+                let attempt: Result<Attempt<Infallible>, ErrorObject> = async {
+                    Ok(Attempt::Exit(0))
+                }
+                    .await;
+                rt::settle(
+                    attempt,
+                    data,
+                    "car-auction",
+                    "Shipped",
+                    |_, data| Ok(CarAuctionDeliverBranch2::Completed {
+                        output: data,
+                    }),
+                )
             }
-                .await;
-            rt::settle(
-                attempt,
-                data,
-                "car-auction",
-                "Shipped",
-                |_, data| Ok(CarAuctionDeliverBranch2::Completed {
-                    output: data,
-                }),
-            )
         }
         /// Runs one step of task `Sold`.
-        async fn run_task_sold(&self, data: Value, _io: &Io) -> Step<CarAuctionState> {
-            let attempt: Result<Attempt<Infallible>, ErrorObject> = async {
-                Ok(Attempt::Exit(0))
+        fn run_task_sold<'a>(
+            &'a self,
+            data: Value,
+            _io: &'a Io,
+        ) -> impl ::core::future::Future<Output = Step<CarAuctionState>> + 'a {
+            async move {
+                let attempt: Result<Attempt<Infallible>, ErrorObject> = async {
+                    Ok(Attempt::Exit(0))
+                }
+                    .await;
+                rt::settle(
+                    attempt,
+                    data,
+                    "car-auction",
+                    "Sold",
+                    |_, data| Ok(CarAuctionState::Completed {
+                        output: data,
+                    }),
+                )
             }
-                .await;
-            rt::settle(
-                attempt,
-                data,
-                "car-auction",
-                "Sold",
-                |_, data| Ok(CarAuctionState::Completed {
-                    output: data,
-                }),
-            )
         }
         /// Runs one step of task `Unsold`.
         async fn run_task_unsold(&self, data: Value, io: &Io) -> Step<CarAuctionState> {
@@ -1916,28 +1954,34 @@ const _: () = {
             rt::ran(Ok(CarAuctionState::Failed { data }))
         }
         /// Runs one step of task `Failed`.
-        async fn run_task_failed(&self, data: Value, _io: &Io) -> Step<CarAuctionState> {
-            let attempt: Result<Attempt<Infallible>, ErrorObject> = async {
-                Ok(Attempt::Exit(0))
-            }
-                .await;
-            rt::settle(
-                attempt,
-                data,
-                "car-auction",
-                "Failed",
-                |_, data| Err(
-                    WorkflowError::new(
-                        "car-auction",
-                        "Failed",
-                        ErrorObject::new(
-                            ErrorObject::END_FAILURE,
-                            "the workflow ended in END state `Failed` with status FAILURE",
+        fn run_task_failed<'a>(
+            &'a self,
+            data: Value,
+            _io: &'a Io,
+        ) -> impl ::core::future::Future<Output = Step<CarAuctionState>> + 'a {
+            async move {
+                let attempt: Result<Attempt<Infallible>, ErrorObject> = async {
+                    Ok(Attempt::Exit(0))
+                }
+                    .await;
+                rt::settle(
+                    attempt,
+                    data,
+                    "car-auction",
+                    "Failed",
+                    |_, data| Err(
+                        WorkflowError::new(
+                            "car-auction",
+                            "Failed",
+                            ErrorObject::new(
+                                ErrorObject::END_FAILURE,
+                                "the workflow ended in END state `Failed` with status FAILURE",
+                            ),
+                            data,
                         ),
-                        data,
                     ),
-                ),
-            )
+                )
+            }
         }
     }
     impl<F: CarAuctionFunctions> rt::CallFunction for CarAuctionWorkflow<F> {

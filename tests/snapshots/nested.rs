@@ -839,21 +839,29 @@ impl<F: NestedFunctions> NestedWorkflow<F> {
     /// # Errors
     /// The `WorkflowError` of a task that failed with no retry or onError left,
     /// with the data it had.
-    pub async fn advance(
-        &self,
+    #[allow(clippy::manual_async_fn)]
+    pub fn advance<'a>(
+        &'a self,
         state: NestedState,
-        io: &::swf_runtime::Io,
-    ) -> ::core::result::Result<
-        ::swf_runtime::Progress<NestedState>,
-        ::swf_runtime::WorkflowError,
-    > {
-        match state {
-            NestedState::With { data, branches } => {
-                self.run_task_with(data, branches, io).await
-            }
-            NestedState::Run { data, each } => self.run_task_run(data, each, io).await,
-            ended @ (NestedState::Completed { .. } | NestedState::Terminated { .. }) => {
-                ::core::result::Result::Ok(::swf_runtime::Progress::Ran(ended))
+        io: &'a ::swf_runtime::Io,
+    ) -> impl ::core::future::Future<
+        Output = ::core::result::Result<
+            ::swf_runtime::Progress<NestedState>,
+            ::swf_runtime::WorkflowError,
+        >,
+    > + 'a {
+        async move {
+            match state {
+                NestedState::With { data, branches } => {
+                    self.run_task_with(data, branches, io).await
+                }
+                NestedState::Run { data, each } => {
+                    self.run_task_run(data, each, io).await
+                }
+                ended @ (NestedState::Completed { .. }
+                | NestedState::Terminated { .. }) => {
+                    ::core::result::Result::Ok(::swf_runtime::Progress::Ran(ended))
+                }
             }
         }
     }
@@ -935,128 +943,129 @@ const _: () = {
         "$.done",
         &[rt::Segment::Key("done")],
     );
-    #[allow(dead_code)]
+    #[allow(dead_code, clippy::manual_async_fn)]
     impl<F: NestedFunctions> NestedWorkflow<F> {
         /// Runs one step of task `With`.
-        async fn run_task_with(
-            &self,
-            data: Value,
+        fn run_task_with<'a>(
+            &'a self,
+            mut data: Value,
             branches: Option<NestedWithBranches>,
-            io: &Io,
-        ) -> Step<NestedState> {
-            let mut data = data;
-            let attempt: Result<Attempt<NestedWithBranches>, ErrorObject> = async {
-                let fresh = branches.is_none();
-                let mut branches = match branches {
-                    Some(branches) => branches,
-                    None => {
-                        NestedWithBranches {
-                            b1: match Self::with_b1_begin(
-                                    rt::SharedData::new(&data, &[]).into_input(),
-                                    io,
-                                )
-                                .map_err(|failure| failure.error().clone())?
-                            {
-                                Ok(state) => {
-                                    rt::Slot::start(state, rt::deadline_of(io, None))
-                                }
-                                Err(output) => rt::Slot::Done { output },
-                            },
-                            b2: match Self::with_b2_begin(
-                                    rt::SharedData::new(&data, &["logged"]).into_input(),
-                                    io,
-                                )
-                                .map_err(|failure| failure.error().clone())?
-                            {
-                                Ok(state) => {
-                                    rt::Slot::start(state, rt::deadline_of(io, None))
-                                }
-                                Err(output) => rt::Slot::Done { output },
-                            },
-                            until: rt::deadline_of(io, None),
-                            origin: rt::step_origin(io),
+            io: &'a Io,
+        ) -> impl ::core::future::Future<Output = Step<NestedState>> + 'a {
+            async move {
+                let attempt: Result<Attempt<NestedWithBranches>, ErrorObject> = async {
+                    let fresh = branches.is_none();
+                    let mut branches = match branches {
+                        Some(branches) => branches,
+                        None => {
+                            NestedWithBranches {
+                                b1: match Self::with_b1_begin(
+                                        rt::SharedData::new(&data, &[]).into_input(),
+                                        io,
+                                    )
+                                    .map_err(|failure| failure.error().clone())?
+                                {
+                                    Ok(state) => {
+                                        rt::Slot::start(state, rt::deadline_of(io, None))
+                                    }
+                                    Err(output) => rt::Slot::Done { output },
+                                },
+                                b2: match Self::with_b2_begin(
+                                        rt::SharedData::new(&data, &["logged"]).into_input(),
+                                        io,
+                                    )
+                                    .map_err(|failure| failure.error().clone())?
+                                {
+                                    Ok(state) => {
+                                        rt::Slot::start(state, rt::deadline_of(io, None))
+                                    }
+                                    Err(output) => rt::Slot::Done { output },
+                                },
+                                until: rt::deadline_of(io, None),
+                                origin: rt::step_origin(io),
+                            }
+                        }
+                    };
+                    let origin = branches.origin;
+                    let completed = [branches.b1.is_done(), branches.b2.is_done()]
+                        .into_iter()
+                        .filter(|done| *done)
+                        .count();
+                    let until = branches.until;
+                    let end = rt::round(
+                            ::std::vec![
+                                rt::step_slot(& mut branches.b1, origin, io,
+                                "branch 1 of task `With`", "", move | state | {
+                                rt::in_scope("With/first", || self.with_b1_advance(state,
+                                io)) }), rt::step_slot(& mut branches.b2, origin, io,
+                                "branch 2 of task `With`", "", move | state | {
+                                rt::in_scope("With/second", || self.with_b2_advance(state,
+                                io)) })
+                            ],
+                            completed,
+                            1usize,
+                            io,
+                            until,
+                            "",
+                        )
+                        .await?;
+                    match end {
+                        rt::RoundEnd::Terminated(output) => {
+                            data = output;
+                            return Ok(Attempt::Terminate);
+                        }
+                        rt::RoundEnd::Waiting(wait) if !fresh => {
+                            return Ok(Attempt::Stay(branches, Some(wait)));
+                        }
+                        rt::RoundEnd::Ran | rt::RoundEnd::Waiting(_) => {
+                            return Ok(Attempt::Stay(branches, None));
+                        }
+                        rt::RoundEnd::Enough => {}
+                    }
+                    for (output, read) in [
+                        (branches.b1.take_output(), Some(&[][..])),
+                        (branches.b2.take_output(), Some(&["logged"][..])),
+                    ] {
+                        if let Some(output) = output {
+                            rt::SharedData::merge_output(
+                                &mut data,
+                                read,
+                                output,
+                                "With",
+                                "branch output",
+                            )?;
                         }
                     }
+                    Ok(Attempt::Exit(0))
+                }
+                    .await;
+                let next: Result<NestedState, WorkflowError> = match attempt {
+                    Ok(Attempt::Exit(_)) => {
+                        Ok(NestedState::Run {
+                            data,
+                            each: None,
+                        })
+                    }
+                    Ok(Attempt::Terminate) => {
+                        Ok(NestedState::Terminated {
+                            output: data,
+                        })
+                    }
+                    Ok(Attempt::Stay(stay, wait)) => {
+                        return Ok(
+                            rt::progress(
+                                NestedState::With {
+                                    data,
+                                    branches: Some(stay),
+                                },
+                                wait,
+                            ),
+                        );
+                    }
+                    Err(error) => Err(WorkflowError::new("nested", "With", error, data)),
                 };
-                let origin = branches.origin;
-                let completed = [branches.b1.is_done(), branches.b2.is_done()]
-                    .into_iter()
-                    .filter(|done| *done)
-                    .count();
-                let until = branches.until;
-                let end = rt::round(
-                        ::std::vec![
-                            rt::step_slot(& mut branches.b1, origin, io,
-                            "branch 1 of task `With`", "", move | state | {
-                            rt::in_scope("With/first", || self.with_b1_advance(state,
-                            io)) }), rt::step_slot(& mut branches.b2, origin, io,
-                            "branch 2 of task `With`", "", move | state | {
-                            rt::in_scope("With/second", || self.with_b2_advance(state,
-                            io)) })
-                        ],
-                        completed,
-                        1usize,
-                        io,
-                        until,
-                        "",
-                    )
-                    .await?;
-                match end {
-                    rt::RoundEnd::Terminated(output) => {
-                        data = output;
-                        return Ok(Attempt::Terminate);
-                    }
-                    rt::RoundEnd::Waiting(wait) if !fresh => {
-                        return Ok(Attempt::Stay(branches, Some(wait)));
-                    }
-                    rt::RoundEnd::Ran | rt::RoundEnd::Waiting(_) => {
-                        return Ok(Attempt::Stay(branches, None));
-                    }
-                    rt::RoundEnd::Enough => {}
-                }
-                for (output, read) in [
-                    (branches.b1.take_output(), Some(&[][..])),
-                    (branches.b2.take_output(), Some(&["logged"][..])),
-                ] {
-                    if let Some(output) = output {
-                        rt::SharedData::merge_output(
-                            &mut data,
-                            read,
-                            output,
-                            "With",
-                            "branch output",
-                        )?;
-                    }
-                }
-                Ok(Attempt::Exit(0))
+                next.map(Progress::Ran)
             }
-                .await;
-            let next: Result<NestedState, WorkflowError> = match attempt {
-                Ok(Attempt::Exit(_)) => {
-                    Ok(NestedState::Run {
-                        data,
-                        each: None,
-                    })
-                }
-                Ok(Attempt::Terminate) => {
-                    Ok(NestedState::Terminated {
-                        output: data,
-                    })
-                }
-                Ok(Attempt::Stay(stay, wait)) => {
-                    return Ok(
-                        rt::progress(
-                            NestedState::With {
-                                data,
-                                branches: Some(stay),
-                            },
-                            wait,
-                        ),
-                    );
-                }
-                Err(error) => Err(WorkflowError::new("nested", "With", error, data)),
-            };
-            next.map(Progress::Ran)
         }
         fn with_b1_begin(
             input: Value,
@@ -1069,45 +1078,51 @@ const _: () = {
                 }),
             )
         }
-        async fn with_b1_advance(
-            &self,
+        #[allow(clippy::manual_async_fn)]
+        fn with_b1_advance<'a>(
+            &'a self,
             state: NestedWithBranch1,
-            io: &Io,
-        ) -> Result<Progress<NestedWithBranch1>, WorkflowError> {
-            match state {
-                NestedWithBranch1::Self2 { data } => {
-                    self.with_b1_run_task_self2(data, io).await
+            io: &'a Io,
+        ) -> impl ::core::future::Future<
+            Output = Result<Progress<NestedWithBranch1>, WorkflowError>,
+        > + 'a {
+            async move {
+                match state {
+                    NestedWithBranch1::Self2 { data } => {
+                        self.with_b1_run_task_self2(data, io).await
+                    }
+                    ended @ (NestedWithBranch1::Completed { .. }
+                    | NestedWithBranch1::Terminated { .. }) => Ok(Progress::Ran(ended)),
                 }
-                ended @ (NestedWithBranch1::Completed { .. }
-                | NestedWithBranch1::Terminated { .. }) => Ok(Progress::Ran(ended)),
             }
         }
         /// Runs one step of task `Self`.
-        async fn with_b1_run_task_self2(
-            &self,
-            data: Value,
-            _io: &Io,
-        ) -> Step<NestedWithBranch1> {
-            let mut data = data;
-            let attempt: Result<Attempt<Infallible>, ErrorObject> = async {
-                rt::merge_data(
-                    &mut data,
-                    rt::object([("first", Value::Bool(true))]),
+        fn with_b1_run_task_self2<'a>(
+            &'a self,
+            mut data: Value,
+            _io: &'a Io,
+        ) -> impl ::core::future::Future<Output = Step<NestedWithBranch1>> + 'a {
+            async move {
+                let attempt: Result<Attempt<Infallible>, ErrorObject> = async {
+                    rt::merge_data(
+                        &mut data,
+                        rt::object([("first", Value::Bool(true))]),
+                        "Self",
+                        "inject data",
+                    )?;
+                    Ok(Attempt::Exit(0))
+                }
+                    .await;
+                rt::settle(
+                    attempt,
+                    data,
+                    "nested",
                     "Self",
-                    "inject data",
-                )?;
-                Ok(Attempt::Exit(0))
+                    |_, data| Ok(NestedWithBranch1::Completed {
+                        output: data,
+                    }),
+                )
             }
-                .await;
-            rt::settle(
-                attempt,
-                data,
-                "nested",
-                "Self",
-                |_, data| Ok(NestedWithBranch1::Completed {
-                    output: data,
-                }),
-            )
         }
         fn with_b2_begin(
             input: Value,
@@ -1120,17 +1135,22 @@ const _: () = {
                 }),
             )
         }
-        async fn with_b2_advance(
-            &self,
+        #[allow(clippy::manual_async_fn)]
+        fn with_b2_advance<'a>(
+            &'a self,
             state: NestedWithBranch2,
-            io: &Io,
-        ) -> Result<Progress<NestedWithBranch2>, WorkflowError> {
-            match state {
-                NestedWithBranch2::Log { data } => {
-                    self.with_b2_run_task_log(data, io).await
+            io: &'a Io,
+        ) -> impl ::core::future::Future<
+            Output = Result<Progress<NestedWithBranch2>, WorkflowError>,
+        > + 'a {
+            async move {
+                match state {
+                    NestedWithBranch2::Log { data } => {
+                        self.with_b2_run_task_log(data, io).await
+                    }
+                    ended @ (NestedWithBranch2::Completed { .. }
+                    | NestedWithBranch2::Terminated { .. }) => Ok(Progress::Ran(ended)),
                 }
-                ended @ (NestedWithBranch2::Completed { .. }
-                | NestedWithBranch2::Terminated { .. }) => Ok(Progress::Ran(ended)),
             }
         }
         /// Runs one step of task `Log`.
@@ -1150,87 +1170,96 @@ const _: () = {
             )
         }
         /// Runs one step of task `Run`.
-        async fn run_task_run(
-            &self,
-            data: Value,
+        fn run_task_run<'a>(
+            &'a self,
+            mut data: Value,
             each: Option<rt::Iterations<NestedRunBody>>,
-            io: &Io,
-        ) -> Step<NestedState> {
-            let mut data = data;
-            let attempt: Result<Attempt<rt::Iterations<NestedRunBody>>, ErrorObject> = async {
-                let fresh = each.is_none();
-                let items = rt::collection_refs(&PATH_ITEMS, &data, "Run", "$.items")?;
-                let mut each = each
-                    .unwrap_or_else(|| rt::Iterations::new(
-                        items.len(),
-                        true,
-                        rt::step_origin(io),
-                    ));
-                let begin = |item: usize| -> Result<_, ErrorObject> {
-                    let element = items
-                        .get(item)
-                        .map_or(Value::Null, |element| (*element).clone());
-                    let mut input = data.clone();
-                    PATH_ITEM.write(&mut input, element)?;
-                    Self::run_body_begin(input, io)
-                        .map_err(|failure| failure.error().clone())
+            io: &'a Io,
+        ) -> impl ::core::future::Future<Output = Step<NestedState>> + 'a {
+            async move {
+                let attempt: Result<
+                    Attempt<rt::Iterations<NestedRunBody>>,
+                    ErrorObject,
+                > = async {
+                    let fresh = each.is_none();
+                    let items = rt::collection_refs(
+                        &PATH_ITEMS,
+                        &data,
+                        "Run",
+                        "$.items",
+                    )?;
+                    let mut each = each
+                        .unwrap_or_else(|| rt::Iterations::new(
+                            items.len(),
+                            true,
+                            rt::step_origin(io),
+                        ));
+                    let begin = |item: usize| -> Result<_, ErrorObject> {
+                        let element = items
+                            .get(item)
+                            .map_or(Value::Null, |element| (*element).clone());
+                        let mut input = data.clone();
+                        PATH_ITEM.write(&mut input, element)?;
+                        Self::run_body_begin(input, io)
+                            .map_err(|failure| failure.error().clone())
+                    };
+                    let end = each
+                        .round(
+                            io,
+                            2usize,
+                            None,
+                            begin,
+                            |item, state| rt::in_iteration(
+                                "Run",
+                                item,
+                                || self.run_body_advance(state, io),
+                            ),
+                            &|_: &Value| Ok(false),
+                        )
+                        .await?;
+                    match end {
+                        rt::RoundEnd::Terminated(output) => {
+                            data = output;
+                            return Ok(Attempt::Terminate);
+                        }
+                        rt::RoundEnd::Waiting(wait) if !fresh => {
+                            return Ok(Attempt::Stay(each, Some(wait)));
+                        }
+                        _ => {}
+                    }
+                    if !each.finished() {
+                        return Ok(Attempt::Stay(each, None));
+                    }
+                    PATH_DONE.write(&mut data, Value::Array(each.into_outputs()))?;
+                    Ok(Attempt::Exit(0))
+                }
+                    .await;
+                let next: Result<NestedState, WorkflowError> = match attempt {
+                    Ok(Attempt::Exit(_)) => {
+                        Ok(NestedState::Completed {
+                            output: data,
+                        })
+                    }
+                    Ok(Attempt::Terminate) => {
+                        Ok(NestedState::Terminated {
+                            output: data,
+                        })
+                    }
+                    Ok(Attempt::Stay(stay, wait)) => {
+                        return Ok(
+                            rt::progress(
+                                NestedState::Run {
+                                    data,
+                                    each: Some(stay),
+                                },
+                                wait,
+                            ),
+                        );
+                    }
+                    Err(error) => Err(WorkflowError::new("nested", "Run", error, data)),
                 };
-                let end = each
-                    .round(
-                        io,
-                        2usize,
-                        None,
-                        begin,
-                        |item, state| rt::in_iteration(
-                            "Run",
-                            item,
-                            || self.run_body_advance(state, io),
-                        ),
-                        &|_: &Value| Ok(false),
-                    )
-                    .await?;
-                match end {
-                    rt::RoundEnd::Terminated(output) => {
-                        data = output;
-                        return Ok(Attempt::Terminate);
-                    }
-                    rt::RoundEnd::Waiting(wait) if !fresh => {
-                        return Ok(Attempt::Stay(each, Some(wait)));
-                    }
-                    _ => {}
-                }
-                if !each.finished() {
-                    return Ok(Attempt::Stay(each, None));
-                }
-                PATH_DONE.write(&mut data, Value::Array(each.into_outputs()))?;
-                Ok(Attempt::Exit(0))
+                next.map(Progress::Ran)
             }
-                .await;
-            let next: Result<NestedState, WorkflowError> = match attempt {
-                Ok(Attempt::Exit(_)) => {
-                    Ok(NestedState::Completed {
-                        output: data,
-                    })
-                }
-                Ok(Attempt::Terminate) => {
-                    Ok(NestedState::Terminated {
-                        output: data,
-                    })
-                }
-                Ok(Attempt::Stay(stay, wait)) => {
-                    return Ok(
-                        rt::progress(
-                            NestedState::Run {
-                                data,
-                                each: Some(stay),
-                            },
-                            wait,
-                        ),
-                    );
-                }
-                Err(error) => Err(WorkflowError::new("nested", "Run", error, data)),
-            };
-            next.map(Progress::Ran)
         }
         fn run_body_begin(
             input: Value,
@@ -1244,93 +1273,104 @@ const _: () = {
                 }),
             )
         }
-        async fn run_body_advance(
-            &self,
+        #[allow(clippy::manual_async_fn)]
+        fn run_body_advance<'a>(
+            &'a self,
             state: NestedRunBody,
-            io: &Io,
-        ) -> Result<Progress<NestedRunBody>, WorkflowError> {
-            match state {
-                NestedRunBody::Iteration { data, child } => {
-                    self.run_body_run_task_iteration(data, child, io).await
+            io: &'a Io,
+        ) -> impl ::core::future::Future<
+            Output = Result<Progress<NestedRunBody>, WorkflowError>,
+        > + 'a {
+            async move {
+                match state {
+                    NestedRunBody::Iteration { data, child } => {
+                        self.run_body_run_task_iteration(data, child, io).await
+                    }
+                    ended @ (NestedRunBody::Completed { .. }
+                    | NestedRunBody::Terminated { .. }) => Ok(Progress::Ran(ended)),
                 }
-                ended @ (NestedRunBody::Completed { .. }
-                | NestedRunBody::Terminated { .. }) => Ok(Progress::Ran(ended)),
             }
         }
         /// Runs one step of task `Iteration`.
-        async fn run_body_run_task_iteration(
-            &self,
-            data: Value,
+        fn run_body_run_task_iteration<'a>(
+            &'a self,
+            mut data: Value,
             child: Option<NestedChildState>,
-            io: &Io,
-        ) -> Step<NestedRunBody> {
-            let mut data = data;
-            let attempt: Result<Attempt<NestedChildState>, ErrorObject> = async {
-                let machine = NestedChildWorkflow::new(&self.functions);
-                let fresh = child.is_none();
-                let child = match child {
-                    Some(child) => child,
-                    None => {
-                        match machine
-                            .begin_subflow(data.clone(), io)
-                            .map_err(|failure| failure.error().clone())?
-                        {
-                            Ok(child) => child,
-                            Err(output) => {
-                                data = output;
-                                return Ok(Attempt::Exit(0));
+            io: &'a Io,
+        ) -> impl ::core::future::Future<Output = Step<NestedRunBody>> + 'a {
+            async move {
+                let attempt: Result<Attempt<NestedChildState>, ErrorObject> = async {
+                    let machine = NestedChildWorkflow::new(&self.functions);
+                    let fresh = child.is_none();
+                    let child = match child {
+                        Some(child) => child,
+                        None => {
+                            match machine
+                                .begin_subflow(data.clone(), io)
+                                .map_err(|failure| failure.error().clone())?
+                            {
+                                Ok(child) => child,
+                                Err(output) => {
+                                    data = output;
+                                    return Ok(Attempt::Exit(0));
+                                }
                             }
                         }
+                    };
+                    let stepped = rt::in_scope(
+                            "Iteration",
+                            || machine.advance(child, io),
+                        )
+                        .await
+                        .map_err(|failure| failure.error().clone())?;
+                    match stepped {
+                        Progress::Waiting(child, wait) => {
+                            Ok(Attempt::Stay(child, (!fresh).then_some(wait)))
+                        }
+                        Progress::Ran(child) => {
+                            match rt::ScopeState::end(child) {
+                                Ok(rt::ScopeEnd::Completed(output)) => {
+                                    data = output;
+                                    Ok(Attempt::Exit(0))
+                                }
+                                Ok(rt::ScopeEnd::Terminated(output)) => {
+                                    data = output;
+                                    Ok(Attempt::Terminate)
+                                }
+                                Err(child) => Ok(Attempt::Stay(child, None)),
+                            }
+                        }
+                    }
+                }
+                    .await;
+                let next: Result<NestedRunBody, WorkflowError> = match attempt {
+                    Ok(Attempt::Exit(_)) => {
+                        Ok(NestedRunBody::Completed {
+                            output: data,
+                        })
+                    }
+                    Ok(Attempt::Terminate) => {
+                        Ok(NestedRunBody::Terminated {
+                            output: data,
+                        })
+                    }
+                    Ok(Attempt::Stay(stay, wait)) => {
+                        return Ok(
+                            rt::progress(
+                                NestedRunBody::Iteration {
+                                    data,
+                                    child: Some(stay),
+                                },
+                                wait,
+                            ),
+                        );
+                    }
+                    Err(error) => {
+                        Err(WorkflowError::new("nested", "Iteration", error, data))
                     }
                 };
-                let stepped = rt::in_scope("Iteration", || machine.advance(child, io))
-                    .await
-                    .map_err(|failure| failure.error().clone())?;
-                match stepped {
-                    Progress::Waiting(child, wait) => {
-                        Ok(Attempt::Stay(child, (!fresh).then_some(wait)))
-                    }
-                    Progress::Ran(child) => {
-                        match rt::ScopeState::end(child) {
-                            Ok(rt::ScopeEnd::Completed(output)) => {
-                                data = output;
-                                Ok(Attempt::Exit(0))
-                            }
-                            Ok(rt::ScopeEnd::Terminated(output)) => {
-                                data = output;
-                                Ok(Attempt::Terminate)
-                            }
-                            Err(child) => Ok(Attempt::Stay(child, None)),
-                        }
-                    }
-                }
+                next.map(Progress::Ran)
             }
-                .await;
-            let next: Result<NestedRunBody, WorkflowError> = match attempt {
-                Ok(Attempt::Exit(_)) => {
-                    Ok(NestedRunBody::Completed {
-                        output: data,
-                    })
-                }
-                Ok(Attempt::Terminate) => {
-                    Ok(NestedRunBody::Terminated {
-                        output: data,
-                    })
-                }
-                Ok(Attempt::Stay(stay, wait)) => {
-                    return Ok(
-                        rt::progress(
-                            NestedRunBody::Iteration {
-                                data,
-                                child: Some(stay),
-                            },
-                            wait,
-                        ),
-                    );
-                }
-                Err(error) => Err(WorkflowError::new("nested", "Iteration", error, data)),
-            };
-            next.map(Progress::Ran)
         }
     }
     impl<F: NestedFunctions> rt::CallFunction for NestedWorkflow<F> {

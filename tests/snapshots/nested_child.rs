@@ -300,19 +300,24 @@ impl<F: NestedChildFunctions> NestedChildWorkflow<F> {
     /// # Errors
     /// The `WorkflowError` of a task that failed with no retry or onError left,
     /// with the data it had.
-    pub async fn advance(
-        &self,
+    #[allow(clippy::manual_async_fn)]
+    pub fn advance<'a>(
+        &'a self,
         state: NestedChildState,
-        io: &::swf_runtime::Io,
-    ) -> ::core::result::Result<
-        ::swf_runtime::Progress<NestedChildState>,
-        ::swf_runtime::WorkflowError,
-    > {
-        match state {
-            NestedChildState::Log { data } => self.run_task_log(data, io).await,
-            ended @ (NestedChildState::Completed { .. }
-            | NestedChildState::Terminated { .. }) => {
-                ::core::result::Result::Ok(::swf_runtime::Progress::Ran(ended))
+        io: &'a ::swf_runtime::Io,
+    ) -> impl ::core::future::Future<
+        Output = ::core::result::Result<
+            ::swf_runtime::Progress<NestedChildState>,
+            ::swf_runtime::WorkflowError,
+        >,
+    > + 'a {
+        async move {
+            match state {
+                NestedChildState::Log { data } => self.run_task_log(data, io).await,
+                ended @ (NestedChildState::Completed { .. }
+                | NestedChildState::Terminated { .. }) => {
+                    ::core::result::Result::Ok(::swf_runtime::Progress::Ran(ended))
+                }
             }
         }
     }
@@ -389,50 +394,57 @@ const _: () = {
         "$.logged",
         &[rt::Segment::Key("logged")],
     );
-    #[allow(dead_code)]
+    #[allow(dead_code, clippy::manual_async_fn)]
     impl<F: NestedChildFunctions> NestedChildWorkflow<F> {
         /// Runs one step of task `Log`.
-        async fn run_task_log(&self, data: Value, io: &Io) -> Step<NestedChildState> {
-            static CALL: rt::Call = rt::Call::new(0, "log", "Log", "action 1")
-                .args(&ARGS_ITEM)
-                .results(&PATH_LOGGED);
-            let mut data = data;
-            let attempt = rt::call_functions(
-                    self,
-                    ::core::slice::from_ref(&CALL),
-                    1,
-                    &mut data,
-                    io,
-                )
-                .await;
-            let next: Result<NestedChildState, WorkflowError> = match attempt {
-                Ok(Attempt::Exit(_)) => {
-                    async {
-                        let mut output = data;
-                        if let Err(error) = rt::filter_in_place(
-                            &PATH_LOGGED,
-                            &mut output,
-                        ) {
-                            let data = output;
-                            return Err(
-                                WorkflowError::new("nested-child", "Log", error, data),
-                            );
+        fn run_task_log<'a>(
+            &'a self,
+            mut data: Value,
+            io: &'a Io,
+        ) -> impl ::core::future::Future<Output = Step<NestedChildState>> + 'a {
+            async move {
+                static CALL: rt::Call = rt::Call::new(0, "log", "Log", "action 1")
+                    .args(&ARGS_ITEM)
+                    .results(&PATH_LOGGED);
+                let attempt = rt::call_functions(
+                        self,
+                        ::core::slice::from_ref(&CALL),
+                        1,
+                        &mut data,
+                        io,
+                    )
+                    .await;
+                let next: Result<NestedChildState, WorkflowError> = match attempt {
+                    Ok(Attempt::Exit(_)) => {
+                        async {
+                            let mut output = data;
+                            if let Err(error) = rt::filter_in_place(
+                                &PATH_LOGGED,
+                                &mut output,
+                            ) {
+                                let data = output;
+                                return Err(
+                                    WorkflowError::new("nested-child", "Log", error, data),
+                                );
+                            }
+                            Ok(NestedChildState::Completed {
+                                output,
+                            })
                         }
-                        Ok(NestedChildState::Completed {
-                            output,
+                            .await
+                    }
+                    Ok(Attempt::Terminate) => {
+                        Ok(NestedChildState::Terminated {
+                            output: data,
                         })
                     }
-                        .await
-                }
-                Ok(Attempt::Terminate) => {
-                    Ok(NestedChildState::Terminated {
-                        output: data,
-                    })
-                }
-                Ok(Attempt::Stay(never, _)) => match never {}
-                Err(error) => Err(WorkflowError::new("nested-child", "Log", error, data)),
-            };
-            next.map(Progress::Ran)
+                    Ok(Attempt::Stay(never, _)) => match never {}
+                    Err(error) => {
+                        Err(WorkflowError::new("nested-child", "Log", error, data))
+                    }
+                };
+                next.map(Progress::Ran)
+            }
         }
     }
     impl<F: NestedChildFunctions> rt::CallFunction for NestedChildWorkflow<F> {

@@ -434,29 +434,35 @@ impl<F: OrderFunctions> OrderWorkflow<F> {
     /// # Errors
     /// The `WorkflowError` of a task that failed with no retry or onError left,
     /// with the data it had.
-    pub async fn advance(
-        &self,
+    #[allow(clippy::manual_async_fn)]
+    pub fn advance<'a>(
+        &'a self,
         state: OrderState,
-        io: &::swf_runtime::Io,
-    ) -> ::core::result::Result<
-        ::swf_runtime::Progress<OrderState>,
-        ::swf_runtime::WorkflowError,
-    > {
-        match state {
-            OrderState::CheckInventory { data } => {
-                self.run_task_check_inventory(data, io).await
-            }
-            OrderState::ChargeCard { data, retry } => {
-                self.run_task_charge_card(data, retry, io).await
-            }
-            OrderState::Route { data } => Self::run_task_route(data, io),
-            OrderState::ManualReview { data } => {
-                self.run_task_manual_review(data, io).await
-            }
-            OrderState::Ship { data } => self.run_task_ship(data, io).await,
-            OrderState::Declined { data } => self.run_task_declined(data, io).await,
-            ended @ (OrderState::Completed { .. } | OrderState::Terminated { .. }) => {
-                ::core::result::Result::Ok(::swf_runtime::Progress::Ran(ended))
+        io: &'a ::swf_runtime::Io,
+    ) -> impl ::core::future::Future<
+        Output = ::core::result::Result<
+            ::swf_runtime::Progress<OrderState>,
+            ::swf_runtime::WorkflowError,
+        >,
+    > + 'a {
+        async move {
+            match state {
+                OrderState::CheckInventory { data } => {
+                    self.run_task_check_inventory(data, io).await
+                }
+                OrderState::ChargeCard { data, retry } => {
+                    self.run_task_charge_card(data, retry, io).await
+                }
+                OrderState::Route { data } => Self::run_task_route(data, io),
+                OrderState::ManualReview { data } => {
+                    self.run_task_manual_review(data, io).await
+                }
+                OrderState::Ship { data } => self.run_task_ship(data, io).await,
+                OrderState::Declined { data } => self.run_task_declined(data, io).await,
+                ended @ (OrderState::Completed { .. }
+                | OrderState::Terminated { .. }) => {
+                    ::core::result::Result::Ok(::swf_runtime::Progress::Ran(ended))
+                }
             }
         }
     }
@@ -563,7 +569,7 @@ const _: () = {
         "$.shipment",
         &[rt::Segment::Key("shipment")],
     );
-    #[allow(dead_code)]
+    #[allow(dead_code, clippy::manual_async_fn)]
     impl<F: OrderFunctions> OrderWorkflow<F> {
         /// Runs one step of task `CheckInventory`.
         async fn run_task_check_inventory(
@@ -588,76 +594,122 @@ const _: () = {
             )
         }
         /// Runs one step of task `ChargeCard`.
-        async fn run_task_charge_card(
-            &self,
-            data: Value,
+        fn run_task_charge_card<'a>(
+            &'a self,
+            mut data: Value,
             retry: rt::RetryProgress,
-            io: &Io,
-        ) -> Step<OrderState> {
-            static CALL: rt::Call = rt::Call::new(
-                    1,
-                    "chargeCard",
-                    "ChargeCard",
-                    "action 1",
-                )
-                .args(&ARGS_AMOUNT)
-                .results(&PATH_PAYMENT)
-                .timeout(rt::Duration::from_millis(10000u64), "PT10S");
-            if let Some(wait) = retry.pending(io) {
-                return Ok(
-                    Progress::Waiting(
-                        OrderState::ChargeCard {
-                            data,
-                            retry,
-                        },
-                        wait,
-                    ),
-                );
-            }
-            let mut data = data;
-            let attempt = rt::call_functions(
-                    self,
-                    ::core::slice::from_ref(&CALL),
-                    retry.attempt(),
-                    &mut data,
-                    io,
-                )
-                .await;
-            let next: Result<OrderState, WorkflowError> = match attempt {
-                Ok(Attempt::Exit(_)) => Ok(OrderState::Route { data }),
-                Ok(Attempt::Terminate) => {
-                    Ok(OrderState::Terminated {
-                        output: data,
-                    })
+            io: &'a Io,
+        ) -> impl ::core::future::Future<Output = Step<OrderState>> + 'a {
+            async move {
+                static CALL: rt::Call = rt::Call::new(
+                        1,
+                        "chargeCard",
+                        "ChargeCard",
+                        "action 1",
+                    )
+                    .args(&ARGS_AMOUNT)
+                    .results(&PATH_PAYMENT)
+                    .timeout(rt::Duration::from_millis(10000u64), "PT10S");
+                if let Some(wait) = retry.pending(io) {
+                    return Ok(
+                        Progress::Waiting(
+                            OrderState::ChargeCard {
+                                data,
+                                retry,
+                            },
+                            wait,
+                        ),
+                    );
                 }
-                Ok(Attempt::Stay(never, _)) => match never {}
-                Err(error) => {
-                    async {
-                        let input = data.clone();
-                        let failed_data = rt::data_with_error(&data, &error);
-                        let error_scope = error.to_json();
-                        let failed: &Value = &failed_data;
-                        let scope: &Value = &error_scope;
-                        let _ = (failed, scope);
-                        const POLICIES: [rt::RetryPolicy; 1usize] = [
-                            rt::RetryPolicy::new(
-                                rt::Duration::from_millis(1000u64),
-                                rt::Duration::from_millis(2000u64),
-                                3u32,
-                            ),
-                        ];
-                        let choice: Option<usize> = 'choice: {
+                let attempt = rt::call_functions(
+                        self,
+                        ::core::slice::from_ref(&CALL),
+                        retry.attempt(),
+                        &mut data,
+                        io,
+                    )
+                    .await;
+                let next: Result<OrderState, WorkflowError> = match attempt {
+                    Ok(Attempt::Exit(_)) => Ok(OrderState::Route { data }),
+                    Ok(Attempt::Terminate) => {
+                        Ok(OrderState::Terminated {
+                            output: data,
+                        })
+                    }
+                    Ok(Attempt::Stay(never, _)) => match never {}
+                    Err(error) => {
+                        async {
+                            let input = data.clone();
+                            let failed_data = rt::data_with_error(&data, &error);
+                            let error_scope = error.to_json();
+                            let failed: &Value = &failed_data;
+                            let scope: &Value = &error_scope;
+                            let _ = (failed, scope);
+                            const POLICIES: [rt::RetryPolicy; 1usize] = [
+                                rt::RetryPolicy::new(
+                                    rt::Duration::from_millis(1000u64),
+                                    rt::Duration::from_millis(2000u64),
+                                    3u32,
+                                ),
+                            ];
+                            let choice: Option<usize> = 'choice: {
+                                let outcome = {
+                                    /// `$.error.name eq 'PaymentServiceBusy'`
+                                    fn condition(
+                                        data: &Value,
+                                        _: &Value,
+                                    ) -> Result<bool, ErrorObject> {
+                                        Ok(
+                                            rt::expr::compare(
+                                                rt::expr::CompareOp::Eq,
+                                                &rt::expr::operand_path(&PATH_ERROR_NAME, data)?,
+                                                &Value::from("PaymentServiceBusy"),
+                                            ),
+                                        )
+                                    }
+                                    condition(failed, scope)
+                                };
+                                let matched = match outcome {
+                                    Ok(matched) => matched,
+                                    Err(condition_error) => {
+                                        return Err(
+                                            WorkflowError::new(
+                                                "order",
+                                                "ChargeCard",
+                                                condition_error,
+                                                data,
+                                            ),
+                                        );
+                                    }
+                                };
+                                if matched {
+                                    break 'choice Some(0usize);
+                                }
+                                None
+                            };
+                            let next = choice
+                                .and_then(|definition| {
+                                    POLICIES
+                                        .get(definition)
+                                        .and_then(|policy| retry.next(definition, policy, io.now()))
+                                });
+                            if let Some(retry) = next {
+                                return Ok(OrderState::ChargeCard {
+                                    data: input,
+                                    retry,
+                                });
+                            }
                             let outcome = {
-                                /// `$.error.name eq 'PaymentServiceBusy'`
+                                /// `name eq 'CardDeclined'`
                                 fn condition(
-                                    data: &Value,
                                     _: &Value,
+                                    scope: &Value,
                                 ) -> Result<bool, ErrorObject> {
                                     Ok(
                                         rt::expr::compare(
                                             rt::expr::CompareOp::Eq,
-                                            &rt::expr::operand_path(&PATH_ERROR_NAME, data)?,
-                                            &Value::from("PaymentServiceBusy"),
+                                            &rt::expr::operand_name(scope, "name"),
+                                            &Value::from("CardDeclined"),
                                         ),
                                     )
                                 }
@@ -677,75 +729,30 @@ const _: () = {
                                 }
                             };
                             if matched {
-                                break 'choice Some(0usize);
+                                let error_data = error.wrapped();
+                                let mut handled = data;
+                                if let Err(merge_error) = rt::merge_data(
+                                    &mut handled,
+                                    error_data,
+                                    "ChargeCard",
+                                    "error data",
+                                ) {
+                                    let data = handled;
+                                    return Err(
+                                        WorkflowError::new("order", "ChargeCard", merge_error, data),
+                                    );
+                                }
+                                return Ok(OrderState::Declined {
+                                    data: handled,
+                                });
                             }
-                            None
-                        };
-                        let next = choice
-                            .and_then(|definition| {
-                                POLICIES
-                                    .get(definition)
-                                    .and_then(|policy| retry.next(definition, policy, io.now()))
-                            });
-                        if let Some(retry) = next {
-                            return Ok(OrderState::ChargeCard {
-                                data: input,
-                                retry,
-                            });
+                            Err(WorkflowError::new("order", "ChargeCard", error, data))
                         }
-                        let outcome = {
-                            /// `name eq 'CardDeclined'`
-                            fn condition(
-                                _: &Value,
-                                scope: &Value,
-                            ) -> Result<bool, ErrorObject> {
-                                Ok(
-                                    rt::expr::compare(
-                                        rt::expr::CompareOp::Eq,
-                                        &rt::expr::operand_name(scope, "name"),
-                                        &Value::from("CardDeclined"),
-                                    ),
-                                )
-                            }
-                            condition(failed, scope)
-                        };
-                        let matched = match outcome {
-                            Ok(matched) => matched,
-                            Err(condition_error) => {
-                                return Err(
-                                    WorkflowError::new(
-                                        "order",
-                                        "ChargeCard",
-                                        condition_error,
-                                        data,
-                                    ),
-                                );
-                            }
-                        };
-                        if matched {
-                            let error_data = error.wrapped();
-                            let mut handled = data;
-                            if let Err(merge_error) = rt::merge_data(
-                                &mut handled,
-                                error_data,
-                                "ChargeCard",
-                                "error data",
-                            ) {
-                                let data = handled;
-                                return Err(
-                                    WorkflowError::new("order", "ChargeCard", merge_error, data),
-                                );
-                            }
-                            return Ok(OrderState::Declined {
-                                data: handled,
-                            });
-                        }
-                        Err(WorkflowError::new("order", "ChargeCard", error, data))
+                            .await
                     }
-                        .await
-                }
-            };
-            next.map(Progress::Ran)
+                };
+                next.map(Progress::Ran)
+            }
         }
         /// Runs one step of task `Route`.
         fn run_task_route(data: Value, _io: &Io) -> Step<OrderState> {
@@ -764,93 +771,106 @@ const _: () = {
             rt::ran(next)
         }
         /// Runs one step of task `ManualReview`.
-        async fn run_task_manual_review(
-            &self,
-            data: Value,
-            _io: &Io,
-        ) -> Step<OrderState> {
-            let mut data = data;
-            let attempt: Result<Attempt<Infallible>, ErrorObject> = async {
-                rt::merge_data(
-                    &mut data,
-                    rt::object([("status", Value::from("awaiting review"))]),
+        fn run_task_manual_review<'a>(
+            &'a self,
+            mut data: Value,
+            _io: &'a Io,
+        ) -> impl ::core::future::Future<Output = Step<OrderState>> + 'a {
+            async move {
+                let attempt: Result<Attempt<Infallible>, ErrorObject> = async {
+                    rt::merge_data(
+                        &mut data,
+                        rt::object([("status", Value::from("awaiting review"))]),
+                        "ManualReview",
+                        "inject data",
+                    )?;
+                    Ok(Attempt::Exit(0))
+                }
+                    .await;
+                rt::settle(
+                    attempt,
+                    data,
+                    "order",
                     "ManualReview",
-                    "inject data",
-                )?;
-                Ok(Attempt::Exit(0))
+                    |_, data| Ok(OrderState::Completed {
+                        output: data,
+                    }),
+                )
             }
-                .await;
-            rt::settle(
-                attempt,
-                data,
-                "order",
-                "ManualReview",
-                |_, data| Ok(OrderState::Completed {
-                    output: data,
-                }),
-            )
         }
         /// Runs one step of task `Ship`.
-        async fn run_task_ship(&self, data: Value, io: &Io) -> Step<OrderState> {
-            static CALL: rt::Call = rt::Call::new(2, "shipOrder", "Ship", "action 1")
-                .args(&ARGS_ADDRESS)
-                .results(&PATH_SHIPMENT);
-            let mut data = data;
-            let attempt = rt::call_functions(
-                    self,
-                    ::core::slice::from_ref(&CALL),
-                    1,
-                    &mut data,
-                    io,
-                )
-                .await;
-            let next: Result<OrderState, WorkflowError> = match attempt {
-                Ok(Attempt::Exit(_)) => {
-                    async {
-                        let mut output = data;
-                        if let Err(error) = rt::filter_in_place(
-                            &PATH_SHIPMENT,
-                            &mut output,
-                        ) {
-                            let data = output;
-                            return Err(WorkflowError::new("order", "Ship", error, data));
+        fn run_task_ship<'a>(
+            &'a self,
+            mut data: Value,
+            io: &'a Io,
+        ) -> impl ::core::future::Future<Output = Step<OrderState>> + 'a {
+            async move {
+                static CALL: rt::Call = rt::Call::new(2, "shipOrder", "Ship", "action 1")
+                    .args(&ARGS_ADDRESS)
+                    .results(&PATH_SHIPMENT);
+                let attempt = rt::call_functions(
+                        self,
+                        ::core::slice::from_ref(&CALL),
+                        1,
+                        &mut data,
+                        io,
+                    )
+                    .await;
+                let next: Result<OrderState, WorkflowError> = match attempt {
+                    Ok(Attempt::Exit(_)) => {
+                        async {
+                            let mut output = data;
+                            if let Err(error) = rt::filter_in_place(
+                                &PATH_SHIPMENT,
+                                &mut output,
+                            ) {
+                                let data = output;
+                                return Err(
+                                    WorkflowError::new("order", "Ship", error, data),
+                                );
+                            }
+                            Ok(OrderState::Completed { output })
                         }
-                        Ok(OrderState::Completed { output })
+                            .await
                     }
-                        .await
-                }
-                Ok(Attempt::Terminate) => {
-                    Ok(OrderState::Terminated {
-                        output: data,
-                    })
-                }
-                Ok(Attempt::Stay(never, _)) => match never {}
-                Err(error) => Err(WorkflowError::new("order", "Ship", error, data)),
-            };
-            next.map(Progress::Ran)
+                    Ok(Attempt::Terminate) => {
+                        Ok(OrderState::Terminated {
+                            output: data,
+                        })
+                    }
+                    Ok(Attempt::Stay(never, _)) => match never {}
+                    Err(error) => Err(WorkflowError::new("order", "Ship", error, data)),
+                };
+                next.map(Progress::Ran)
+            }
         }
         /// Runs one step of task `Declined`.
-        async fn run_task_declined(&self, data: Value, _io: &Io) -> Step<OrderState> {
-            let mut data = data;
-            let attempt: Result<Attempt<Infallible>, ErrorObject> = async {
-                rt::merge_data(
-                    &mut data,
-                    rt::object([("status", Value::from("declined"))]),
+        fn run_task_declined<'a>(
+            &'a self,
+            mut data: Value,
+            _io: &'a Io,
+        ) -> impl ::core::future::Future<Output = Step<OrderState>> + 'a {
+            async move {
+                let attempt: Result<Attempt<Infallible>, ErrorObject> = async {
+                    rt::merge_data(
+                        &mut data,
+                        rt::object([("status", Value::from("declined"))]),
+                        "Declined",
+                        "inject data",
+                    )?;
+                    Ok(Attempt::Exit(0))
+                }
+                    .await;
+                rt::settle(
+                    attempt,
+                    data,
+                    "order",
                     "Declined",
-                    "inject data",
-                )?;
-                Ok(Attempt::Exit(0))
+                    |_, data| Ok(OrderState::Terminated {
+                        output: data,
+                    }),
+                )
             }
-                .await;
-            rt::settle(
-                attempt,
-                data,
-                "order",
-                "Declined",
-                |_, data| Ok(OrderState::Terminated {
-                    output: data,
-                }),
-            )
         }
     }
     impl<F: OrderFunctions> rt::CallFunction for OrderWorkflow<F> {

@@ -570,50 +570,55 @@ impl<F: SagaFunctions> SagaWorkflow<F> {
     /// # Errors
     /// The `WorkflowError` of a task that failed with no retry or onError left,
     /// with the data it had.
-    pub async fn advance(
-        &self,
+    #[allow(clippy::manual_async_fn)]
+    pub fn advance<'a>(
+        &'a self,
         state: SagaState,
-        io: &::swf_runtime::Io,
-    ) -> ::core::result::Result<
-        ::swf_runtime::Progress<SagaState>,
-        ::swf_runtime::WorkflowError,
-    > {
-        match state {
-            SagaState::BookFlight { data, compensations } => {
-                self.run_task_book_flight(data, compensations, io).await
-            }
-            SagaState::BookHotel { data, compensations } => {
-                self.run_task_book_hotel(data, compensations, io).await
-            }
-            SagaState::Charge { data, compensations } => {
-                self.run_task_charge(data, compensations, io).await
-            }
-            SagaState::Decide { data, compensations } => {
-                self.run_task_decide(data, compensations, io).await
-            }
-            SagaState::Done { data, compensations } => {
-                self.run_task_done(data, compensations, io).await
-            }
-            SagaState::CallOff { data, compensations } => {
-                self.run_task_call_off(data, compensations, io).await
-            }
-            SagaState::Cancelled { data, compensations } => {
-                self.run_task_cancelled(data, compensations, io).await
-            }
-            SagaState::Failed { data, compensations } => {
-                self.run_task_failed(data, compensations, io).await
-            }
-            SagaState::CancelHotel { data, compensating } => {
-                self.run_task_cancel_hotel(data, compensating, io).await
-            }
-            SagaState::RefundDeposit { data, compensating } => {
-                self.run_task_refund_deposit(data, compensating, io).await
-            }
-            SagaState::CancelFlight { data, compensating } => {
-                self.run_task_cancel_flight(data, compensating, io).await
-            }
-            ended @ (SagaState::Completed { .. } | SagaState::Terminated { .. }) => {
-                ::core::result::Result::Ok(::swf_runtime::Progress::Ran(ended))
+        io: &'a ::swf_runtime::Io,
+    ) -> impl ::core::future::Future<
+        Output = ::core::result::Result<
+            ::swf_runtime::Progress<SagaState>,
+            ::swf_runtime::WorkflowError,
+        >,
+    > + 'a {
+        async move {
+            match state {
+                SagaState::BookFlight { data, compensations } => {
+                    self.run_task_book_flight(data, compensations, io).await
+                }
+                SagaState::BookHotel { data, compensations } => {
+                    self.run_task_book_hotel(data, compensations, io).await
+                }
+                SagaState::Charge { data, compensations } => {
+                    self.run_task_charge(data, compensations, io).await
+                }
+                SagaState::Decide { data, compensations } => {
+                    self.run_task_decide(data, compensations, io).await
+                }
+                SagaState::Done { data, compensations } => {
+                    self.run_task_done(data, compensations, io).await
+                }
+                SagaState::CallOff { data, compensations } => {
+                    self.run_task_call_off(data, compensations, io).await
+                }
+                SagaState::Cancelled { data, compensations } => {
+                    self.run_task_cancelled(data, compensations, io).await
+                }
+                SagaState::Failed { data, compensations } => {
+                    self.run_task_failed(data, compensations, io).await
+                }
+                SagaState::CancelHotel { data, compensating } => {
+                    self.run_task_cancel_hotel(data, compensating, io).await
+                }
+                SagaState::RefundDeposit { data, compensating } => {
+                    self.run_task_refund_deposit(data, compensating, io).await
+                }
+                SagaState::CancelFlight { data, compensating } => {
+                    self.run_task_cancel_flight(data, compensating, io).await
+                }
+                ended @ (SagaState::Completed { .. } | SagaState::Terminated { .. }) => {
+                    ::core::result::Result::Ok(::swf_runtime::Progress::Ran(ended))
+                }
             }
         }
     }
@@ -689,7 +694,7 @@ const _: () = {
     static ARGS_MODE: rt::Template = rt::Template::Object(
         &[("mode", rt::Template::Path(&PATH_MODE))],
     );
-    #[allow(dead_code)]
+    #[allow(dead_code, clippy::manual_async_fn)]
     impl<F: SagaFunctions> SagaWorkflow<F> {
         /// Compensates the latest task recorded in `remaining` in the workflow, or, once none is left, takes the exit that asked for the compensation.
         async fn compensate(
@@ -835,92 +840,93 @@ const _: () = {
             })
         }
         /// Runs one step of task `Charge`.
-        async fn run_task_charge(
-            &self,
-            data: Value,
+        fn run_task_charge<'a>(
+            &'a self,
+            mut data: Value,
             compensations: rt::CompensationLog,
-            io: &Io,
-        ) -> Step<SagaState> {
-            static CALL: rt::Call = rt::Call::new(1, "charge", "Charge", "action 1")
-                .args(&ARGS_MODE);
-            let mut data = data;
-            let attempt = rt::call_functions(
-                    self,
-                    ::core::slice::from_ref(&CALL),
-                    1,
-                    &mut data,
-                    io,
-                )
-                .await;
-            let next: Result<SagaState, WorkflowError> = match attempt {
-                Ok(Attempt::Exit(_)) => Self::enter_task_decide(data, compensations),
-                Ok(Attempt::Terminate) => {
-                    Ok(SagaState::Terminated {
-                        output: data,
-                    })
-                }
-                Ok(Attempt::Stay(never, _)) => match never {}
-                Err(error) => {
-                    async {
-                        let failed_data = rt::data_with_error(&data, &error);
-                        let error_scope = error.to_json();
-                        let failed: &Value = &failed_data;
-                        let scope: &Value = &error_scope;
-                        let _ = (failed, scope);
-                        let outcome = {
-                            /// `name eq 'CardDeclined'`
-                            fn condition(
-                                _: &Value,
-                                scope: &Value,
-                            ) -> Result<bool, ErrorObject> {
-                                Ok(
-                                    rt::expr::compare(
-                                        rt::expr::CompareOp::Eq,
-                                        &rt::expr::operand_name(scope, "name"),
-                                        &Value::from("CardDeclined"),
-                                    ),
-                                )
-                            }
-                            condition(failed, scope)
-                        };
-                        let matched = match outcome {
-                            Ok(matched) => matched,
-                            Err(condition_error) => {
-                                return Err(
-                                    WorkflowError::new("saga", "Charge", condition_error, data),
-                                );
-                            }
-                        };
-                        if matched {
-                            let error_data = error.wrapped();
-                            let mut handled = data;
-                            if let Err(merge_error) = rt::merge_data(
-                                &mut handled,
-                                error_data,
-                                "Charge",
-                                "error data",
-                            ) {
-                                let data = handled;
-                                return Err(
-                                    WorkflowError::new("saga", "Charge", merge_error, data),
-                                );
-                            }
-                            return self
-                                .compensate(
-                                    handled,
-                                    compensations,
-                                    0u32,
-                                    Some(::core::clone::Clone::clone(&error)),
-                                    io,
-                                )
-                                .await;
-                        }
-                        Err(WorkflowError::new("saga", "Charge", error, data))
+            io: &'a Io,
+        ) -> impl ::core::future::Future<Output = Step<SagaState>> + 'a {
+            async move {
+                static CALL: rt::Call = rt::Call::new(1, "charge", "Charge", "action 1")
+                    .args(&ARGS_MODE);
+                let attempt = rt::call_functions(
+                        self,
+                        ::core::slice::from_ref(&CALL),
+                        1,
+                        &mut data,
+                        io,
+                    )
+                    .await;
+                let next: Result<SagaState, WorkflowError> = match attempt {
+                    Ok(Attempt::Exit(_)) => Self::enter_task_decide(data, compensations),
+                    Ok(Attempt::Terminate) => {
+                        Ok(SagaState::Terminated {
+                            output: data,
+                        })
                     }
-                        .await
-                }
-            };
-            next.map(Progress::Ran)
+                    Ok(Attempt::Stay(never, _)) => match never {}
+                    Err(error) => {
+                        async {
+                            let failed_data = rt::data_with_error(&data, &error);
+                            let error_scope = error.to_json();
+                            let failed: &Value = &failed_data;
+                            let scope: &Value = &error_scope;
+                            let _ = (failed, scope);
+                            let outcome = {
+                                /// `name eq 'CardDeclined'`
+                                fn condition(
+                                    _: &Value,
+                                    scope: &Value,
+                                ) -> Result<bool, ErrorObject> {
+                                    Ok(
+                                        rt::expr::compare(
+                                            rt::expr::CompareOp::Eq,
+                                            &rt::expr::operand_name(scope, "name"),
+                                            &Value::from("CardDeclined"),
+                                        ),
+                                    )
+                                }
+                                condition(failed, scope)
+                            };
+                            let matched = match outcome {
+                                Ok(matched) => matched,
+                                Err(condition_error) => {
+                                    return Err(
+                                        WorkflowError::new("saga", "Charge", condition_error, data),
+                                    );
+                                }
+                            };
+                            if matched {
+                                let error_data = error.wrapped();
+                                let mut handled = data;
+                                if let Err(merge_error) = rt::merge_data(
+                                    &mut handled,
+                                    error_data,
+                                    "Charge",
+                                    "error data",
+                                ) {
+                                    let data = handled;
+                                    return Err(
+                                        WorkflowError::new("saga", "Charge", merge_error, data),
+                                    );
+                                }
+                                return self
+                                    .compensate(
+                                        handled,
+                                        compensations,
+                                        0u32,
+                                        Some(::core::clone::Clone::clone(&error)),
+                                        io,
+                                    )
+                                    .await;
+                            }
+                            Err(WorkflowError::new("saga", "Charge", error, data))
+                        }
+                            .await
+                    }
+                };
+                next.map(Progress::Ran)
+            }
         }
         fn enter_task_decide(
             data: Value,
@@ -932,43 +938,45 @@ const _: () = {
             })
         }
         /// Runs one step of task `Decide`.
-        async fn run_task_decide(
-            &self,
+        fn run_task_decide<'a>(
+            &'a self,
             data: Value,
             compensations: rt::CompensationLog,
-            io: &Io,
-        ) -> Step<SagaState> {
-            static CONDITIONS: [Test; 2] = [
-                Test::compare(
-                    Op::Equals,
-                    &PATH_MODE,
-                    Operand::Text("undo-by-transition"),
-                ),
-                Test::compare(Op::Equals, &PATH_MODE, Operand::Text("undo-at-end")),
-            ];
-            let attempt = rt::switch::choose(&CONDITIONS, &data);
-            let next: Result<SagaState, WorkflowError> = match attempt {
-                Ok(Attempt::Exit(exit)) => {
-                    async {
-                        match exit {
-                            0usize => {
-                                self.compensate(data, compensations, 1u32, None, io).await
+            io: &'a Io,
+        ) -> impl ::core::future::Future<Output = Step<SagaState>> + 'a {
+            async move {
+                static CONDITIONS: [Test; 2] = [
+                    Test::compare(
+                        Op::Equals,
+                        &PATH_MODE,
+                        Operand::Text("undo-by-transition"),
+                    ),
+                    Test::compare(Op::Equals, &PATH_MODE, Operand::Text("undo-at-end")),
+                ];
+                let attempt = rt::switch::choose(&CONDITIONS, &data);
+                let next: Result<SagaState, WorkflowError> = match attempt {
+                    Ok(Attempt::Exit(exit)) => {
+                        async {
+                            match exit {
+                                0usize => {
+                                    self.compensate(data, compensations, 1u32, None, io).await
+                                }
+                                1usize => Self::enter_task_call_off(data, compensations),
+                                _ => Self::enter_task_done(data, compensations),
                             }
-                            1usize => Self::enter_task_call_off(data, compensations),
-                            _ => Self::enter_task_done(data, compensations),
                         }
+                            .await
                     }
-                        .await
-                }
-                Ok(Attempt::Terminate) => {
-                    Ok(SagaState::Terminated {
-                        output: data,
-                    })
-                }
-                Ok(Attempt::Stay(never, _)) => match never {}
-                Err(error) => Err(WorkflowError::new("saga", "Decide", error, data)),
-            };
-            next.map(Progress::Ran)
+                    Ok(Attempt::Terminate) => {
+                        Ok(SagaState::Terminated {
+                            output: data,
+                        })
+                    }
+                    Ok(Attempt::Stay(never, _)) => match never {}
+                    Err(error) => Err(WorkflowError::new("saga", "Decide", error, data)),
+                };
+                next.map(Progress::Ran)
+            }
         }
         fn enter_task_done(
             data: Value,
@@ -980,28 +988,30 @@ const _: () = {
             })
         }
         /// Runs one step of task `Done`.
-        async fn run_task_done(
-            &self,
+        fn run_task_done<'a>(
+            &'a self,
             data: Value,
             compensations: rt::CompensationLog,
-            _io: &Io,
-        ) -> Step<SagaState> {
-            let attempt: Result<Attempt<Infallible>, ErrorObject> = async {
-                Ok(Attempt::Exit(0))
+            _io: &'a Io,
+        ) -> impl ::core::future::Future<Output = Step<SagaState>> + 'a {
+            async move {
+                let attempt: Result<Attempt<Infallible>, ErrorObject> = async {
+                    Ok(Attempt::Exit(0))
+                }
+                    .await;
+                rt::settle(
+                    attempt,
+                    data,
+                    "saga",
+                    "Done",
+                    |_, data| {
+                        ::core::mem::drop(compensations);
+                        Ok(SagaState::Completed {
+                            output: data,
+                        })
+                    },
+                )
             }
-                .await;
-            rt::settle(
-                attempt,
-                data,
-                "saga",
-                "Done",
-                |_, data| {
-                    ::core::mem::drop(compensations);
-                    Ok(SagaState::Completed {
-                        output: data,
-                    })
-                },
-            )
         }
         fn enter_task_call_off(
             data: Value,
@@ -1013,37 +1023,40 @@ const _: () = {
             })
         }
         /// Runs one step of task `CallOff`.
-        async fn run_task_call_off(
-            &self,
-            data: Value,
+        fn run_task_call_off<'a>(
+            &'a self,
+            mut data: Value,
             compensations: rt::CompensationLog,
-            io: &Io,
-        ) -> Step<SagaState> {
-            let mut data = data;
-            let attempt: Result<Attempt<Infallible>, ErrorObject> = async {
-                rt::merge_data(
-                    &mut data,
-                    rt::object([("calledOff", Value::Bool(true))]),
-                    "CallOff",
-                    "inject data",
-                )?;
-                Ok(Attempt::Exit(0))
+            io: &'a Io,
+        ) -> impl ::core::future::Future<Output = Step<SagaState>> + 'a {
+            async move {
+                let attempt: Result<Attempt<Infallible>, ErrorObject> = async {
+                    rt::merge_data(
+                        &mut data,
+                        rt::object([("calledOff", Value::Bool(true))]),
+                        "CallOff",
+                        "inject data",
+                    )?;
+                    Ok(Attempt::Exit(0))
+                }
+                    .await;
+                let next: Result<SagaState, WorkflowError> = match attempt {
+                    Ok(Attempt::Exit(_)) => {
+                        async {
+                            self.compensate(data, compensations, 2u32, None, io).await
+                        }
+                            .await
+                    }
+                    Ok(Attempt::Terminate) => {
+                        Ok(SagaState::Terminated {
+                            output: data,
+                        })
+                    }
+                    Ok(Attempt::Stay(never, _)) => match never {}
+                    Err(error) => Err(WorkflowError::new("saga", "CallOff", error, data)),
+                };
+                next.map(Progress::Ran)
             }
-                .await;
-            let next: Result<SagaState, WorkflowError> = match attempt {
-                Ok(Attempt::Exit(_)) => {
-                    async { self.compensate(data, compensations, 2u32, None, io).await }
-                        .await
-                }
-                Ok(Attempt::Terminate) => {
-                    Ok(SagaState::Terminated {
-                        output: data,
-                    })
-                }
-                Ok(Attempt::Stay(never, _)) => match never {}
-                Err(error) => Err(WorkflowError::new("saga", "CallOff", error, data)),
-            };
-            next.map(Progress::Ran)
         }
         fn enter_task_cancelled(
             data: Value,
@@ -1055,35 +1068,36 @@ const _: () = {
             })
         }
         /// Runs one step of task `Cancelled`.
-        async fn run_task_cancelled(
-            &self,
-            data: Value,
+        fn run_task_cancelled<'a>(
+            &'a self,
+            mut data: Value,
             compensations: rt::CompensationLog,
-            _io: &Io,
-        ) -> Step<SagaState> {
-            let mut data = data;
-            let attempt: Result<Attempt<Infallible>, ErrorObject> = async {
-                rt::merge_data(
-                    &mut data,
-                    rt::object([("tripCancelled", Value::Bool(true))]),
+            _io: &'a Io,
+        ) -> impl ::core::future::Future<Output = Step<SagaState>> + 'a {
+            async move {
+                let attempt: Result<Attempt<Infallible>, ErrorObject> = async {
+                    rt::merge_data(
+                        &mut data,
+                        rt::object([("tripCancelled", Value::Bool(true))]),
+                        "Cancelled",
+                        "inject data",
+                    )?;
+                    Ok(Attempt::Exit(0))
+                }
+                    .await;
+                rt::settle(
+                    attempt,
+                    data,
+                    "saga",
                     "Cancelled",
-                    "inject data",
-                )?;
-                Ok(Attempt::Exit(0))
+                    |_, data| {
+                        ::core::mem::drop(compensations);
+                        Ok(SagaState::Completed {
+                            output: data,
+                        })
+                    },
+                )
             }
-                .await;
-            rt::settle(
-                attempt,
-                data,
-                "saga",
-                "Cancelled",
-                |_, data| {
-                    ::core::mem::drop(compensations);
-                    Ok(SagaState::Completed {
-                        output: data,
-                    })
-                },
-            )
         }
         fn enter_task_failed(
             data: Value,
@@ -1095,35 +1109,36 @@ const _: () = {
             })
         }
         /// Runs one step of task `Failed`.
-        async fn run_task_failed(
-            &self,
-            data: Value,
+        fn run_task_failed<'a>(
+            &'a self,
+            mut data: Value,
             compensations: rt::CompensationLog,
-            _io: &Io,
-        ) -> Step<SagaState> {
-            let mut data = data;
-            let attempt: Result<Attempt<Infallible>, ErrorObject> = async {
-                rt::merge_data(
-                    &mut data,
-                    rt::object([("failed", Value::Bool(true))]),
+            _io: &'a Io,
+        ) -> impl ::core::future::Future<Output = Step<SagaState>> + 'a {
+            async move {
+                let attempt: Result<Attempt<Infallible>, ErrorObject> = async {
+                    rt::merge_data(
+                        &mut data,
+                        rt::object([("failed", Value::Bool(true))]),
+                        "Failed",
+                        "inject data",
+                    )?;
+                    Ok(Attempt::Exit(0))
+                }
+                    .await;
+                rt::settle(
+                    attempt,
+                    data,
+                    "saga",
                     "Failed",
-                    "inject data",
-                )?;
-                Ok(Attempt::Exit(0))
+                    |_, data| {
+                        ::core::mem::drop(compensations);
+                        Ok(SagaState::Completed {
+                            output: data,
+                        })
+                    },
+                )
             }
-                .await;
-            rt::settle(
-                attempt,
-                data,
-                "saga",
-                "Failed",
-                |_, data| {
-                    ::core::mem::drop(compensations);
-                    Ok(SagaState::Completed {
-                        output: data,
-                    })
-                },
-            )
         }
         fn enter_task_cancel_hotel(
             data: Value,
@@ -1135,37 +1150,45 @@ const _: () = {
             })
         }
         /// Runs one step of task `CancelHotel`.
-        async fn run_task_cancel_hotel(
-            &self,
-            data: Value,
+        fn run_task_cancel_hotel<'a>(
+            &'a self,
+            mut data: Value,
             compensating: rt::Compensating,
-            io: &Io,
-        ) -> Step<SagaState> {
-            static CALL: rt::Call = rt::Call::new(2, "cancel", "CancelHotel", "action 1")
-                .args(&ARGS_WHAT_2);
-            let marking = compensating.clone();
-            let mut data = data;
-            let attempt = rt::call_functions(
-                    self,
-                    ::core::slice::from_ref(&CALL),
-                    1,
-                    &mut data,
-                    io,
-                )
-                .await;
-            let next: Result<SagaState, WorkflowError> = match attempt {
-                Ok(Attempt::Exit(_)) => {
-                    Self::enter_task_refund_deposit(data, compensating)
-                }
-                Ok(Attempt::Terminate) => {
-                    Ok(SagaState::Terminated {
-                        output: data,
-                    })
-                }
-                Ok(Attempt::Stay(never, _)) => match never {}
-                Err(error) => Err(WorkflowError::new("saga", "CancelHotel", error, data)),
-            };
-            next.map_err(|failure| marking.mark(failure)).map(Progress::Ran)
+            io: &'a Io,
+        ) -> impl ::core::future::Future<Output = Step<SagaState>> + 'a {
+            async move {
+                static CALL: rt::Call = rt::Call::new(
+                        2,
+                        "cancel",
+                        "CancelHotel",
+                        "action 1",
+                    )
+                    .args(&ARGS_WHAT_2);
+                let marking = compensating.clone();
+                let attempt = rt::call_functions(
+                        self,
+                        ::core::slice::from_ref(&CALL),
+                        1,
+                        &mut data,
+                        io,
+                    )
+                    .await;
+                let next: Result<SagaState, WorkflowError> = match attempt {
+                    Ok(Attempt::Exit(_)) => {
+                        Self::enter_task_refund_deposit(data, compensating)
+                    }
+                    Ok(Attempt::Terminate) => {
+                        Ok(SagaState::Terminated {
+                            output: data,
+                        })
+                    }
+                    Ok(Attempt::Stay(never, _)) => match never {}
+                    Err(error) => {
+                        Err(WorkflowError::new("saga", "CancelHotel", error, data))
+                    }
+                };
+                next.map_err(|failure| marking.mark(failure)).map(Progress::Ran)
+            }
         }
         fn enter_task_refund_deposit(
             data: Value,
@@ -1177,45 +1200,46 @@ const _: () = {
             })
         }
         /// Runs one step of task `RefundDeposit`.
-        async fn run_task_refund_deposit(
-            &self,
-            data: Value,
+        fn run_task_refund_deposit<'a>(
+            &'a self,
+            mut data: Value,
             compensating: rt::Compensating,
-            io: &Io,
-        ) -> Step<SagaState> {
-            let marking = compensating.clone();
-            let mut data = data;
-            let attempt: Result<Attempt<Infallible>, ErrorObject> = async {
-                rt::merge_data(
-                    &mut data,
-                    rt::object([("deposit", Value::from("refunded"))]),
-                    "RefundDeposit",
-                    "inject data",
-                )?;
-                Ok(Attempt::Exit(0))
-            }
-                .await;
-            let next: Result<SagaState, WorkflowError> = match attempt {
-                Ok(Attempt::Exit(_)) => {
-                    async {
-                        {
-                            let rt::Compensating { remaining, resume, cause, .. } = compensating;
-                            self.compensate(data, remaining, resume, cause, io).await
+            io: &'a Io,
+        ) -> impl ::core::future::Future<Output = Step<SagaState>> + 'a {
+            async move {
+                let marking = compensating.clone();
+                let attempt: Result<Attempt<Infallible>, ErrorObject> = async {
+                    rt::merge_data(
+                        &mut data,
+                        rt::object([("deposit", Value::from("refunded"))]),
+                        "RefundDeposit",
+                        "inject data",
+                    )?;
+                    Ok(Attempt::Exit(0))
+                }
+                    .await;
+                let next: Result<SagaState, WorkflowError> = match attempt {
+                    Ok(Attempt::Exit(_)) => {
+                        async {
+                            {
+                                let rt::Compensating { remaining, resume, cause, .. } = compensating;
+                                self.compensate(data, remaining, resume, cause, io).await
+                            }
                         }
+                            .await
                     }
-                        .await
-                }
-                Ok(Attempt::Terminate) => {
-                    Ok(SagaState::Terminated {
-                        output: data,
-                    })
-                }
-                Ok(Attempt::Stay(never, _)) => match never {}
-                Err(error) => {
-                    Err(WorkflowError::new("saga", "RefundDeposit", error, data))
-                }
-            };
-            next.map_err(|failure| marking.mark(failure)).map(Progress::Ran)
+                    Ok(Attempt::Terminate) => {
+                        Ok(SagaState::Terminated {
+                            output: data,
+                        })
+                    }
+                    Ok(Attempt::Stay(never, _)) => match never {}
+                    Err(error) => {
+                        Err(WorkflowError::new("saga", "RefundDeposit", error, data))
+                    }
+                };
+                next.map_err(|failure| marking.mark(failure)).map(Progress::Ran)
+            }
         }
         fn enter_task_cancel_flight(
             data: Value,
@@ -1227,50 +1251,51 @@ const _: () = {
             })
         }
         /// Runs one step of task `CancelFlight`.
-        async fn run_task_cancel_flight(
-            &self,
-            data: Value,
+        fn run_task_cancel_flight<'a>(
+            &'a self,
+            mut data: Value,
             compensating: rt::Compensating,
-            io: &Io,
-        ) -> Step<SagaState> {
-            static CALL: rt::Call = rt::Call::new(
-                    2,
-                    "cancel",
-                    "CancelFlight",
-                    "action 1",
-                )
-                .args(&ARGS_WHAT);
-            let marking = compensating.clone();
-            let mut data = data;
-            let attempt = rt::call_functions(
-                    self,
-                    ::core::slice::from_ref(&CALL),
-                    1,
-                    &mut data,
-                    io,
-                )
-                .await;
-            let next: Result<SagaState, WorkflowError> = match attempt {
-                Ok(Attempt::Exit(_)) => {
-                    async {
-                        {
-                            let rt::Compensating { remaining, resume, cause, .. } = compensating;
-                            self.compensate(data, remaining, resume, cause, io).await
+            io: &'a Io,
+        ) -> impl ::core::future::Future<Output = Step<SagaState>> + 'a {
+            async move {
+                static CALL: rt::Call = rt::Call::new(
+                        2,
+                        "cancel",
+                        "CancelFlight",
+                        "action 1",
+                    )
+                    .args(&ARGS_WHAT);
+                let marking = compensating.clone();
+                let attempt = rt::call_functions(
+                        self,
+                        ::core::slice::from_ref(&CALL),
+                        1,
+                        &mut data,
+                        io,
+                    )
+                    .await;
+                let next: Result<SagaState, WorkflowError> = match attempt {
+                    Ok(Attempt::Exit(_)) => {
+                        async {
+                            {
+                                let rt::Compensating { remaining, resume, cause, .. } = compensating;
+                                self.compensate(data, remaining, resume, cause, io).await
+                            }
                         }
+                            .await
                     }
-                        .await
-                }
-                Ok(Attempt::Terminate) => {
-                    Ok(SagaState::Terminated {
-                        output: data,
-                    })
-                }
-                Ok(Attempt::Stay(never, _)) => match never {}
-                Err(error) => {
-                    Err(WorkflowError::new("saga", "CancelFlight", error, data))
-                }
-            };
-            next.map_err(|failure| marking.mark(failure)).map(Progress::Ran)
+                    Ok(Attempt::Terminate) => {
+                        Ok(SagaState::Terminated {
+                            output: data,
+                        })
+                    }
+                    Ok(Attempt::Stay(never, _)) => match never {}
+                    Err(error) => {
+                        Err(WorkflowError::new("saga", "CancelFlight", error, data))
+                    }
+                };
+                next.map_err(|failure| marking.mark(failure)).map(Progress::Ran)
+            }
         }
     }
     impl<F: SagaFunctions> rt::CallFunction for SagaWorkflow<F> {

@@ -330,23 +330,30 @@ impl<F: SwitchesFunctions> SwitchesWorkflow<F> {
     /// # Errors
     /// The `WorkflowError` of a task that failed with no retry or onError left,
     /// with the data it had.
-    pub async fn advance(
-        &self,
+    #[allow(clippy::manual_async_fn)]
+    pub fn advance<'a>(
+        &'a self,
         state: SwitchesState,
-        io: &::swf_runtime::Io,
-    ) -> ::core::result::Result<
-        ::swf_runtime::Progress<SwitchesState>,
-        ::swf_runtime::WorkflowError,
-    > {
-        match state {
-            SwitchesState::Classify { data } => self.run_task_classify(data, io).await,
-            SwitchesState::Minor { data } => self.run_task_minor(data, io).await,
-            SwitchesState::Staff { data } => self.run_task_staff(data, io).await,
-            SwitchesState::Premium { data } => self.run_task_premium(data, io).await,
-            SwitchesState::Other { data } => self.run_task_other(data, io).await,
-            ended @ (SwitchesState::Completed { .. }
-            | SwitchesState::Terminated { .. }) => {
-                ::core::result::Result::Ok(::swf_runtime::Progress::Ran(ended))
+        io: &'a ::swf_runtime::Io,
+    ) -> impl ::core::future::Future<
+        Output = ::core::result::Result<
+            ::swf_runtime::Progress<SwitchesState>,
+            ::swf_runtime::WorkflowError,
+        >,
+    > + 'a {
+        async move {
+            match state {
+                SwitchesState::Classify { data } => {
+                    self.run_task_classify(data, io).await
+                }
+                SwitchesState::Minor { data } => self.run_task_minor(data, io).await,
+                SwitchesState::Staff { data } => self.run_task_staff(data, io).await,
+                SwitchesState::Premium { data } => self.run_task_premium(data, io).await,
+                SwitchesState::Other { data } => self.run_task_other(data, io).await,
+                ended @ (SwitchesState::Completed { .. }
+                | SwitchesState::Terminated { .. }) => {
+                    ::core::result::Result::Ok(::swf_runtime::Progress::Ran(ended))
+                }
             }
         }
     }
@@ -421,161 +428,189 @@ const _: () = {
         "$.tier",
         &[rt::Segment::Key("tier")],
     );
-    #[allow(dead_code)]
+    #[allow(dead_code, clippy::manual_async_fn)]
     impl<F: SwitchesFunctions> SwitchesWorkflow<F> {
         /// Runs one step of task `Classify`.
-        async fn run_task_classify(&self, data: Value, _io: &Io) -> Step<SwitchesState> {
-            let attempt: Result<Attempt<Infallible>, ErrorObject> = async {
-                let matched = rt::switch::data_condition(
-                    Op::LessThan,
-                    rt::switch::Comparison::Auto,
-                    PATH_AGE.select_ref(&data)?.as_deref(),
-                    &Operand::Integer("18", 18).value(),
-                    None,
-                )?;
-                if matched {
-                    return Ok(Attempt::Exit(0usize));
-                }
-                let matched = rt::switch::data_condition(
-                    Op::Matches,
-                    rt::switch::Comparison::Auto,
-                    PATH_EMAIL.select_ref(&data)?.as_deref(),
-                    &Operand::Text("^[a-z.]+@example\\.com$").value(),
-                    {
-                        static REGEX: rt::expr::LazyRegex = rt::expr::LazyRegex::new(
-                            "^[a-z.]+@example\\.com$",
-                        );
-                        Some(&REGEX)
-                    },
-                )?;
-                if matched {
-                    return Ok(Attempt::Exit(1usize));
-                }
-                let matched = {
-                    rt::leave_inline().await;
-                    let selected = PATH_TIER.select(&data)?;
-                    let metadata = rt::object([("predicate", Value::from("isPremium"))]);
-                    SwitchesFunctions::custom_condition(
-                        &self.functions,
-                        rt::CustomCondition {
-                            task: "Classify",
-                            path: "$.tier",
-                            selected: selected.as_ref(),
-                            value: "gold",
-                            metadata: &metadata,
+        fn run_task_classify<'a>(
+            &'a self,
+            data: Value,
+            _io: &'a Io,
+        ) -> impl ::core::future::Future<Output = Step<SwitchesState>> + 'a {
+            async move {
+                let attempt: Result<Attempt<Infallible>, ErrorObject> = async {
+                    let matched = rt::switch::data_condition(
+                        Op::LessThan,
+                        rt::switch::Comparison::Auto,
+                        PATH_AGE.select_ref(&data)?.as_deref(),
+                        &Operand::Integer("18", 18).value(),
+                        None,
+                    )?;
+                    if matched {
+                        return Ok(Attempt::Exit(0usize));
+                    }
+                    let matched = rt::switch::data_condition(
+                        Op::Matches,
+                        rt::switch::Comparison::Auto,
+                        PATH_EMAIL.select_ref(&data)?.as_deref(),
+                        &Operand::Text("^[a-z.]+@example\\.com$").value(),
+                        {
+                            static REGEX: rt::expr::LazyRegex = rt::expr::LazyRegex::new(
+                                "^[a-z.]+@example\\.com$",
+                            );
+                            Some(&REGEX)
                         },
-                    )
-                };
-                if matched {
-                    return Ok(Attempt::Exit(2usize));
+                    )?;
+                    if matched {
+                        return Ok(Attempt::Exit(1usize));
+                    }
+                    let matched = {
+                        rt::leave_inline().await;
+                        let selected = PATH_TIER.select(&data)?;
+                        let metadata = rt::object([
+                            ("predicate", Value::from("isPremium")),
+                        ]);
+                        SwitchesFunctions::custom_condition(
+                            &self.functions,
+                            rt::CustomCondition {
+                                task: "Classify",
+                                path: "$.tier",
+                                selected: selected.as_ref(),
+                                value: "gold",
+                                metadata: &metadata,
+                            },
+                        )
+                    };
+                    if matched {
+                        return Ok(Attempt::Exit(2usize));
+                    }
+                    Ok(Attempt::Exit(3usize))
                 }
-                Ok(Attempt::Exit(3usize))
+                    .await;
+                rt::settle(
+                    attempt,
+                    data,
+                    "switches",
+                    "Classify",
+                    |exit, data| match exit {
+                        0usize => Ok(SwitchesState::Minor { data }),
+                        1usize => Ok(SwitchesState::Staff { data }),
+                        2usize => Ok(SwitchesState::Premium { data }),
+                        _ => Ok(SwitchesState::Other { data }),
+                    },
+                )
             }
-                .await;
-            rt::settle(
-                attempt,
-                data,
-                "switches",
-                "Classify",
-                |exit, data| match exit {
-                    0usize => Ok(SwitchesState::Minor { data }),
-                    1usize => Ok(SwitchesState::Staff { data }),
-                    2usize => Ok(SwitchesState::Premium { data }),
-                    _ => Ok(SwitchesState::Other { data }),
-                },
-            )
         }
         /// Runs one step of task `Minor`.
-        async fn run_task_minor(&self, data: Value, _io: &Io) -> Step<SwitchesState> {
-            let mut data = data;
-            let attempt: Result<Attempt<Infallible>, ErrorObject> = async {
-                rt::merge_data(
-                    &mut data,
-                    rt::object([("group", Value::from("minor"))]),
+        fn run_task_minor<'a>(
+            &'a self,
+            mut data: Value,
+            _io: &'a Io,
+        ) -> impl ::core::future::Future<Output = Step<SwitchesState>> + 'a {
+            async move {
+                let attempt: Result<Attempt<Infallible>, ErrorObject> = async {
+                    rt::merge_data(
+                        &mut data,
+                        rt::object([("group", Value::from("minor"))]),
+                        "Minor",
+                        "inject data",
+                    )?;
+                    Ok(Attempt::Exit(0))
+                }
+                    .await;
+                rt::settle(
+                    attempt,
+                    data,
+                    "switches",
                     "Minor",
-                    "inject data",
-                )?;
-                Ok(Attempt::Exit(0))
+                    |_, data| Ok(SwitchesState::Completed {
+                        output: data,
+                    }),
+                )
             }
-                .await;
-            rt::settle(
-                attempt,
-                data,
-                "switches",
-                "Minor",
-                |_, data| Ok(SwitchesState::Completed {
-                    output: data,
-                }),
-            )
         }
         /// Runs one step of task `Staff`.
-        async fn run_task_staff(&self, data: Value, _io: &Io) -> Step<SwitchesState> {
-            let mut data = data;
-            let attempt: Result<Attempt<Infallible>, ErrorObject> = async {
-                rt::merge_data(
-                    &mut data,
-                    rt::object([("group", Value::from("staff"))]),
+        fn run_task_staff<'a>(
+            &'a self,
+            mut data: Value,
+            _io: &'a Io,
+        ) -> impl ::core::future::Future<Output = Step<SwitchesState>> + 'a {
+            async move {
+                let attempt: Result<Attempt<Infallible>, ErrorObject> = async {
+                    rt::merge_data(
+                        &mut data,
+                        rt::object([("group", Value::from("staff"))]),
+                        "Staff",
+                        "inject data",
+                    )?;
+                    Ok(Attempt::Exit(0))
+                }
+                    .await;
+                rt::settle(
+                    attempt,
+                    data,
+                    "switches",
                     "Staff",
-                    "inject data",
-                )?;
-                Ok(Attempt::Exit(0))
+                    |_, data| Ok(SwitchesState::Terminated {
+                        output: data,
+                    }),
+                )
             }
-                .await;
-            rt::settle(
-                attempt,
-                data,
-                "switches",
-                "Staff",
-                |_, data| Ok(SwitchesState::Terminated {
-                    output: data,
-                }),
-            )
         }
         /// Runs one step of task `Premium`.
-        async fn run_task_premium(&self, data: Value, _io: &Io) -> Step<SwitchesState> {
-            let mut data = data;
-            let attempt: Result<Attempt<Infallible>, ErrorObject> = async {
-                rt::merge_data(
-                    &mut data,
-                    rt::object([("group", Value::from("premium"))]),
+        fn run_task_premium<'a>(
+            &'a self,
+            mut data: Value,
+            _io: &'a Io,
+        ) -> impl ::core::future::Future<Output = Step<SwitchesState>> + 'a {
+            async move {
+                let attempt: Result<Attempt<Infallible>, ErrorObject> = async {
+                    rt::merge_data(
+                        &mut data,
+                        rt::object([("group", Value::from("premium"))]),
+                        "Premium",
+                        "inject data",
+                    )?;
+                    Ok(Attempt::Exit(0))
+                }
+                    .await;
+                rt::settle(
+                    attempt,
+                    data,
+                    "switches",
                     "Premium",
-                    "inject data",
-                )?;
-                Ok(Attempt::Exit(0))
+                    |_, data| Ok(SwitchesState::Completed {
+                        output: data,
+                    }),
+                )
             }
-                .await;
-            rt::settle(
-                attempt,
-                data,
-                "switches",
-                "Premium",
-                |_, data| Ok(SwitchesState::Completed {
-                    output: data,
-                }),
-            )
         }
         /// Runs one step of task `Other`.
-        async fn run_task_other(&self, data: Value, _io: &Io) -> Step<SwitchesState> {
-            let mut data = data;
-            let attempt: Result<Attempt<Infallible>, ErrorObject> = async {
-                rt::merge_data(
-                    &mut data,
-                    rt::object([("group", Value::from("other"))]),
+        fn run_task_other<'a>(
+            &'a self,
+            mut data: Value,
+            _io: &'a Io,
+        ) -> impl ::core::future::Future<Output = Step<SwitchesState>> + 'a {
+            async move {
+                let attempt: Result<Attempt<Infallible>, ErrorObject> = async {
+                    rt::merge_data(
+                        &mut data,
+                        rt::object([("group", Value::from("other"))]),
+                        "Other",
+                        "inject data",
+                    )?;
+                    Ok(Attempt::Exit(0))
+                }
+                    .await;
+                rt::settle(
+                    attempt,
+                    data,
+                    "switches",
                     "Other",
-                    "inject data",
-                )?;
-                Ok(Attempt::Exit(0))
+                    |_, data| Ok(SwitchesState::Completed {
+                        output: data,
+                    }),
+                )
             }
-                .await;
-            rt::settle(
-                attempt,
-                data,
-                "switches",
-                "Other",
-                |_, data| Ok(SwitchesState::Completed {
-                    output: data,
-                }),
-            )
         }
     }
 };

@@ -467,23 +467,30 @@ impl<F: V01EventsFunctions> V01EventsWorkflow<F> {
     /// # Errors
     /// The `WorkflowError` of a task that failed with no retry or onError left,
     /// with the data it had.
-    pub async fn advance(
-        &self,
+    #[allow(clippy::manual_async_fn)]
+    pub fn advance<'a>(
+        &'a self,
         state: V01EventsState,
-        io: &::swf_runtime::Io,
-    ) -> ::core::result::Result<
-        ::swf_runtime::Progress<V01EventsState>,
-        ::swf_runtime::WorkflowError,
-    > {
-        match state {
-            V01EventsState::WaitForOrder { data, until } => {
-                self.run_task_wait_for_order(data, until, io).await
-            }
-            V01EventsState::Shipped { data } => self.run_task_shipped(data, io).await,
-            V01EventsState::Cancelled { data } => self.run_task_cancelled(data, io).await,
-            ended @ (V01EventsState::Completed { .. }
-            | V01EventsState::Terminated { .. }) => {
-                ::core::result::Result::Ok(::swf_runtime::Progress::Ran(ended))
+        io: &'a ::swf_runtime::Io,
+    ) -> impl ::core::future::Future<
+        Output = ::core::result::Result<
+            ::swf_runtime::Progress<V01EventsState>,
+            ::swf_runtime::WorkflowError,
+        >,
+    > + 'a {
+        async move {
+            match state {
+                V01EventsState::WaitForOrder { data, until } => {
+                    self.run_task_wait_for_order(data, until, io).await
+                }
+                V01EventsState::Shipped { data } => self.run_task_shipped(data, io).await,
+                V01EventsState::Cancelled { data } => {
+                    self.run_task_cancelled(data, io).await
+                }
+                ended @ (V01EventsState::Completed { .. }
+                | V01EventsState::Terminated { .. }) => {
+                    ::core::result::Result::Ok(::swf_runtime::Progress::Ran(ended))
+                }
             }
         }
     }
@@ -570,7 +577,7 @@ const _: () = {
         "$.cancellation.reason",
         &[rt::Segment::Key("cancellation"), rt::Segment::Key("reason")],
     );
-    #[allow(dead_code)]
+    #[allow(dead_code, clippy::manual_async_fn)]
     impl<F: V01EventsFunctions> V01EventsWorkflow<F> {
         fn enter_task_wait_for_order(
             data: Value,
@@ -582,197 +589,212 @@ const _: () = {
             })
         }
         /// Runs one step of task `WaitForOrder`.
-        async fn run_task_wait_for_order(
-            &self,
-            data: Value,
+        fn run_task_wait_for_order<'a>(
+            &'a self,
+            mut data: Value,
             until: Option<rt::Timestamp>,
-            io: &Io,
-        ) -> Step<V01EventsState> {
-            let mut data = data;
-            let attempt: Result<Attempt<()>, ErrorObject> = async {
-                #[allow(clippy::overly_complex_bool_expr, clippy::nonminimal_bool)]
-                fn entry_0(arrived: &[bool]) -> bool {
-                    arrived[0usize] && arrived[1usize]
-                }
-                #[allow(clippy::overly_complex_bool_expr, clippy::nonminimal_bool)]
-                fn entry_1(arrived: &[bool]) -> bool {
-                    arrived[2usize]
-                }
-                let entries = [
-                    rt::EventEntry {
-                        holds: &entry_0,
-                        uses: &[0usize, 1usize],
-                    },
-                    rt::EventEntry {
-                        holds: &entry_1,
-                        uses: &[2usize],
-                    },
-                ];
-                let (entry, events): (usize, ::std::vec::Vec<(usize, rt::CloudEvent)>) = match io
-                    .take_entries(
-                        Self::event_specs(),
-                        &[0usize, 1usize, 2usize],
-                        &entries,
-                    )?
-                {
-                    Some(taken) => taken,
-                    None if rt::passed(io, until) => {
-                        return Ok(Attempt::Exit(1usize));
+            io: &'a Io,
+        ) -> impl ::core::future::Future<Output = Step<V01EventsState>> + 'a {
+            async move {
+                let attempt: Result<Attempt<()>, ErrorObject> = async {
+                    #[allow(clippy::overly_complex_bool_expr, clippy::nonminimal_bool)]
+                    fn entry_0(arrived: &[bool]) -> bool {
+                        arrived[0usize] && arrived[1usize]
                     }
-                    None => {
-                        return {
-                            let specs = V01EventsEvent::specs();
-                            Ok(
-                                Attempt::Stay(
-                                    (),
-                                    Some(
-                                        rt::Wait::new(
-                                            until,
-                                            &[&specs[0usize], &specs[1usize], &specs[2usize]],
+                    #[allow(clippy::overly_complex_bool_expr, clippy::nonminimal_bool)]
+                    fn entry_1(arrived: &[bool]) -> bool {
+                        arrived[2usize]
+                    }
+                    let entries = [
+                        rt::EventEntry {
+                            holds: &entry_0,
+                            uses: &[0usize, 1usize],
+                        },
+                        rt::EventEntry {
+                            holds: &entry_1,
+                            uses: &[2usize],
+                        },
+                    ];
+                    let (
+                        entry,
+                        events,
+                    ): (usize, ::std::vec::Vec<(usize, rt::CloudEvent)>) = match io
+                        .take_entries(
+                            Self::event_specs(),
+                            &[0usize, 1usize, 2usize],
+                            &entries,
+                        )?
+                    {
+                        Some(taken) => taken,
+                        None if rt::passed(io, until) => {
+                            return Ok(Attempt::Exit(1usize));
+                        }
+                        None => {
+                            return {
+                                let specs = V01EventsEvent::specs();
+                                Ok(
+                                    Attempt::Stay(
+                                        (),
+                                        Some(
+                                            rt::Wait::new(
+                                                until,
+                                                &[&specs[0usize], &specs[1usize], &specs[2usize]],
+                                            ),
                                         ),
                                     ),
-                                ),
-                            )
-                        };
+                                )
+                            };
+                        }
+                    };
+                    match entry {
+                        0usize => {
+                            for (_, event) in events.iter().filter(|(i, _)| *i == 0usize)
+                            {
+                                let event_data = rt::event_data(event);
+                                rt::merge_data(
+                                    &mut data,
+                                    event_data,
+                                    "WaitForOrder",
+                                    "event data",
+                                )?;
+                            }
+                            for (_, event) in events.iter().filter(|(i, _)| *i == 1usize)
+                            {
+                                let event_data = rt::event_data(event);
+                                rt::merge_data(
+                                    &mut data,
+                                    event_data,
+                                    "WaitForOrder",
+                                    "event data",
+                                )?;
+                            }
+                            {
+                                static CALL: rt::Call = rt::Call::new(
+                                        0,
+                                        "ship",
+                                        "WaitForOrder",
+                                        "action 1",
+                                    )
+                                    .input(&PATH_ORDER)
+                                    .select(&PATH_TRACKING)
+                                    .results(&PATH_SHIPMENT)
+                                    .timeout(rt::Duration::from_millis(600000u64), "PT10M");
+                                rt::call_functions(
+                                        self,
+                                        ::core::slice::from_ref(&CALL),
+                                        1,
+                                        &mut data,
+                                        io,
+                                    )
+                                    .await?;
+                            }
+                            Ok(Attempt::Exit(0usize))
+                        }
+                        1usize => {
+                            for (_, event) in events.iter().filter(|(i, _)| *i == 2usize)
+                            {
+                                let mut event_data = rt::event_data(event);
+                                rt::filter_in_place(&PATH_REASON, &mut event_data)?;
+                                PATH_CANCELLATION_REASON.write(&mut data, event_data)?;
+                            }
+                            Ok(Attempt::Exit(1usize))
+                        }
+                        _ => Ok(Attempt::Exit(1usize)),
+                    }
+                }
+                    .await;
+                let next: Result<V01EventsState, WorkflowError> = match attempt {
+                    Ok(Attempt::Exit(exit)) => {
+                        match exit {
+                            0usize => Ok(V01EventsState::Shipped { data }),
+                            1usize => Ok(V01EventsState::Cancelled { data }),
+                            _ => {
+                                Ok(V01EventsState::Completed {
+                                    output: data,
+                                })
+                            }
+                        }
+                    }
+                    Ok(Attempt::Terminate) => {
+                        Ok(V01EventsState::Terminated {
+                            output: data,
+                        })
+                    }
+                    Ok(Attempt::Stay((), wait)) => {
+                        return Ok(
+                            rt::progress(
+                                V01EventsState::WaitForOrder {
+                                    data,
+                                    until,
+                                },
+                                wait,
+                            ),
+                        );
+                    }
+                    Err(error) => {
+                        Err(
+                            WorkflowError::new("v01-events", "WaitForOrder", error, data),
+                        )
                     }
                 };
-                match entry {
-                    0usize => {
-                        for (_, event) in events.iter().filter(|(i, _)| *i == 0usize) {
-                            let event_data = rt::event_data(event);
-                            rt::merge_data(
-                                &mut data,
-                                event_data,
-                                "WaitForOrder",
-                                "event data",
-                            )?;
-                        }
-                        for (_, event) in events.iter().filter(|(i, _)| *i == 1usize) {
-                            let event_data = rt::event_data(event);
-                            rt::merge_data(
-                                &mut data,
-                                event_data,
-                                "WaitForOrder",
-                                "event data",
-                            )?;
-                        }
-                        {
-                            static CALL: rt::Call = rt::Call::new(
-                                    0,
-                                    "ship",
-                                    "WaitForOrder",
-                                    "action 1",
-                                )
-                                .input(&PATH_ORDER)
-                                .select(&PATH_TRACKING)
-                                .results(&PATH_SHIPMENT)
-                                .timeout(rt::Duration::from_millis(600000u64), "PT10M");
-                            rt::call_functions(
-                                    self,
-                                    ::core::slice::from_ref(&CALL),
-                                    1,
-                                    &mut data,
-                                    io,
-                                )
-                                .await?;
-                        }
-                        Ok(Attempt::Exit(0usize))
-                    }
-                    1usize => {
-                        for (_, event) in events.iter().filter(|(i, _)| *i == 2usize) {
-                            let mut event_data = rt::event_data(event);
-                            rt::filter_in_place(&PATH_REASON, &mut event_data)?;
-                            PATH_CANCELLATION_REASON.write(&mut data, event_data)?;
-                        }
-                        Ok(Attempt::Exit(1usize))
-                    }
-                    _ => Ok(Attempt::Exit(1usize)),
-                }
+                next.map(Progress::Ran)
             }
-                .await;
-            let next: Result<V01EventsState, WorkflowError> = match attempt {
-                Ok(Attempt::Exit(exit)) => {
-                    match exit {
-                        0usize => Ok(V01EventsState::Shipped { data }),
-                        1usize => Ok(V01EventsState::Cancelled { data }),
-                        _ => {
-                            Ok(V01EventsState::Completed {
-                                output: data,
-                            })
-                        }
-                    }
-                }
-                Ok(Attempt::Terminate) => {
-                    Ok(V01EventsState::Terminated {
-                        output: data,
-                    })
-                }
-                Ok(Attempt::Stay((), wait)) => {
-                    return Ok(
-                        rt::progress(
-                            V01EventsState::WaitForOrder {
-                                data,
-                                until,
-                            },
-                            wait,
-                        ),
-                    );
-                }
-                Err(error) => {
-                    Err(WorkflowError::new("v01-events", "WaitForOrder", error, data))
-                }
-            };
-            next.map(Progress::Ran)
         }
         /// Runs one step of task `Shipped`.
-        async fn run_task_shipped(&self, data: Value, _io: &Io) -> Step<V01EventsState> {
-            let mut data = data;
-            let attempt: Result<Attempt<Infallible>, ErrorObject> = async {
-                rt::merge_data(
-                    &mut data,
-                    rt::object([("status", Value::from("shipped"))]),
+        fn run_task_shipped<'a>(
+            &'a self,
+            mut data: Value,
+            _io: &'a Io,
+        ) -> impl ::core::future::Future<Output = Step<V01EventsState>> + 'a {
+            async move {
+                let attempt: Result<Attempt<Infallible>, ErrorObject> = async {
+                    rt::merge_data(
+                        &mut data,
+                        rt::object([("status", Value::from("shipped"))]),
+                        "Shipped",
+                        "inject data",
+                    )?;
+                    Ok(Attempt::Exit(0))
+                }
+                    .await;
+                rt::settle(
+                    attempt,
+                    data,
+                    "v01-events",
                     "Shipped",
-                    "inject data",
-                )?;
-                Ok(Attempt::Exit(0))
+                    |_, data| Ok(V01EventsState::Completed {
+                        output: data,
+                    }),
+                )
             }
-                .await;
-            rt::settle(
-                attempt,
-                data,
-                "v01-events",
-                "Shipped",
-                |_, data| Ok(V01EventsState::Completed {
-                    output: data,
-                }),
-            )
         }
         /// Runs one step of task `Cancelled`.
-        async fn run_task_cancelled(
-            &self,
-            data: Value,
-            _io: &Io,
-        ) -> Step<V01EventsState> {
-            let mut data = data;
-            let attempt: Result<Attempt<Infallible>, ErrorObject> = async {
-                rt::merge_data(
-                    &mut data,
-                    rt::object([("status", Value::from("cancelled"))]),
+        fn run_task_cancelled<'a>(
+            &'a self,
+            mut data: Value,
+            _io: &'a Io,
+        ) -> impl ::core::future::Future<Output = Step<V01EventsState>> + 'a {
+            async move {
+                let attempt: Result<Attempt<Infallible>, ErrorObject> = async {
+                    rt::merge_data(
+                        &mut data,
+                        rt::object([("status", Value::from("cancelled"))]),
+                        "Cancelled",
+                        "inject data",
+                    )?;
+                    Ok(Attempt::Exit(0))
+                }
+                    .await;
+                rt::settle(
+                    attempt,
+                    data,
+                    "v01-events",
                     "Cancelled",
-                    "inject data",
-                )?;
-                Ok(Attempt::Exit(0))
+                    |_, data| Ok(V01EventsState::Completed {
+                        output: data,
+                    }),
+                )
             }
-                .await;
-            rt::settle(
-                attempt,
-                data,
-                "v01-events",
-                "Cancelled",
-                |_, data| Ok(V01EventsState::Completed {
-                    output: data,
-                }),
-            )
         }
     }
     impl<F: V01EventsFunctions> rt::CallFunction for V01EventsWorkflow<F> {

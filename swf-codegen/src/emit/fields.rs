@@ -198,8 +198,9 @@ impl Fields {
         names
     }
 
-    /// The parameters of `run_*`, after `&self`: one per field.
-    pub fn parameters(&self) -> TokenStream {
+    /// The parameters of `run_*`, after `&self`: one per field (`mut data` when the step
+    /// changes the task data in place).
+    pub fn parameters(&self, mutable_data: bool) -> TokenStream {
         let rt = rt();
         let retry = self.retry.then(|| quote!(retry: #rt::RetryProgress,));
         let log = match self.log {
@@ -223,7 +224,12 @@ impl Fields {
                 quote!(#until resume: ::core::option::Option<#rt::ActionResume>,)
             }
         };
-        quote!(data: #rt::Value, #retry #log #progress)
+        let data = if mutable_data {
+            quote!(mut data)
+        } else {
+            quote!(data)
+        };
+        quote!(#data: #rt::Value, #retry #log #progress)
     }
 
     fn progress_field(&self) -> Option<Ident> {

@@ -61,7 +61,9 @@ pub(super) fn emit(
 
             // The generated API is a library surface: a binary that uses part of it must not
             // warn.
-            #[allow(dead_code)]
+            // Steps are functions returning `async move` blocks, not `async fn`s (see the
+            // code generator's `step_fn`).
+            #[allow(dead_code, clippy::manual_async_fn)]
             impl<F: #bounds> #machine<F> #methods
 
             #items

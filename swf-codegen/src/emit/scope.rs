@@ -121,14 +121,17 @@ fn emit_advance(cx: &Context<'_>, kinds: &[RunKind]) -> TokenStream {
             #checked
         },
     };
+    // Not an `async fn`, which would hold `state` twice in the future that the driver copies
+    // as it starts each step (and that a branch or iteration boxes).
     quote! {
         #doc
-        #visibility async fn #advance(
-            &self,
+        #[allow(clippy::manual_async_fn)]
+        #visibility fn #advance<'a>(
+            &'a self,
             state: #state,
-            io: &#rt::Io,
-        ) -> ::core::result::Result<#rt::Progress<#state>, #rt::WorkflowError> {
-            #body
+            io: &'a #rt::Io,
+        ) -> impl ::core::future::Future<Output = ::core::result::Result<#rt::Progress<#state>, #rt::WorkflowError>> + 'a {
+            async move { #body }
         }
     }
 }
