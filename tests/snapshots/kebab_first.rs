@@ -1775,7 +1775,6 @@ const _: () = {
                 }),
             )
         }
-        #[allow(clippy::manual_async_fn)]
         fn deliver_b1_advance<'a>(
             &'a self,
             state: CarAuctionDeliverBranch1,
@@ -1845,7 +1844,6 @@ const _: () = {
                 }),
             )
         }
-        #[allow(clippy::manual_async_fn)]
         fn deliver_b2_advance<'a>(
             &'a self,
             state: CarAuctionDeliverBranch2,

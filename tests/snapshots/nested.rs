@@ -1078,7 +1078,6 @@ const _: () = {
                 }),
             )
         }
-        #[allow(clippy::manual_async_fn)]
         fn with_b1_advance<'a>(
             &'a self,
             state: NestedWithBranch1,
@@ -1135,7 +1134,6 @@ const _: () = {
                 }),
             )
         }
-        #[allow(clippy::manual_async_fn)]
         fn with_b2_advance<'a>(
             &'a self,
             state: NestedWithBranch2,
@@ -1273,7 +1271,6 @@ const _: () = {
                 }),
             )
         }
-        #[allow(clippy::manual_async_fn)]
         fn run_body_advance<'a>(
             &'a self,
             state: NestedRunBody,

@@ -122,10 +122,12 @@ fn emit_advance(cx: &Context<'_>, kinds: &[RunKind]) -> TokenStream {
         },
     };
     // Not an `async fn`, which would hold `state` twice in the future that the driver copies
-    // as it starts each step (and that a branch or iteration boxes).
+    // as it starts each step (and that a branch or iteration boxes). A nested scope's is in the
+    // private block, which allows it already.
+    let allow = cx.root.then(|| quote!(#[allow(clippy::manual_async_fn)]));
     quote! {
         #doc
-        #[allow(clippy::manual_async_fn)]
+        #allow
         #visibility fn #advance<'a>(
             &'a self,
             state: #state,
