@@ -129,7 +129,7 @@ pub mod __private {
         Iterations, RoundEnd, ScopeEnd, ScopeState, Slot, nested_position, round, step_slot,
     };
     pub use crate::drive::{learn_events, run_to_end, step_until_ran};
-    pub use crate::events::{CloudEvent, EventEntry, EventSpec, Io, event_data};
+    pub use crate::events::{CloudEvent, EventEntry, EventSpec, Io, event_data, plain_run_io};
     pub use crate::host::{Machine, StartOnEvents};
     pub use crate::progress::{
         ActionResume, Attempt, CallbackPhase, Progress, Wait, deadline, deadline_of, passed,

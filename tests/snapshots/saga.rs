@@ -467,7 +467,7 @@ impl<F: SagaFunctions> SagaWorkflow<F> {
         &self,
         input: ::swf_runtime::Value,
     ) -> ::core::result::Result<::swf_runtime::Value, ::swf_runtime::WorkflowError> {
-        let io = ::swf_runtime::Io::standalone();
+        let io = ::swf_runtime::__private::plain_run_io();
         let state = self.begin(input, &io)?;
         let run = ::swf_runtime::__private::run_to_end(
             state,
@@ -487,7 +487,7 @@ impl<F: SagaFunctions> SagaWorkflow<F> {
         &self,
         input: ::swf_runtime::Value,
     ) -> ::core::result::Result<SagaState, ::swf_runtime::WorkflowError> {
-        self.begin(input, &::swf_runtime::Io::standalone())
+        self.begin(input, &::swf_runtime::__private::plain_run_io())
     }
     /// Runs the next step of `state`, waiting first as long as it must (a delay, a retry
     /// wait): the state after one step that ran. A state that has ended is returned
@@ -499,7 +499,7 @@ impl<F: SagaFunctions> SagaWorkflow<F> {
         &self,
         state: SagaState,
     ) -> ::core::result::Result<SagaState, ::swf_runtime::WorkflowError> {
-        let io = ::swf_runtime::Io::standalone();
+        let io = ::swf_runtime::__private::plain_run_io();
         ::swf_runtime::__private::step_until_ran(
                 state,
                 &io,

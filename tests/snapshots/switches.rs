@@ -225,7 +225,7 @@ impl<F: SwitchesFunctions> SwitchesWorkflow<F> {
         &self,
         input: ::swf_runtime::Value,
     ) -> ::core::result::Result<::swf_runtime::Value, ::swf_runtime::WorkflowError> {
-        let io = ::swf_runtime::Io::standalone();
+        let io = ::swf_runtime::__private::plain_run_io();
         let state = self.begin(input, &io)?;
         let run = ::swf_runtime::__private::run_to_end(
             state,
@@ -245,7 +245,7 @@ impl<F: SwitchesFunctions> SwitchesWorkflow<F> {
         &self,
         input: ::swf_runtime::Value,
     ) -> ::core::result::Result<SwitchesState, ::swf_runtime::WorkflowError> {
-        self.begin(input, &::swf_runtime::Io::standalone())
+        self.begin(input, &::swf_runtime::__private::plain_run_io())
     }
     /// Runs the next step of `state`, waiting first as long as it must (a delay, a retry
     /// wait): the state after one step that ran. A state that has ended is returned
@@ -257,7 +257,7 @@ impl<F: SwitchesFunctions> SwitchesWorkflow<F> {
         &self,
         state: SwitchesState,
     ) -> ::core::result::Result<SwitchesState, ::swf_runtime::WorkflowError> {
-        let io = ::swf_runtime::Io::standalone();
+        let io = ::swf_runtime::__private::plain_run_io();
         ::swf_runtime::__private::step_until_ran(
                 state,
                 &io,

@@ -132,7 +132,7 @@ fn plain_api(cx: &Context<'_>) -> TokenStream {
         /// The refusal of the input, or the `WorkflowError` of a task that failed with no retry
         /// or onError left, with the data it had.
         pub async fn run(&self, input: #rt::Value) -> ::core::result::Result<#rt::Value, #rt::WorkflowError> {
-            let io = #api::Io::standalone();
+            let io = #rt::plain_run_io();
             let state = self.begin(input, &io)?;
             let run = #rt::run_to_end(state, &io, #specs, |state| self.advance(state, &io));
             #rt::traced_run(Self::INFO, &io, run)
@@ -145,7 +145,7 @@ fn plain_api(cx: &Context<'_>) -> TokenStream {
         /// # Errors
         /// The refusal of the input (not a JSON object), or of the start task's input filter.
         pub fn start(&self, input: #rt::Value) -> ::core::result::Result<#state, #rt::WorkflowError> {
-            self.begin(input, &#api::Io::standalone())
+            self.begin(input, &#rt::plain_run_io())
         }
 
         /// Runs the next step of `state`, waiting first as long as it must (a delay, a retry
@@ -155,7 +155,7 @@ fn plain_api(cx: &Context<'_>) -> TokenStream {
         /// # Errors
         /// As [`Self::run`].
         pub async fn step(&self, state: #state) -> ::core::result::Result<#state, #rt::WorkflowError> {
-            let io = #api::Io::standalone();
+            let io = #rt::plain_run_io();
             #rt::step_until_ran(state, &io, #specs, |state| self.advance(state, &io)).await
         }
     }

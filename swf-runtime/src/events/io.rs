@@ -24,6 +24,29 @@ fn system_clock() -> Arc<dyn Clock> {
     Arc::clone(&SYSTEM)
 }
 
+/// The `Io` of a run by hand of a workflow that neither talks to the world outside its instance
+/// (events, sub-flows) nor has a scheduled start: what the generated `run`, `start` and `step`
+/// of such a workflow make. As [`Io::standalone`], except that its deployment instant is read
+/// from the clock when first asked for rather than when it is made: nothing such a run does
+/// depends on it but the instance's name in its calls' contexts (`<deployment ns>-0`), which
+/// most runs never make (issue 10: reading the clock was a quarter of a short run's `Io`).
+pub fn plain_run_io() -> Io {
+    let inbox = Arc::new(Inbox::accepting(
+        DEFAULT_INBOX_CAPACITY,
+        BTreeMap::new(),
+        Vec::new(),
+        Accepting::Unchecked,
+    ));
+    Io::assemble(
+        inbox,
+        Outbox::Collect(OnceLock::new()),
+        system_clock(),
+        OnceLock::new(),
+        None,
+        (OnceLock::new(), InstanceId::new(0)),
+    )
+}
+
 /// How many events an inbox holds before deliveries wait, unless configured otherwise.
 pub const DEFAULT_INBOX_CAPACITY: usize = 64;
 
@@ -52,7 +75,9 @@ pub(super) struct IoInner {
     pub(super) inbox: Arc<Inbox>,
     pub(super) outbox: Outbox,
     clock: Arc<dyn Clock>,
-    deployed_at: Timestamp,
+    /// Set when the `Io` is made, except for a plain run's (see [`plain_run_io`]): read from
+    /// the clock when first asked for then.
+    deployed_at: OnceLock<Timestamp>,
     pub(super) link: Option<HostLink>,
     /// Events produced in the current step, for their ids.
     pub(super) produced: AtomicU64,
@@ -141,7 +166,7 @@ impl Io {
             inbox,
             Outbox::Channel(produced),
             clock,
-            deployed_at,
+            OnceLock::from(deployed_at),
             Some(link),
             (OnceLock::new(), instance),
         )
@@ -166,7 +191,7 @@ impl Io {
                 inbox,
                 outbox: Outbox::Collect(OnceLock::new()),
                 clock,
-                deployed_at,
+                deployed_at: OnceLock::from(deployed_at),
                 link: None,
                 produced: AtomicU64::new(0),
                 step: AtomicU64::new(revision),
@@ -182,7 +207,7 @@ impl Io {
         inbox: Arc<Inbox>,
         outbox: Outbox,
         clock: Arc<dyn Clock>,
-        deployed_at: Timestamp,
+        deployed_at: OnceLock<Timestamp>,
         link: Option<HostLink>,
         (id_prefix, instance): (OnceLock<String>, InstanceId),
     ) -> Io {
@@ -212,10 +237,12 @@ impl Io {
         let number = self.inner.detached.fetch_add(1, Ordering::Relaxed) + 1;
         let correlation = self.correlation();
         // The sub-flow's run tells it its definitions.
-        let inbox = Arc::new(
-            Inbox::new(DEFAULT_INBOX_CAPACITY, correlation, Vec::new())
-                .accepting(Accepting::Unchecked),
-        );
+        let inbox = Arc::new(Inbox::accepting(
+            DEFAULT_INBOX_CAPACITY,
+            correlation,
+            Vec::new(),
+            Accepting::Unchecked,
+        ));
         let outbox = match &self.inner.outbox {
             Outbox::Collect(produced) => Outbox::Collect(OnceLock::from(Arc::clone(
                 produced.get_or_init(Arc::default),
@@ -227,7 +254,7 @@ impl Io {
                 inbox,
                 outbox,
                 clock: Arc::clone(&self.inner.clock),
-                deployed_at: self.inner.deployed_at,
+                deployed_at: OnceLock::from(self.deployed_at()),
                 link: None,
                 produced: AtomicU64::new(0),
                 step: AtomicU64::new(0),
@@ -370,7 +397,7 @@ impl Io {
         self.inner.id_prefix.get_or_init(|| {
             format!(
                 "{}-{}",
-                self.inner.deployed_at.as_nanosecond(),
+                self.deployed_at().as_nanosecond(),
                 self.inner.instance
             )
         })
@@ -384,7 +411,10 @@ impl Io {
 
     /// When the workflow was deployed: where duration-only schedules start counting.
     pub fn deployed_at(&self) -> Timestamp {
-        self.inner.deployed_at
+        *self
+            .inner
+            .deployed_at
+            .get_or_init(|| self.inner.clock.now())
     }
 
     /// The correlation values this instance is bound to (attribute → value), a copy.
@@ -411,7 +441,7 @@ impl fmt::Debug for Io {
         f.debug_struct("Io")
             .field("instance", &self.instance())
             .field("correlation", &self.correlation())
-            .field("deployed_at", &self.inner.deployed_at)
+            .field("deployed_at", &self.inner.deployed_at.get())
             .finish_non_exhaustive()
     }
 }
@@ -475,13 +505,17 @@ impl IoBuilder {
     /// The `Io`.
     pub fn build(self) -> Io {
         let clock = self.clock.unwrap_or_else(system_clock);
-        let deployed_at = self.deployed_at.unwrap_or_else(|| clock.now());
+        let deployed_at = OnceLock::from(self.deployed_at.unwrap_or_else(|| clock.now()));
         let capacity = self.inbox_capacity.unwrap_or(DEFAULT_INBOX_CAPACITY);
         let accepting = self
             .definitions
             .map_or(Accepting::Unchecked, Accepting::Defined);
-        let inbox =
-            Arc::new(Inbox::new(capacity, self.correlation, Vec::new()).accepting(accepting));
+        let inbox = Arc::new(Inbox::accepting(
+            capacity,
+            self.correlation,
+            Vec::new(),
+            accepting,
+        ));
         let outbox = match self.outbox {
             Some(sender) => Outbox::Channel(sender),
             None => Outbox::Collect(OnceLock::new()),
@@ -507,5 +541,26 @@ impl fmt::Debug for IoBuilder {
             .field("correlation", &self.correlation)
             .field("definitions", &self.definitions)
             .finish_non_exhaustive()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A plain run's `Io` reads the clock for its deployment instant when first asked, once;
+    /// any other standalone `Io` when it is made (a scheduled start counts from it).
+    #[test]
+    fn a_plain_runs_io_reads_its_deployment_when_first_asked() {
+        let io = plain_run_io();
+        assert_eq!(io.inner.deployed_at.get(), None, "read when made");
+        let before = Timestamp::now();
+        let deployed = io.deployed_at();
+        assert!(deployed >= before, "{deployed} is before {before}");
+        assert_eq!(io.deployed_at(), deployed);
+        assert_eq!(io.id_prefix(), format!("{}-0", deployed.as_nanosecond()));
+
+        let standalone = Io::standalone();
+        assert!(standalone.inner.deployed_at.get().is_some());
     }
 }
