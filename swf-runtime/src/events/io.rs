@@ -554,7 +554,7 @@ mod tests {
     fn a_plain_runs_io_reads_its_deployment_when_first_asked() {
         let io = plain_run_io();
         assert_eq!(io.inner.deployed_at.get(), None, "read when made");
-        let before = Timestamp::now();
+        let before = system_clock().now();
         let deployed = io.deployed_at();
         assert!(deployed >= before, "{deployed} is before {before}");
         assert_eq!(io.deployed_at(), deployed);
