@@ -126,7 +126,8 @@ pub mod __private {
     pub use crate::switch::CustomCondition;
 
     pub use crate::concurrent::{
-        Iterations, RoundEnd, ScopeEnd, ScopeState, Slot, nested_position, round, step_slot,
+        Control, Iterations, RoundEnd, ScopeEnd, ScopeState, Slot, nested_position, round,
+        step_slot,
     };
     pub use crate::drive::{learn_events, run_to_end, step_until_ran};
     pub use crate::events::{CloudEvent, EventEntry, EventSpec, Io, event_data, plain_run_io};

@@ -1700,16 +1700,19 @@ const _: () = {
                         .filter(|done| *done)
                         .count();
                     let until = branches.until;
+                    let control = rt::Control::new();
                     let end = rt::round(
                             ::std::vec![
-                                rt::step_slot(& mut branches.b1, origin, io,
+                                rt::step_slot(& mut branches.b1, & control, origin, io,
                                 "branch 1 of task `Deliver`", "", move | state | {
                                 rt::in_scope("Deliver/paperwork", || self
                                 .deliver_b1_advance(state, io)) }), rt::step_slot(& mut
-                                branches.b2, origin, io, "branch 2 of task `Deliver`", "",
-                                move | state | { rt::in_scope("Deliver/transport", || self
+                                branches.b2, & control, origin, io,
+                                "branch 2 of task `Deliver`", "", move | state | {
+                                rt::in_scope("Deliver/transport", || self
                                 .deliver_b2_advance(state, io)) })
                             ],
+                            &control,
                             completed,
                             2usize,
                             io,

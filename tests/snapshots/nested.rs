@@ -992,16 +992,18 @@ const _: () = {
                         .filter(|done| *done)
                         .count();
                     let until = branches.until;
+                    let control = rt::Control::new();
                     let end = rt::round(
                             ::std::vec![
-                                rt::step_slot(& mut branches.b1, origin, io,
+                                rt::step_slot(& mut branches.b1, & control, origin, io,
                                 "branch 1 of task `With`", "", move | state | {
                                 rt::in_scope("With/first", || self.with_b1_advance(state,
-                                io)) }), rt::step_slot(& mut branches.b2, origin, io,
-                                "branch 2 of task `With`", "", move | state | {
+                                io)) }), rt::step_slot(& mut branches.b2, & control, origin,
+                                io, "branch 2 of task `With`", "", move | state | {
                                 rt::in_scope("With/second", || self.with_b2_advance(state,
                                 io)) })
                             ],
+                            &control,
                             completed,
                             1usize,
                             io,

@@ -140,7 +140,7 @@ pub(super) fn emit_parallel(cx: &Context<'_>, index: usize) -> TokenStream {
         let label = format!("branch {} of task `{name}`", b + 1);
         let scope = format!("{}/{}", super::names::serde_name(name), labels[b]);
         quote! {
-            #rt::step_slot(&mut branches.#slot, origin, io, #label, #branch_text, move |state| {
+            #rt::step_slot(&mut branches.#slot, &control, origin, io, #label, #branch_text, move |state| {
                 #rt::in_scope(#scope, || self.#advance(state, io))
             })
         }
@@ -201,8 +201,10 @@ pub(super) fn emit_parallel(cx: &Context<'_>, index: usize) -> TokenStream {
         let origin = branches.origin;
         let completed = [#(branches.#waited_slots.is_done()),*].into_iter().filter(|done| *done).count();
         let until = branches.until;
+        let control = #rt::Control::new();
         let end = #rt::round(
             ::std::vec![#(#steps),*],
+            &control,
             completed,
             #needed,
             io,

@@ -14,7 +14,7 @@ mod round;
 mod slot;
 
 pub use iterations::{Iteration, Iterations};
-pub use round::{RoundEnd, round};
+pub use round::{Control, RoundEnd, round};
 pub use slot::{Slot, step_slot};
 
 use std::future::Future;

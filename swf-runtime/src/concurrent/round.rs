@@ -4,9 +4,10 @@
 //! member waits at the same time (or has ended), so a slow member never holds up a fast one and
 //! the task's state is saved whenever the whole task waits.
 
+use std::fmt;
 use std::future::Future;
 use std::pin::{Pin, pin};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Mutex, PoisonError};
 use std::task::Poll;
 use tracing::Instrument;
 
@@ -20,10 +21,11 @@ use crate::error::{ErrorObject, WorkflowError};
 use crate::events::Io;
 use crate::progress::{Progress, Wait};
 
-/// One branch's part in a round, as [`round`] runs it: given the round's [`Control`], the
-/// future that runs the branch.
-pub type StepFuture<'a> =
-    Box<dyn FnOnce(Arc<Control>) -> Pin<Box<dyn Future<Output = Stepped> + Send + 'a>> + Send + 'a>;
+/// One branch's part in a round, as [`round`] runs it: the future that runs the branch, under
+/// the round's [`Control`], which it borrows (one allocation per branch: the round's control
+/// is the task's local, not shared, and the branch's future is made at once rather than by a
+/// boxed closure given the control later).
+pub type StepFuture<'a> = Pin<Box<dyn Future<Output = Stepped> + Send + 'a>>;
 
 /// What one branch or iteration did in a round (its state is already written back).
 #[derive(Debug, Clone, PartialEq)]
@@ -57,6 +59,8 @@ pub enum RoundEnd {
 
 /// Who in a round still runs. The round is over once no member runs: from then on a member
 /// that waits stays waiting (the round's futures complete and the task's state is saved).
+/// A parallel task makes one for each round, for its branches' [`step_slot`](super::step_slot)s
+/// and the [`round`] to share.
 pub struct Control {
     state: Mutex<Members>,
     over: Notify,
@@ -67,8 +71,26 @@ struct Members {
     over: bool,
 }
 
+impl Default for Control {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl fmt::Debug for Control {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let members = self.lock();
+        f.debug_struct("Control")
+            .field("running", &members.running)
+            .field("over", &members.over)
+            .finish()
+    }
+}
+
 impl Control {
-    pub(crate) fn new() -> Self {
+    /// The control of a round in which nothing runs yet.
+    #[must_use]
+    pub fn new() -> Self {
         Self {
             state: Mutex::new(Members {
                 running: 0,
@@ -198,7 +220,7 @@ where
     }
 }
 
-/// Runs `steps` concurrently. It ends early, dropping the steps still running, when one
+/// Runs `steps` (made with `control`) concurrently. It ends early, dropping the steps still running, when one
 /// terminates or fails, or when `completed + ` the number completing in this round reaches
 /// `needed`; and, with a deadline `until` (a parallel task's `stateExecTimeout`), when it comes
 /// first, with a `TimeoutError` saying `timeout_message`.
@@ -207,6 +229,7 @@ where
 /// The first failure of a step, or the timeout.
 pub async fn round(
     steps: Vec<StepFuture<'_>>,
+    control: &Control,
     completed: usize,
     needed: usize,
     io: &Io,
@@ -220,7 +243,7 @@ pub async fn round(
     if until.is_some_and(|until| io.now() >= until) {
         return Err(timed_out());
     }
-    let run = run_round(steps, completed, needed);
+    let run = run_round(steps, control, completed, needed);
     match until {
         None => run.await,
         Some(until) => tokio::select! {
@@ -242,13 +265,13 @@ pub async fn round(
 
 async fn run_round(
     steps: Vec<StepFuture<'_>>,
+    control: &Control,
     mut completed: usize,
     needed: usize,
 ) -> Result<RoundEnd, ErrorObject> {
     if completed >= needed {
         return Ok(RoundEnd::Enough);
     }
-    let control = Arc::new(Control::new());
     // Every member counts as running before any runs, so that the first to wait does not find
     // itself alone.
     for _ in &steps {
@@ -262,16 +285,13 @@ async fn run_round(
         // Each member is polled once here first, in order: one that does not wait is done
         // without the queue and the wakers of the FuturesUnordered.
         let stepped = match members.next() {
-            Some(member) => {
-                let mut future = member(Arc::clone(&control));
-                match super::poll_once(future.as_mut()).await {
-                    Poll::Ready(stepped) => stepped,
-                    Poll::Pending => {
-                        running.push(future);
-                        continue;
-                    }
+            Some(mut future) => match super::poll_once(future.as_mut()).await {
+                Poll::Ready(stepped) => stepped,
+                Poll::Pending => {
+                    running.push(future);
+                    continue;
                 }
-            }
+            },
             None => match running.next().await {
                 Some(stepped) => stepped,
                 None => break,

@@ -6,8 +6,6 @@ use jiff::Timestamp;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use std::sync::Arc;
-
 use super::round::{Control, Counted, MemberEnd, StepFuture, Stepped, run_member};
 use super::{ScopeEnd, ScopeState};
 use crate::error::{ErrorObject, WorkflowError};
@@ -94,7 +92,7 @@ impl<S: ScopeState> Slot<S> {
     }
 }
 
-/// The branch in `slot`, for a `round`: `step` runs one step of the branch's
+/// The branch in `slot`, for a `round` under `control`: `step` runs one step of the branch's
 /// scope, as often as the round lets it. The slot holds the branch's new state when it returns;
 /// a branch dropped before it returns (the round ended without it) leaves the slot stopped. A
 /// branch past its deadline fails with a `TimeoutError` naming it (`label`, `timeout_text`).
@@ -106,6 +104,7 @@ impl<S: ScopeState> Slot<S> {
 )]
 pub fn step_slot<'a, S, F, Fut>(
     slot: &'a mut Slot<S>,
+    control: &'a Control,
     origin: u64,
     io: &'a Io,
     label: &'a str,
@@ -117,71 +116,69 @@ where
     F: FnMut(S) -> Fut + Send + 'a,
     Fut: Future<Output = Result<Progress<S>, WorkflowError>> + Send + 'a,
 {
-    Box::new(move |control: Arc<Control>| {
-        Box::pin(async move {
-            let (state, until, mut steps) = match std::mem::replace(slot, Slot::Stopped) {
-                Slot::Running {
-                    state,
-                    until,
-                    steps,
-                } => (state, until, steps),
-                // A branch that completed or stopped keeps its slot as it was.
-                settled => {
-                    *slot = settled;
-                    control.leave();
-                    return Stepped::Idle;
-                }
-            };
-            let timed_out = || {
-                crate::trace::timed_out(label, timeout_text);
-                Stepped::Failed(ErrorObject::new(
-                    ErrorObject::TIMEOUT,
-                    format!("{label} did not complete within {timeout_text}"),
-                ))
-            };
-            let counted = Counted {
-                origin,
-                steps: &mut steps,
-            };
-            let run = run_member(state, io, &control, counted, step);
-            let end = match until {
-                None => run.await,
-                Some(deadline) if io.now() >= deadline => {
+    Box::pin(async move {
+        let (state, until, mut steps) = match std::mem::replace(slot, Slot::Stopped) {
+            Slot::Running {
+                state,
+                until,
+                steps,
+            } => (state, until, steps),
+            // A branch that completed or stopped keeps its slot as it was.
+            settled => {
+                *slot = settled;
+                control.leave();
+                return Stepped::Idle;
+            }
+        };
+        let timed_out = || {
+            crate::trace::timed_out(label, timeout_text);
+            Stepped::Failed(ErrorObject::new(
+                ErrorObject::TIMEOUT,
+                format!("{label} did not complete within {timeout_text}"),
+            ))
+        };
+        let counted = Counted {
+            origin,
+            steps: &mut steps,
+        };
+        let run = run_member(state, io, control, counted, step);
+        let end = match until {
+            None => run.await,
+            Some(deadline) if io.now() >= deadline => {
+                control.leave();
+                return timed_out();
+            }
+            Some(deadline) => tokio::select! {
+                end = run => end,
+                () = io.clock().sleep_until(deadline) => {
                     control.leave();
                     return timed_out();
                 }
-                Some(deadline) => tokio::select! {
-                    end = run => end,
-                    () = io.clock().sleep_until(deadline) => {
-                        control.leave();
-                        return timed_out();
-                    }
-                },
-            };
-            match end {
-                MemberEnd::Failed(failure) => Stepped::Failed(failure.error().clone()),
-                MemberEnd::Waiting(state, mut wait, ran) => {
-                    *slot = Slot::Running {
-                        state,
-                        until,
-                        steps,
-                    };
-                    if ran {
-                        return Stepped::Ran;
-                    }
-                    wait.merge(&Wait {
-                        until,
-                        events: Vec::new(),
-                    });
-                    Stepped::Blocked(wait)
+            },
+        };
+        match end {
+            MemberEnd::Failed(failure) => Stepped::Failed(failure.error().clone()),
+            MemberEnd::Waiting(state, mut wait, ran) => {
+                *slot = Slot::Running {
+                    state,
+                    until,
+                    steps,
+                };
+                if ran {
+                    return Stepped::Ran;
                 }
-                MemberEnd::Ended(ScopeEnd::Completed(output)) => {
-                    *slot = Slot::Done { output };
-                    Stepped::Completed
-                }
-                MemberEnd::Ended(ScopeEnd::Terminated(output)) => Stepped::Terminated(output),
+                wait.merge(&Wait {
+                    until,
+                    events: Vec::new(),
+                });
+                Stepped::Blocked(wait)
             }
-        })
+            MemberEnd::Ended(ScopeEnd::Completed(output)) => {
+                *slot = Slot::Done { output };
+                Stepped::Completed
+            }
+            MemberEnd::Ended(ScopeEnd::Terminated(output)) => Stepped::Terminated(output),
+        }
     })
 }
 
