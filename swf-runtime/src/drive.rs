@@ -78,7 +78,11 @@ where
     F: FnMut(S) -> Fut,
     Fut: Future<Output = Result<Progress<S>, WorkflowError>>,
 {
-    let mut listening = io.listen(events, &state.listening());
+    // Only a host's router needs to know what the instance listens for: a standalone `Io`'s
+    // registration does nothing, and asking the state what it waits for costs a walk of it.
+    let mut listening = io
+        .is_hosted()
+        .then(|| io.listen(events, &state.listening()));
     let mut state = state;
     loop {
         let seen = io.arrivals();
@@ -93,7 +97,9 @@ where
         match stepped {
             Progress::Ran(next) => return Ok(Stepped::Ran(next)),
             Progress::Waiting(same, wait) => {
-                listening.update(&wait);
+                if let Some(listening) = &mut listening {
+                    listening.update(&wait);
+                }
                 if !io.wait_for(&wait, seen).await {
                     return Ok(Stepped::Stranded(same, wait));
                 }

@@ -422,6 +422,12 @@ impl Io {
         self.inner.inbox.lock().correlation.to_map()
     }
 
+    /// Whether a host routes events to this instance (its registrations reach the host's
+    /// router): false for a standalone `Io`.
+    pub(crate) fn is_hosted(&self) -> bool {
+        self.inner.link.is_some()
+    }
+
     /// The host's identifier of this instance; `None` for a standalone `Io`.
     pub fn instance(&self) -> Option<InstanceId> {
         self.inner.link.as_ref().map(|link| link.instance)
