@@ -44,7 +44,7 @@ pub(crate) fn rt() -> TokenStream {
 }
 
 /// The runtime's public root, through which the bodies of public items name its public types
-/// (`::swf_runtime::Io::standalone()`): the pass that writes public paths for rustdoc
+/// (`::swf_runtime::WorkflowError::new`): the pass that writes public paths for rustdoc
 /// (`public_paths`) does not walk bodies.
 pub(crate) fn api() -> TokenStream {
     quote!(::swf_runtime)
