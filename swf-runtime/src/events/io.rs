@@ -2,7 +2,7 @@
 
 use std::collections::BTreeMap;
 use std::fmt;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
 use cloudevents::Event;
@@ -43,7 +43,6 @@ pub fn plain_run_io() -> Io {
         system_clock(),
         OnceLock::new(),
         None,
-        (OnceLock::new(), InstanceId::new(0)),
     )
 }
 
@@ -79,20 +78,21 @@ pub(super) struct IoInner {
     /// the clock when first asked for then.
     deployed_at: OnceLock<Timestamp>,
     pub(super) link: Option<HostLink>,
-    /// Events produced in the current step, for their ids.
-    pub(super) produced: AtomicU64,
+    /// Events produced in the current step, for their ids. (32 bits, as `detached`: a host
+    /// holds an `Io` for every waiting instance, issue 10.)
+    pub(super) produced: AtomicU32,
     /// The current step's number: the instance's revision under a durable host, else a count
     /// of the steps run through this `Io`.
     pub(super) step: AtomicU64,
     /// Detached sub-flows started so far, for their ids.
-    pub(super) detached: AtomicU64,
+    pub(super) detached: AtomicU32,
     /// `<deployment instant in ns>-<instance>` (a durable host: `<workflow>-<instance>`): with
     /// the step number, it makes produced event ids and idempotency keys unique across hosts
     /// and restarts without any process-wide counter.
-    /// Made when first read (most runs never name anything), from `deployed_at` and `instance`.
+    /// Made when first read (most runs never name anything), from `deployed_at` and the
+    /// instance's number in its host (0 for a standalone `Io`). Set when made for a durable
+    /// host's `Io` and a detached sub-flow's.
     id_prefix: OnceLock<String>,
-    /// The instance's number in its host (0 for a standalone `Io`).
-    instance: InstanceId,
     /// Under a durable host: the sub-flows the step started detached, which become instances of
     /// their own, committed with the step. `None`: they run on tokio tasks of this process.
     pub(super) children: Option<Mutex<Vec<ChildStart>>>,
@@ -161,14 +161,12 @@ impl Io {
         clock: Arc<dyn Clock>,
         deployed_at: Timestamp,
     ) -> Io {
-        let instance = link.instance;
         Io::assemble(
             inbox,
             Outbox::Channel(produced),
             clock,
             OnceLock::from(deployed_at),
             Some(link),
-            (OnceLock::new(), instance),
         )
     }
 
@@ -193,11 +191,10 @@ impl Io {
                 clock,
                 deployed_at: OnceLock::from(deployed_at),
                 link: None,
-                produced: AtomicU64::new(0),
+                produced: AtomicU32::new(0),
                 step: AtomicU64::new(revision),
-                detached: AtomicU64::new(0),
+                detached: AtomicU32::new(0),
                 id_prefix: OnceLock::from(prefix),
-                instance: InstanceId::new(0),
                 children: Some(Mutex::new(Vec::new())),
             }),
         }
@@ -209,7 +206,6 @@ impl Io {
         clock: Arc<dyn Clock>,
         deployed_at: OnceLock<Timestamp>,
         link: Option<HostLink>,
-        (id_prefix, instance): (OnceLock<String>, InstanceId),
     ) -> Io {
         Io {
             inner: Arc::new(IoInner {
@@ -218,11 +214,10 @@ impl Io {
                 clock,
                 deployed_at,
                 link,
-                produced: AtomicU64::new(0),
+                produced: AtomicU32::new(0),
                 step: AtomicU64::new(0),
-                detached: AtomicU64::new(0),
-                id_prefix,
-                instance,
+                detached: AtomicU32::new(0),
+                id_prefix: OnceLock::new(),
                 children: None,
             }),
         }
@@ -256,11 +251,10 @@ impl Io {
                 clock: Arc::clone(&self.inner.clock),
                 deployed_at: OnceLock::from(self.deployed_at()),
                 link: None,
-                produced: AtomicU64::new(0),
+                produced: AtomicU32::new(0),
                 step: AtomicU64::new(0),
-                detached: AtomicU64::new(0),
+                detached: AtomicU32::new(0),
                 id_prefix: OnceLock::from(format!("{}-sub{number}", self.id_prefix())),
-                instance: self.inner.instance,
                 children: None,
             }),
         }
@@ -398,7 +392,11 @@ impl Io {
             format!(
                 "{}-{}",
                 self.deployed_at().as_nanosecond(),
-                self.inner.instance
+                // 0 without a host, whose instances are numbered from 1: never one of them.
+                self.inner
+                    .link
+                    .as_ref()
+                    .map_or(InstanceId::new(0), |link| link.instance)
             )
         })
     }
@@ -526,16 +524,8 @@ impl IoBuilder {
             Some(sender) => Outbox::Channel(sender),
             None => Outbox::Collect(OnceLock::new()),
         };
-        // Host instances are numbered from 1, so 0 never collides with one of them. The prefix
-        // (`<deployment ns>-0`) is made when first read.
-        Io::assemble(
-            inbox,
-            outbox,
-            clock,
-            deployed_at,
-            None,
-            (OnceLock::new(), InstanceId::new(0)),
-        )
+        // The prefix (`<deployment ns>-0`) is made when first read.
+        Io::assemble(inbox, outbox, clock, deployed_at, None)
     }
 }
 
