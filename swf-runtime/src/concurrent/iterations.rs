@@ -3,6 +3,7 @@
 use std::future::Future;
 use std::time::Duration;
 
+use std::pin::Pin;
 use std::task::Poll;
 
 use futures_util::stream::{FuturesUnordered, StreamExt};
@@ -202,6 +203,10 @@ impl<S: ScopeState> Iterations<S> {
         // While it starts iterations, the round counts as a member itself, so that the ones
         // already started, all waiting, do not end it before the rest have started.
         let mut starting = false;
+        // The box of the last iteration that ended in its first poll, for the next one: most
+        // iterations end there, and each would otherwise allocate and free a box of the same
+        // size (issue 10).
+        let mut spare = None;
         loop {
             // One iteration at a time, then those that completed leave: an iteration that
             // completed has freed its memory before the next one takes the same sizes (64 at a
@@ -220,9 +225,17 @@ impl<S: ScopeState> Iterations<S> {
                             // Polled once here first: an iteration that does not wait ends
                             // at once, never taking a place among the members (their queue
                             // and wakers cost more than its body).
-                            let mut started = Box::pin(member(item, state, 0));
+                            let mut started = match spare.take() {
+                                Some(mut boxed) => {
+                                    // Drops the ended future in place, and writes this one there.
+                                    Pin::set(&mut boxed, member(item, state, 0));
+                                    boxed
+                                }
+                                None => Box::pin(member(item, state, 0)),
+                            };
                             match super::poll_once(started.as_mut()).await {
                                 Poll::Ready((item, end, steps)) => {
+                                    spare = Some(started);
                                     if let Some(end) =
                                         self.settle(item, end, steps, done, &mut ran)?
                                     {
