@@ -25,12 +25,20 @@ tokio::task_local! {
     static SCOPE: Arc<ScopePath>;
     /// The call a function runs for.
     static CALL: CallSite;
-    /// Which step of its branch or iteration a nested scope's step is (0 for the first, counted
-    /// in the saved state): a branch that comes back to a task calls it under another key.
-    static MEMBER_STEP: u32;
+    /// Set while a round makes the step of one of its branches or iterations, for the scope it
+    /// enters to keep (see [`member_step`]).
+    static MEMBER: Member;
+}
+
+/// Where the calls of a branch's or an iteration's step count their keys from.
+#[derive(Debug, Clone, Copy)]
+struct Member {
     /// The step of the instance in which the outermost running parallel or foreach task
-    /// started its branches or iterations: the step their calls' keys count from.
-    static STEP_ORIGIN: u64;
+    /// started its branches or iterations.
+    origin: u64,
+    /// Which step of its branch or iteration this is (0 for the first, counted in the saved
+    /// state): a branch that comes back to a task calls it under another key.
+    step: u32,
 }
 
 /// What a function is being called for: readable from inside the function with
@@ -135,9 +143,16 @@ fn enter<F: Future, M: FnOnce() -> F>(
     item: Option<usize>,
     make: M,
 ) -> impl Future<Output = F::Output> + use<F, M> {
-    let step = MEMBER_STEP.try_with(|step| *step).unwrap_or(0);
+    let member = MEMBER.try_with(|member| *member).ok();
+    let outer = SCOPE.try_with(Arc::clone).ok();
+    // A member's scope counts from its task's origin; another (a sub-flow's task) from the
+    // scope it is in, if any.
+    let origin = member
+        .map(|member| member.origin)
+        .or_else(|| outer.as_ref().and_then(|outer| outer.origin()));
+    let step = member.map_or(0, |member| member.step);
     // Its parts, not its text: a step that nobody asks about writes nothing out.
-    let path = ScopePath::new(SCOPE.try_with(Arc::clone).ok(), name, item, step);
+    let path = ScopePath::new(outer, name, item, step).with_origin(origin);
     // Boxed here, where the step's future is made: it holds the future of the scope's largest
     // task, which every layer around it (the member's step counts, its span, the round's
     // future) would otherwise copy as it is moved into each. Made once its box exists, so that
@@ -147,25 +162,25 @@ fn enter<F: Future, M: FnOnce() -> F>(
     SCOPE.scope(Arc::new(path), Box::into_pin(future))
 }
 
-/// The step of one branch or iteration: `start` makes its future (entering its scope with
-/// [`in_scope`], which reads `step`, the member's count of steps so far), and the future runs
-/// with `origin`, the instance's step in which the task started its members. So each call's key
+/// The step of one branch or iteration: `start` makes its future, entering its scope with
+/// [`in_scope`] or [`in_iteration`], which keeps `step`, the member's count of steps so far,
+/// and `origin`, the instance's step in which the task started its members. So each call's key
 /// depends only on saved counts, never on how the steps of concurrent members fell into the
-/// instance's steps: a step that runs again after a crash calls under the same keys.
-pub(crate) fn member_step<F: Future>(
-    origin: u64,
-    step: u32,
-    start: impl FnOnce() -> F,
-) -> impl Future<Output = F::Output> {
-    STEP_ORIGIN.scope(origin, MEMBER_STEP.sync_scope(step, start))
+/// instance's steps: a step that runs again after a crash calls under the same keys. Kept in
+/// the scope rather than in a task-local of its own around the future, which every poll of
+/// every member's step paid for (issue 10).
+pub(crate) fn member_step<F: Future>(origin: u64, step: u32, start: impl FnOnce() -> F) -> F {
+    MEMBER.sync_scope(Member { origin, step }, start)
 }
 
 /// The step a parallel or foreach task starting its members now counts their calls' keys
 /// from: the instance's current step, or, inside another such task, that task's origin.
 pub fn step_origin(io: &Io) -> u64 {
-    STEP_ORIGIN
-        .try_with(|origin| *origin)
-        .unwrap_or_else(|_| io.step_number())
+    SCOPE
+        .try_with(|scope| scope.origin())
+        .ok()
+        .flatten()
+        .unwrap_or_else(|| io.step_number())
 }
 
 /// One action's call, as generated code describes it.
@@ -474,5 +489,38 @@ mod tests {
         };
         let seen = in_scope("Fork/Branch A", || branch).await;
         assert_eq!(seen, Ok(json!("Fork/Branch A/Each[3]@2")));
+    }
+
+    /// A call counts its key from the instance's step, except in a branch or an iteration,
+    /// where it counts from the step in which the outermost running task started them: in a
+    /// sub-flow's scope or a nested task's members too.
+    #[tokio::test]
+    async fn calls_count_their_keys_from_the_outermost_members_origin() {
+        let io = Io::standalone();
+        for _ in 0..3 {
+            io.begin_step();
+        }
+        let step = || async {
+            let context = CallContext::current().ok_or_else(|| FunctionError::new("no context"))?;
+            Ok(json!(context.step))
+        };
+        assert_eq!(call_action(&io, how(None), step()).await, Ok(json!(3)));
+        let member = member_step(1, 0, || {
+            in_scope("Fork/Branch A", || async {
+                let own = call_action(&io, how(None), step()).await;
+                let sub_flow = in_scope("Sub/Task", || call_action(&io, how(None), step())).await;
+                let nested = member_step(step_origin(&io), 0, || {
+                    in_iteration("Each", 0, || call_action(&io, how(None), step()))
+                })
+                .await;
+                (own, sub_flow, nested)
+            })
+        });
+        io.begin_step();
+        let (own, sub_flow, nested) = member.await;
+        assert_eq!(own, Ok(json!(1)));
+        assert_eq!(sub_flow, Ok(json!(1)));
+        assert_eq!(nested, Ok(json!(1)));
+        assert_eq!(step_origin(&io), 4, "outside every member");
     }
 }

@@ -16,6 +16,9 @@ pub(crate) struct ScopePath {
     item: Option<usize>,
     /// Which step of the branch or iteration this is (0: the first, not written).
     step: u32,
+    /// The instance's step its calls count their keys from (see `action::member_step`), if it
+    /// is, or is nested in, a branch or an iteration; not written.
+    origin: Option<u64>,
 }
 
 impl ScopePath {
@@ -30,7 +33,19 @@ impl ScopePath {
             name,
             item,
             step,
+            origin: None,
         }
+    }
+
+    /// The same scope, its calls counting their keys from `origin`.
+    pub(crate) fn with_origin(self, origin: Option<u64>) -> Self {
+        Self { origin, ..self }
+    }
+
+    /// The instance's step its calls count their keys from, if it is, or is nested in, a
+    /// branch or an iteration.
+    pub(crate) fn origin(&self) -> Option<u64> {
+        self.origin
     }
 }
 
