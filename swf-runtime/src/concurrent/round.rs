@@ -220,10 +220,10 @@ where
     }
 }
 
-/// Runs `steps` (made with `control`) concurrently. It ends early, dropping the steps still running, when one
-/// terminates or fails, or when `completed + ` the number completing in this round reaches
-/// `needed`; and, with a deadline `until` (a parallel task's `stateExecTimeout`), when it comes
-/// first, with a `TimeoutError` saying `timeout_message`.
+/// Runs `steps` (made with `control`) concurrently. It ends early, dropping the steps still
+/// running, when one terminates or fails, or when `completed + ` the number completing in this
+/// round reaches `needed`; and, with a deadline `until` (a parallel task's `stateExecTimeout`),
+/// when it comes first, with a `TimeoutError` saying `timeout_message`.
 ///
 /// # Errors
 /// The first failure of a step, or the timeout.
