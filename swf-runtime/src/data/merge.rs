@@ -68,6 +68,43 @@ pub fn merge(target: &mut Value, incoming: Value) -> Result<(), MergeConflict> {
     Ok(())
 }
 
+/// [`merge`] of an action's result, which is mostly a small object of scalars merged into
+/// task data of a few members: such a merge is found free of conflicts by comparing a few keys
+/// (see [`meets_no_container`]) rather than by the hashed lookup per incoming member that the
+/// check makes otherwise, before the lookup per member that the merge itself makes (issue 10).
+/// Other merges (a branch's whole output, event data) seldom fit, and would only pay for
+/// the comparison.
+///
+/// # Errors
+/// As [`merge`].
+pub fn merge_action_result(target: &mut Value, incoming: Value) -> Result<(), MergeConflict> {
+    if meets_no_container(target, &incoming) {
+        apply(target, incoming);
+        return Ok(());
+    }
+    merge(target, incoming)
+}
+
+/// How many members an object may have for [`meets_no_container`] to compare keys rather
+/// than look them up.
+const COMPARED: usize = 8;
+
+/// True when `incoming` is a small object of scalars and no key of it names a container in
+/// the small object `target`: the merge then meets no conflict (a scalar conflicts only with
+/// a container).
+fn meets_no_container(target: &Value, incoming: &Value) -> bool {
+    let (Value::Object(existing), Value::Object(members)) = (target, incoming) else {
+        return false;
+    };
+    existing.len() <= COMPARED
+        && members.len() <= COMPARED
+        && !members.values().any(is_container)
+        && existing
+            .iter()
+            .filter(|(_, value)| is_container(value))
+            .all(|(key, _)| members.keys().all(|member| member != key))
+}
+
 fn is_container(value: &Value) -> bool {
     matches!(value, Value::Object(_) | Value::Array(_))
 }
@@ -457,6 +494,41 @@ mod tests {
                 incoming: "string"
             })
         );
+    }
+
+    /// The shortcut for action results (small objects of scalars) merges exactly as `merge`
+    /// does, conflicts included.
+    #[test]
+    fn an_action_result_merges_as_any_data() {
+        let wide: serde_json::Map<String, Value> =
+            (0..12).map(|i| (format!("k{i}"), json!(i))).collect();
+        let cases = [
+            (
+                json!({"total": 1, "list": [1]}),
+                json!({"total": 2, "n": 3}),
+            ),
+            (json!({"list": [1], "item": 4}), json!({"n": 8})),
+            (json!({"a": {}}), json!({"a": null})),
+            (json!({"a": [1], "b": 2}), json!({"b": 3, "a": "x"})),
+            (json!({"a": 1}), json!({"a": [2]})),
+            (json!({"a": 1}), json!({"a": {"b": 2}})),
+            (json!({"a": {"b": 1}}), json!({"a": {"c": 2}})),
+            (json!({}), json!("text")),
+            (json!([1]), json!({"a": 1})),
+            (json!({"a": 1}), Value::Null),
+            (Value::Object(wide.clone()), json!({"k3": "x", "new": true})),
+            (json!({"k3": [1]}), Value::Object(wide)),
+        ];
+        for (target, incoming) in cases {
+            let expected = merged(target.clone(), incoming.clone());
+            let mut shortcut = target.clone();
+            let got =
+                merge_action_result(&mut shortcut, incoming.clone()).map(|()| shortcut.clone());
+            assert_eq!(got, expected, "{target} <- {incoming}");
+            if got.is_err() {
+                assert_eq!(shortcut, target, "a conflict leaves the target untouched");
+            }
+        }
     }
 
     #[test]

@@ -3,7 +3,7 @@
 use serde_json::Value;
 
 use super::kind::article;
-use super::merge::{MergeConflict, merge};
+use super::merge::{MergeConflict, merge, merge_action_result};
 use crate::error::ErrorObject;
 
 /// Merges the result of `action` into the task data of `task` (an action without a results path).
@@ -17,7 +17,7 @@ pub fn merge_result(
     task: &str,
     action: &str,
 ) -> Result<(), ErrorObject> {
-    merge(target, incoming).map_err(|conflict| {
+    merge_action_result(target, incoming).map_err(|conflict| {
         let what = format!("the result of action `{action}`");
         conflict_error(
             task,
