@@ -55,6 +55,7 @@ mod host;
 mod inline;
 mod input;
 mod iso;
+mod members;
 mod path;
 mod progress;
 mod retry;

@@ -6,6 +6,7 @@ use std::fmt;
 use serde_json::Value;
 
 use super::kind::{article, kind};
+use crate::members::{is_compared, member, member_mut};
 
 /// Two values of different kinds met during a merge, so one would have silently replaced the
 /// other.
@@ -116,7 +117,7 @@ fn find_conflict(target: &Value, incoming: &Value) -> Option<MergeConflict> {
         (Value::Null, _) | (Value::Array(_), Value::Array(_)) => None,
         (Value::Object(existing), Value::Object(members)) => {
             members.iter().find_map(|(key, value)| {
-                let mut conflict = find_conflict(existing.get(key)?, value)?;
+                let mut conflict = find_conflict(member(existing, key)?, value)?;
                 let mut pointer = String::with_capacity(key.len() + 1 + conflict.pointer.len());
                 push_token(&mut pointer, key);
                 pointer.push_str(&conflict.pointer);
@@ -150,7 +151,14 @@ fn apply(target: &mut Value, incoming: Value) {
     match (target, incoming) {
         (Value::Object(existing), Value::Object(members)) => {
             for (key, value) in members {
-                // One lookup per member, whether it is there or not.
+                // A member already there is found without hashing in a small object (see
+                // `members`); otherwise one lookup per member, whether it is there or not.
+                if is_compared(existing)
+                    && let Some(slot) = member_mut(existing, &key)
+                {
+                    apply(slot, value);
+                    continue;
+                }
                 match existing.entry(key) {
                     serde_json::map::Entry::Occupied(inner) => apply(inner.into_mut(), value),
                     serde_json::map::Entry::Vacant(place) => {

@@ -9,6 +9,7 @@ use serde_json::Value;
 
 use super::{JsonPath, Kind, Segment};
 use crate::error::ErrorObject;
+use crate::members::{member, member_mut};
 
 impl JsonPath {
     /// The value(s) the path selects in `data`.
@@ -105,7 +106,7 @@ fn walk<'d>(data: &'d Value, segments: &[Segment]) -> Option<&'d Value> {
     segments
         .iter()
         .try_fold(data, |current, segment| match segment {
-            Segment::Key(key) => current.as_object()?.get(*key),
+            Segment::Key(key) => member(current.as_object()?, key),
             Segment::Index(index) => current.as_array()?.get(*index),
         })
 }
@@ -115,7 +116,7 @@ fn walk_mut<'d>(data: &'d mut Value, segments: &[Segment]) -> Option<&'d mut Val
     segments
         .iter()
         .try_fold(data, |current, segment| match segment {
-            Segment::Key(key) => current.as_object_mut()?.get_mut(*key),
+            Segment::Key(key) => member_mut(current.as_object_mut()?, key),
             Segment::Index(index) => current.as_array_mut()?.get_mut(*index),
         })
 }

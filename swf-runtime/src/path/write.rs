@@ -6,6 +6,7 @@ use super::render::render;
 use super::{JsonPath, Kind, Segment};
 use crate::data::kind::with_article;
 use crate::error::ErrorObject;
+use crate::members::member;
 
 impl JsonPath {
     /// Puts `value` at this path inside `target`, creating missing objects on the way (a `Null`
@@ -44,7 +45,7 @@ impl JsonPath {
             let at = || render(segments.get(..depth).unwrap_or_default());
             current = match (segment, current) {
                 (Segment::Key(_), None | Some(Value::Null)) => None,
-                (Segment::Key(key), Some(Value::Object(map))) => map.get(*key),
+                (Segment::Key(key), Some(Value::Object(map))) => member(map, key),
                 (Segment::Key(_), Some(found)) => {
                     return Err(self.write_error(format_args!(
                         "`{}` holds {}, not an object",
