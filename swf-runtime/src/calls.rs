@@ -66,12 +66,6 @@ impl Template {
     /// A path that cannot be evaluated on `source`.
     pub fn build(&self, source: &Value) -> Result<Value, ErrorObject> {
         Ok(match *self {
-            Template::Null => Value::Null,
-            Template::Bool(value) => Value::Bool(value),
-            Template::Unsigned(value) => Value::from(value),
-            Template::Signed(value) => Value::from(value),
-            Template::Float(value) => Value::from(value),
-            Template::Text(text) => Value::from(text),
             Template::Path(path) => select_or_null(path, source)?,
             Template::Array(items) => Value::Array(
                 items
@@ -82,10 +76,30 @@ impl Template {
             Template::Object(members) => {
                 let mut object = Map::with_capacity(members.len());
                 for (key, value) in members {
-                    object.insert((*key).to_owned(), value.build(source)?);
+                    // A literal member is built here, not through a call that could fail.
+                    let value = match value.literal() {
+                        Some(literal) => literal,
+                        None => value.build(source)?,
+                    };
+                    object.insert((*key).to_owned(), value);
                 }
                 Value::Object(object)
             }
+            // Every other template is a literal.
+            literal => literal.literal().unwrap_or(Value::Null),
+        })
+    }
+
+    /// The value of a literal template (not a path, array or object).
+    fn literal(&self) -> Option<Value> {
+        Some(match *self {
+            Template::Null => Value::Null,
+            Template::Bool(value) => Value::Bool(value),
+            Template::Unsigned(value) => Value::from(value),
+            Template::Signed(value) => Value::from(value),
+            Template::Float(value) => Value::from(value),
+            Template::Text(text) => Value::from(text),
+            Template::Path(_) | Template::Array(_) | Template::Object(_) => return None,
         })
     }
 }

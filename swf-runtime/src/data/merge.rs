@@ -156,7 +156,12 @@ fn apply(target: &mut Value, incoming: Value) {
                 if is_compared(existing)
                     && let Some(slot) = member_mut(existing, &key)
                 {
-                    apply(slot, value);
+                    if is_container(slot) {
+                        apply(slot, value);
+                    } else {
+                        // Checked: a scalar (or null) there is replaced by whatever comes.
+                        *slot = value;
+                    }
                     continue;
                 }
                 match existing.entry(key) {
