@@ -86,19 +86,15 @@ pub fn merge_action_result(target: &mut Value, incoming: Value) -> Result<(), Me
     merge(target, incoming)
 }
 
-/// How many members an object may have for [`meets_no_container`] to compare keys rather
-/// than look them up.
-const COMPARED: usize = 8;
-
 /// True when `incoming` is a small object of scalars and no key of it names a container in
-/// the small object `target`: the merge then meets no conflict (a scalar conflicts only with
-/// a container).
+/// the small object `target` (small: searched by comparing keys, see `members`): the merge
+/// then meets no conflict (a scalar conflicts only with a container).
 fn meets_no_container(target: &Value, incoming: &Value) -> bool {
     let (Value::Object(existing), Value::Object(members)) = (target, incoming) else {
         return false;
     };
-    existing.len() <= COMPARED
-        && members.len() <= COMPARED
+    is_compared(existing)
+        && is_compared(members)
         && !members.values().any(is_container)
         && existing
             .iter()
