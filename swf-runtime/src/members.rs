@@ -1,7 +1,7 @@
 //! Looking up an object's members. serde_json's map hashes the key of every lookup with
 //! SipHash, about a hundred instructions for a short key, while task data, arguments and
 //! results mostly have a handful of members: comparing the keys of an object that small finds
-//! the member sooner (issue 10: two lookups per call were a tenth of the framework's cost).
+//! the member sooner (issue 10: 4.5% of the instructions of ten sequential calls).
 
 use serde_json::{Map, Value};
 

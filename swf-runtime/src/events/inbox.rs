@@ -255,6 +255,8 @@ impl Inbox {
         if !correlation.is_empty() {
             state.correlation = Bindings::from(correlation);
         }
+        // Checked first: even an empty list's iterator is made and dropped (measured: 0.3% of
+        // a one-call run's instructions).
         if !initial.is_empty() {
             for event in initial {
                 state.push(Box::new(event));
