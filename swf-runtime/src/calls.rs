@@ -19,7 +19,7 @@ use crate::data::{filter_in_place, merge_result, select_input, select_or_null};
 use crate::error::{ErrorObject, FunctionError, WorkflowError};
 use crate::events::Io;
 use crate::path::JsonPath;
-use crate::progress::Attempt;
+use crate::progress::{Attempt, Progress};
 
 /// Calls the workflow's functions by their position in its `functions`: implemented by each
 /// generated machine (a `match` awaiting the user's trait method).
@@ -294,6 +294,78 @@ pub fn run_call<'a, M: CallFunction>(
     }
 }
 
+/// A task that is its plain calls and then one transition (most operation tasks): its calls,
+/// its data and the state after them, which the generated `advance` of its scope runs for
+/// every such task at one `await`.
+///
+/// Why: each task awaiting its own calls was a future of its own, and its code (moving the
+/// data into the calls' future, polling it, building the next state) was compiled into the
+/// scope's `advance` once per task. A run of ten such tasks went through ten copies of it,
+/// more code than the processor's instruction cache keeps: it measured 1.6 times the time of
+/// the same calls written by hand while running only 1.35 times their instructions (issue 10).
+/// Described by data, the calls of every such task of a scope run through the same code, and
+/// a task adds only the function that describes it.
+#[derive(Debug)]
+pub struct CallStep<S> {
+    calls: &'static [Call],
+    data: Value,
+    next: fn(Value) -> Result<S, WorkflowError>,
+}
+
+impl<S> CallStep<S> {
+    /// The task that makes `call` on `data`, then goes where `next` says with the data after it.
+    pub fn one(
+        call: &'static Call,
+        data: Value,
+        next: fn(Value) -> Result<S, WorkflowError>,
+    ) -> Self {
+        Self::new(std::slice::from_ref(call), data, next)
+    }
+
+    /// The task that makes `calls` one after the other on `data`, then goes where `next` says
+    /// with the data after them.
+    pub fn new(
+        calls: &'static [Call],
+        data: Value,
+        next: fn(Value) -> Result<S, WorkflowError>,
+    ) -> Self {
+        Self { calls, data, next }
+    }
+
+    /// Runs the task's step: its calls (as its first attempt: such a task has no retry), then
+    /// its transition.
+    ///
+    /// # Errors
+    /// The first call's failure, as the run's, with the data it had then (the calls before it
+    /// have changed it); or the transition's.
+    #[allow(
+        clippy::manual_async_fn,
+        reason = "an async fn holds its arguments twice"
+    )]
+    pub fn run<'a, M: CallFunction>(
+        self,
+        machine: &'a M,
+        io: &'a Io,
+    ) -> impl Future<Output = Result<Progress<S>, WorkflowError>> + 'a
+    where
+        S: 'a,
+    {
+        let Self {
+            calls,
+            mut data,
+            next,
+        } = self;
+        async move {
+            for call in calls {
+                if let Err(error) = call.run(machine, 1, &mut data, io).await {
+                    return Err(WorkflowError::new(M::WORKFLOW, call.task, error, data));
+                }
+            }
+            next(data).map(Progress::Ran)
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -390,6 +462,48 @@ mod tests {
         assert_eq!(failure.task(), "T");
         assert_eq!(failure.error().name, "Refused");
         assert_eq!(failure.data(), &json!({"a": {"b": 1}, "b": 1}));
+    }
+
+    #[tokio::test]
+    async fn a_call_step_runs_its_calls_then_its_transition_or_fails_with_the_data_it_had() {
+        static CALLS: [Call; 2] = [
+            Call::new(0, "echo", "T", "first").input(&PATH_A),
+            Call::new(1, "refuse", "T", "second"),
+        ];
+        fn next(data: Value) -> Result<Value, WorkflowError> {
+            Ok(json!({"after": data}))
+        }
+        fn refuse(data: Value) -> Result<Value, WorkflowError> {
+            Err(WorkflowError::new(
+                "echo",
+                "T",
+                ErrorObject::new(ErrorObject::DATA, "no"),
+                data,
+            ))
+        }
+        let io = Io::standalone();
+        let ran = CallStep::one(&CALLS[0], json!({"a": {"b": 1}}), next)
+            .run(&Echo, &io)
+            .await;
+        assert_eq!(
+            ran.unwrap(),
+            Progress::Ran(json!({"after": {"a": {"b": 1}, "b": 1}}))
+        );
+
+        let failure = CallStep::new(&CALLS, json!({"a": {"b": 1}}), next)
+            .run(&Echo, &io)
+            .await
+            .unwrap_err();
+        assert_eq!((failure.workflow(), failure.task()), ("echo", "T"));
+        assert_eq!(failure.error().name, "Refused");
+        assert_eq!(failure.data(), &json!({"a": {"b": 1}, "b": 1}));
+
+        let refused = CallStep::one(&CALLS[0], json!({"a": {"c": 2}}), refuse)
+            .run(&Echo, &io)
+            .await
+            .unwrap_err();
+        assert_eq!(refused.error().name, ErrorObject::DATA);
+        assert_eq!(refused.data(), &json!({"a": {"c": 2}, "c": 2}));
     }
 
     #[tokio::test(start_paused = true)]

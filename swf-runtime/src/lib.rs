@@ -141,12 +141,14 @@ pub mod __private {
     pub use crate::trace::{WorkflowInfo, traced_run};
 
     pub use crate::action::{ActionCall, in_iteration, in_scope, step_origin};
-    pub use crate::calls::{Call, CallFunction, Template, call_functions, run_call, run_calls};
+    pub use crate::calls::{
+        Call, CallFunction, CallStep, Template, call_functions, run_call, run_calls,
+    };
     pub use crate::collection::{SharedData, collection_refs};
     pub use crate::compensation::{COMPENSATION_ERROR, Compensating, CompensationLog};
     pub use crate::data::{
-        data_with_error, filter_in_place, merge_data, merge_result, object, select_input,
-        select_or_null,
+        data_with_error, filter_in_place, filter_output, merge_data, merge_result, object,
+        select_input, select_or_null,
     };
     pub use crate::inline::leave_inline;
     pub use crate::input::workflow_input;

@@ -1050,28 +1050,37 @@ impl<F: CarAuctionFunctions> CarAuctionWorkflow<F> {
         >,
     > + 'a {
         async move {
-            match state {
+            let calls = match state {
                 CarAuctionState::Bidding { data, until } => {
-                    self.run_task_bidding(data, until, io).await
+                    return self.run_task_bidding(data, until, io).await;
                 }
-                CarAuctionState::Assess { data } => Self::run_task_assess(data, io),
+                CarAuctionState::Assess { data } => {
+                    return Self::run_task_assess(data, io);
+                }
                 CarAuctionState::Convert { data, until } => {
-                    self.run_task_convert(data, until, io).await
+                    return self.run_task_convert(data, until, io).await;
                 }
                 CarAuctionState::Charge { data, resume } => {
-                    self.run_task_charge(data, resume, io).await
+                    return self.run_task_charge(data, resume, io).await;
                 }
                 CarAuctionState::Deliver { data, branches } => {
-                    self.run_task_deliver(data, branches, io).await
+                    return self.run_task_deliver(data, branches, io).await;
                 }
-                CarAuctionState::Sold { data } => self.run_task_sold(data, io).await,
-                CarAuctionState::Unsold { data } => self.run_task_unsold(data, io).await,
-                CarAuctionState::Failed { data } => self.run_task_failed(data, io).await,
+                CarAuctionState::Sold { data } => {
+                    return self.run_task_sold(data, io).await;
+                }
+                CarAuctionState::Unsold { data } => Self::run_task_unsold(data),
+                CarAuctionState::Failed { data } => {
+                    return self.run_task_failed(data, io).await;
+                }
                 ended @ (CarAuctionState::Completed { .. }
                 | CarAuctionState::Terminated { .. }) => {
-                    ::core::result::Result::Ok(::swf_runtime::Progress::Ran(ended))
+                    return ::core::result::Result::Ok(
+                        ::swf_runtime::Progress::Ran(ended),
+                    );
                 }
-            }
+            };
+            calls.run(self, io).await
         }
     }
 }
@@ -1786,30 +1795,30 @@ const _: () = {
             Output = Result<Progress<CarAuctionDeliverBranch1>, WorkflowError>,
         > + 'a {
             async move {
-                match state {
+                let calls = match state {
                     CarAuctionDeliverBranch1::Register { data } => {
-                        self.deliver_b1_run_task_register(data, io).await
+                        Self::deliver_b1_run_task_register(data)
                     }
                     CarAuctionDeliverBranch1::Registered { data } => {
-                        self.deliver_b1_run_task_registered(data, io).await
+                        return self.deliver_b1_run_task_registered(data, io).await;
                     }
                     ended @ (CarAuctionDeliverBranch1::Completed { .. }
                     | CarAuctionDeliverBranch1::Terminated { .. }) => {
-                        Ok(Progress::Ran(ended))
+                        return Ok(Progress::Ran(ended));
                     }
-                }
+                };
+                calls.run(self, io).await
             }
         }
-        /// Runs one step of task `Register`.
-        async fn deliver_b1_run_task_register(
-            &self,
+        /// The step of task `Register`: its calls and the state after them.
+        fn deliver_b1_run_task_register(
             data: Value,
-            io: &Io,
-        ) -> Step<CarAuctionDeliverBranch1> {
+        ) -> rt::CallStep<CarAuctionDeliverBranch1> {
             static CALL: rt::Call = rt::Call::new(2, "register", "Register", "action 1");
-            let data = rt::run_call(self, &CALL, 1, data, io).await?;
-            rt::ran(
-                Ok(CarAuctionDeliverBranch1::Registered {
+            rt::CallStep::one(
+                &CALL,
+                data,
+                |data| Ok(CarAuctionDeliverBranch1::Registered {
                     data,
                 }),
             )
@@ -1947,12 +1956,11 @@ const _: () = {
                 )
             }
         }
-        /// Runs one step of task `Unsold`.
-        async fn run_task_unsold(&self, data: Value, io: &Io) -> Step<CarAuctionState> {
+        /// The step of task `Unsold`: its calls and the state after them.
+        fn run_task_unsold(data: Value) -> rt::CallStep<CarAuctionState> {
             static CALL: rt::Call = rt::Call::new(4, "notify", "Unsold", "action 1")
                 .args(&ARGS_ABOUT);
-            let data = rt::run_call(self, &CALL, 1, data, io).await?;
-            rt::ran(Ok(CarAuctionState::Failed { data }))
+            rt::CallStep::one(&CALL, data, |data| Ok(CarAuctionState::Failed { data }))
         }
         /// Runs one step of task `Failed`.
         fn run_task_failed<'a>(

@@ -1144,27 +1144,25 @@ const _: () = {
             Output = Result<Progress<NestedWithBranch2>, WorkflowError>,
         > + 'a {
             async move {
-                match state {
-                    NestedWithBranch2::Log { data } => {
-                        self.with_b2_run_task_log(data, io).await
-                    }
+                let calls = match state {
+                    NestedWithBranch2::Log { data } => Self::with_b2_run_task_log(data),
                     ended @ (NestedWithBranch2::Completed { .. }
-                    | NestedWithBranch2::Terminated { .. }) => Ok(Progress::Ran(ended)),
-                }
+                    | NestedWithBranch2::Terminated { .. }) => {
+                        return Ok(Progress::Ran(ended));
+                    }
+                };
+                calls.run(self, io).await
             }
         }
-        /// Runs one step of task `Log`.
-        async fn with_b2_run_task_log(
-            &self,
-            data: Value,
-            io: &Io,
-        ) -> Step<NestedWithBranch2> {
+        /// The step of task `Log`: its calls and the state after them.
+        fn with_b2_run_task_log(data: Value) -> rt::CallStep<NestedWithBranch2> {
             static CALL: rt::Call = rt::Call::new(0, "log", "Log", "action 1")
                 .args(&ARGS_WHAT)
                 .results(&PATH_LOGGED);
-            let data = rt::run_call(self, &CALL, 1, data, io).await?;
-            rt::ran(
-                Ok(NestedWithBranch2::Completed {
+            rt::CallStep::one(
+                &CALL,
+                data,
+                |data| Ok(NestedWithBranch2::Completed {
                     output: data,
                 }),
             )

@@ -312,13 +312,16 @@ impl<F: NestedChildFunctions> NestedChildWorkflow<F> {
         >,
     > + 'a {
         async move {
-            match state {
-                NestedChildState::Log { data } => self.run_task_log(data, io).await,
+            let calls = match state {
+                NestedChildState::Log { data } => Self::run_task_log(data),
                 ended @ (NestedChildState::Completed { .. }
                 | NestedChildState::Terminated { .. }) => {
-                    ::core::result::Result::Ok(::swf_runtime::Progress::Ran(ended))
+                    return ::core::result::Result::Ok(
+                        ::swf_runtime::Progress::Ran(ended),
+                    );
                 }
-            }
+            };
+            calls.run(self, io).await
         }
     }
 }
@@ -396,55 +399,28 @@ const _: () = {
     );
     #[allow(dead_code, clippy::manual_async_fn)]
     impl<F: NestedChildFunctions> NestedChildWorkflow<F> {
-        /// Runs one step of task `Log`.
-        fn run_task_log<'a>(
-            &'a self,
-            mut data: Value,
-            io: &'a Io,
-        ) -> impl ::core::future::Future<Output = Step<NestedChildState>> + 'a {
-            async move {
-                static CALL: rt::Call = rt::Call::new(0, "log", "Log", "action 1")
-                    .args(&ARGS_ITEM)
-                    .results(&PATH_LOGGED);
-                let attempt = rt::call_functions(
-                        self,
-                        ::core::slice::from_ref(&CALL),
-                        1,
-                        &mut data,
-                        io,
-                    )
-                    .await;
-                let next: Result<NestedChildState, WorkflowError> = match attempt {
-                    Ok(Attempt::Exit(_)) => {
-                        async {
-                            let mut output = data;
-                            if let Err(error) = rt::filter_in_place(
-                                &PATH_LOGGED,
-                                &mut output,
-                            ) {
-                                let data = output;
-                                return Err(
-                                    WorkflowError::new("nested-child", "Log", error, data),
-                                );
-                            }
-                            Ok(NestedChildState::Completed {
-                                output,
-                            })
-                        }
-                            .await
-                    }
-                    Ok(Attempt::Terminate) => {
-                        Ok(NestedChildState::Terminated {
-                            output: data,
+        /// The step of task `Log`: its calls and the state after them.
+        fn run_task_log(data: Value) -> rt::CallStep<NestedChildState> {
+            static CALL: rt::Call = rt::Call::new(0, "log", "Log", "action 1")
+                .args(&ARGS_ITEM)
+                .results(&PATH_LOGGED);
+            rt::CallStep::one(
+                &CALL,
+                data,
+                |data| match rt::filter_output(
+                    &PATH_LOGGED,
+                    data,
+                    "nested-child",
+                    "Log",
+                ) {
+                    Ok(output) => {
+                        Ok(NestedChildState::Completed {
+                            output,
                         })
                     }
-                    Ok(Attempt::Stay(never, _)) => match never {}
-                    Err(error) => {
-                        Err(WorkflowError::new("nested-child", "Log", error, data))
-                    }
-                };
-                next.map(Progress::Ran)
-            }
+                    Err(failure) => Err(failure),
+                },
+            )
         }
     }
     impl<F: NestedChildFunctions> rt::CallFunction for NestedChildWorkflow<F> {

@@ -446,24 +446,29 @@ impl<F: OrderFunctions> OrderWorkflow<F> {
         >,
     > + 'a {
         async move {
-            match state {
+            let calls = match state {
                 OrderState::CheckInventory { data } => {
-                    self.run_task_check_inventory(data, io).await
+                    Self::run_task_check_inventory(data)
                 }
                 OrderState::ChargeCard { data, retry } => {
-                    self.run_task_charge_card(data, retry, io).await
+                    return self.run_task_charge_card(data, retry, io).await;
                 }
-                OrderState::Route { data } => Self::run_task_route(data, io),
+                OrderState::Route { data } => return Self::run_task_route(data, io),
                 OrderState::ManualReview { data } => {
-                    self.run_task_manual_review(data, io).await
+                    return self.run_task_manual_review(data, io).await;
                 }
-                OrderState::Ship { data } => self.run_task_ship(data, io).await,
-                OrderState::Declined { data } => self.run_task_declined(data, io).await,
+                OrderState::Ship { data } => Self::run_task_ship(data),
+                OrderState::Declined { data } => {
+                    return self.run_task_declined(data, io).await;
+                }
                 ended @ (OrderState::Completed { .. }
                 | OrderState::Terminated { .. }) => {
-                    ::core::result::Result::Ok(::swf_runtime::Progress::Ran(ended))
+                    return ::core::result::Result::Ok(
+                        ::swf_runtime::Progress::Ran(ended),
+                    );
                 }
-            }
+            };
+            calls.run(self, io).await
         }
     }
 }
@@ -571,12 +576,8 @@ const _: () = {
     );
     #[allow(dead_code, clippy::manual_async_fn)]
     impl<F: OrderFunctions> OrderWorkflow<F> {
-        /// Runs one step of task `CheckInventory`.
-        async fn run_task_check_inventory(
-            &self,
-            data: Value,
-            io: &Io,
-        ) -> Step<OrderState> {
+        /// The step of task `CheckInventory`: its calls and the state after them.
+        fn run_task_check_inventory(data: Value) -> rt::CallStep<OrderState> {
             static CALL: rt::Call = rt::Call::new(
                     0,
                     "checkInventory",
@@ -585,9 +586,10 @@ const _: () = {
                 )
                 .args(&ARGS_SKU)
                 .results(&PATH_STOCK);
-            let data = rt::run_call(self, &CALL, 1, data, io).await?;
-            rt::ran(
-                Ok(OrderState::ChargeCard {
+            rt::CallStep::one(
+                &CALL,
+                data,
+                |data| Ok(OrderState::ChargeCard {
                     data,
                     retry: ::core::default::Default::default(),
                 }),
@@ -798,51 +800,19 @@ const _: () = {
                 )
             }
         }
-        /// Runs one step of task `Ship`.
-        fn run_task_ship<'a>(
-            &'a self,
-            mut data: Value,
-            io: &'a Io,
-        ) -> impl ::core::future::Future<Output = Step<OrderState>> + 'a {
-            async move {
-                static CALL: rt::Call = rt::Call::new(2, "shipOrder", "Ship", "action 1")
-                    .args(&ARGS_ADDRESS)
-                    .results(&PATH_SHIPMENT);
-                let attempt = rt::call_functions(
-                        self,
-                        ::core::slice::from_ref(&CALL),
-                        1,
-                        &mut data,
-                        io,
-                    )
-                    .await;
-                let next: Result<OrderState, WorkflowError> = match attempt {
-                    Ok(Attempt::Exit(_)) => {
-                        async {
-                            let mut output = data;
-                            if let Err(error) = rt::filter_in_place(
-                                &PATH_SHIPMENT,
-                                &mut output,
-                            ) {
-                                let data = output;
-                                return Err(
-                                    WorkflowError::new("order", "Ship", error, data),
-                                );
-                            }
-                            Ok(OrderState::Completed { output })
-                        }
-                            .await
-                    }
-                    Ok(Attempt::Terminate) => {
-                        Ok(OrderState::Terminated {
-                            output: data,
-                        })
-                    }
-                    Ok(Attempt::Stay(never, _)) => match never {}
-                    Err(error) => Err(WorkflowError::new("order", "Ship", error, data)),
-                };
-                next.map(Progress::Ran)
-            }
+        /// The step of task `Ship`: its calls and the state after them.
+        fn run_task_ship(data: Value) -> rt::CallStep<OrderState> {
+            static CALL: rt::Call = rt::Call::new(2, "shipOrder", "Ship", "action 1")
+                .args(&ARGS_ADDRESS)
+                .results(&PATH_SHIPMENT);
+            rt::CallStep::one(
+                &CALL,
+                data,
+                |data| match rt::filter_output(&PATH_SHIPMENT, data, "order", "Ship") {
+                    Ok(output) => Ok(OrderState::Completed { output }),
+                    Err(failure) => Err(failure),
+                },
+            )
         }
         /// Runs one step of task `Declined`.
         fn run_task_declined<'a>(

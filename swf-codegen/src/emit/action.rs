@@ -123,6 +123,17 @@ impl DescribedCalls {
         quote!(#rt::call_functions(self, #calls, #attempt, &mut data, io).await)
     }
 
+    /// The task's `CallStep`: its calls on `data`, then `next`, an expression of the task data
+    /// after them (`data`) alone.
+    pub fn step(&self, next: &TokenStream) -> TokenStream {
+        let rt = rt();
+        if self.single {
+            quote!(#rt::CallStep::one(&CALL, data, |data| #next))
+        } else {
+            quote!(#rt::CallStep::new(&CALLS, data, |data| #next))
+        }
+    }
+
     /// The calls run on `data`, moved: the task data after them, or the failure of the run
     /// with the data it had (`?` leaves the step with it).
     pub fn plain(&self) -> TokenStream {

@@ -29,29 +29,19 @@ pub(super) fn emit_exit_dispatch(cx: &Context<'_>, index: usize) -> TokenStream 
     let rt = rt();
     let task = cx.task(index);
     let name = &task.name.value;
-    let output_filter = match &task.data_filter.output {
-        Some(path) => {
-            let path = path_ref(path);
-            let failure = fail(cx, quote!(#name), quote!(error), quote!(data));
-            quote! {
-                let mut output = data;
-                if let ::core::result::Result::Err(error) = #rt::filter_in_place(#path, &mut output) {
-                    let data = output;
-                    return ::core::result::Result::Err(#failure);
-                }
-            }
-        }
-        None => TokenStream::new(),
-    };
+    // The filter's failure is the arm's value, not a `return`: a success that returns or
+    // awaits nothing is the step of a plain task (see `task::emit_run`).
+    let filtered = task.data_filter.output.as_ref().map(|path| {
+        let path = path_ref(path);
+        let id = &cx.workflow.id.value;
+        quote!(#rt::filter_output(#path, data, #id, #name))
+    });
     let record = compensation::record(cx, task);
     // Without a filter the task's data is its output: named `output` only where a
     // compensation record reads it.
-    let output_filter = if output_filter.is_empty() && !record.is_empty() {
-        quote!(let output = data;)
-    } else {
-        output_filter
-    };
-    let output = if output_filter.is_empty() {
+    let named_output =
+        (filtered.is_none() && !record.is_empty()).then(|| quote!(let output = data;));
+    let output = if filtered.is_none() && named_output.is_none() {
         Ident::new("data", Span::call_site())
     } else {
         output_ident()
@@ -102,10 +92,21 @@ pub(super) fn emit_exit_dispatch(cx: &Context<'_>, index: usize) -> TokenStream 
         }
         _ => emit_leave(cx, index, &output),
     };
-    quote! {
-        #output_filter
-        #record
-        #leave
+    match filtered {
+        Some(filtered) => quote! {
+            match #filtered {
+                ::core::result::Result::Ok(output) => {
+                    #record
+                    #leave
+                }
+                ::core::result::Result::Err(failure) => ::core::result::Result::Err(failure),
+            }
+        },
+        None => quote! {
+            #named_output
+            #record
+            #leave
+        },
     }
 }
 

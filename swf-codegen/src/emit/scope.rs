@@ -68,19 +68,21 @@ fn emit_advance(cx: &Context<'_>, kinds: &[RunKind]) -> TokenStream {
     let rt = rt();
     let state = cx.state_ident();
     let advance = cx.advance_fn();
+    // The tasks that are their calls and a transition share one `await` (see the runtime's
+    // `CallStep`): the others' arms return their step.
+    let shares_calls = kinds.contains(&RunKind::Calls);
+    let leave = shares_calls.then(|| quote!(return));
     let dispatch = (0..cx.scope.tasks.len()).map(|i| {
         let variant = cx.variant(i);
         let run = cx.run_fn(i);
         let names = Fields::of(cx, i).names();
-        match kinds[i] {
-            RunKind::Async => {
-                quote!(#state::#variant { #(#names),* } => self.#run(#(#names,)* io).await)
-            }
-            RunKind::Sync => quote!(#state::#variant { #(#names),* } => self.#run(#(#names,)* io)),
-            RunKind::Associated => {
-                quote!(#state::#variant { #(#names),* } => Self::#run(#(#names,)* io))
-            }
-        }
+        let step = match kinds[i] {
+            RunKind::Calls => return quote!(#state::#variant { data } => Self::#run(data)),
+            RunKind::Async => quote!(self.#run(#(#names,)* io).await),
+            RunKind::Sync => quote!(self.#run(#(#names,)* io)),
+            RunKind::Associated => quote!(Self::#run(#(#names,)* io)),
+        };
+        quote!(#state::#variant { #(#names),* } => #leave #step)
     });
     let (visibility, doc) = if cx.root {
         (
@@ -109,12 +111,26 @@ fn emit_advance(cx: &Context<'_>, kinds: &[RunKind]) -> TokenStream {
         match state {
             #(#dispatch,)*
             ended @ (#state::Completed { .. } | #state::Terminated { .. }) => {
-                ::core::result::Result::Ok(#progress::Progress::Ran(ended))
+                #leave ::core::result::Result::Ok(#progress::Progress::Ran(ended))
             }
         }
     };
+    let step = if shares_calls {
+        quote! {
+            let calls = #step;
+            calls.run(self, io).await
+        }
+    } else {
+        step
+    };
     let body = match super::schema::workflow_output_check(cx) {
         None => step,
+        // Checked whichever arm the step leaves by.
+        Some(checked) if shares_calls => quote! {
+            let task = state.task_name();
+            let step = async { #step }.await;
+            #checked
+        },
         Some(checked) => quote! {
             let task = state.task_name();
             let step = #step;

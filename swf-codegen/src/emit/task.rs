@@ -40,6 +40,9 @@ fn step_fn(
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum RunKind {
     Async,
+    /// A plain associated function describing the task's calls and its transition: a
+    /// `CallStep`, which the scope's `advance` runs, one `await` for every such task.
+    Calls,
     /// A plain method.
     Sync,
     /// A plain associated function: its step reads nothing of the machine.
@@ -221,6 +224,23 @@ pub(super) fn emit_run(cx: &Context<'_>, index: usize) -> (TokenStream, RunKind)
         match described.filter(|_| output_check.is_empty()) {
             Some(Described::Calls(described)) => {
                 let calls = &described.calls;
+                // Its transition a function of the task data alone: the step is data.
+                if fields.names().len() == 1 && !success_reads_self && !success_reads_io {
+                    let step = described.step(&success);
+                    let doc = format!(
+                        " The step of task `{}`: its calls and the state after them.",
+                        task.name.value
+                    );
+                    let doc = super::names::doc_text(&doc);
+                    let run = quote! {
+                        #[doc = #doc]
+                        fn #run_fn(data: #rt::Value) -> #rt::CallStep<#state> {
+                            #calls
+                            #step
+                        }
+                    };
+                    return (run, RunKind::Calls);
+                }
                 let run = described.plain();
                 // An `async fn`, holding the task data twice, unlike the others (see
                 // `step_fn`): the most common task stays short to read and compile (issue 10,

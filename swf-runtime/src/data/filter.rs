@@ -2,8 +2,30 @@
 
 use serde_json::Value;
 
-use crate::error::ErrorObject;
+use crate::error::{ErrorObject, WorkflowError};
 use crate::path::JsonPath;
+
+/// A task's output: its data `data` filtered by its output path `path` (see
+/// [`filter_in_place`]).
+///
+/// An expression rather than statements that return, so that the success of a task with an
+/// output filter is still an expression of its data: such a task's step can then be described
+/// by data (see `calls::CallStep`).
+///
+/// # Errors
+/// The filter's failure, as the failure of task `task` of workflow `workflow`, with the data
+/// as it was.
+pub fn filter_output(
+    path: &JsonPath,
+    mut data: Value,
+    workflow: &'static str,
+    task: &'static str,
+) -> Result<Value, WorkflowError> {
+    match filter_in_place(path, &mut data) {
+        Ok(()) => Ok(data),
+        Err(error) => Err(WorkflowError::new(workflow, task, error, data)),
+    }
+}
 
 /// Applies an input or output path in place: `data` becomes the selection, or stays as it was
 /// when the path selects nothing.
@@ -105,6 +127,19 @@ mod tests {
         let error = filter_in_place(&STRICT, &mut kept);
         assert!(error.is_err_and(|error| error.message.contains("has no member `bread`")));
         assert_eq!(kept, data());
+    }
+
+    #[test]
+    fn a_tasks_output_is_its_filtered_data_or_its_failure_with_the_data() {
+        static STRICT: JsonPath = JsonPath::definite_strict("$.bread", &[Segment::Key("bread")]);
+        assert_eq!(
+            filter_output(&FRUITS, data(), "shop", "Pick"),
+            Ok(json!(["apple", "orange", "pear"]))
+        );
+        let failure = filter_output(&STRICT, data(), "shop", "Pick").unwrap_err();
+        assert_eq!((failure.workflow(), failure.task()), ("shop", "Pick"));
+        assert!(failure.error().message.contains("has no member `bread`"));
+        assert_eq!(failure.data(), &data());
     }
 
     #[test]

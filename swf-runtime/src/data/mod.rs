@@ -6,7 +6,7 @@ pub(crate) mod kind;
 mod merge;
 mod report;
 
-pub use filter::{data_with_error, filter_in_place, select_input, select_or_null};
+pub use filter::{data_with_error, filter_in_place, filter_output, select_input, select_or_null};
 pub(crate) use merge::append_missing_values;
 pub use report::{merge_data, merge_result};
 
