@@ -161,3 +161,40 @@ async fn the_typed_entry_point_takes_and_gives_the_schemas_types() {
         .expect("onError handles the task's input violation");
     assert_eq!(rejected.status, SchemaOrdersOutputStatus::Rejected);
 }
+
+mod plain_output {
+    use swf_runtime::{FunctionError, SCHEMA_ERROR, Value, json};
+
+    swf_runtime::workflow!("workflows/schemas/plain_output.sw.yaml");
+
+    /// Decides the status it is asked for.
+    struct Echo;
+
+    impl SchemaPlainOutputFunctions for Echo {
+        async fn decide(&self, args: Value) -> Result<Value, FunctionError> {
+            Ok(json!({"status": args["status"].clone()}))
+        }
+    }
+
+    /// A task of plain calls is a `CallStep` that `advance` awaits after its `match`: the
+    /// workflow's output is checked after it as after any other step.
+    #[tokio::test]
+    async fn the_output_of_a_task_of_plain_calls_is_checked_against_the_schema() {
+        let machine = SchemaPlainOutputWorkflow::new(Echo);
+        let output = machine.run(json!({"wanted": "approved"})).await;
+        assert_eq!(
+            output.expect("the schema holds"),
+            json!({"wanted": "approved", "status": "approved"})
+        );
+
+        let error = machine
+            .run(json!({"wanted": "maybe"}))
+            .await
+            .expect_err("`maybe` is not a status");
+        assert_eq!(error.error().name, SCHEMA_ERROR);
+        assert_eq!(error.task(), "Decide");
+        assert_eq!(error.data(), &json!({"wanted": "maybe", "status": "maybe"}));
+        let message = &error.error().message;
+        assert!(message.contains("(keyword `enum`)"), "{message}");
+    }
+}

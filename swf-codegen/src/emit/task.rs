@@ -224,7 +224,8 @@ pub(super) fn emit_run(cx: &Context<'_>, index: usize) -> (TokenStream, RunKind)
         match described.filter(|_| output_check.is_empty()) {
             Some(Described::Calls(described)) => {
                 let calls = &described.calls;
-                // Its transition a function of the task data alone: the step is data.
+                // A transition that reads the task data alone (no other field, no `self`, no
+                // `io`) fits a `fn` pointer: the whole step is data, a `CallStep`.
                 if fields.names().len() == 1 && !success_reads_self && !success_reads_io {
                     let step = described.step(&success);
                     let doc = format!(
@@ -242,9 +243,9 @@ pub(super) fn emit_run(cx: &Context<'_>, index: usize) -> (TokenStream, RunKind)
                     return (run, RunKind::Calls);
                 }
                 let run = described.plain();
-                // An `async fn`, holding the task data twice, unlike the others (see
-                // `step_fn`): the most common task stays short to read and compile (issue 10,
-                // point 4), and its future is the smallest (measured: 0.2% of seq10).
+                // Its transition reads more than the data (a compensation log, `io`): an
+                // `async fn`, holding the task data twice, unlike the others (see `step_fn`),
+                // short to read and compile (issue 10, point 4).
                 let params = fields.parameters(false);
                 let run = quote! {
                     #[doc = #doc]
