@@ -233,7 +233,7 @@ pub enum CarAuctionState {
         /// The task's data.
         data: ::swf_runtime::Value,
         /// The branches, once the task started them.
-        branches: ::core::option::Option<CarAuctionDeliverBranches>,
+        branches: ::core::option::Option<::std::boxed::Box<CarAuctionDeliverBranches>>,
     },
     /// Task `Sold` (END, line 82), about to run (or running) with `data` as its input.
     Sold {
@@ -341,14 +341,16 @@ const _: () = {
     struct Saved4 {
         data: ::swf_runtime::Value,
         #[serde(default)]
-        branches: ::core::option::Option<CarAuctionDeliverBranches>,
+        branches: ::core::option::Option<::std::boxed::Box<CarAuctionDeliverBranches>>,
     }
     #[derive(Serialize)]
     #[serde(crate = "::swf_runtime::__private::serde")]
     struct Saving4<'a> {
         data: &'a ::swf_runtime::Value,
         #[serde(skip_serializing_if = "::core::option::Option::is_none")]
-        branches: &'a ::core::option::Option<CarAuctionDeliverBranches>,
+        branches: &'a ::core::option::Option<
+            ::std::boxed::Box<CarAuctionDeliverBranches>,
+        >,
     }
     impl SavedVariants for CarAuctionState {
         const NAME: &'static str = "CarAuctionState";
@@ -1672,16 +1674,19 @@ const _: () = {
         fn run_task_deliver<'a>(
             &'a self,
             mut data: Value,
-            branches: Option<CarAuctionDeliverBranches>,
+            branches: Option<::std::boxed::Box<CarAuctionDeliverBranches>>,
             io: &'a Io,
         ) -> impl ::core::future::Future<Output = Step<CarAuctionState>> + 'a {
             async move {
-                let attempt: Result<Attempt<CarAuctionDeliverBranches>, ErrorObject> = async {
+                let attempt: Result<
+                    Attempt<::std::boxed::Box<CarAuctionDeliverBranches>>,
+                    ErrorObject,
+                > = async {
                     let fresh = branches.is_none();
                     let mut branches = match branches {
                         Some(branches) => branches,
                         None => {
-                            CarAuctionDeliverBranches {
+                            ::std::boxed::Box::new(CarAuctionDeliverBranches {
                                 b1: match Self::deliver_b1_begin(data.clone(), io)
                                     .map_err(|failure| failure.error().clone())?
                                 {
@@ -1700,7 +1705,7 @@ const _: () = {
                                 },
                                 until: rt::deadline_of(io, None),
                                 origin: rt::step_origin(io),
-                            }
+                            })
                         }
                     };
                     let origin = branches.origin;

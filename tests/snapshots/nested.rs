@@ -35,7 +35,7 @@ pub enum NestedState {
         /// The task's data.
         data: ::swf_runtime::Value,
         /// The branches, once the task started them.
-        branches: ::core::option::Option<NestedWithBranches>,
+        branches: ::core::option::Option<::std::boxed::Box<NestedWithBranches>>,
     },
     /// Task `Run` (foreach, line 24), about to run (or running) with `data` as its input.
     Run {
@@ -88,14 +88,14 @@ const _: () = {
     struct Saved0 {
         data: ::swf_runtime::Value,
         #[serde(default)]
-        branches: ::core::option::Option<NestedWithBranches>,
+        branches: ::core::option::Option<::std::boxed::Box<NestedWithBranches>>,
     }
     #[derive(Serialize)]
     #[serde(crate = "::swf_runtime::__private::serde")]
     struct Saving0<'a> {
         data: &'a ::swf_runtime::Value,
         #[serde(skip_serializing_if = "::core::option::Option::is_none")]
-        branches: &'a ::core::option::Option<NestedWithBranches>,
+        branches: &'a ::core::option::Option<::std::boxed::Box<NestedWithBranches>>,
     }
     #[derive(Deserialize)]
     #[serde(crate = "::swf_runtime::__private::serde", deny_unknown_fields)]
@@ -949,16 +949,19 @@ const _: () = {
         fn run_task_with<'a>(
             &'a self,
             mut data: Value,
-            branches: Option<NestedWithBranches>,
+            branches: Option<::std::boxed::Box<NestedWithBranches>>,
             io: &'a Io,
         ) -> impl ::core::future::Future<Output = Step<NestedState>> + 'a {
             async move {
-                let attempt: Result<Attempt<NestedWithBranches>, ErrorObject> = async {
+                let attempt: Result<
+                    Attempt<::std::boxed::Box<NestedWithBranches>>,
+                    ErrorObject,
+                > = async {
                     let fresh = branches.is_none();
                     let mut branches = match branches {
                         Some(branches) => branches,
                         None => {
-                            NestedWithBranches {
+                            ::std::boxed::Box::new(NestedWithBranches {
                                 b1: match Self::with_b1_begin(
                                         rt::SharedData::new(&data, &[]).into_input(),
                                         io,
@@ -983,7 +986,7 @@ const _: () = {
                                 },
                                 until: rt::deadline_of(io, None),
                                 origin: rt::step_origin(io),
-                            }
+                            })
                         }
                     };
                     let origin = branches.origin;

@@ -119,7 +119,9 @@ impl Fields {
                 doc: " The branches, once the task started them.",
                 absent: Absent::None,
                 name: format_ident!("branches"),
-                ty: quote!(::core::option::Option<#ty>),
+                // Boxed: the branches hold every branch's state, which every level of the
+                // driver would otherwise copy with the task's state at every step.
+                ty: quote!(::core::option::Option<::std::boxed::Box<#ty>>),
             }),
             Progress::Iterations(body) => members.push(Member {
                 doc: " The iterations, once the task started them.",
@@ -213,7 +215,9 @@ impl Fields {
             Progress::DelayEnd => quote!(until: #rt::Timestamp,),
             Progress::WaitEnd => quote!(until: ::core::option::Option<#rt::Timestamp>,),
             Progress::Callback => quote!(phase: #rt::CallbackPhase,),
-            Progress::Branches(ty) => quote!(branches: ::core::option::Option<#ty>,),
+            Progress::Branches(ty) => {
+                quote!(branches: ::core::option::Option<::std::boxed::Box<#ty>>,)
+            }
             Progress::Iterations(body) => {
                 quote!(each: ::core::option::Option<#rt::Iterations<#body>>,)
             }
@@ -254,7 +258,7 @@ impl Fields {
             Progress::DelayEnd | Progress::WaitEnd => (quote!(()), None),
             Progress::Callback => (quote!(#rt::CallbackPhase), Some(quote!(phase: stay))),
             Progress::Branches(ty) => (
-                quote!(#ty),
+                quote!(::std::boxed::Box<#ty>),
                 Some(quote!(branches: ::core::option::Option::Some(stay))),
             ),
             Progress::Iterations(body) => (

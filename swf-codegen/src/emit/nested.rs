@@ -191,11 +191,11 @@ pub(super) fn emit_parallel(cx: &Context<'_>, index: usize) -> TokenStream {
             ::core::option::Option::Some(branches) => branches,
             ::core::option::Option::None => {
                 #detach
-                #ty {
+                ::std::boxed::Box::new(#ty {
                     #(#starts)*
                     until: #rt::deadline_of(io, #state_deadline),
                     origin: #rt::step_origin(io),
-                }
+                })
             }
         };
         let origin = branches.origin;
