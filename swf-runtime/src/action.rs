@@ -155,11 +155,8 @@ fn enter<F: Future, M: FnOnce() -> F>(
     let path = ScopePath::new(outer, name, item, step).with_origin(origin);
     // Boxed here, where the step's future is made: it holds the future of the scope's largest
     // task, which every layer around it (the member's step counts, its span, the round's
-    // future) would otherwise copy as it is moved into each. Made once its box exists, so that
-    // it is written there rather than made on the stack and copied in (`Box::pin(future)`:
-    // two copies of a future of about a kilobyte for every branch and iteration).
-    let future = Box::write(Box::new_uninit(), make());
-    SCOPE.scope(Arc::new(path), Box::into_pin(future))
+    // future) would otherwise copy as it is moved into each.
+    SCOPE.scope(Arc::new(path), crate::boxed::pinned!(make()))
 }
 
 /// The step of one branch or iteration: `start` makes its future, entering its scope with

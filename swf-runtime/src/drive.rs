@@ -213,7 +213,7 @@ where
     F: FnMut(S) -> Fut,
     Fut: Future<Output = Result<Progress<S>, WorkflowError>>,
 {
-    Box::pin(async move {
+    crate::boxed::pinned!(async move {
         match run_until_stranded(state, io, events, advance).await? {
             Ok(end) => Ok(end),
             Err((same, wait)) => Err(stranded("", &same, &wait, Value::Null)),

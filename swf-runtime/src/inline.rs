@@ -41,16 +41,17 @@ impl<F> Default for Spare<F> {
 }
 
 impl<F: Future<Output = ()> + Send + 'static> Spare<F> {
-    /// Polls `future` once inline ([`poll_inline`]), and spawns it unless it ended. A panic
-    /// ends the future, as it would have ended its task, and not the caller (the router).
-    pub(crate) fn run(&mut self, future: F) {
+    /// Polls the future `make` makes once inline ([`poll_inline`]), and spawns it unless it
+    /// ended. A panic ends the future, as it would have ended its task, and not the caller
+    /// (the router). Made where it is boxed (see `boxed::pinned`).
+    pub(crate) fn run(&mut self, make: impl FnOnce() -> F) {
         let mut boxed = match self.0.take() {
             Some(mut spare) => {
                 // Drops the ended future in place and writes the new one over it.
-                spare.as_mut().set(future);
+                spare.as_mut().set(make());
                 spare
             }
-            None => Box::pin(future),
+            None => crate::boxed::pinned!(make()),
         };
         match std::panic::catch_unwind(AssertUnwindSafe(|| poll_inline(boxed.as_mut()))) {
             Ok(Poll::Ready(())) => self.0 = Some(boxed),
@@ -135,13 +136,13 @@ mod tests {
             }
         };
         let mut spare = Spare::default();
-        spare.run(step(None));
+        spare.run(|| step(None));
         let first = spare.0.as_ref().map(|boxed| &raw const **boxed);
-        spare.run(step(None));
+        spare.run(|| step(None));
         let second = spare.0.as_ref().map(|boxed| &raw const **boxed);
         assert!(first.is_some() && first == second, "the same box, reused");
         assert_eq!(ended.load(std::sync::atomic::Ordering::SeqCst), 2);
-        spare.run(step(Some(sender)));
+        spare.run(|| step(Some(sender)));
         assert!(spare.0.is_none(), "the box went to the task");
         assert!(receiver.await.is_ok(), "the task ran the rest");
         assert_eq!(ended.load(std::sync::atomic::Ordering::SeqCst), 3);
@@ -150,7 +151,7 @@ mod tests {
     #[tokio::test]
     async fn a_future_that_panics_inline_ends_there() {
         let mut spare = Spare::default();
-        spare.run(async { panic!("a step that panics") });
+        spare.run(|| async { panic!("a step that panics") });
         assert!(spare.0.is_none(), "its box is not reused");
         assert!(!INLINE.get());
     }

@@ -39,6 +39,7 @@
 )]
 
 mod action;
+mod boxed;
 mod calls;
 mod clock;
 mod collection;

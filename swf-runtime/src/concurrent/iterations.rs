@@ -193,10 +193,10 @@ impl<S: ScopeState> Iterations<S> {
         let mut members = FuturesUnordered::new();
         for iteration in std::mem::take(&mut self.running) {
             control.join();
-            members.push(Box::pin(member(
+            members.push(crate::boxed::pinned!(member(
                 iteration.item,
                 iteration.state,
-                iteration.steps,
+                iteration.steps
             )));
         }
         let mut ran = false;
@@ -231,7 +231,7 @@ impl<S: ScopeState> Iterations<S> {
                                     Pin::set(&mut boxed, member(item, state, 0));
                                     boxed
                                 }
-                                None => Box::pin(member(item, state, 0)),
+                                None => crate::boxed::pinned!(member(item, state, 0)),
                             };
                             match super::poll_once(started.as_mut()).await {
                                 Poll::Ready((item, end, steps)) => {

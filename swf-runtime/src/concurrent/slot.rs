@@ -102,6 +102,10 @@ impl<S: ScopeState> Slot<S> {
     clippy::too_many_arguments,
     reason = "the branch's settings, as generated"
 )]
+#[allow(
+    clippy::let_and_return,
+    reason = "the box's type must be the future's before it becomes the return type's `dyn`"
+)]
 pub fn step_slot<'a, S, F, Fut>(
     slot: &'a mut Slot<S>,
     control: &'a Control,
@@ -116,7 +120,8 @@ where
     F: FnMut(S) -> Fut + Send + 'a,
     Fut: Future<Output = Result<Progress<S>, WorkflowError>> + Send + 'a,
 {
-    Box::pin(async move {
+    // Bound first (see the `allow`).
+    let step = crate::boxed::pinned!(async move {
         let (state, until, mut steps) = match std::mem::replace(slot, Slot::Stopped) {
             Slot::Running {
                 state,
@@ -179,7 +184,8 @@ where
             }
             MemberEnd::Ended(ScopeEnd::Terminated(output)) => Stepped::Terminated(output),
         }
-    })
+    });
+    step
 }
 
 fn is_zero(count: &u32) -> bool {

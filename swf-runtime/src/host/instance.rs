@@ -137,7 +137,9 @@ impl<M: Machine> Shared<M> {
     /// it. Boxed, so that the step's future (as large as the workflow's largest step) is not
     /// moved into the task.
     pub(super) fn spawn(self: &Arc<Self>, id: InstanceId, parked: Box<Parked<M::State>>) {
-        drop(tokio::spawn(Box::pin(self.clone().activate(id, parked))));
+        drop(tokio::spawn(crate::boxed::pinned!(
+            self.clone().activate(id, parked)
+        )));
     }
 
     /// Takes instance `id` out of the parking lot, if it is parked: an event was routed to it.
@@ -158,7 +160,7 @@ impl<M: Machine> Shared<M> {
     ) -> impl FnMut(InstanceId, Box<Parked<M::State>>) + Send + use<M> {
         let shared = self.clone();
         let mut spare = crate::inline::Spare::default();
-        move |id, parked| spare.run(shared.clone().activate(id, parked))
+        move |id, parked| spare.run(|| shared.clone().activate(id, parked))
     }
 
     /// Steps every parked instance once more: the events channel closed, so each finds that
