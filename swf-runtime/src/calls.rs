@@ -254,44 +254,41 @@ pub async fn call_functions<M: CallFunction>(
 ///
 /// # Errors
 /// The first call's failure, as the run's.
-pub async fn run_calls<M: CallFunction>(
-    machine: &M,
+#[allow(
+    clippy::manual_async_fn,
+    reason = "an async fn holds its arguments twice"
+)]
+pub fn run_calls<'a, M: CallFunction>(
+    machine: &'a M,
     calls: &'static [Call],
     attempt: u32,
     mut data: Value,
-    io: &Io,
-) -> Result<Value, WorkflowError> {
-    for call in calls {
-        if let Err(error) = call.run(machine, attempt, &mut data, io).await {
-            return Err(WorkflowError::new(M::WORKFLOW, call.task, error, data));
+    io: &'a Io,
+) -> impl Future<Output = Result<Value, WorkflowError>> + 'a {
+    // Not an `async fn`, which would hold `data` twice (see `run_action`): a smaller future
+    // for the levels around it to copy (issue 10).
+    async move {
+        for call in calls {
+            if let Err(error) = call.run(machine, attempt, &mut data, io).await {
+                return Err(WorkflowError::new(M::WORKFLOW, call.task, error, data));
+            }
         }
+        Ok(data)
     }
-    Ok(data)
 }
 
 /// [`run_calls`] of one call.
 ///
 /// # Errors
 /// As [`run_calls`].
-#[allow(
-    clippy::manual_async_fn,
-    reason = "an async fn holds its arguments twice"
-)]
 pub fn run_call<'a, M: CallFunction>(
     machine: &'a M,
     call: &'static Call,
     attempt: u32,
-    mut data: Value,
+    data: Value,
     io: &'a Io,
 ) -> impl Future<Output = Result<Value, WorkflowError>> + 'a {
-    // Not through `run_calls`, and not an `async fn`, which would hold `data` twice (see
-    // `run_action`): a smaller future for the levels around it to copy (issue 10).
-    async move {
-        match call.run(machine, attempt, &mut data, io).await {
-            Ok(()) => Ok(data),
-            Err(error) => Err(WorkflowError::new(M::WORKFLOW, call.task, error, data)),
-        }
-    }
+    run_calls(machine, std::slice::from_ref(call), attempt, data, io)
 }
 
 /// A task that is its plain calls and then one transition (most operation tasks): its calls,
@@ -355,6 +352,8 @@ impl<S> CallStep<S> {
             mut data,
             next,
         } = self;
+        // `run_calls`' loop, written again rather than awaited here: the future a level
+        // deeper measured 1.3% (switch + 1 call) to 6.9% (foreach1000) more instructions.
         async move {
             for call in calls {
                 if let Err(error) = call.run(machine, 1, &mut data, io).await {

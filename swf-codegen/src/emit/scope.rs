@@ -125,17 +125,19 @@ fn emit_advance(cx: &Context<'_>, kinds: &[RunKind]) -> TokenStream {
     };
     let body = match super::schema::workflow_output_check(cx) {
         None => step,
-        // Checked whichever arm the step leaves by.
-        Some(checked) if shares_calls => quote! {
-            let task = state.task_name();
-            let step = async { #step }.await;
-            #checked
-        },
-        Some(checked) => quote! {
-            let task = state.task_name();
-            let step = #step;
-            #checked
-        },
+        Some(checked) => {
+            // Checked whichever arm the step leaves by: the shared form's arms `return`.
+            let step = if shares_calls {
+                quote!(async { #step }.await)
+            } else {
+                step
+            };
+            quote! {
+                let task = state.task_name();
+                let step = #step;
+                #checked
+            }
+        }
     };
     // Not an `async fn`, which would hold `state` twice in the future that the driver copies
     // as it starts each step (and that a branch or iteration boxes). A nested scope's is in the
