@@ -170,22 +170,30 @@ pub enum ApprovalState {
 }
 #[allow(dead_code)]
 impl ApprovalState {
+    /// Each task's name and type, in document order. (A variant's name never has an
+    /// underscore, so none can be this one's.)
+    const NAMES_AND_TYPES: [(&'static str, &'static str); 5] = [
+        ("AskManager", "callback"),
+        ("AwaitOutcome", "switch"),
+        ("Accept", "inject"),
+        ("Refuse", "inject"),
+        ("Expire", "inject"),
+    ];
+    /// The position of the variant: its task's in `NAMES_AND_TYPES`, then the two ends.
+    fn variant_index(&self) -> usize {
+        match self {
+            ApprovalState::AskManager { .. } => 0,
+            ApprovalState::AwaitOutcome { .. } => 1,
+            ApprovalState::Accept { .. } => 2,
+            ApprovalState::Refuse { .. } => 3,
+            ApprovalState::Expire { .. } => 4,
+            ApprovalState::Completed { .. } => 5,
+            ApprovalState::Terminated { .. } => 6,
+        }
+    }
     /// The name of the task this state is at, `None` once the scope ended.
     pub fn task_name(&self) -> ::core::option::Option<&'static str> {
-        match self {
-            ApprovalState::AskManager { .. } => {
-                ::core::option::Option::Some("AskManager")
-            }
-            ApprovalState::AwaitOutcome { .. } => {
-                ::core::option::Option::Some("AwaitOutcome")
-            }
-            ApprovalState::Accept { .. } => ::core::option::Option::Some("Accept"),
-            ApprovalState::Refuse { .. } => ::core::option::Option::Some("Refuse"),
-            ApprovalState::Expire { .. } => ::core::option::Option::Some("Expire"),
-            ApprovalState::Completed { .. } | ApprovalState::Terminated { .. } => {
-                ::core::option::Option::None
-            }
-        }
+        Self::NAMES_AND_TYPES.get(self.variant_index()).map(|task| task.0)
     }
     /// The output, once the scope has ended.
     pub fn output(&self) -> ::core::option::Option<&::swf_runtime::Value> {
@@ -285,16 +293,16 @@ const _: () = {
     }
     impl Serialize for ApprovalState {
         fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-            let (index, data) = match self {
+            let data = match self {
+                Self::Accept { data } | Self::Refuse { data } | Self::Expire { data } => {
+                    data
+                }
                 Self::AskManager { data, phase } => {
                     return Self::write(serializer, 0, &Saving0 { data, phase });
                 }
                 Self::AwaitOutcome { data, until } => {
                     return Self::write(serializer, 1, &Saving1 { data, until });
                 }
-                Self::Accept { data } => (2, data),
-                Self::Refuse { data } => (3, data),
-                Self::Expire { data } => (4, data),
                 Self::Completed { output } => {
                     return Self::write(serializer, 5, &Ending { output });
                 }
@@ -302,7 +310,7 @@ const _: () = {
                     return Self::write(serializer, 6, &Ending { output });
                 }
             };
-            Self::write(serializer, index, &saved::DataRef { data })
+            Self::write(serializer, self.variant_index(), &saved::DataRef { data })
         }
     }
 };
@@ -356,14 +364,9 @@ impl ::swf_runtime::ScopeState for ApprovalState {
         }
     }
     fn task_type(&self) -> &'static str {
-        match self {
-            ApprovalState::AskManager { .. } => "callback",
-            ApprovalState::AwaitOutcome { .. } => "switch",
-            ApprovalState::Accept { .. } => "inject",
-            ApprovalState::Refuse { .. } => "inject",
-            ApprovalState::Expire { .. } => "inject",
-            ApprovalState::Completed { .. } | ApprovalState::Terminated { .. } => "",
-        }
+        ApprovalState::NAMES_AND_TYPES
+            .get(self.variant_index())
+            .map_or("", |task| task.1)
     }
     fn terminated(output: ::swf_runtime::Value) -> Self {
         ApprovalState::Terminated {

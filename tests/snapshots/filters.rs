@@ -81,16 +81,26 @@ pub enum FiltersState {
 }
 #[allow(dead_code)]
 impl FiltersState {
+    /// Each task's name and type, in document order. (A variant's name never has an
+    /// underscore, so none can be this one's.)
+    const NAMES_AND_TYPES: [(&'static str, &'static str); 3] = [
+        ("Seed", "inject"),
+        ("Enrich", "operation"),
+        ("Done", "delay"),
+    ];
+    /// The position of the variant: its task's in `NAMES_AND_TYPES`, then the two ends.
+    fn variant_index(&self) -> usize {
+        match self {
+            FiltersState::Seed { .. } => 0,
+            FiltersState::Enrich { .. } => 1,
+            FiltersState::Done { .. } => 2,
+            FiltersState::Completed { .. } => 3,
+            FiltersState::Terminated { .. } => 4,
+        }
+    }
     /// The name of the task this state is at, `None` once the scope ended.
     pub fn task_name(&self) -> ::core::option::Option<&'static str> {
-        match self {
-            FiltersState::Seed { .. } => ::core::option::Option::Some("Seed"),
-            FiltersState::Enrich { .. } => ::core::option::Option::Some("Enrich"),
-            FiltersState::Done { .. } => ::core::option::Option::Some("Done"),
-            FiltersState::Completed { .. } | FiltersState::Terminated { .. } => {
-                ::core::option::Option::None
-            }
-        }
+        Self::NAMES_AND_TYPES.get(self.variant_index()).map(|task| task.0)
     }
     /// The output, once the scope has ended.
     pub fn output(&self) -> ::core::option::Option<&::swf_runtime::Value> {
@@ -167,9 +177,8 @@ const _: () = {
     }
     impl Serialize for FiltersState {
         fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-            let (index, data) = match self {
-                Self::Seed { data } => (0, data),
-                Self::Enrich { data } => (1, data),
+            let data = match self {
+                Self::Seed { data } | Self::Enrich { data } => data,
                 Self::Done { data, until } => {
                     return Self::write(serializer, 2, &Saving1 { data, until });
                 }
@@ -180,7 +189,7 @@ const _: () = {
                     return Self::write(serializer, 4, &Ending { output });
                 }
             };
-            Self::write(serializer, index, &saved::DataRef { data })
+            Self::write(serializer, self.variant_index(), &saved::DataRef { data })
         }
     }
 };
@@ -214,12 +223,7 @@ impl ::swf_runtime::ScopeState for FiltersState {
         }
     }
     fn task_type(&self) -> &'static str {
-        match self {
-            FiltersState::Seed { .. } => "inject",
-            FiltersState::Enrich { .. } => "operation",
-            FiltersState::Done { .. } => "delay",
-            FiltersState::Completed { .. } | FiltersState::Terminated { .. } => "",
-        }
+        FiltersState::NAMES_AND_TYPES.get(self.variant_index()).map_or("", |task| task.1)
     }
     fn terminated(output: ::swf_runtime::Value) -> Self {
         FiltersState::Terminated { output }

@@ -263,21 +263,36 @@ pub enum CarAuctionState {
 }
 #[allow(dead_code)]
 impl CarAuctionState {
+    /// Each task's name and type, in document order. (A variant's name never has an
+    /// underscore, so none can be this one's.)
+    const NAMES_AND_TYPES: [(&'static str, &'static str); 8] = [
+        ("Bidding", "event"),
+        ("Assess", "switch"),
+        ("Convert", "delay"),
+        ("Charge", "operation"),
+        ("Deliver", "parallel"),
+        ("Sold", "END"),
+        ("Unsold", "operation"),
+        ("Failed", "END"),
+    ];
+    /// The position of the variant: its task's in `NAMES_AND_TYPES`, then the two ends.
+    fn variant_index(&self) -> usize {
+        match self {
+            CarAuctionState::Bidding { .. } => 0,
+            CarAuctionState::Assess { .. } => 1,
+            CarAuctionState::Convert { .. } => 2,
+            CarAuctionState::Charge { .. } => 3,
+            CarAuctionState::Deliver { .. } => 4,
+            CarAuctionState::Sold { .. } => 5,
+            CarAuctionState::Unsold { .. } => 6,
+            CarAuctionState::Failed { .. } => 7,
+            CarAuctionState::Completed { .. } => 8,
+            CarAuctionState::Terminated { .. } => 9,
+        }
+    }
     /// The name of the task this state is at, `None` once the scope ended.
     pub fn task_name(&self) -> ::core::option::Option<&'static str> {
-        match self {
-            CarAuctionState::Bidding { .. } => ::core::option::Option::Some("Bidding"),
-            CarAuctionState::Assess { .. } => ::core::option::Option::Some("Assess"),
-            CarAuctionState::Convert { .. } => ::core::option::Option::Some("Convert"),
-            CarAuctionState::Charge { .. } => ::core::option::Option::Some("Charge"),
-            CarAuctionState::Deliver { .. } => ::core::option::Option::Some("Deliver"),
-            CarAuctionState::Sold { .. } => ::core::option::Option::Some("Sold"),
-            CarAuctionState::Unsold { .. } => ::core::option::Option::Some("Unsold"),
-            CarAuctionState::Failed { .. } => ::core::option::Option::Some("Failed"),
-            CarAuctionState::Completed { .. } | CarAuctionState::Terminated { .. } => {
-                ::core::option::Option::None
-            }
-        }
+        Self::NAMES_AND_TYPES.get(self.variant_index()).map(|task| task.0)
     }
     /// The output, once the scope has ended.
     pub fn output(&self) -> ::core::option::Option<&::swf_runtime::Value> {
@@ -418,11 +433,14 @@ const _: () = {
     }
     impl Serialize for CarAuctionState {
         fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-            let (index, data) = match self {
+            let data = match self {
+                Self::Assess { data }
+                | Self::Sold { data }
+                | Self::Unsold { data }
+                | Self::Failed { data } => data,
                 Self::Bidding { data, until } => {
                     return Self::write(serializer, 0, &Saving0 { data, until });
                 }
-                Self::Assess { data } => (1, data),
                 Self::Convert { data, until } => {
                     return Self::write(serializer, 2, &Saving2 { data, until });
                 }
@@ -432,9 +450,6 @@ const _: () = {
                 Self::Deliver { data, branches } => {
                     return Self::write(serializer, 4, &Saving4 { data, branches });
                 }
-                Self::Sold { data } => (5, data),
-                Self::Unsold { data } => (6, data),
-                Self::Failed { data } => (7, data),
                 Self::Completed { output } => {
                     return Self::write(serializer, 8, &Ending { output });
                 }
@@ -442,7 +457,7 @@ const _: () = {
                     return Self::write(serializer, 9, &Ending { output });
                 }
             };
-            Self::write(serializer, index, &saved::DataRef { data })
+            Self::write(serializer, self.variant_index(), &saved::DataRef { data })
         }
     }
 };
@@ -517,17 +532,9 @@ impl ::swf_runtime::ScopeState for CarAuctionState {
         }
     }
     fn task_type(&self) -> &'static str {
-        match self {
-            CarAuctionState::Bidding { .. } => "event",
-            CarAuctionState::Assess { .. } => "switch",
-            CarAuctionState::Convert { .. } => "delay",
-            CarAuctionState::Charge { .. } => "operation",
-            CarAuctionState::Deliver { .. } => "parallel",
-            CarAuctionState::Sold { .. } => "END",
-            CarAuctionState::Unsold { .. } => "operation",
-            CarAuctionState::Failed { .. } => "END",
-            CarAuctionState::Completed { .. } | CarAuctionState::Terminated { .. } => "",
-        }
+        CarAuctionState::NAMES_AND_TYPES
+            .get(self.variant_index())
+            .map_or("", |task| task.1)
     }
     fn terminated(output: ::swf_runtime::Value) -> Self {
         CarAuctionState::Terminated {
@@ -608,18 +615,24 @@ pub enum CarAuctionDeliverBranch1 {
 }
 #[allow(dead_code)]
 impl CarAuctionDeliverBranch1 {
+    /// Each task's name and type, in document order. (A variant's name never has an
+    /// underscore, so none can be this one's.)
+    const NAMES_AND_TYPES: [(&'static str, &'static str); 2] = [
+        ("Register", "operation"),
+        ("Registered", "END"),
+    ];
+    /// The position of the variant: its task's in `NAMES_AND_TYPES`, then the two ends.
+    fn variant_index(&self) -> usize {
+        match self {
+            CarAuctionDeliverBranch1::Register { .. } => 0,
+            CarAuctionDeliverBranch1::Registered { .. } => 1,
+            CarAuctionDeliverBranch1::Completed { .. } => 2,
+            CarAuctionDeliverBranch1::Terminated { .. } => 3,
+        }
+    }
     /// The name of the task this state is at, `None` once the scope ended.
     pub fn task_name(&self) -> ::core::option::Option<&'static str> {
-        match self {
-            CarAuctionDeliverBranch1::Register { .. } => {
-                ::core::option::Option::Some("Register")
-            }
-            CarAuctionDeliverBranch1::Registered { .. } => {
-                ::core::option::Option::Some("Registered")
-            }
-            CarAuctionDeliverBranch1::Completed { .. }
-            | CarAuctionDeliverBranch1::Terminated { .. } => ::core::option::Option::None,
-        }
+        Self::NAMES_AND_TYPES.get(self.variant_index()).map(|task| task.0)
     }
     /// The output, once the scope has ended.
     pub fn output(&self) -> ::core::option::Option<&::swf_runtime::Value> {
@@ -680,9 +693,8 @@ const _: () = {
     }
     impl Serialize for CarAuctionDeliverBranch1 {
         fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-            let (index, data) = match self {
-                Self::Register { data } => (0, data),
-                Self::Registered { data } => (1, data),
+            let data = match self {
+                Self::Register { data } | Self::Registered { data } => data,
                 Self::Completed { output } => {
                     return Self::write(serializer, 2, &Ending { output });
                 }
@@ -690,7 +702,7 @@ const _: () = {
                     return Self::write(serializer, 3, &Ending { output });
                 }
             };
-            Self::write(serializer, index, &saved::DataRef { data })
+            Self::write(serializer, self.variant_index(), &saved::DataRef { data })
         }
     }
 };
@@ -721,12 +733,9 @@ impl ::swf_runtime::ScopeState for CarAuctionDeliverBranch1 {
         }
     }
     fn task_type(&self) -> &'static str {
-        match self {
-            CarAuctionDeliverBranch1::Register { .. } => "operation",
-            CarAuctionDeliverBranch1::Registered { .. } => "END",
-            CarAuctionDeliverBranch1::Completed { .. }
-            | CarAuctionDeliverBranch1::Terminated { .. } => "",
-        }
+        CarAuctionDeliverBranch1::NAMES_AND_TYPES
+            .get(self.variant_index())
+            .map_or("", |task| task.1)
     }
     fn terminated(output: ::swf_runtime::Value) -> Self {
         CarAuctionDeliverBranch1::Terminated {
@@ -761,16 +770,24 @@ pub enum CarAuctionDeliverBranch2 {
 }
 #[allow(dead_code)]
 impl CarAuctionDeliverBranch2 {
+    /// Each task's name and type, in document order. (A variant's name never has an
+    /// underscore, so none can be this one's.)
+    const NAMES_AND_TYPES: [(&'static str, &'static str); 2] = [
+        ("Ship", "operation"),
+        ("Shipped", "END"),
+    ];
+    /// The position of the variant: its task's in `NAMES_AND_TYPES`, then the two ends.
+    fn variant_index(&self) -> usize {
+        match self {
+            CarAuctionDeliverBranch2::Ship { .. } => 0,
+            CarAuctionDeliverBranch2::Shipped { .. } => 1,
+            CarAuctionDeliverBranch2::Completed { .. } => 2,
+            CarAuctionDeliverBranch2::Terminated { .. } => 3,
+        }
+    }
     /// The name of the task this state is at, `None` once the scope ended.
     pub fn task_name(&self) -> ::core::option::Option<&'static str> {
-        match self {
-            CarAuctionDeliverBranch2::Ship { .. } => ::core::option::Option::Some("Ship"),
-            CarAuctionDeliverBranch2::Shipped { .. } => {
-                ::core::option::Option::Some("Shipped")
-            }
-            CarAuctionDeliverBranch2::Completed { .. }
-            | CarAuctionDeliverBranch2::Terminated { .. } => ::core::option::Option::None,
-        }
+        Self::NAMES_AND_TYPES.get(self.variant_index()).map(|task| task.0)
     }
     /// The output, once the scope has ended.
     pub fn output(&self) -> ::core::option::Option<&::swf_runtime::Value> {
@@ -831,9 +848,8 @@ const _: () = {
     }
     impl Serialize for CarAuctionDeliverBranch2 {
         fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-            let (index, data) = match self {
-                Self::Ship { data } => (0, data),
-                Self::Shipped { data } => (1, data),
+            let data = match self {
+                Self::Ship { data } | Self::Shipped { data } => data,
                 Self::Completed { output } => {
                     return Self::write(serializer, 2, &Ending { output });
                 }
@@ -841,7 +857,7 @@ const _: () = {
                     return Self::write(serializer, 3, &Ending { output });
                 }
             };
-            Self::write(serializer, index, &saved::DataRef { data })
+            Self::write(serializer, self.variant_index(), &saved::DataRef { data })
         }
     }
 };
@@ -872,12 +888,9 @@ impl ::swf_runtime::ScopeState for CarAuctionDeliverBranch2 {
         }
     }
     fn task_type(&self) -> &'static str {
-        match self {
-            CarAuctionDeliverBranch2::Ship { .. } => "operation",
-            CarAuctionDeliverBranch2::Shipped { .. } => "END",
-            CarAuctionDeliverBranch2::Completed { .. }
-            | CarAuctionDeliverBranch2::Terminated { .. } => "",
-        }
+        CarAuctionDeliverBranch2::NAMES_AND_TYPES
+            .get(self.variant_index())
+            .map_or("", |task| task.1)
     }
     fn terminated(output: ::swf_runtime::Value) -> Self {
         CarAuctionDeliverBranch2::Terminated {

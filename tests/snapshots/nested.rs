@@ -57,15 +57,24 @@ pub enum NestedState {
 }
 #[allow(dead_code)]
 impl NestedState {
+    /// Each task's name and type, in document order. (A variant's name never has an
+    /// underscore, so none can be this one's.)
+    const NAMES_AND_TYPES: [(&'static str, &'static str); 2] = [
+        ("With", "parallel"),
+        ("Run", "foreach"),
+    ];
+    /// The position of the variant: its task's in `NAMES_AND_TYPES`, then the two ends.
+    fn variant_index(&self) -> usize {
+        match self {
+            NestedState::With { .. } => 0,
+            NestedState::Run { .. } => 1,
+            NestedState::Completed { .. } => 2,
+            NestedState::Terminated { .. } => 3,
+        }
+    }
     /// The name of the task this state is at, `None` once the scope ended.
     pub fn task_name(&self) -> ::core::option::Option<&'static str> {
-        match self {
-            NestedState::With { .. } => ::core::option::Option::Some("With"),
-            NestedState::Run { .. } => ::core::option::Option::Some("Run"),
-            NestedState::Completed { .. } | NestedState::Terminated { .. } => {
-                ::core::option::Option::None
-            }
-        }
+        Self::NAMES_AND_TYPES.get(self.variant_index()).map(|task| task.0)
     }
     /// The output, once the scope has ended.
     pub fn output(&self) -> ::core::option::Option<&::swf_runtime::Value> {
@@ -215,11 +224,7 @@ impl ::swf_runtime::ScopeState for NestedState {
         }
     }
     fn task_type(&self) -> &'static str {
-        match self {
-            NestedState::With { .. } => "parallel",
-            NestedState::Run { .. } => "foreach",
-            NestedState::Completed { .. } | NestedState::Terminated { .. } => "",
-        }
+        NestedState::NAMES_AND_TYPES.get(self.variant_index()).map_or("", |task| task.1)
     }
     fn terminated(output: ::swf_runtime::Value) -> Self {
         NestedState::Terminated { output }
@@ -291,13 +296,20 @@ pub enum NestedWithBranch1 {
 }
 #[allow(dead_code)]
 impl NestedWithBranch1 {
+    /// Each task's name and type, in document order. (A variant's name never has an
+    /// underscore, so none can be this one's.)
+    const NAMES_AND_TYPES: [(&'static str, &'static str); 1] = [("Self", "inject")];
+    /// The position of the variant: its task's in `NAMES_AND_TYPES`, then the two ends.
+    fn variant_index(&self) -> usize {
+        match self {
+            NestedWithBranch1::Self2 { .. } => 0,
+            NestedWithBranch1::Completed { .. } => 1,
+            NestedWithBranch1::Terminated { .. } => 2,
+        }
+    }
     /// The name of the task this state is at, `None` once the scope ended.
     pub fn task_name(&self) -> ::core::option::Option<&'static str> {
-        match self {
-            NestedWithBranch1::Self2 { .. } => ::core::option::Option::Some("Self"),
-            NestedWithBranch1::Completed { .. }
-            | NestedWithBranch1::Terminated { .. } => ::core::option::Option::None,
-        }
+        Self::NAMES_AND_TYPES.get(self.variant_index()).map(|task| task.0)
     }
     /// The output, once the scope has ended.
     pub fn output(&self) -> ::core::option::Option<&::swf_runtime::Value> {
@@ -348,8 +360,8 @@ const _: () = {
     }
     impl Serialize for NestedWithBranch1 {
         fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-            let (index, data) = match self {
-                Self::Self2 { data } => (0, data),
+            let data = match self {
+                Self::Self2 { data } => data,
                 Self::Completed { output } => {
                     return Self::write(serializer, 1, &Ending { output });
                 }
@@ -357,7 +369,7 @@ const _: () = {
                     return Self::write(serializer, 2, &Ending { output });
                 }
             };
-            Self::write(serializer, index, &saved::DataRef { data })
+            Self::write(serializer, self.variant_index(), &saved::DataRef { data })
         }
     }
 };
@@ -388,11 +400,9 @@ impl ::swf_runtime::ScopeState for NestedWithBranch1 {
         }
     }
     fn task_type(&self) -> &'static str {
-        match self {
-            NestedWithBranch1::Self2 { .. } => "inject",
-            NestedWithBranch1::Completed { .. }
-            | NestedWithBranch1::Terminated { .. } => "",
-        }
+        NestedWithBranch1::NAMES_AND_TYPES
+            .get(self.variant_index())
+            .map_or("", |task| task.1)
     }
     fn terminated(output: ::swf_runtime::Value) -> Self {
         NestedWithBranch1::Terminated {
@@ -422,13 +432,20 @@ pub enum NestedWithBranch2 {
 }
 #[allow(dead_code)]
 impl NestedWithBranch2 {
+    /// Each task's name and type, in document order. (A variant's name never has an
+    /// underscore, so none can be this one's.)
+    const NAMES_AND_TYPES: [(&'static str, &'static str); 1] = [("Log", "operation")];
+    /// The position of the variant: its task's in `NAMES_AND_TYPES`, then the two ends.
+    fn variant_index(&self) -> usize {
+        match self {
+            NestedWithBranch2::Log { .. } => 0,
+            NestedWithBranch2::Completed { .. } => 1,
+            NestedWithBranch2::Terminated { .. } => 2,
+        }
+    }
     /// The name of the task this state is at, `None` once the scope ended.
     pub fn task_name(&self) -> ::core::option::Option<&'static str> {
-        match self {
-            NestedWithBranch2::Log { .. } => ::core::option::Option::Some("Log"),
-            NestedWithBranch2::Completed { .. }
-            | NestedWithBranch2::Terminated { .. } => ::core::option::Option::None,
-        }
+        Self::NAMES_AND_TYPES.get(self.variant_index()).map(|task| task.0)
     }
     /// The output, once the scope has ended.
     pub fn output(&self) -> ::core::option::Option<&::swf_runtime::Value> {
@@ -479,8 +496,8 @@ const _: () = {
     }
     impl Serialize for NestedWithBranch2 {
         fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-            let (index, data) = match self {
-                Self::Log { data } => (0, data),
+            let data = match self {
+                Self::Log { data } => data,
                 Self::Completed { output } => {
                     return Self::write(serializer, 1, &Ending { output });
                 }
@@ -488,7 +505,7 @@ const _: () = {
                     return Self::write(serializer, 2, &Ending { output });
                 }
             };
-            Self::write(serializer, index, &saved::DataRef { data })
+            Self::write(serializer, self.variant_index(), &saved::DataRef { data })
         }
     }
 };
@@ -519,11 +536,9 @@ impl ::swf_runtime::ScopeState for NestedWithBranch2 {
         }
     }
     fn task_type(&self) -> &'static str {
-        match self {
-            NestedWithBranch2::Log { .. } => "operation",
-            NestedWithBranch2::Completed { .. }
-            | NestedWithBranch2::Terminated { .. } => "",
-        }
+        NestedWithBranch2::NAMES_AND_TYPES
+            .get(self.variant_index())
+            .map_or("", |task| task.1)
     }
     fn terminated(output: ::swf_runtime::Value) -> Self {
         NestedWithBranch2::Terminated {
@@ -555,14 +570,22 @@ pub enum NestedRunBody {
 }
 #[allow(dead_code)]
 impl NestedRunBody {
+    /// Each task's name and type, in document order. (A variant's name never has an
+    /// underscore, so none can be this one's.)
+    const NAMES_AND_TYPES: [(&'static str, &'static str); 1] = [
+        ("Iteration", "subflow"),
+    ];
+    /// The position of the variant: its task's in `NAMES_AND_TYPES`, then the two ends.
+    fn variant_index(&self) -> usize {
+        match self {
+            NestedRunBody::Iteration { .. } => 0,
+            NestedRunBody::Completed { .. } => 1,
+            NestedRunBody::Terminated { .. } => 2,
+        }
+    }
     /// The name of the task this state is at, `None` once the scope ended.
     pub fn task_name(&self) -> ::core::option::Option<&'static str> {
-        match self {
-            NestedRunBody::Iteration { .. } => ::core::option::Option::Some("Iteration"),
-            NestedRunBody::Completed { .. } | NestedRunBody::Terminated { .. } => {
-                ::core::option::Option::None
-            }
-        }
+        Self::NAMES_AND_TYPES.get(self.variant_index()).map(|task| task.0)
     }
     /// The output, once the scope has ended.
     pub fn output(&self) -> ::core::option::Option<&::swf_runtime::Value> {
@@ -682,10 +705,9 @@ impl ::swf_runtime::ScopeState for NestedRunBody {
         }
     }
     fn task_type(&self) -> &'static str {
-        match self {
-            NestedRunBody::Iteration { .. } => "subflow",
-            NestedRunBody::Completed { .. } | NestedRunBody::Terminated { .. } => "",
-        }
+        NestedRunBody::NAMES_AND_TYPES
+            .get(self.variant_index())
+            .map_or("", |task| task.1)
     }
     fn terminated(output: ::swf_runtime::Value) -> Self {
         NestedRunBody::Terminated {

@@ -48,14 +48,20 @@ pub enum NestedChildState {
 }
 #[allow(dead_code)]
 impl NestedChildState {
+    /// Each task's name and type, in document order. (A variant's name never has an
+    /// underscore, so none can be this one's.)
+    const NAMES_AND_TYPES: [(&'static str, &'static str); 1] = [("Log", "operation")];
+    /// The position of the variant: its task's in `NAMES_AND_TYPES`, then the two ends.
+    fn variant_index(&self) -> usize {
+        match self {
+            NestedChildState::Log { .. } => 0,
+            NestedChildState::Completed { .. } => 1,
+            NestedChildState::Terminated { .. } => 2,
+        }
+    }
     /// The name of the task this state is at, `None` once the scope ended.
     pub fn task_name(&self) -> ::core::option::Option<&'static str> {
-        match self {
-            NestedChildState::Log { .. } => ::core::option::Option::Some("Log"),
-            NestedChildState::Completed { .. } | NestedChildState::Terminated { .. } => {
-                ::core::option::Option::None
-            }
-        }
+        Self::NAMES_AND_TYPES.get(self.variant_index()).map(|task| task.0)
     }
     /// The output, once the scope has ended.
     pub fn output(&self) -> ::core::option::Option<&::swf_runtime::Value> {
@@ -106,8 +112,8 @@ const _: () = {
     }
     impl Serialize for NestedChildState {
         fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-            let (index, data) = match self {
-                Self::Log { data } => (0, data),
+            let data = match self {
+                Self::Log { data } => data,
                 Self::Completed { output } => {
                     return Self::write(serializer, 1, &Ending { output });
                 }
@@ -115,7 +121,7 @@ const _: () = {
                     return Self::write(serializer, 2, &Ending { output });
                 }
             };
-            Self::write(serializer, index, &saved::DataRef { data })
+            Self::write(serializer, self.variant_index(), &saved::DataRef { data })
         }
     }
 };
@@ -146,12 +152,9 @@ impl ::swf_runtime::ScopeState for NestedChildState {
         }
     }
     fn task_type(&self) -> &'static str {
-        match self {
-            NestedChildState::Log { .. } => "operation",
-            NestedChildState::Completed { .. } | NestedChildState::Terminated { .. } => {
-                ""
-            }
-        }
+        NestedChildState::NAMES_AND_TYPES
+            .get(self.variant_index())
+            .map_or("", |task| task.1)
     }
     fn terminated(output: ::swf_runtime::Value) -> Self {
         NestedChildState::Terminated {

@@ -117,23 +117,32 @@ pub enum OrderState {
 }
 #[allow(dead_code)]
 impl OrderState {
+    /// Each task's name and type, in document order. (A variant's name never has an
+    /// underscore, so none can be this one's.)
+    const NAMES_AND_TYPES: [(&'static str, &'static str); 6] = [
+        ("CheckInventory", "operation"),
+        ("ChargeCard", "operation"),
+        ("Route", "switch"),
+        ("ManualReview", "inject"),
+        ("Ship", "operation"),
+        ("Declined", "inject"),
+    ];
+    /// The position of the variant: its task's in `NAMES_AND_TYPES`, then the two ends.
+    fn variant_index(&self) -> usize {
+        match self {
+            OrderState::CheckInventory { .. } => 0,
+            OrderState::ChargeCard { .. } => 1,
+            OrderState::Route { .. } => 2,
+            OrderState::ManualReview { .. } => 3,
+            OrderState::Ship { .. } => 4,
+            OrderState::Declined { .. } => 5,
+            OrderState::Completed { .. } => 6,
+            OrderState::Terminated { .. } => 7,
+        }
+    }
     /// The name of the task this state is at, `None` once the scope ended.
     pub fn task_name(&self) -> ::core::option::Option<&'static str> {
-        match self {
-            OrderState::CheckInventory { .. } => {
-                ::core::option::Option::Some("CheckInventory")
-            }
-            OrderState::ChargeCard { .. } => ::core::option::Option::Some("ChargeCard"),
-            OrderState::Route { .. } => ::core::option::Option::Some("Route"),
-            OrderState::ManualReview { .. } => {
-                ::core::option::Option::Some("ManualReview")
-            }
-            OrderState::Ship { .. } => ::core::option::Option::Some("Ship"),
-            OrderState::Declined { .. } => ::core::option::Option::Some("Declined"),
-            OrderState::Completed { .. } | OrderState::Terminated { .. } => {
-                ::core::option::Option::None
-            }
-        }
+        Self::NAMES_AND_TYPES.get(self.variant_index()).map(|task| task.0)
     }
     /// The output, once the scope has ended.
     pub fn output(&self) -> ::core::option::Option<&::swf_runtime::Value> {
@@ -217,15 +226,15 @@ const _: () = {
     }
     impl Serialize for OrderState {
         fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-            let (index, data) = match self {
-                Self::CheckInventory { data } => (0, data),
+            let data = match self {
+                Self::CheckInventory { data }
+                | Self::Route { data }
+                | Self::ManualReview { data }
+                | Self::Ship { data }
+                | Self::Declined { data } => data,
                 Self::ChargeCard { data, retry } => {
                     return Self::write(serializer, 1, &Saving1 { data, retry });
                 }
-                Self::Route { data } => (2, data),
-                Self::ManualReview { data } => (3, data),
-                Self::Ship { data } => (4, data),
-                Self::Declined { data } => (5, data),
                 Self::Completed { output } => {
                     return Self::write(serializer, 6, &Ending { output });
                 }
@@ -233,7 +242,7 @@ const _: () = {
                     return Self::write(serializer, 7, &Ending { output });
                 }
             };
-            Self::write(serializer, index, &saved::DataRef { data })
+            Self::write(serializer, self.variant_index(), &saved::DataRef { data })
         }
     }
 };
@@ -267,15 +276,7 @@ impl ::swf_runtime::ScopeState for OrderState {
         }
     }
     fn task_type(&self) -> &'static str {
-        match self {
-            OrderState::CheckInventory { .. } => "operation",
-            OrderState::ChargeCard { .. } => "operation",
-            OrderState::Route { .. } => "switch",
-            OrderState::ManualReview { .. } => "inject",
-            OrderState::Ship { .. } => "operation",
-            OrderState::Declined { .. } => "inject",
-            OrderState::Completed { .. } | OrderState::Terminated { .. } => "",
-        }
+        OrderState::NAMES_AND_TYPES.get(self.variant_index()).map_or("", |task| task.1)
     }
     fn terminated(output: ::swf_runtime::Value) -> Self {
         OrderState::Terminated { output }

@@ -162,28 +162,42 @@ pub enum SagaState {
 }
 #[allow(dead_code)]
 impl SagaState {
+    /// Each task's name and type, in document order. (A variant's name never has an
+    /// underscore, so none can be this one's.)
+    const NAMES_AND_TYPES: [(&'static str, &'static str); 11] = [
+        ("BookFlight", "operation"),
+        ("BookHotel", "operation"),
+        ("Charge", "operation"),
+        ("Decide", "switch"),
+        ("Done", "inject"),
+        ("CallOff", "inject"),
+        ("Cancelled", "inject"),
+        ("Failed", "inject"),
+        ("CancelHotel", "operation"),
+        ("RefundDeposit", "inject"),
+        ("CancelFlight", "operation"),
+    ];
+    /// The position of the variant: its task's in `NAMES_AND_TYPES`, then the two ends.
+    fn variant_index(&self) -> usize {
+        match self {
+            SagaState::BookFlight { .. } => 0,
+            SagaState::BookHotel { .. } => 1,
+            SagaState::Charge { .. } => 2,
+            SagaState::Decide { .. } => 3,
+            SagaState::Done { .. } => 4,
+            SagaState::CallOff { .. } => 5,
+            SagaState::Cancelled { .. } => 6,
+            SagaState::Failed { .. } => 7,
+            SagaState::CancelHotel { .. } => 8,
+            SagaState::RefundDeposit { .. } => 9,
+            SagaState::CancelFlight { .. } => 10,
+            SagaState::Completed { .. } => 11,
+            SagaState::Terminated { .. } => 12,
+        }
+    }
     /// The name of the task this state is at, `None` once the scope ended.
     pub fn task_name(&self) -> ::core::option::Option<&'static str> {
-        match self {
-            SagaState::BookFlight { .. } => ::core::option::Option::Some("BookFlight"),
-            SagaState::BookHotel { .. } => ::core::option::Option::Some("BookHotel"),
-            SagaState::Charge { .. } => ::core::option::Option::Some("Charge"),
-            SagaState::Decide { .. } => ::core::option::Option::Some("Decide"),
-            SagaState::Done { .. } => ::core::option::Option::Some("Done"),
-            SagaState::CallOff { .. } => ::core::option::Option::Some("CallOff"),
-            SagaState::Cancelled { .. } => ::core::option::Option::Some("Cancelled"),
-            SagaState::Failed { .. } => ::core::option::Option::Some("Failed"),
-            SagaState::CancelHotel { .. } => ::core::option::Option::Some("CancelHotel"),
-            SagaState::RefundDeposit { .. } => {
-                ::core::option::Option::Some("RefundDeposit")
-            }
-            SagaState::CancelFlight { .. } => {
-                ::core::option::Option::Some("CancelFlight")
-            }
-            SagaState::Completed { .. } | SagaState::Terminated { .. } => {
-                ::core::option::Option::None
-            }
-        }
+        Self::NAMES_AND_TYPES.get(self.variant_index()).map(|task| task.0)
     }
     /// The output, once the scope has ended.
     pub fn output(&self) -> ::core::option::Option<&::swf_runtime::Value> {
@@ -410,20 +424,7 @@ impl ::swf_runtime::ScopeState for SagaState {
         }
     }
     fn task_type(&self) -> &'static str {
-        match self {
-            SagaState::BookFlight { .. } => "operation",
-            SagaState::BookHotel { .. } => "operation",
-            SagaState::Charge { .. } => "operation",
-            SagaState::Decide { .. } => "switch",
-            SagaState::Done { .. } => "inject",
-            SagaState::CallOff { .. } => "inject",
-            SagaState::Cancelled { .. } => "inject",
-            SagaState::Failed { .. } => "inject",
-            SagaState::CancelHotel { .. } => "operation",
-            SagaState::RefundDeposit { .. } => "inject",
-            SagaState::CancelFlight { .. } => "operation",
-            SagaState::Completed { .. } | SagaState::Terminated { .. } => "",
-        }
+        SagaState::NAMES_AND_TYPES.get(self.variant_index()).map_or("", |task| task.1)
     }
     fn terminated(output: ::swf_runtime::Value) -> Self {
         SagaState::Terminated { output }

@@ -52,18 +52,30 @@ pub enum SwitchesState {
 }
 #[allow(dead_code)]
 impl SwitchesState {
+    /// Each task's name and type, in document order. (A variant's name never has an
+    /// underscore, so none can be this one's.)
+    const NAMES_AND_TYPES: [(&'static str, &'static str); 5] = [
+        ("Classify", "switch"),
+        ("Minor", "inject"),
+        ("Staff", "inject"),
+        ("Premium", "inject"),
+        ("Other", "inject"),
+    ];
+    /// The position of the variant: its task's in `NAMES_AND_TYPES`, then the two ends.
+    fn variant_index(&self) -> usize {
+        match self {
+            SwitchesState::Classify { .. } => 0,
+            SwitchesState::Minor { .. } => 1,
+            SwitchesState::Staff { .. } => 2,
+            SwitchesState::Premium { .. } => 3,
+            SwitchesState::Other { .. } => 4,
+            SwitchesState::Completed { .. } => 5,
+            SwitchesState::Terminated { .. } => 6,
+        }
+    }
     /// The name of the task this state is at, `None` once the scope ended.
     pub fn task_name(&self) -> ::core::option::Option<&'static str> {
-        match self {
-            SwitchesState::Classify { .. } => ::core::option::Option::Some("Classify"),
-            SwitchesState::Minor { .. } => ::core::option::Option::Some("Minor"),
-            SwitchesState::Staff { .. } => ::core::option::Option::Some("Staff"),
-            SwitchesState::Premium { .. } => ::core::option::Option::Some("Premium"),
-            SwitchesState::Other { .. } => ::core::option::Option::Some("Other"),
-            SwitchesState::Completed { .. } | SwitchesState::Terminated { .. } => {
-                ::core::option::Option::None
-            }
-        }
+        Self::NAMES_AND_TYPES.get(self.variant_index()).map(|task| task.0)
     }
     /// The output, once the scope has ended.
     pub fn output(&self) -> ::core::option::Option<&::swf_runtime::Value> {
@@ -130,12 +142,12 @@ const _: () = {
     }
     impl Serialize for SwitchesState {
         fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-            let (index, data) = match self {
-                Self::Classify { data } => (0, data),
-                Self::Minor { data } => (1, data),
-                Self::Staff { data } => (2, data),
-                Self::Premium { data } => (3, data),
-                Self::Other { data } => (4, data),
+            let data = match self {
+                Self::Classify { data }
+                | Self::Minor { data }
+                | Self::Staff { data }
+                | Self::Premium { data }
+                | Self::Other { data } => data,
                 Self::Completed { output } => {
                     return Self::write(serializer, 5, &Ending { output });
                 }
@@ -143,7 +155,7 @@ const _: () = {
                     return Self::write(serializer, 6, &Ending { output });
                 }
             };
-            Self::write(serializer, index, &saved::DataRef { data })
+            Self::write(serializer, self.variant_index(), &saved::DataRef { data })
         }
     }
 };
@@ -170,14 +182,9 @@ impl ::swf_runtime::ScopeState for SwitchesState {
         }
     }
     fn task_type(&self) -> &'static str {
-        match self {
-            SwitchesState::Classify { .. } => "switch",
-            SwitchesState::Minor { .. } => "inject",
-            SwitchesState::Staff { .. } => "inject",
-            SwitchesState::Premium { .. } => "inject",
-            SwitchesState::Other { .. } => "inject",
-            SwitchesState::Completed { .. } | SwitchesState::Terminated { .. } => "",
-        }
+        SwitchesState::NAMES_AND_TYPES
+            .get(self.variant_index())
+            .map_or("", |task| task.1)
     }
     fn terminated(output: ::swf_runtime::Value) -> Self {
         SwitchesState::Terminated {

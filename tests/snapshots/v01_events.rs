@@ -148,18 +148,26 @@ pub enum V01EventsState {
 }
 #[allow(dead_code)]
 impl V01EventsState {
+    /// Each task's name and type, in document order. (A variant's name never has an
+    /// underscore, so none can be this one's.)
+    const NAMES_AND_TYPES: [(&'static str, &'static str); 3] = [
+        ("WaitForOrder", "event"),
+        ("Shipped", "RELAY"),
+        ("Cancelled", "RELAY"),
+    ];
+    /// The position of the variant: its task's in `NAMES_AND_TYPES`, then the two ends.
+    fn variant_index(&self) -> usize {
+        match self {
+            V01EventsState::WaitForOrder { .. } => 0,
+            V01EventsState::Shipped { .. } => 1,
+            V01EventsState::Cancelled { .. } => 2,
+            V01EventsState::Completed { .. } => 3,
+            V01EventsState::Terminated { .. } => 4,
+        }
+    }
     /// The name of the task this state is at, `None` once the scope ended.
     pub fn task_name(&self) -> ::core::option::Option<&'static str> {
-        match self {
-            V01EventsState::WaitForOrder { .. } => {
-                ::core::option::Option::Some("WaitForOrder")
-            }
-            V01EventsState::Shipped { .. } => ::core::option::Option::Some("Shipped"),
-            V01EventsState::Cancelled { .. } => ::core::option::Option::Some("Cancelled"),
-            V01EventsState::Completed { .. } | V01EventsState::Terminated { .. } => {
-                ::core::option::Option::None
-            }
-        }
+        Self::NAMES_AND_TYPES.get(self.variant_index()).map(|task| task.0)
     }
     /// The output, once the scope has ended.
     pub fn output(&self) -> ::core::option::Option<&::swf_runtime::Value> {
@@ -239,12 +247,11 @@ const _: () = {
     }
     impl Serialize for V01EventsState {
         fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-            let (index, data) = match self {
+            let data = match self {
+                Self::Shipped { data } | Self::Cancelled { data } => data,
                 Self::WaitForOrder { data, until } => {
                     return Self::write(serializer, 0, &Saving0 { data, until });
                 }
-                Self::Shipped { data } => (1, data),
-                Self::Cancelled { data } => (2, data),
                 Self::Completed { output } => {
                     return Self::write(serializer, 3, &Ending { output });
                 }
@@ -252,7 +259,7 @@ const _: () = {
                     return Self::write(serializer, 4, &Ending { output });
                 }
             };
-            Self::write(serializer, index, &saved::DataRef { data })
+            Self::write(serializer, self.variant_index(), &saved::DataRef { data })
         }
     }
 };
@@ -297,12 +304,9 @@ impl ::swf_runtime::ScopeState for V01EventsState {
         }
     }
     fn task_type(&self) -> &'static str {
-        match self {
-            V01EventsState::WaitForOrder { .. } => "event",
-            V01EventsState::Shipped { .. } => "RELAY",
-            V01EventsState::Cancelled { .. } => "RELAY",
-            V01EventsState::Completed { .. } | V01EventsState::Terminated { .. } => "",
-        }
+        V01EventsState::NAMES_AND_TYPES
+            .get(self.variant_index())
+            .map_or("", |task| task.1)
     }
     fn terminated(output: ::swf_runtime::Value) -> Self {
         V01EventsState::Terminated {

@@ -36,11 +36,22 @@ pub(super) fn emit(cx: &Context<'_>) -> TokenStream {
             }
         }
     });
-    let names = (0..cx.scope.tasks.len()).map(|i| {
-        let variant = cx.variant(i);
-        let name = &cx.task(i).name.value;
-        quote!(#state::#variant { .. } => ::core::option::Option::Some(#name))
+    // The tasks' names and types are tables read at the variant's index: an arm per task in
+    // each of `task_name` and `task_type` was a fifth of a large workflow's tokens (issue 10).
+    let tasks = (0..cx.scope.tasks.len()).map(|i| {
+        let task = cx.task(i);
+        let name = &task.name.value;
+        let kind = task.written_type(cx.workflow.dialect);
+        quote!((#name, #kind))
     });
+    let count = index_literal(cx.scope.tasks.len());
+    let indices = (0..cx.scope.tasks.len()).map(|i| {
+        let variant = cx.variant(i);
+        let index = index_literal(i);
+        quote!(#state::#variant { .. } => #index,)
+    });
+    let completed = index_literal(cx.scope.tasks.len());
+    let terminated = index_literal(cx.scope.tasks.len() + 1);
     let doc = if cx.root {
         format!(
             " Where an instance of the `{}` workflow is: the task it is at (and, inside it, its \
@@ -84,12 +95,22 @@ pub(super) fn emit(cx: &Context<'_>) -> TokenStream {
         // The generated API is a library surface: a binary that uses part of it must not warn.
         #[allow(dead_code)]
         impl #state {
+            /// Each task's name and type, in document order. (A variant's name never has an
+            /// underscore, so none can be this one's.)
+            const NAMES_AND_TYPES: [(&'static str, &'static str); #count] = [#(#tasks),*];
+
+            /// The position of the variant: its task's in `NAMES_AND_TYPES`, then the two ends.
+            fn variant_index(&self) -> usize {
+                match self {
+                    #(#indices)*
+                    #state::Completed { .. } => #completed,
+                    #state::Terminated { .. } => #terminated,
+                }
+            }
+
             /// The name of the task this state is at, `None` once the scope ended.
             pub fn task_name(&self) -> ::core::option::Option<&'static str> {
-                match self {
-                    #(#names,)*
-                    #state::Completed { .. } | #state::Terminated { .. } => ::core::option::Option::None,
-                }
+                Self::NAMES_AND_TYPES.get(self.variant_index()).map(|task| task.0)
             }
 
             /// The output, once the scope has ended.
@@ -149,23 +170,26 @@ fn emit_saved(cx: &Context<'_>) -> TokenStream {
         });
     let completed = index_literal(cx.scope.tasks.len());
     let terminated = index_literal(cx.scope.tasks.len() + 1);
-    // The variants that hold only their data (most) choose their index, and one call writes
-    // them: an arm each that fits a line. The others write their content in their arm.
-    let data_only = shapes.iter().any(|(fields, _)| holds_only_data(fields));
-    let ret = data_only.then(|| quote!(return));
+    // The variants that hold only their data (most) share one arm, a pattern each, and one
+    // call writes them at their index. The others write their content in their own arm.
+    let ret = shapes
+        .iter()
+        .any(|(fields, _)| holds_only_data(fields))
+        .then(|| quote!(return));
+    let mut data_only = Vec::new();
     let mut writes: Vec<TokenStream> = vec![TokenStream::new(); cx.scope.tasks.len()];
     for (shape, (fields, tasks)) in shapes.iter().enumerate() {
         let saving = content_types(shape, fields).1;
         let names = fields.names();
         for &i in tasks {
             let variant = cx.variant(i);
+            if holds_only_data(fields) {
+                data_only.push(quote!(Self::#variant { data }));
+                continue;
+            }
             let index = index_literal(i);
-            writes[i] = if holds_only_data(fields) {
-                quote!(Self::#variant { data } => (#index, data),)
-            } else {
-                quote! {
-                    Self::#variant { #(#names),* } => #ret Self::write(serializer, #index, &#saving { #(#names),* }),
-                }
+            writes[i] = quote! {
+                Self::#variant { #(#names),* } => #ret Self::write(serializer, #index, &#saving { #(#names),* }),
             };
         }
     }
@@ -173,20 +197,21 @@ fn emit_saved(cx: &Context<'_>) -> TokenStream {
         Self::Completed { output } => #ret Self::write(serializer, #completed, &Ending { output }),
         Self::Terminated { output } => #ret Self::write(serializer, #terminated, &Ending { output }),
     };
-    let serialize = if data_only {
-        quote! {
-            let (index, data) = match self {
-                #(#writes)*
-                #ended
-            };
-            Self::write(serializer, index, &saved::DataRef { data })
-        }
-    } else {
+    let serialize = if data_only.is_empty() {
         quote! {
             match self {
                 #(#writes)*
                 #ended
             }
+        }
+    } else {
+        quote! {
+            let data = match self {
+                #(#data_only)|* => data,
+                #(#writes)*
+                #ended
+            };
+            Self::write(serializer, self.variant_index(), &saved::DataRef { data })
         }
     };
     // One arm a shape: its content read once, then the variant chosen by the index.
@@ -395,11 +420,6 @@ fn emit_scope_state(cx: &Context<'_>) -> TokenStream {
             task => ::std::string::String::from(task.task_name().unwrap_or_default()),
         }
     });
-    let task_types = (0..cx.scope.tasks.len()).map(|i| {
-        let variant = cx.variant(i);
-        let kind = cx.task(i).written_type(cx.workflow.dialect);
-        quote!(#state::#variant { .. } => #kind,)
-    });
     let listening: Vec<TokenStream> = listening.collect();
     // A scope whose tasks never wait has nothing to match on (clippy's match_single_binding).
     let listening_body = if listening.is_empty() {
@@ -436,10 +456,7 @@ fn emit_scope_state(cx: &Context<'_>) -> TokenStream {
             }
 
             fn task_type(&self) -> &'static str {
-                match self {
-                    #(#task_types)*
-                    #state::Completed { .. } | #state::Terminated { .. } => "",
-                }
+                #state::NAMES_AND_TYPES.get(self.variant_index()).map_or("", |task| task.1)
             }
 
             fn terminated(output: #rt::Value) -> Self {
