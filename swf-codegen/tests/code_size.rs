@@ -22,22 +22,47 @@ fn chain(count: usize, shape: impl Fn(usize) -> String) -> SourceFile {
     SourceFile::new("size.sw.yaml", text)
 }
 
-fn formatted_lines(source: &SourceFile) -> usize {
+/// The generated tokens of `source`.
+fn generated(source: &SourceFile) -> proc_macro2::TokenStream {
     let compilation = swf_codegen::compile(source);
     assert!(!compilation.has_errors(), "{:?}", compilation.diagnostics);
-    let tokens = compilation.tokens.expect("code");
-    swf_codegen::format_file(&source.name, tokens)
+    compilation.tokens.expect("code")
+}
+
+fn formatted_lines(source: &SourceFile) -> usize {
+    swf_codegen::format_file(&source.name, generated(source))
         .expect("formats")
         .lines()
         .count()
 }
 
-/// Lines per task, from chains of 100 and 200 tasks (names of three digits, as most are).
-fn lines_per_task(shape: impl Fn(usize, usize) -> String) -> f64 {
-    let lines = |count: usize| formatted_lines(&chain(count, |i| shape(i, count)));
-    #[allow(clippy::cast_precision_loss, reason = "a few thousand lines")]
-    let per_task = (lines(200) - lines(100)) as f64 / 100.0;
+/// Token trees in `tokens`, a group counting once and for what it holds: what the macro
+/// expands to, and what syn, prettyplease and rustc then read (lines alone miss a long line).
+fn token_count(tokens: proc_macro2::TokenStream) -> usize {
+    tokens
+        .into_iter()
+        .map(|tree| match tree {
+            proc_macro2::TokenTree::Group(group) => 1 + token_count(group.stream()),
+            _ => 1,
+        })
+        .sum()
+}
+
+/// What `measure` gives per task, from chains of 100 and 200 tasks (names of three digits, as
+/// most are).
+fn per_task(shape: impl Fn(usize, usize) -> String, measure: fn(&SourceFile) -> usize) -> f64 {
+    let at = |count: usize| measure(&chain(count, |i| shape(i, count)));
+    #[allow(clippy::cast_precision_loss, reason = "tens of thousands at most")]
+    let per_task = (at(200) - at(100)) as f64 / 100.0;
     per_task
+}
+
+fn lines_per_task(shape: impl Fn(usize, usize) -> String) -> f64 {
+    per_task(shape, formatted_lines)
+}
+
+fn tokens_per_task(shape: impl Fn(usize, usize) -> String) -> f64 {
+    per_task(shape, |source| token_count(generated(source)))
 }
 
 fn exit(i: usize, count: usize) -> String {
@@ -78,30 +103,6 @@ fn an_operation_task_adds_at_most_17_lines() {
 fn a_data_switch_adds_at_most_23_lines() {
     let per_task = lines_per_task(data_switch);
     assert!(per_task <= 23.0, "{per_task} lines per switch task");
-}
-
-/// Token trees in `tokens`, a group counting once and for what it holds.
-fn token_count(tokens: proc_macro2::TokenStream) -> usize {
-    tokens
-        .into_iter()
-        .map(|tree| match tree {
-            proc_macro2::TokenTree::Group(group) => 1 + token_count(group.stream()),
-            _ => 1,
-        })
-        .sum()
-}
-
-/// Tokens per task, from chains of 100 and 200 tasks: what the macro expands to, and what
-/// syn, prettyplease and rustc then read (lines alone miss a long line).
-fn tokens_per_task(shape: impl Fn(usize, usize) -> String) -> f64 {
-    let tokens = |count: usize| {
-        let compilation = swf_codegen::compile(&chain(count, |i| shape(i, count)));
-        assert!(!compilation.has_errors(), "{:?}", compilation.diagnostics);
-        token_count(compilation.tokens.expect("code"))
-    };
-    #[allow(clippy::cast_precision_loss, reason = "tens of thousands of tokens")]
-    let per_task = (tokens(200) - tokens(100)) as f64 / 100.0;
-    per_task
 }
 
 /// Was 172 before the tasks' names and types became tables and the saved form's variants of
