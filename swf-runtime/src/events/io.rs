@@ -29,16 +29,14 @@ fn system_clock() -> Arc<dyn Clock> {
 /// of such a workflow make. As [`Io::standalone`], except that its deployment instant is read
 /// from the clock when first asked for rather than when it is made: nothing such a run does
 /// depends on it but the instance's name in its calls' contexts (`<deployment ns>-0`), which
-/// most runs never make (issue 10: reading the clock was a quarter of a short run's `Io`).
+/// most runs never make (issue 10: reading the clock was a quarter of a short run's `Io`);
+/// and its inbox is made only when a wait (a delay, a retry's) first needs it: the `Io` is the
+/// generated method's own, so nothing is ever delivered to it, and learning the workflow's
+/// (absent) event definitions has nothing to check (issue 10: the inbox, made, learnt and
+/// dropped, was a twentieth of a run of one switch and one call).
 pub fn plain_run_io() -> Io {
-    let inbox = Arc::new(Inbox::accepting(
-        DEFAULT_INBOX_CAPACITY,
-        BTreeMap::new(),
-        Vec::new(),
-        Accepting::Unchecked,
-    ));
     Io::assemble(
-        inbox,
+        OnceLock::new(),
         Outbox::Collect(OnceLock::new()),
         system_clock(),
         OnceLock::new(),
@@ -71,7 +69,9 @@ pub struct Io {
 }
 
 pub(super) struct IoInner {
-    pub(super) inbox: Arc<Inbox>,
+    /// Made when first needed for a plain run's `Io` (see [`plain_run_io`]), when it is made
+    /// for any other.
+    inbox: OnceLock<Arc<Inbox>>,
     pub(super) outbox: Outbox,
     clock: Arc<dyn Clock>,
     /// Set when the `Io` is made, except for a plain run's (see [`plain_run_io`]): read from
@@ -126,6 +126,27 @@ pub(crate) struct HostLink {
     pub(crate) instance: InstanceId,
 }
 
+impl IoInner {
+    /// The instance's inbox, made now if it was not (a plain run's, when a wait first needs
+    /// it).
+    pub(super) fn inbox(&self) -> &Arc<Inbox> {
+        self.inbox.get_or_init(|| {
+            Arc::new(Inbox::accepting(
+                DEFAULT_INBOX_CAPACITY,
+                BTreeMap::new(),
+                Vec::new(),
+                Accepting::Unchecked,
+            ))
+        })
+    }
+
+    /// The instance's inbox if it has been made: a plain run's is not until a wait needs it,
+    /// and until then nothing has arrived in it.
+    pub(super) fn made_inbox(&self) -> Option<&Arc<Inbox>> {
+        self.inbox.get()
+    }
+}
+
 impl Io {
     /// An `Io` for an instance run without a host, on the system clock, deployed now. It learns
     /// the workflow's event definitions when the run starts (see [`Io`]); prefer
@@ -162,7 +183,7 @@ impl Io {
         deployed_at: Timestamp,
     ) -> Io {
         Io::assemble(
-            inbox,
+            OnceLock::from(inbox),
             Outbox::Channel(produced),
             clock,
             OnceLock::from(deployed_at),
@@ -186,7 +207,7 @@ impl Io {
         let inbox = Arc::new(Inbox::stored(DEFAULT_INBOX_CAPACITY, correlation, inbox));
         Io {
             inner: Arc::new(IoInner {
-                inbox,
+                inbox: OnceLock::from(inbox),
                 outbox: Outbox::Collect(OnceLock::new()),
                 clock,
                 deployed_at: OnceLock::from(deployed_at),
@@ -201,7 +222,7 @@ impl Io {
     }
 
     fn assemble(
-        inbox: Arc<Inbox>,
+        inbox: OnceLock<Arc<Inbox>>,
         outbox: Outbox,
         clock: Arc<dyn Clock>,
         deployed_at: OnceLock<Timestamp>,
@@ -246,7 +267,7 @@ impl Io {
         };
         Io {
             inner: Arc::new(IoInner {
-                inbox,
+                inbox: OnceLock::from(inbox),
                 outbox,
                 clock: Arc::clone(&self.inner.clock),
                 deployed_at: OnceLock::from(self.deployed_at()),
@@ -323,7 +344,7 @@ impl Io {
     /// or when the `Io` knows the workflow's event definitions (see [`Io`]) and the event
     /// matches none of them: the reason names its source and type and the closest definition.
     pub async fn deliver(&self, event: Event) -> Result<(), Undeliverable> {
-        self.inner.inbox.deliver(event).await
+        self.inner.inbox().deliver(event).await
     }
 
     /// Tells a standalone `Io` the event definitions of `workflow`, whose run (or sub-flow)
@@ -338,7 +359,11 @@ impl Io {
         workflow: &'static str,
         specs: &[EventSpec],
     ) -> Result<(), crate::error::ErrorObject> {
-        let refused = self.inner.inbox.learn(workflow, specs);
+        // A plain run's inbox not made yet has had nothing delivered (see `plain_run_io`).
+        let Some(inbox) = self.inner.made_inbox() else {
+            return Ok(());
+        };
+        let refused = inbox.learn(workflow, specs);
         if refused.is_empty() {
             return Ok(());
         }
@@ -404,7 +429,7 @@ impl Io {
     /// The sequence numbers of the inbox events taken, and the correlation values bound, since
     /// the last call: what a durable host commits with the step.
     pub(crate) fn drain_taken(&self) -> (Vec<u64>, Vec<(String, String)>) {
-        self.inner.inbox.lock().drain_taken()
+        self.inner.inbox().lock().drain_taken()
     }
 
     /// When the workflow was deployed: where duration-only schedules start counting.
@@ -417,7 +442,9 @@ impl Io {
 
     /// The correlation values this instance is bound to (attribute → value), a copy.
     pub fn correlation(&self) -> BTreeMap<String, String> {
-        self.inner.inbox.lock().correlation.to_map()
+        self.inner
+            .made_inbox()
+            .map_or_else(BTreeMap::new, |inbox| inbox.lock().correlation.to_map())
     }
 
     /// Whether a host routes events to this instance (its registrations reach the host's
@@ -525,7 +552,7 @@ impl IoBuilder {
             None => Outbox::Collect(OnceLock::new()),
         };
         // The prefix (`<deployment ns>-0`) is made when first read.
-        Io::assemble(inbox, outbox, clock, deployed_at, None)
+        Io::assemble(OnceLock::from(inbox), outbox, clock, deployed_at, None)
     }
 }
 

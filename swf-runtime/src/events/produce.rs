@@ -58,7 +58,7 @@ impl Io {
         let correlated = spec.correlation.and_then(|attribute| {
             let value = self
                 .inner
-                .inbox
+                .inbox()
                 .lock()
                 .correlation
                 .get(attribute)

@@ -51,7 +51,7 @@ impl Io {
                 .filter_map(|&index| events.get(index).map(|spec| (index, spec)))
         };
         let taken = {
-            let mut guard = self.inner.inbox.lock();
+            let mut guard = self.inner.inbox().lock();
             let state = &mut *guard;
             let found = state
                 .events
@@ -72,7 +72,7 @@ impl Io {
         let Some((index, event, bound)) = taken else {
             return Ok(None);
         };
-        self.inner.inbox.notify_freed();
+        self.inner.inbox().notify_freed();
         if let Some((attribute, value)) = bound {
             self.index(attribute, &value);
         }
@@ -153,13 +153,13 @@ impl Io {
         decide: &Decide<'_>,
     ) -> Option<(usize, Taken)> {
         let (taken, bound) = {
-            let mut guard = self.inner.inbox.lock();
+            let mut guard = self.inner.inbox().lock();
             let state = &mut *guard;
             let (positions, (tag, keep)) = choose(state, specs, decide)?;
             let (events, bound) = take_chosen(state, specs, &positions, &keep);
             ((tag, events), bound)
         };
-        self.inner.inbox.notify_freed();
+        self.inner.inbox().notify_freed();
         for (attribute, value) in bound {
             self.index(attribute, &value);
         }

@@ -85,7 +85,7 @@ fn deliver_later(io: &Io, after: Duration, event: Event) {
 /// The ids of the events left in `io`'s inbox, in order.
 fn inbox_ids(io: &Io) -> Vec<String> {
     io.inner
-        .inbox
+        .inbox()
         .lock()
         .events
         .iter()
@@ -653,4 +653,26 @@ async fn a_detached_io_shares_the_outbox_but_not_the_inbox() {
         .await
         .expect("waits");
     assert!(left.is_some(), "the parent still has its second reading");
+}
+
+/// A plain run's `Io` (what the generated `run`, `start` and `step` of a workflow without
+/// events make) has no inbox until a wait needs one: reading its arrivals, learning its
+/// workflow's definitions and its correlation make none, and a wait still works (issue 10).
+#[tokio::test(start_paused = true)]
+async fn a_plain_runs_inbox_is_made_only_when_a_wait_needs_it() {
+    let io = super::plain_run_io();
+    assert!(io.inner.made_inbox().is_none());
+    assert_eq!(io.arrivals(), 0);
+    assert!(io.learn_events("plain", &[]).is_ok());
+    assert!(io.correlation().is_empty());
+    assert!(io.inner.made_inbox().is_none(), "made before any wait");
+    let started = Instant::now();
+    let wait = Wait {
+        until: Some(deadline(&io, Duration::from_millis(20))),
+        events: Vec::new(),
+    };
+    assert!(io.wait_for(&wait, 0).await, "the deadline comes");
+    assert!(started.elapsed() >= Duration::from_millis(20));
+    assert!(io.inner.made_inbox().is_some(), "made by the wait");
+    assert_eq!(io.arrivals(), 0);
 }

@@ -13,13 +13,15 @@ impl Io {
     /// How many events have arrived in the inbox so far. Read it before a step; pass it to
     /// [`Io::wait_for`] so that an event arriving during the step ends the wait at once.
     pub fn arrivals(&self) -> u64 {
-        self.inner.inbox.lock().arrivals
+        self.inner
+            .made_inbox()
+            .map_or(0, |inbox| inbox.lock().arrivals)
     }
 
     /// Where an instance stands whose step, after reading `seen` from [`Io::arrivals`], found
     /// nothing to take and waits for events alone.
     pub(crate) fn since(&self, seen: u64) -> Since {
-        let state = self.inner.inbox.lock();
+        let state = self.inner.inbox().lock();
         if state.arrivals != seen {
             Since::Arrived
         } else if state.is_sealed() {
@@ -51,19 +53,19 @@ impl Io {
     /// Returns `false` (at once) when nothing can end the wait any more: no deadline, nothing
     /// arrived since `seen`, and the inbox is sealed (its host's events channel closed).
     pub async fn wait_for(&self, wait: &Wait, seen: u64) -> bool {
-        let mut arrived = pin!(self.inner.inbox.arrived());
+        let mut arrived = pin!(self.inner.inbox().arrived());
         arrived.as_mut().enable();
         if self.arrivals() != seen {
             return true;
         }
         match wait.until {
             None => {
-                if self.inner.inbox.is_sealed() {
+                if self.inner.inbox().is_sealed() {
                     return false;
                 }
                 arrived.await;
                 // Woken by an arrival, or by the seal.
-                self.arrivals() != seen || !self.inner.inbox.is_sealed()
+                self.arrivals() != seen || !self.inner.inbox().is_sealed()
             }
             Some(deadline) => {
                 let sleep = self.clock().sleep_until(deadline);
@@ -108,7 +110,7 @@ impl Listening<'_> {
         // The host routes by its workflow's definitions; a sub-flow's own definitions count
         // where they are the same.
         let mut tokens: Vec<(usize, Option<&'static str>)> = {
-            let state = self.io.inner.inbox.lock();
+            let state = self.io.inner.inbox().lock();
             wait.events
                 .iter()
                 .filter_map(|spec| {
