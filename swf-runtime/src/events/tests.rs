@@ -675,4 +675,6 @@ async fn a_plain_runs_inbox_is_made_only_when_a_wait_needs_it() {
     assert!(started.elapsed() >= Duration::from_millis(20));
     assert!(io.inner.made_inbox().is_some(), "made by the wait");
     assert_eq!(io.arrivals(), 0);
+    // Any other `Io` has its inbox from the start: events may be delivered before its run.
+    assert!(Io::standalone().inner.made_inbox().is_some());
 }
