@@ -95,9 +95,7 @@ pub(super) struct IoInner {
     id_prefix: OnceLock<String>,
     /// Under a durable host: the sub-flows the step started detached, which become instances of
     /// their own, committed with the step. `None`: they run on tokio tasks of this process.
-    /// Boxed: only a durable host's `Io` has it, and inline it was 32 bytes of every hosted
-    /// instance's `Io` (issue 10, point 3).
-    pub(super) children: Option<Box<Mutex<Vec<ChildStart>>>>,
+    pub(super) children: Option<Mutex<Vec<ChildStart>>>,
 }
 
 /// A sub-flow started detached under a durable host: an instance of its own workflow, created
@@ -218,7 +216,7 @@ impl Io {
                 step: AtomicU64::new(revision),
                 detached: AtomicU32::new(0),
                 id_prefix: OnceLock::from(prefix),
-                children: Some(Box::default()),
+                children: Some(Mutex::new(Vec::new())),
             }),
         }
     }
