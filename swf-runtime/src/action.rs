@@ -21,8 +21,10 @@ pub const FUNCTION_PANIC: &str = "FunctionPanic";
 
 tokio::task_local! {
     /// The path of the nested scope a future runs in (`Fork/Branch A`, `Each[3]`), empty at a
-    /// workflow's top level.
-    static SCOPE: Arc<ScopePath>;
+    /// workflow's top level. Held by value, not behind an `Arc`: every branch and iteration
+    /// enters a scope of its own at each step, and only a scope nested in another shares its
+    /// outer one (issue 10: one allocation fewer per branch and per iteration).
+    static SCOPE: ScopePath;
     /// The call a function runs for.
     static CALL: CallSite;
     /// Set while a round makes the step of one of its branches or iterations, for the scope it
@@ -69,13 +71,13 @@ pub struct CallContext {
 }
 
 /// What a running call keeps of its [`CallContext`]: the instance's `Io` (its name is made
-/// when first read) and the scope path shared, the task's and action's names as the generated
-/// code wrote them, so that a call copies no text unless its function asks for its context.
+/// when first read), the task's and action's names as the generated code wrote them, so that a
+/// call copies no text unless its function asks for its context. The scope path is not kept:
+/// the function runs inside its scope's task-local, where its context reads it.
 struct CallSite {
     /// The instance's `Io`, for its name (see [`Io::id_prefix`]).
     io: Io,
     step: u64,
-    scope: Option<Arc<ScopePath>>,
     task: &'static str,
     action: &'static str,
     attempt: u32,
@@ -86,7 +88,7 @@ impl CallSite {
         CallContext {
             instance: self.io.id_prefix().to_owned(),
             step: self.step,
-            scope: ScopeText(self.scope.as_deref()).to_string(),
+            scope: current_scope(),
             task: self.task.to_owned(),
             action: self.action.to_owned(),
             attempt: self.attempt,
@@ -144,7 +146,7 @@ fn enter<F: Future, M: FnOnce() -> F>(
     make: M,
 ) -> impl Future<Output = F::Output> + use<F, M> {
     let member = MEMBER.try_with(|member| *member).ok();
-    let outer = SCOPE.try_with(Arc::clone).ok();
+    let outer = SCOPE.try_with(|outer| Arc::new(outer.clone())).ok();
     // A member's scope counts from its task's origin; another (a sub-flow's task) from the
     // scope it is in, if any.
     let origin = member
@@ -156,7 +158,7 @@ fn enter<F: Future, M: FnOnce() -> F>(
     // Boxed here, where the step's future is made: it holds the future of the scope's largest
     // task, which every layer around it (the member's step counts, its span, the round's
     // future) would otherwise copy as it is moved into each.
-    SCOPE.scope(Arc::new(path), crate::boxed::pinned!(make()))
+    SCOPE.scope(path, crate::boxed::pinned!(make()))
 }
 
 /// The step of one branch or iteration: `start` makes its future, entering its scope with
@@ -278,19 +280,13 @@ where
         // Before the user's code, which starts when `make` makes the future.
         leave_inline().await;
         let call = make();
-        let scope = SCOPE.try_with(Arc::clone).ok();
-        let span = trace::action_span(
-            how.function,
-            how.task,
-            how.action,
-            how.attempt,
-            ScopeText(scope.as_deref()),
-        );
+        let span = read_scope(|scope| {
+            trace::action_span(how.function, how.task, how.action, how.attempt, scope)
+        });
         let started = trace::call_started(&span);
         let site = CallSite {
             io: io.clone(),
             step: step_origin(io),
-            scope,
             task: how.task,
             action: how.action,
             attempt: how.attempt,
@@ -343,7 +339,14 @@ where
 
 /// The nested scope the code running now is in (`Fork/Branch A@2/Each[3]`), empty at the top.
 pub(crate) fn current_scope() -> String {
-    SCOPE.try_with(ToString::to_string).unwrap_or_default()
+    read_scope(|scope| scope.to_string())
+}
+
+/// What `read` makes of the nested scope the code running now is in (none at the top).
+fn read_scope<R>(read: impl Fn(ScopeText<'_>) -> R) -> R {
+    SCOPE
+        .try_with(|scope| read(ScopeText(Some(scope))))
+        .unwrap_or_else(|_| read(ScopeText(None)))
 }
 
 /// The text of a panic's payload (a `&str` or a `String`), or a placeholder.

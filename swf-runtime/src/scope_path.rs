@@ -7,7 +7,7 @@ use std::fmt;
 use std::sync::Arc;
 
 /// One nested scope inside the one it runs in.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub(crate) struct ScopePath {
     outer: Option<Arc<ScopePath>>,
     /// The branch's path (`Fork/Branch A`), the foreach task's name, or the sub-flow's task.
