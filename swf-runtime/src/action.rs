@@ -14,22 +14,27 @@ use crate::error::{ErrorObject, FunctionError};
 use crate::events::Io;
 use crate::inline::leave_inline;
 use crate::scope_path::{ScopePath, ScopeText};
+use crate::scoped::{Scoped, read, scoped_thread_local};
 use crate::trace;
 
 /// The name of the error a function that panics raises.
 pub const FUNCTION_PANIC: &str = "FunctionPanic";
 
-tokio::task_local! {
+scoped_thread_local! {
     /// The path of the nested scope a future runs in (`Fork/Branch A`, `Each[3]`), empty at a
     /// workflow's top level. Held by value, not behind an `Arc`: every branch and iteration
     /// enters a scope of its own at each step, and only a scope nested in another shares its
     /// outer one (issue 10: one allocation fewer per branch and per iteration).
-    static SCOPE: ScopePath;
+    static SCOPE: ScopePath
+}
+scoped_thread_local! {
     /// The call a function runs for.
-    static CALL: CallSite;
+    static CALL: CallSite
+}
+scoped_thread_local! {
     /// Set while a round makes the step of one of its branches or iterations, for the scope it
     /// enters to keep (see [`member_step`]).
-    static MEMBER: Member;
+    static MEMBER: Member
 }
 
 /// Where the calls of a branch's or an iteration's step count their keys from.
@@ -100,7 +105,7 @@ impl CallContext {
     /// The context of the call running now, when called from inside a function that a workflow
     /// called.
     pub fn current() -> Option<CallContext> {
-        CALL.try_with(CallSite::context).ok()
+        read(&CALL, CallSite::context)
     }
 
     /// A key naming this call: the same for the same attempt run again, different for another
@@ -145,8 +150,8 @@ fn enter<F: Future, M: FnOnce() -> F>(
     item: Option<usize>,
     make: M,
 ) -> impl Future<Output = F::Output> + use<F, M> {
-    let member = MEMBER.try_with(|member| *member).ok();
-    let outer = SCOPE.try_with(|outer| Arc::new(outer.clone())).ok();
+    let member = read(&MEMBER, |member| *member);
+    let outer = read(&SCOPE, |outer| Arc::new(outer.clone()));
     // A member's scope counts from its task's origin; another (a sub-flow's task) from the
     // scope it is in, if any.
     let origin = member
@@ -158,7 +163,7 @@ fn enter<F: Future, M: FnOnce() -> F>(
     // Boxed here, where the step's future is made: it holds the future of the scope's largest
     // task, which every layer around it (the member's step counts, its span, the round's
     // future) would otherwise copy as it is moved into each.
-    SCOPE.scope(path, crate::boxed::pinned!(make()))
+    Scoped::new(&SCOPE, path, crate::boxed::pinned!(make()))
 }
 
 /// The step of one branch or iteration: `start` makes its future, entering its scope with
@@ -169,15 +174,13 @@ fn enter<F: Future, M: FnOnce() -> F>(
 /// the scope rather than in a task-local of its own around the future, which every poll of
 /// every member's step paid for (issue 10).
 pub(crate) fn member_step<F: Future>(origin: u64, step: u32, start: impl FnOnce() -> F) -> F {
-    MEMBER.sync_scope(Member { origin, step }, start)
+    MEMBER.set(&Member { origin, step }, start)
 }
 
 /// The step a parallel or foreach task starting its members now counts their calls' keys
 /// from: the instance's current step, or, inside another such task, that task's origin.
 pub fn step_origin(io: &Io) -> u64 {
-    SCOPE
-        .try_with(|scope| scope.origin())
-        .ok()
+    read(&SCOPE, ScopePath::origin)
         .flatten()
         .unwrap_or_else(|| io.step_number())
 }
@@ -291,7 +294,7 @@ where
             action: how.action,
             attempt: how.attempt,
         };
-        let call = CALL.scope(site, AssertUnwindSafe(call).catch_unwind());
+        let call = Scoped::new(&CALL, site, AssertUnwindSafe(call).catch_unwind());
         let outcome = match how.timeout {
             // With nobody listening, the span's wrapper would only add a layer to every poll.
             None if span.is_disabled() => call.await,
@@ -343,10 +346,8 @@ pub(crate) fn current_scope() -> String {
 }
 
 /// What `read` makes of the nested scope the code running now is in (none at the top).
-fn read_scope<R>(read: impl Fn(ScopeText<'_>) -> R) -> R {
-    SCOPE
-        .try_with(|scope| read(ScopeText(Some(scope))))
-        .unwrap_or_else(|_| read(ScopeText(None)))
+fn read_scope<R>(make: impl Fn(ScopeText<'_>) -> R) -> R {
+    read(&SCOPE, |scope| make(ScopeText(Some(scope)))).unwrap_or_else(|| make(ScopeText(None)))
 }
 
 /// The text of a panic's payload (a `&str` or a `String`), or a placeholder.

@@ -64,6 +64,7 @@ mod saved_state;
 mod schedule;
 mod schema;
 mod scope_path;
+mod scoped;
 pub mod store;
 mod switch;
 mod trace;
