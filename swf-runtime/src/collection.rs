@@ -92,6 +92,21 @@ impl<'d> SharedData<'d> {
         }
     }
 
+    /// Makes room in the shared input for the element every iteration writes at `parameter`
+    /// (the foreach task's `inputParameter`), when that is a top-level member the task data
+    /// lacks: a `null` member at the end, where the write would add it. An iteration's write
+    /// then replaces a value in its copy rather than adding a member to it, which grew the
+    /// copy's map (a reallocation) and hashed the name, once per iteration (issue 10).
+    #[must_use]
+    pub fn with_slot(mut self, parameter: &JsonPath) -> Self {
+        if let (Some(key), Value::Object(base)) = (parameter.top_level_key(), &mut self.base)
+            && crate::members::member(base, key).is_none()
+        {
+            base.insert(key.to_owned(), Value::Null);
+        }
+        self
+    }
+
     /// A fresh copy of the shared input, for one iteration.
     pub fn input(&self) -> Value {
         self.base.clone()
@@ -310,6 +325,55 @@ mod tests {
         let mut merged = data.clone();
         SharedData::merge_output(&mut merged, Some(&[]), json!(null), "T", "x").expect("merges");
         assert_eq!(merged, data);
+    }
+
+    /// The element written into an input with its slot made gives what writing it into a copy
+    /// of the task data gives, members in the same order: the slot is where the write adds
+    /// the member, and a member the data has keeps its place.
+    #[test]
+    fn an_iteration_writes_its_element_into_the_slot_made_for_it() {
+        static ITEM: JsonPath = JsonPath::definite("$.item", &[Segment::Key("item")]);
+        static NESTED: JsonPath =
+            JsonPath::definite("$.at.item", &[Segment::Key("at"), Segment::Key("item")]);
+        let written = |mut input: Value, path: &JsonPath| {
+            path.write(&mut input, json!(7)).expect("writes");
+            input.as_object().map(|members| {
+                members
+                    .iter()
+                    .map(|(key, value)| (key.clone(), value.clone()))
+                    .collect::<Vec<_>>()
+            })
+        };
+        for data in [
+            json!({"items": [1, 2], "total": 3}),
+            json!({"item": 1, "items": [1, 2], "total": 3}),
+            json!({"at": {}, "items": [1, 2]}),
+        ] {
+            for path in [&ITEM, &NESTED] {
+                let slotted = SharedData::new(&data, &["item", "at"]).with_slot(path);
+                let plain = SharedData::new(&data, &["item", "at"]);
+                assert_eq!(
+                    written(slotted.input(), path),
+                    written(plain.input(), path),
+                    "{data} at {}",
+                    path.text()
+                );
+            }
+        }
+        let data = json!({"items": [1, 2], "total": 3});
+        let slotted = SharedData::new(&data, &["item"]).with_slot(&ITEM).input();
+        assert_eq!(
+            slotted,
+            json!({"items": [SHARED], "total": 3, "item": null})
+        );
+        let keys: Vec<_> = slotted
+            .as_object()
+            .map_or(Vec::new(), |m| m.keys().collect());
+        assert_eq!(keys, ["items", "total", "item"]);
+        assert_eq!(
+            SharedData::new(&json!(3), &[]).with_slot(&ITEM).input(),
+            json!(3)
+        );
     }
 
     #[test]

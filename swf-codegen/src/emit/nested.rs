@@ -267,9 +267,13 @@ pub(super) fn emit_for_each(cx: &Context<'_>, index: usize) -> TokenStream {
         (Some(parameter), false, None) => body_reads(scope, parameter, keep),
         _ => None,
     };
-    let share = reads
-        .as_ref()
-        .map(|keys| quote!(let shared = #rt::SharedData::new(&data, &[#(#keys),*]);));
+    let share = reads.as_ref().map(|keys| match input_parameter {
+        Some(parameter) => {
+            let parameter = path_ref(parameter);
+            quote!(let shared = #rt::SharedData::new(&data, &[#(#keys),*]).with_slot(#parameter);)
+        }
+        None => quote!(let shared = #rt::SharedData::new(&data, &[#(#keys),*]);),
+    });
     let copy = if reads.is_some() {
         quote!(shared.input())
     } else {

@@ -87,6 +87,14 @@ impl JsonPath {
     pub fn is_definite(&self) -> bool {
         matches!(self.kind, Kind::Definite(_))
     }
+
+    /// The member name of a path of one name (`$.item`), which writes a top-level member.
+    pub(crate) fn top_level_key(&self) -> Option<&'static str> {
+        match self.kind {
+            Kind::Definite([Segment::Key(key)]) => Some(key),
+            _ => None,
+        }
+    }
 }
 
 impl fmt::Debug for JsonPath {

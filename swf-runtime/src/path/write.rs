@@ -6,7 +6,7 @@ use super::render::render;
 use super::{JsonPath, Kind, Segment};
 use crate::data::kind::with_article;
 use crate::error::ErrorObject;
-use crate::members::member;
+use crate::members::{is_compared, member, member_mut};
 
 impl JsonPath {
     /// Puts `value` at this path inside `target`, creating missing objects on the way (a `Null`
@@ -96,7 +96,14 @@ fn place<'v>(target: &'v mut Value, segments: &[Segment]) -> Option<&'v mut Valu
                 if current.is_null() {
                     *current = Value::Object(Map::new());
                 }
-                current.as_object_mut()?.entry(*key).or_insert(Value::Null)
+                let object = current.as_object_mut()?;
+                // A small object's member is found by comparing keys: `entry` would hash the
+                // key and copy it into a `String` even when the member is there.
+                if is_compared(object) && member(object, key).is_some() {
+                    member_mut(object, key)?
+                } else {
+                    object.entry(*key).or_insert(Value::Null)
+                }
             }
             Segment::Index(index) => current.as_array_mut()?.get_mut(*index)?,
         };
@@ -135,6 +142,36 @@ mod tests {
             data,
             json!({"customer": {"name": "John"}, "finalCustomerGreeting": "Hola John"})
         );
+    }
+
+    /// A member already there is replaced where it is, in small objects (found by comparing
+    /// keys) and large ones (hashed) alike; a missing one goes at the end.
+    #[test]
+    fn replaces_existing_members_in_place_whatever_the_object_size() {
+        for size in [1, 8, 9, 40] {
+            let mut data = Value::Object(
+                (0..size)
+                    .map(|i| (format!("k{i}"), json!(i)))
+                    .chain([("finalCustomerGreeting".to_owned(), json!(null))])
+                    .chain([("last".to_owned(), json!(true))])
+                    .collect(),
+            );
+            let mut expected = data.clone();
+            expected["finalCustomerGreeting"] = json!("Hola");
+            assert_eq!(GREETING.write(&mut data, json!("Hola")), Ok(()));
+            let keys = |value: &Value| {
+                value
+                    .as_object()
+                    .map(|m| m.keys().cloned().collect::<Vec<_>>())
+            };
+            assert_eq!(keys(&data), keys(&expected), "{size} members");
+            assert_eq!(data, expected);
+            assert_eq!(DEEP.write(&mut data, json!(1)), Ok(()));
+            assert_eq!(
+                keys(&data).and_then(|keys| keys.last().cloned()),
+                Some("a".to_owned())
+            );
+        }
     }
 
     #[test]
