@@ -13,9 +13,9 @@ use std::task::{Context, Poll};
 
 pub(crate) use scoped_tls::{ScopedKey, scoped_thread_local};
 
-/// What `read` makes of the value `key` holds in the code running now, if it is set.
-pub(crate) fn read<T, R>(key: &'static ScopedKey<T>, read: impl FnOnce(&T) -> R) -> Option<R> {
-    key.is_set().then(|| key.with(read))
+/// What `reader` makes of the value `key` holds in the code running now, if it is set.
+pub(crate) fn read<T, R>(key: &'static ScopedKey<T>, reader: impl FnOnce(&T) -> R) -> Option<R> {
+    key.is_set().then(|| key.with(reader))
 }
 
 pin_project_lite::pin_project! {

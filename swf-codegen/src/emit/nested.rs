@@ -267,13 +267,14 @@ pub(super) fn emit_for_each(cx: &Context<'_>, index: usize) -> TokenStream {
         (Some(parameter), false, None) => body_reads(scope, parameter, keep),
         _ => None,
     };
-    let share = reads.as_ref().map(|keys| match input_parameter {
-        Some(parameter) => {
+    // The element's member is made in the shared input once, not added to every copy.
+    let share = reads
+        .as_ref()
+        .zip(input_parameter.as_ref())
+        .map(|(keys, parameter)| {
             let parameter = path_ref(parameter);
             quote!(let shared = #rt::SharedData::new(&data, &[#(#keys),*]).with_slot(#parameter);)
-        }
-        None => quote!(let shared = #rt::SharedData::new(&data, &[#(#keys),*]);),
-    });
+        });
     let copy = if reads.is_some() {
         quote!(shared.input())
     } else {
