@@ -78,7 +78,7 @@ pub struct CallContext {
 /// What a running call keeps of its [`CallContext`]: the instance's `Io` (its name is made
 /// when first read), the task's and action's names as the generated code wrote them, so that a
 /// call copies no text unless its function asks for its context. The scope path is not kept:
-/// the function runs inside its scope's task-local, where its context reads it.
+/// the function runs inside its scope, set for each poll, where its context reads it.
 struct CallSite {
     /// The instance's `Io`, for its name (see [`Io::id_prefix`]).
     io: Io,
@@ -171,8 +171,8 @@ fn enter<F: Future, M: FnOnce() -> F>(
 /// and `origin`, the instance's step in which the task started its members. So each call's key
 /// depends only on saved counts, never on how the steps of concurrent members fell into the
 /// instance's steps: a step that runs again after a crash calls under the same keys. Kept in
-/// the scope rather than in a task-local of its own around the future, which every poll of
-/// every member's step paid for (issue 10).
+/// the scope rather than in a scoped value of its own around the future, which every poll of
+/// every member's step would pay for (issue 10).
 pub(crate) fn member_step<F: Future>(origin: u64, step: u32, start: impl FnOnce() -> F) -> F {
     MEMBER.set(&Member { origin, step }, start)
 }
@@ -345,7 +345,7 @@ pub(crate) fn current_scope() -> String {
     read_scope(|scope| scope.to_string())
 }
 
-/// What `read` makes of the nested scope the code running now is in (none at the top).
+/// What `make` makes of the nested scope the code running now is in (none at the top).
 fn read_scope<R>(make: impl Fn(ScopeText<'_>) -> R) -> R {
     read(&SCOPE, |scope| make(ScopeText(Some(scope)))).unwrap_or_else(|| make(ScopeText(None)))
 }
