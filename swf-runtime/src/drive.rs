@@ -253,6 +253,8 @@ where
 /// The error of an instance of `workflow` that waits at `state` for `wait`'s events alone,
 /// none of which can reach it any more; `data` is what the caller keeps of it (its saved
 /// state, for a host).
+// Cold, as `WorkflowError::new`: made only when a run fails.
+#[cold]
 pub(crate) fn stranded<S: ScopeState>(
     workflow: &str,
     state: &S,

@@ -52,6 +52,8 @@ pub fn merge_data(
     })
 }
 
+// Cold, as `WorkflowError::new`: made only when a merge fails.
+#[cold]
 fn conflict_error(task: &str, what: &str, conflict: &MergeConflict, hint: &str) -> ErrorObject {
     ErrorObject::new(
         ErrorObject::DATA,

@@ -40,6 +40,8 @@ impl ErrorObject {
     pub const END_FAILURE: &'static str = "EndStateFailure";
 
     /// An error with the given name and message and no trace.
+    // Cold, as `WorkflowError::new`: made where something failed.
+    #[cold]
     pub fn new(name: impl Into<String>, message: impl Into<String>) -> Self {
         Self {
             name: name.into(),
