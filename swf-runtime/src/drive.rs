@@ -67,43 +67,54 @@ pub fn learn_events<S: ScopeState + serde::Serialize>(
     })
 }
 
-async fn step_or_strand<S, F, Fut>(
+/// Steps `state` until a step runs (`Ran`), or until it waits for events alone that can no
+/// longer come (`Stranded`): [`step_until_ran`] and [`run_until_stranded`].
+///
+/// Not an `async fn`, which would hold its arguments twice (`state` among them): a smaller
+/// future for the levels around it to copy (issue 10).
+#[allow(
+    clippy::manual_async_fn,
+    reason = "an async fn holds its arguments twice"
+)]
+fn step_or_strand<'a, S, F, Fut>(
     state: S,
-    io: &Io,
+    io: &'a Io,
     events: &'static [EventSpec],
     mut advance: F,
-) -> Result<Stepped<S>, WorkflowError>
+) -> impl Future<Output = Result<Stepped<S>, WorkflowError>> + 'a
 where
-    S: ScopeState,
-    F: FnMut(S) -> Fut,
+    S: ScopeState + 'a,
+    F: FnMut(S) -> Fut + 'a,
     Fut: Future<Output = Result<Progress<S>, WorkflowError>>,
 {
-    // Only a host's router needs to know what the instance listens for: a standalone `Io`'s
-    // registration does nothing, and asking the state what it waits for costs a walk of it.
-    let mut listening = io
-        .is_hosted()
-        .then(|| io.listen(events, &state.listening()));
-    let mut state = state;
-    loop {
-        let seen = io.arrivals();
-        io.begin_step();
-        let span = trace::task_span(&state);
-        // With nobody listening, the span's wrapper would only add a copy and a layer.
-        let stepped = if span.is_disabled() {
-            advance(state).await?
-        } else {
-            advance(state).instrument(span).await?
-        };
-        match stepped {
-            Progress::Ran(next) => return Ok(Stepped::Ran(next)),
-            Progress::Waiting(same, wait) => {
-                if let Some(listening) = &mut listening {
-                    listening.update(&wait);
+    async move {
+        // Only a host's router needs to know what the instance listens for: a standalone `Io`'s
+        // registration does nothing, and asking the state what it waits for costs a walk of it.
+        let mut listening = io
+            .is_hosted()
+            .then(|| io.listen(events, &state.listening()));
+        let mut state = state;
+        loop {
+            let seen = io.arrivals();
+            io.begin_step();
+            let span = trace::task_span(&state);
+            // With nobody listening, the span's wrapper would only add a copy and a layer.
+            let stepped = if span.is_disabled() {
+                advance(state).await?
+            } else {
+                advance(state).instrument(span).await?
+            };
+            match stepped {
+                Progress::Ran(next) => return Ok(Stepped::Ran(next)),
+                Progress::Waiting(same, wait) => {
+                    if let Some(listening) = &mut listening {
+                        listening.update(&wait);
+                    }
+                    if !io.wait_for(&wait, seen).await {
+                        return Ok(Stepped::Stranded(same, wait));
+                    }
+                    state = same;
                 }
-                if !io.wait_for(&wait, seen).await {
-                    return Ok(Stepped::Stranded(same, wait));
-                }
-                state = same;
             }
         }
     }
