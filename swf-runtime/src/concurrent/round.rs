@@ -177,52 +177,59 @@ pub(crate) struct Counted<'a> {
 /// Each branch's and iteration's boxed step holds this future, so it is kept small (issue 10;
 /// 840 bytes for a branch of one task, now 384): the step's outcome is taken apart before
 /// anything else is awaited (a `match` on it would keep it across those awaits), and the wait
-/// for the round, which most members never reach, is boxed.
-pub(crate) async fn run_member<S, Fut>(
+/// for the round, which most members never reach, is boxed; and it is not an `async fn`, which
+/// would hold its arguments (the state among them) twice.
+#[allow(
+    clippy::manual_async_fn,
+    reason = "an async fn holds its arguments twice"
+)]
+pub(crate) fn run_member<'a, S, Fut>(
     mut state: S,
-    io: &Io,
-    control: &Control,
-    counted: Counted<'_>,
-    mut step: impl FnMut(S) -> Fut,
-) -> MemberEnd<S>
+    io: &'a Io,
+    control: &'a Control,
+    counted: Counted<'a>,
+    mut step: impl FnMut(S) -> Fut + 'a,
+) -> impl Future<Output = MemberEnd<S>> + 'a
 where
-    S: ScopeState,
+    S: ScopeState + 'a,
     Fut: Future<Output = Result<Progress<S>, WorkflowError>>,
 {
-    let mut ran = false;
-    let Counted { origin, steps } = counted;
-    loop {
-        let seen = io.arrivals();
-        // Only steps that ran count: a step that found nothing to do has no calls, and may or
-        // may not happen when the round runs again.
-        let span = crate::trace::task_span(&state);
-        let stepping = crate::action::member_step(origin, *steps, || step(state));
-        // The state to go on from, and what it waits for if it could not run.
-        let (next, waiting) = match stepping.instrument(span).await {
-            Err(failure) => {
-                control.leave();
-                return MemberEnd::Failed(failure);
-            }
-            Ok(Progress::Ran(next)) => {
-                ran = true;
-                *steps = steps.saturating_add(1);
-                match next.end() {
-                    Ok(end) => {
-                        control.leave();
-                        return MemberEnd::Ended(end);
-                    }
-                    Err(next) => (next, None),
+    async move {
+        let mut ran = false;
+        let Counted { origin, steps } = counted;
+        loop {
+            let seen = io.arrivals();
+            // Only steps that ran count: a step that found nothing to do has no calls, and may or
+            // may not happen when the round runs again.
+            let span = crate::trace::task_span(&state);
+            let stepping = crate::action::member_step(origin, *steps, || step(state));
+            // The state to go on from, and what it waits for if it could not run.
+            let (next, waiting) = match stepping.instrument(span).await {
+                Err(failure) => {
+                    control.leave();
+                    return MemberEnd::Failed(failure);
                 }
-            }
-            Ok(Progress::Waiting(same, wait)) => (same, Some(wait)),
-        };
-        state = next;
-        match waiting {
-            // A member that never waits must not starve the others of the thread.
-            None => tokio::task::consume_budget().await,
-            Some(wait) => {
-                if !Box::pin(control.wait(io, &wait, seen)).await {
-                    return MemberEnd::Waiting(state, wait, ran);
+                Ok(Progress::Ran(next)) => {
+                    ran = true;
+                    *steps = steps.saturating_add(1);
+                    match next.end() {
+                        Ok(end) => {
+                            control.leave();
+                            return MemberEnd::Ended(end);
+                        }
+                        Err(next) => (next, None),
+                    }
+                }
+                Ok(Progress::Waiting(same, wait)) => (same, Some(wait)),
+            };
+            state = next;
+            match waiting {
+                // A member that never waits must not starve the others of the thread.
+                None => tokio::task::consume_budget().await,
+                Some(wait) => {
+                    if !Box::pin(control.wait(io, &wait, seen)).await {
+                        return MemberEnd::Waiting(state, wait, ran);
+                    }
                 }
             }
         }
