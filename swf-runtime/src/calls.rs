@@ -104,9 +104,9 @@ impl Template {
     }
 }
 
-/// Runs `call` (a [`Call`]) as attempt `attempt` of its task, changing `data` (a `Value`
-/// the caller owns): its arguments, its action awaited, then the result placed; the call's
-/// failure, if any, as `Result<(), ErrorObject>`.
+/// Runs `call` (a [`Call`]) as attempt `attempt` of its task, changing `data` (a place holding
+/// the `Value`, named twice): its arguments, its action awaited, then the result placed; the
+/// call's failure, if any, as `Result<(), ErrorObject>`.
 ///
 /// `data` changes only by the final merge or write, and neither changes it when it fails: a
 /// failed call leaves `data` as it was. The code generator relies on it (a task with retries
