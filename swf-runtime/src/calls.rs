@@ -12,10 +12,11 @@
 use std::future::Future;
 use std::time::Duration;
 
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use crate::action::ActionCall;
-use crate::data::{filter_in_place, merge_result, select_input, select_or_null};
+use crate::arguments::Arguments;
+use crate::data::{filter_in_place, merge_result, select_input};
 use crate::error::{ErrorObject, FunctionError, WorkflowError};
 use crate::events::Io;
 use crate::path::JsonPath;
@@ -33,75 +34,6 @@ pub trait CallFunction: Sync {
         function: usize,
         args: Value,
     ) -> impl Future<Output = Result<Value, FunctionError>> + Send;
-}
-
-/// The arguments of a call, as the workflow's `parameters` template writes them: literals as
-/// they are, `$` strings selecting from the action's input.
-#[derive(Debug, Clone, Copy)]
-pub enum Template {
-    /// `null`.
-    Null,
-    /// A boolean.
-    Bool(bool),
-    /// A non-negative integer.
-    Unsigned(u64),
-    /// A negative integer.
-    Signed(i64),
-    /// Any other number.
-    Float(f64),
-    /// A string that selects nothing.
-    Text(&'static str),
-    /// What the path selects from the action's input, `null` when it selects nothing.
-    Path(&'static JsonPath),
-    /// An array of templates.
-    Array(&'static [Template]),
-    /// An object, its members in the workflow's order.
-    Object(&'static [(&'static str, Template)]),
-}
-
-impl Template {
-    /// The value the template builds from `source`, the action's input.
-    ///
-    /// # Errors
-    /// A path that cannot be evaluated on `source`.
-    pub fn build(&self, source: &Value) -> Result<Value, ErrorObject> {
-        Ok(match *self {
-            Template::Path(path) => select_or_null(path, source)?,
-            Template::Array(items) => Value::Array(
-                items
-                    .iter()
-                    .map(|item| item.build(source))
-                    .collect::<Result<_, _>>()?,
-            ),
-            Template::Object(members) => {
-                let mut object = Map::with_capacity(members.len());
-                for (key, value) in members {
-                    // A literal member is built here, not through a call that could fail.
-                    let value = match value.literal() {
-                        Some(literal) => literal,
-                        None => value.build(source)?,
-                    };
-                    object.insert((*key).to_owned(), value);
-                }
-                Value::Object(object)
-            }
-            // Every other template is a literal.
-            literal => literal.literal().unwrap_or(Value::Null),
-        })
-    }
-
-    /// The value of a literal template (not a path, array or object).
-    fn literal(&self) -> Option<Value> {
-        Some(match *self {
-            Template::Null => Value::Null,
-            Template::Bool(value) => Value::Bool(value),
-            Template::Unsigned(value) => Value::from(value),
-            Template::Signed(value) => Value::from(value),
-            Template::Float(value) => Value::from(value),
-            Template::Text(text) => Value::from(text),
-            Template::Path(_) | Template::Array(_) | Template::Object(_) => return None,
-        })
-    }
 }
 
 /// Runs `call` (a [`Call`]) as attempt `attempt` of its task, changing `data` (a place holding
@@ -140,7 +72,7 @@ pub struct Call {
     /// `actionDataFilter.fromStateData`: what of the task data the action sees.
     input: Option<&'static JsonPath>,
     /// The arguments; `None` passes the action's input.
-    args: Option<&'static Template>,
+    args: Option<&'static Arguments>,
     /// The earlier drafts' action `outputPath`: what of the result is kept.
     selection: Option<&'static JsonPath>,
     /// `dataResultsPath`: where the result is written; `None` merges it into the task data.
@@ -181,11 +113,11 @@ impl Call {
         }
     }
 
-    /// The arguments are built by `template` from the action's input.
+    /// The arguments are built by `arguments` from the action's input.
     #[must_use]
-    pub const fn args(self, template: &'static Template) -> Self {
+    pub const fn args(self, arguments: &'static Arguments) -> Self {
         Self {
-            args: Some(template),
+            args: Some(arguments),
             ..self
         }
     }
@@ -221,9 +153,9 @@ impl Call {
     fn arguments(&self, data: &Value) -> Result<Value, ErrorObject> {
         match (self.input, self.args) {
             (None, None) => Ok(data.clone()),
-            (None, Some(template)) => template.build(data),
+            (None, Some(arguments)) => arguments.build(data),
             (Some(path), None) => select_input(path, data),
-            (Some(path), Some(template)) => template.build(&select_input(path, data)?),
+            (Some(path), Some(arguments)) => arguments.build(&select_input(path, data)?),
         }
     }
 
@@ -395,6 +327,7 @@ impl<S> CallStep<S> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::arguments::Template;
     use crate::path::Segment;
     use serde_json::json;
 
@@ -421,39 +354,16 @@ mod tests {
         }
     }
 
-    #[test]
-    fn templates_build_literals_and_selections_in_order() {
-        static MEMBERS: [(&str, Template); 6] = [
-            ("z", Template::Path(&PATH_A)),
-            ("n", Template::Null),
-            ("b", Template::Bool(true)),
-            (
-                "list",
-                Template::Array(&[Template::Unsigned(1), Template::Signed(-2)]),
-            ),
-            ("f", Template::Float(1.5)),
-            ("missing", Template::Path(&PATH_OUT)),
-        ];
-        let built = Template::Object(&MEMBERS)
-            .build(&json!({"a": "x"}))
-            .unwrap();
-        assert_eq!(
-            built,
-            json!({"z": "x", "n": null, "b": true, "list": [1, -2], "f": 1.5, "missing": null})
-        );
-        let keys: Vec<_> = built.as_object().unwrap().keys().cloned().collect();
-        assert_eq!(keys, ["z", "n", "b", "list", "f", "missing"]);
-        assert_eq!(Template::Text("$x").build(&json!({})).unwrap(), json!("$x"));
-    }
-
     #[tokio::test]
     async fn calls_merge_write_select_and_stop_at_the_first_failure() {
+        static KEEP_A: Arguments =
+            Arguments::new(Template::Object(&[("keep", Template::Path(&PATH_A))]));
         static CALLS: [Call; 3] = [
             // Input narrowed to `$.a`, passed whole, merged.
             Call::new(0, "echo", "T", "first").input(&PATH_A),
             // Arguments from a template, the result's `keep` written at `$.out`.
             Call::new(0, "echo", "T", "second")
-                .args(&Template::Object(&[("keep", Template::Path(&PATH_A))]))
+                .args(&KEEP_A)
                 .select(&PATH_KEEP)
                 .results(&PATH_OUT),
             Call::new(1, "refuse", "T", "third"),

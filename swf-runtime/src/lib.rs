@@ -39,6 +39,7 @@
 )]
 
 mod action;
+mod arguments;
 mod boxed;
 mod calls;
 mod clock;
@@ -143,9 +144,8 @@ pub mod __private {
     pub use crate::trace::{WorkflowInfo, traced_run};
 
     pub use crate::action::{ActionCall, in_iteration, in_scope, step_origin};
-    pub use crate::calls::{
-        Call, CallFunction, CallStep, Template, call_functions, run_call, run_calls,
-    };
+    pub use crate::arguments::{Arguments, Template};
+    pub use crate::calls::{Call, CallFunction, CallStep, call_functions, run_call, run_calls};
     pub use crate::collection::{SharedData, collection_refs};
     pub use crate::compensation::{COMPENSATION_ERROR, Compensating, CompensationLog};
     pub use crate::data::{

@@ -1165,8 +1165,8 @@ const _: () = {
         "$.bid",
         &[rt::Segment::Key("bid")],
     );
-    static ARGS_BID: rt::Template = rt::Template::Object(
-        &[("bid", rt::Template::Path(&PATH_BID))],
+    static ARGS_BID: rt::Arguments = rt::Arguments::new(
+        rt::Template::Object(&[("bid", rt::Template::Path(&PATH_BID))]),
     );
     static PATH_RECORDED: rt::JsonPath = rt::JsonPath::definite(
         "$.recorded",
@@ -1184,8 +1184,8 @@ const _: () = {
         "$.payment",
         &[rt::Segment::Key("payment")],
     );
-    static ARGS_ABOUT: rt::Template = rt::Template::Object(
-        &[("about", rt::Template::Text("unsold"))],
+    static ARGS_ABOUT: rt::Arguments = rt::Arguments::new(
+        rt::Template::Object(&[("about", rt::Template::Text("unsold"))]),
     );
     #[allow(dead_code, clippy::manual_async_fn)]
     impl<F: CarAuctionFunctions> CarAuctionWorkflow<F> {

@@ -946,8 +946,8 @@ const _: () = {
     use ::core::convert::Infallible;
     #[allow(unused_imports)]
     use ::std::string::String;
-    static ARGS_WHAT: rt::Template = rt::Template::Object(
-        &[("what", rt::Template::Text("branch"))],
+    static ARGS_WHAT: rt::Arguments = rt::Arguments::new(
+        rt::Template::Object(&[("what", rt::Template::Text("branch"))]),
     );
     static PATH_LOGGED: rt::JsonPath = rt::JsonPath::definite(
         "$.logged",

@@ -393,8 +393,8 @@ const _: () = {
         "$.item",
         &[rt::Segment::Key("item")],
     );
-    static ARGS_ITEM: rt::Template = rt::Template::Object(
-        &[("item", rt::Template::Path(&PATH_ITEM))],
+    static ARGS_ITEM: rt::Arguments = rt::Arguments::new(
+        rt::Template::Object(&[("item", rt::Template::Path(&PATH_ITEM))]),
     );
     static PATH_LOGGED: rt::JsonPath = rt::JsonPath::definite(
         "$.logged",

@@ -539,11 +539,13 @@ const _: () = {
         "$.order.quantity",
         &[rt::Segment::Key("order"), rt::Segment::Key("quantity")],
     );
-    static ARGS_SKU: rt::Template = rt::Template::Object(
-        &[
-            ("sku", rt::Template::Path(&PATH_ORDER_SKU)),
-            ("quantity", rt::Template::Path(&PATH_ORDER_QUANTITY)),
-        ],
+    static ARGS_SKU: rt::Arguments = rt::Arguments::new(
+        rt::Template::Object(
+            &[
+                ("sku", rt::Template::Path(&PATH_ORDER_SKU)),
+                ("quantity", rt::Template::Path(&PATH_ORDER_QUANTITY)),
+            ],
+        ),
     );
     static PATH_STOCK: rt::JsonPath = rt::JsonPath::definite(
         "$.stock",
@@ -553,8 +555,8 @@ const _: () = {
         "$.order.total",
         &[rt::Segment::Key("order"), rt::Segment::Key("total")],
     );
-    static ARGS_AMOUNT: rt::Template = rt::Template::Object(
-        &[("amount", rt::Template::Path(&PATH_ORDER_TOTAL))],
+    static ARGS_AMOUNT: rt::Arguments = rt::Arguments::new(
+        rt::Template::Object(&[("amount", rt::Template::Path(&PATH_ORDER_TOTAL))]),
     );
     static PATH_PAYMENT: rt::JsonPath = rt::JsonPath::definite(
         "$.payment",
@@ -568,8 +570,8 @@ const _: () = {
         "$.order.address",
         &[rt::Segment::Key("order"), rt::Segment::Key("address")],
     );
-    static ARGS_ADDRESS: rt::Template = rt::Template::Object(
-        &[("address", rt::Template::Path(&PATH_ORDER_ADDRESS))],
+    static ARGS_ADDRESS: rt::Arguments = rt::Arguments::new(
+        rt::Template::Object(&[("address", rt::Template::Path(&PATH_ORDER_ADDRESS))]),
     );
     static PATH_SHIPMENT: rt::JsonPath = rt::JsonPath::definite(
         "$.shipment",

@@ -682,18 +682,18 @@ const _: () = {
     use ::core::convert::Infallible;
     #[allow(unused_imports)]
     use ::std::string::String;
-    static ARGS_WHAT: rt::Template = rt::Template::Object(
-        &[("what", rt::Template::Text("flight"))],
+    static ARGS_WHAT: rt::Arguments = rt::Arguments::new(
+        rt::Template::Object(&[("what", rt::Template::Text("flight"))]),
     );
-    static ARGS_WHAT_2: rt::Template = rt::Template::Object(
-        &[("what", rt::Template::Text("hotel"))],
+    static ARGS_WHAT_2: rt::Arguments = rt::Arguments::new(
+        rt::Template::Object(&[("what", rt::Template::Text("hotel"))]),
     );
     static PATH_MODE: rt::JsonPath = rt::JsonPath::definite(
         "$.mode",
         &[rt::Segment::Key("mode")],
     );
-    static ARGS_MODE: rt::Template = rt::Template::Object(
-        &[("mode", rt::Template::Path(&PATH_MODE))],
+    static ARGS_MODE: rt::Arguments = rt::Arguments::new(
+        rt::Template::Object(&[("mode", rt::Template::Path(&PATH_MODE))]),
     );
     #[allow(dead_code, clippy::manual_async_fn)]
     impl<F: SagaFunctions> SagaWorkflow<F> {

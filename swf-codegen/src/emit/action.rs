@@ -191,7 +191,7 @@ pub(super) fn described_calls(
             let args = function.parameters.as_ref().map(|param| {
                 let template = template(param);
                 quote!(.args({
-                    static ARGS: #rt::Template = #template;
+                    static ARGS: #rt::Arguments = #rt::Arguments::new(#template);
                     &ARGS
                 }))
             });
