@@ -120,8 +120,16 @@ impl Arguments {
         };
         let mut object = made.clone();
         for ((_, value), (_, template)) in object.iter_mut().zip(members) {
-            if !template.is_literal() {
-                *value = template.build(source)?;
+            match template {
+                // Most selecting members: a path that cannot fail, read without a `Result`
+                // (see `JsonPath::infallible_ref`); absent, the member stays `null`.
+                Template::Path(path) if let Some(found) = path.infallible_ref(source) => {
+                    if let Some(found) = found {
+                        value.clone_from(found);
+                    }
+                }
+                literal if literal.is_literal() => {}
+                selecting => *value = selecting.build(source)?,
             }
         }
         Ok(Value::Object(object))
@@ -217,13 +225,23 @@ mod tests {
         assert_eq!(LIST.build(&json!({"a": 2})).unwrap(), json!([2, null]));
     }
 
-    /// A selection that cannot be evaluated fails the build either way.
+    /// A selection that cannot be evaluated, or a strict path that selects nothing, fails the
+    /// build either way; a strict path that selects something builds.
     #[test]
     fn a_failing_selection_fails_the_arguments() {
-        static STRICT: JsonPath = JsonPath::query("$..[?(@.a ==");
+        static BROKEN: JsonPath = JsonPath::query("$..[?(@.a ==");
+        static STRICT: JsonPath = JsonPath::definite_strict("$.a", &[Segment::Key("a")]);
         static FAILING: Arguments =
+            Arguments::new(Template::Object(&[("a", Template::Path(&BROKEN))]));
+        static STRICTLY: Arguments =
             Arguments::new(Template::Object(&[("a", Template::Path(&STRICT))]));
         assert!(FAILING.build(&json!({"a": 1})).is_err());
         assert!(FAILING.build(&json!({"a": 1})).is_err());
+        assert!(
+            STRICTLY
+                .build(&json!({"b": 1}))
+                .is_err_and(|error| error.name == "DataError")
+        );
+        assert_eq!(STRICTLY.build(&json!({"a": 1})).unwrap(), json!({"a": 1}));
     }
 }
