@@ -7,6 +7,7 @@ use serde_json::{Map, Value};
 
 use crate::data::select_or_null;
 use crate::error::ErrorObject;
+use crate::path::JsonPath;
 
 /// The arguments of a call, as the workflow's `parameters` template writes them: literals as
 /// they are, `$` strings selecting from the action's input.
@@ -25,7 +26,7 @@ pub enum Template {
     /// A string that selects nothing.
     Text(&'static str),
     /// What the path selects from the action's input, `null` when it selects nothing.
-    Path(&'static crate::path::JsonPath),
+    Path(&'static JsonPath),
     /// An array of templates.
     Array(&'static [Template]),
     /// An object, its members in the workflow's order.
@@ -151,7 +152,7 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::path::{JsonPath, Segment};
+    use crate::path::Segment;
 
     static PATH_A: JsonPath = JsonPath::definite("$.a", &[Segment::Key("a")]);
     static PATH_OUT: JsonPath = JsonPath::definite("$.out", &[Segment::Key("out")]);
