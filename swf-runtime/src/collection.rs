@@ -38,8 +38,14 @@ pub fn collection_refs<'d>(
 }
 
 /// Stands, in an iteration's data, for an array of the task data that the body never reads:
-/// the one element of a placeholder array.
-const SHARED: &str = "\u{0}swf:shared-array";
+/// the one element of a placeholder array. A number rather than a string, so that copying the
+/// placeholder allocates only its array (issue 10); an arbitrary 64-bit value, which an array
+/// a body writes in place of one it does not read will not start with by chance.
+const SHARED: i64 = -0x5357_465F_5348_4152;
+
+/// The element that stood for a shared array before it was a number: an iteration saved by an
+/// earlier version may still hold it.
+const SHARED_TEXT: &str = "\u{0}swf:shared-array";
 
 /// The input every iteration of a foreach task starts from: the task data, except that its
 /// top-level arrays the body never reads are replaced by a placeholder, so that an iteration's
@@ -187,11 +193,15 @@ fn is_shared(key: &str, value: &Value, read: &[&str]) -> bool {
 }
 
 fn is_placeholder(first: Option<&Value>) -> bool {
-    matches!(first, Some(Value::String(first)) if first == SHARED)
+    match first {
+        Some(Value::Number(first)) => first.as_i64() == Some(SHARED),
+        Some(Value::String(first)) => first == SHARED_TEXT,
+        _ => false,
+    }
 }
 
 fn placeholder() -> Value {
-    Value::Array(vec![Value::String(SHARED.to_owned())])
+    Value::Array(vec![Value::from(SHARED)])
 }
 
 #[cfg(test)]
@@ -373,6 +383,26 @@ mod tests {
         assert_eq!(
             SharedData::new(&json!(3), &[]).with_slot(&ITEM).input(),
             json!(3)
+        );
+    }
+
+    /// An iteration saved while the placeholder's element was a string still gets its arrays
+    /// back, and what was merged into them after.
+    #[test]
+    fn the_earlier_placeholder_is_still_restored() {
+        let data = json!({"items": [1, 2], "n": 0});
+        let shared = SharedData::new(&data, &["n"]);
+        assert_eq!(
+            shared.restore(json!({"items": [SHARED_TEXT, 3], "n": 1})),
+            json!({"items": [1, 2, 3], "n": 1})
+        );
+        assert_eq!(
+            shared.restore(json!({"items": [SHARED, 2], "n": 1})),
+            json!({"items": [1, 2], "n": 1})
+        );
+        assert_eq!(
+            shared.restore(json!({"items": ["swf:shared-array"], "n": 1})),
+            json!({"items": ["swf:shared-array"], "n": 1})
         );
     }
 
