@@ -113,9 +113,13 @@ impl<'d> SharedData<'d> {
         self
     }
 
-    /// A fresh copy of the shared input, for one iteration.
+    /// A fresh copy of the shared input, for one iteration: written over what an earlier
+    /// iteration's filter left behind, when there is one (see `data::spare`).
     pub fn input(&self) -> Value {
-        self.base.clone()
+        match &self.base {
+            Value::Object(members) => Value::Object(crate::data::spare::copy(members)),
+            other => other.clone(),
+        }
     }
 
     /// The shared input itself, for the one body that starts from it (a parallel branch).

@@ -5,6 +5,7 @@ mod filter;
 pub(crate) mod kind;
 mod merge;
 mod report;
+pub(crate) mod spare;
 
 pub use filter::{data_with_error, filter_in_place, filter_output, select_input, select_or_null};
 pub(crate) use merge::append_missing_values;

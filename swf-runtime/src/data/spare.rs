@@ -1,0 +1,150 @@
+//! Objects kept for the next foreach iteration's copy of the task data (issue 10).
+//!
+//! Each iteration starts from a copy of the input its task's iterations share (see
+//! [`SharedData`](crate::SharedData)): a map of a few members, whose copy allocated its hash
+//! table, its entries and every key (six blocks for `{"items": [placeholder], "item": null}`,
+//! about a thousand instructions) and whose end freed them again (about nine hundred). An
+//! iteration whose output is filtered leaves the rest of its data behind at the filter; that
+//! map is kept here, emptied of whatever holds memory, and the next copy is written over it:
+//! `clone_from` reuses its table, its entries and its keys' buffers, so a copy allocates only
+//! the members that are themselves arrays, objects or strings.
+//!
+//! Kept per thread (a copy is made where the task runs, and no lock is taken), a few at most,
+//! each of at most [`MEMBERS`] members with short keys. Only a map whose entries were reserved
+//! far beyond its members (a function's own `Map::with_capacity`) holds more than that, and
+//! serde_json's map does not tell its capacity.
+
+use std::cell::RefCell;
+
+use serde_json::{Map, Value};
+
+/// How many objects a thread keeps.
+const KEPT: usize = 4;
+
+/// The most members a kept object may have: iteration data is a handful.
+const MEMBERS: usize = 8;
+
+/// The longest key buffer a kept object may hold, in bytes.
+const KEY_CAPACITY: usize = 64;
+
+thread_local! {
+    static SPARE: RefCell<Vec<Map<String, Value>>> = const { RefCell::new(Vec::new()) };
+}
+
+/// Keeps `value` for a later [`copy`], when it is a small object and this thread has room;
+/// drops it otherwise. Its members that hold memory (arrays, objects, strings) are dropped now:
+/// only the keys, the entries and the table are kept.
+pub(crate) fn keep(value: Value) {
+    let Value::Object(mut members) = value else {
+        return;
+    };
+    if members.len() > MEMBERS || members.keys().any(|key| key.capacity() > KEY_CAPACITY) {
+        return;
+    }
+    for member in members.values_mut() {
+        if matches!(
+            member,
+            Value::Array(_) | Value::Object(_) | Value::String(_)
+        ) {
+            *member = Value::Null;
+        }
+    }
+    // `Err`: the thread is ending and its spare objects are gone; the map is dropped.
+    let _ = SPARE.try_with(|spare| {
+        let mut spare = spare.borrow_mut();
+        if spare.len() < KEPT {
+            spare.push(members);
+        }
+    });
+}
+
+/// A copy of `base`, written over an object kept by [`keep`] when there is one.
+pub(crate) fn copy(base: &Map<String, Value>) -> Map<String, Value> {
+    match SPARE.try_with(|spare| spare.borrow_mut().pop()) {
+        Ok(Some(mut spare)) => {
+            spare.clone_from(base);
+            spare
+        }
+        Ok(None) | Err(_) => base.clone(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn kept() -> Vec<Map<String, Value>> {
+        SPARE.with_borrow(Clone::clone)
+    }
+
+    /// Nothing kept on this thread (another test may have run on it).
+    fn none_kept() {
+        SPARE.with_borrow_mut(Vec::clear);
+    }
+
+    fn object(value: Value) -> Map<String, Value> {
+        match value {
+            Value::Object(members) => members,
+            other => panic!("not an object: {other}"),
+        }
+    }
+
+    /// A copy made over a kept object equals the base, members in the base's order, whatever
+    /// the kept object held: more members, fewer, other keys, other kinds.
+    #[test]
+    fn a_copy_over_a_kept_object_is_the_base() {
+        let bases = [
+            json!({"items": [-1], "item": null}),
+            json!({}),
+            json!({"a": {"b": [1, 2, {"c": "d"}]}, "e": "text", "f": 2.5, "g": true}),
+            json!({"item": 3, "items": [-1], "total": 7, "n": null, "m": [], "o": {}}),
+        ];
+        none_kept();
+        for left in &bases {
+            for base in &bases {
+                keep(left.clone());
+                assert_eq!(kept().len(), 1, "{left} is kept");
+                let base = object(base.clone());
+                let copy = copy(&base);
+                assert!(kept().is_empty(), "the kept object was used");
+                assert_eq!(copy, base);
+                assert!(
+                    copy.keys().eq(base.keys()),
+                    "{:?} against {:?}",
+                    copy.keys().collect::<Vec<_>>(),
+                    base.keys().collect::<Vec<_>>()
+                );
+            }
+        }
+    }
+
+    /// A kept object holds no arrays, objects or strings (a large collection left behind in
+    /// it would stay in memory), and a thread keeps a few small objects at most.
+    #[test]
+    fn only_a_few_small_objects_are_kept_and_emptied() {
+        none_kept();
+        keep(json!({"items": (0..1000).collect::<Vec<_>>(), "name": "x".repeat(100), "n": 2}));
+        assert_eq!(
+            kept(),
+            vec![object(json!({"items": null, "name": null, "n": 2}))]
+        );
+        for _ in 0..2 * KEPT {
+            keep(json!({"a": 1}));
+        }
+        assert_eq!(kept().len(), KEPT);
+        keep(json!([1, 2]));
+        keep(json!("text"));
+        assert_eq!(kept().len(), KEPT);
+        none_kept();
+        let many: Map<String, Value> = (0..=MEMBERS).map(|i| (format!("k{i}"), json!(i))).collect();
+        keep(Value::Object(many));
+        let long_key: Map<String, Value> = [("k".repeat(KEY_CAPACITY + 1), json!(1))]
+            .into_iter()
+            .collect();
+        keep(Value::Object(long_key));
+        assert!(kept().is_empty());
+        assert_eq!(copy(&object(json!({"a": 1}))), object(json!({"a": 1})));
+    }
+}
