@@ -25,6 +25,13 @@ impl JsonPath {
                  use a path made only of names and indexes",
             ));
         };
+        // One name into an object, the most common write (a results path, a foreach element):
+        // nothing can fail, and a member already there is replaced after one lookup rather
+        // than the three of the check and the walk below.
+        if let ([Segment::Key(key)], Value::Object(object)) = (segments, &mut *target) {
+            write_member(object, key, value);
+            return Ok(());
+        }
         // Check the whole path before touching anything, so a failed write does not leave
         // half-created objects behind in the task data.
         self.check_writable(target, segments)?;
@@ -85,6 +92,18 @@ impl JsonPath {
     fn write_error(&self, problem: std::fmt::Arguments<'_>) -> ErrorObject {
         self.error(format_args!("cannot be written to: {problem}"))
     }
+}
+
+/// Sets the member `key` of `object` to `value`: in its place when it is there, else added
+/// at the end.
+fn write_member(object: &mut Map<String, Value>, key: &str, value: Value) {
+    if is_compared(object)
+        && let Some(slot) = member_mut(object, key)
+    {
+        *slot = value;
+        return;
+    }
+    object.insert(key.to_owned(), value);
 }
 
 /// The slot at `segments`, creating objects for missing or null members on the way.
