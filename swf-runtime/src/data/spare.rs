@@ -5,7 +5,7 @@
 //! table, its entries and every key (six blocks for `{"items": [placeholder], "item": null}`,
 //! about a thousand instructions) and whose end freed them again (about nine hundred). An
 //! iteration whose output is filtered leaves the rest of its data behind at the filter; that
-//! map is kept here, emptied of whatever holds memory, and the next copy is written over it:
+//! map is kept here, its values dropped, and the next copy is written over it:
 //! `clone_from` reuses its table, its entries and its keys' buffers, so a copy allocates only
 //! the members that are themselves arrays, objects or strings.
 //!
@@ -32,8 +32,9 @@ thread_local! {
 }
 
 /// Keeps `value` for a later [`copy`], when it is a small object and this thread has room;
-/// drops it otherwise. Its members that hold memory (arrays, objects, strings) are dropped now:
-/// only the keys, the entries and the table are kept.
+/// drops it otherwise. Its members' values are dropped now: only the keys, the entries and the
+/// table are kept, so no task data outlives its instance here (and no large collection stays
+/// in memory).
 pub(crate) fn keep(value: Value) {
     let Value::Object(mut members) = value else {
         return;
@@ -42,12 +43,7 @@ pub(crate) fn keep(value: Value) {
         return;
     }
     for member in members.values_mut() {
-        if matches!(
-            member,
-            Value::Array(_) | Value::Object(_) | Value::String(_)
-        ) {
-            *member = Value::Null;
-        }
+        *member = Value::Null;
     }
     // `Err`: the thread is ending and its spare objects are gone; the map is dropped.
     let _ = SPARE.try_with(|spare| {
@@ -120,15 +116,15 @@ mod tests {
         }
     }
 
-    /// A kept object holds no arrays, objects or strings (a large collection left behind in
-    /// it would stay in memory), and a thread keeps a few small objects at most.
+    /// A kept object holds none of its values (task data would outlive its instance, and a
+    /// large collection would stay in memory), and a thread keeps a few small objects at most.
     #[test]
     fn only_a_few_small_objects_are_kept_and_emptied() {
         none_kept();
         keep(json!({"items": (0..1000).collect::<Vec<_>>(), "name": "x".repeat(100), "n": 2}));
         assert_eq!(
             kept(),
-            vec![object(json!({"items": null, "name": null, "n": 2}))]
+            vec![object(json!({"items": null, "name": null, "n": null}))]
         );
         for _ in 0..2 * KEPT {
             keep(json!({"a": 1}));
