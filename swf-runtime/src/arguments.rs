@@ -119,7 +119,8 @@ impl Arguments {
         let Some(made) = self.made.get_or_init(|| made_object(members)) else {
             return self.template.build(source);
         };
-        let mut object = made.clone();
+        // Over an object a merge or a filter left behind, when there is one (see `data::spare`).
+        let mut object = crate::data::spare::copy(made);
         for ((_, value), (_, template)) in object.iter_mut().zip(members) {
             match template {
                 // Most selecting members: a path that cannot fail, read without a `Result`
@@ -201,6 +202,11 @@ mod tests {
             let expected = Template::Object(&MEMBERS).build(&source).unwrap();
             let built = ARGUMENTS.build(&source).unwrap();
             assert_eq!(built, expected, "from {source}");
+            assert_eq!(keys(&built), keys(&expected));
+            // Copied over an object left behind by a merge or a filter (see `data::spare`).
+            crate::data::spare::keep(json!({"z": [1], "a": 2, "b": "x", "c": 1, "d": 2}));
+            let built = ARGUMENTS.build(&source).unwrap();
+            assert_eq!(built, expected, "from {source}, over a spare object");
             assert_eq!(keys(&built), keys(&expected));
         }
         assert!(ARGUMENTS.made.get().is_some_and(Option::is_some));

@@ -3,7 +3,7 @@
 
 use std::fmt;
 
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 use super::kind::{article, kind};
 use crate::members::{is_compared, member, member_mut};
@@ -145,19 +145,26 @@ fn push_token(pointer: &mut String, key: &str) {
 /// Performs a merge that [`find_conflict`] found free of conflicts.
 fn apply(target: &mut Value, incoming: Value) {
     match (target, incoming) {
-        (Value::Object(existing), Value::Object(members)) => {
+        (Value::Object(existing), Value::Object(mut members)) => {
+            if holds_every_member(existing, &members) {
+                // Mostly an action's result updating members the data already has: its
+                // values are moved out, and the object, keys and all, is kept for a later
+                // copy (see `spare`).
+                for (key, value) in &mut members {
+                    if let Some(slot) = member_mut(existing, key) {
+                        merge_member(slot, std::mem::take(value));
+                    }
+                }
+                super::spare::keep(Value::Object(members));
+                return;
+            }
             for (key, value) in members {
                 // A member already there is found without hashing in a small object (see
                 // `members`); otherwise one lookup per member, whether it is there or not.
                 if is_compared(existing)
                     && let Some(slot) = member_mut(existing, &key)
                 {
-                    if is_container(slot) {
-                        apply(slot, value);
-                    } else {
-                        // Checked: a scalar (or null) there is replaced by whatever comes.
-                        *slot = value;
-                    }
+                    merge_member(slot, value);
                     continue;
                 }
                 match existing.entry(key) {
@@ -173,6 +180,25 @@ fn apply(target: &mut Value, incoming: Value) {
         }
         (slot, value) => *slot = value,
     }
+}
+
+/// Merges `value` into the member `slot` the target already has, a merge checked free of
+/// conflicts.
+fn merge_member(slot: &mut Value, value: Value) {
+    if is_container(slot) {
+        apply(slot, value);
+    } else {
+        // Checked: a scalar (or null) there is replaced by whatever comes.
+        *slot = value;
+    }
+}
+
+/// Whether the small object `existing` has a member of every name of the small object
+/// `incoming` (both searched by comparing keys, see `members`).
+fn holds_every_member(existing: &Map<String, Value>, incoming: &Map<String, Value>) -> bool {
+    is_compared(existing)
+        && is_compared(incoming)
+        && incoming.keys().all(|key| member(existing, key).is_some())
 }
 
 /// Appends to `existing` the elements of `incoming` it does not hold yet, in order: the merge
@@ -287,6 +313,50 @@ mod tests {
 
     fn merged(mut target: Value, incoming: Value) -> Result<Value, MergeConflict> {
         merge(&mut target, incoming).map(|()| target)
+    }
+
+    /// Incoming members that the target all has are merged in place (the incoming object is
+    /// then kept for a later copy): the same values, in the target's order, as when one of
+    /// them is new.
+    #[test]
+    fn members_the_target_has_merge_in_place_as_new_ones_would() {
+        let target = json!({"total": 1, "list": [1, 2], "deep": {"a": 1, "b": [3]}, "gone": null});
+        let incoming =
+            json!({"list": [2, 4], "total": 5, "deep": {"b": [3, 5], "c": true}, "gone": "x"});
+        let mut with_a_new_member = incoming.clone();
+        with_a_new_member["new"] = json!(0);
+        let in_place = merged(target.clone(), incoming).expect("merges");
+        let consumed = merged(target, with_a_new_member).expect("merges");
+        assert_eq!(
+            in_place,
+            json!({"total": 5, "list": [1, 2, 4], "deep": {"a": 1, "b": [3, 5], "c": true}, "gone": "x"})
+        );
+        let mut expected = in_place.clone();
+        expected["new"] = json!(0);
+        assert_eq!(consumed, expected);
+        let keys = |value: &Value| {
+            value
+                .as_object()
+                .map(|m| m.keys().cloned().collect::<Vec<_>>())
+        };
+        assert_eq!(
+            keys(&in_place),
+            Some(vec![
+                "total".into(),
+                "list".into(),
+                "deep".into(),
+                "gone".into()
+            ])
+        );
+
+        let before = crate::data::spare::kept_here();
+        let mut data = json!({"total": 1, "n": 2});
+        merge_action_result(&mut data, json!({"total": 3})).expect("merges");
+        assert_eq!(data, json!({"total": 3, "n": 2}));
+        assert_eq!(
+            crate::data::spare::kept_here(),
+            (before + 1).min(crate::data::spare::KEPT)
+        );
     }
 
     #[test]

@@ -19,7 +19,7 @@ use std::cell::RefCell;
 use serde_json::{Map, Value};
 
 /// How many objects a thread keeps.
-const KEPT: usize = 4;
+pub(crate) const KEPT: usize = 4;
 
 /// The most members a kept object may have: iteration data is a handful.
 const MEMBERS: usize = 8;
@@ -65,6 +65,12 @@ pub(crate) fn copy(base: &Map<String, Value>) -> Map<String, Value> {
     }
 }
 
+/// How many objects this thread keeps.
+#[cfg(test)]
+pub(crate) fn kept_here() -> usize {
+    SPARE.with_borrow(Vec::len)
+}
+
 #[cfg(test)]
 mod tests {
     use serde_json::json;
@@ -106,6 +112,10 @@ mod tests {
                 let copy = copy(&base);
                 assert!(kept().is_empty(), "the kept object was used");
                 assert_eq!(copy, base);
+                // Found by hashing too: the copy took the base's hasher with its hashes.
+                for (key, value) in &base {
+                    assert_eq!(copy.get(key), Some(value), "{key} in the copy");
+                }
                 assert!(
                     copy.keys().eq(base.keys()),
                     "{:?} against {:?}",
