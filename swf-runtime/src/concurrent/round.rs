@@ -293,7 +293,9 @@ async fn run_round(
     for _ in &steps {
         control.join();
     }
-    let mut running = FuturesUnordered::new();
+    // Made when a member first waits: most rounds have none that does, and the set allocates
+    // its queue when made (issue 10).
+    let mut running: Option<FuturesUnordered<StepFuture<'_>>> = None;
     let mut ran = false;
     let mut wait = Wait::default();
     let mut members = steps.into_iter();
@@ -304,12 +306,17 @@ async fn run_round(
             Some(mut future) => match super::poll_once(future.as_mut()).await {
                 Poll::Ready(stepped) => stepped,
                 Poll::Pending => {
-                    running.push(future);
+                    running
+                        .get_or_insert_with(FuturesUnordered::new)
+                        .push(future);
                     continue;
                 }
             },
-            None => match running.next().await {
-                Some(stepped) => stepped,
+            None => match &mut running {
+                Some(running) => match running.next().await {
+                    Some(stepped) => stepped,
+                    None => break,
+                },
                 None => break,
             },
         };
