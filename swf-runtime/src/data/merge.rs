@@ -3,7 +3,7 @@
 
 use std::fmt;
 
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use super::kind::{article, kind};
 use crate::members::{is_compared, member, member_mut};
@@ -146,13 +146,18 @@ fn push_token(pointer: &mut String, key: &str) {
 fn apply(target: &mut Value, incoming: Value) {
     match (target, incoming) {
         (Value::Object(existing), Value::Object(mut members)) => {
-            if holds_every_member(existing, &members) {
-                // Mostly an action's result updating members the data already has: its
-                // values are moved out, and the object, keys and all, is kept for a later
-                // copy (see `spare`).
+            if is_compared(existing) && is_compared(&members) {
+                // Mostly an action's result merged into task data of a few members: its values
+                // are moved out, and the object, keys and all, is kept for a later copy (see
+                // `spare`), which saves more than the copy of a key it makes for a member the
+                // target lacks.
                 for (key, value) in &mut members {
-                    if let Some(slot) = member_mut(existing, key) {
-                        merge_member(slot, std::mem::take(value));
+                    let value = std::mem::take(value);
+                    match member_mut(existing, key) {
+                        Some(slot) => merge_member(slot, value),
+                        None => {
+                            existing.insert(key.clone(), value);
+                        }
                     }
                 }
                 super::spare::keep(Value::Object(members));
@@ -191,14 +196,6 @@ fn merge_member(slot: &mut Value, value: Value) {
         // Checked: a scalar (or null) there is replaced by whatever comes.
         *slot = value;
     }
-}
-
-/// Whether the small object `existing` has a member of every name of the small object
-/// `incoming` (both searched by comparing keys, see `members`).
-fn holds_every_member(existing: &Map<String, Value>, incoming: &Map<String, Value>) -> bool {
-    is_compared(existing)
-        && is_compared(incoming)
-        && incoming.keys().all(|key| member(existing, key).is_some())
 }
 
 /// Appends to `existing` the elements of `incoming` it does not hold yet, in order: the merge
@@ -315,49 +312,61 @@ mod tests {
         merge(&mut target, incoming).map(|()| target)
     }
 
-    /// Incoming members that the target all has are merged in place (the incoming object is
-    /// then kept for a later copy): the same values, in the target's order, as when one of
-    /// them is new.
+    /// A small incoming object is merged member by member without being taken apart (it is
+    /// then kept for a later copy): the same values, in the same order, as the merge of a
+    /// large one or into a large target, which take it apart.
     #[test]
-    fn members_the_target_has_merge_in_place_as_new_ones_would() {
+    fn small_objects_merge_as_large_ones_do() {
         let target = json!({"total": 1, "list": [1, 2], "deep": {"a": 1, "b": [3]}, "gone": null});
-        let incoming =
-            json!({"list": [2, 4], "total": 5, "deep": {"b": [3, 5], "c": true}, "gone": "x"});
-        let mut with_a_new_member = incoming.clone();
-        with_a_new_member["new"] = json!(0);
-        let in_place = merged(target.clone(), incoming).expect("merges");
-        let consumed = merged(target, with_a_new_member).expect("merges");
-        assert_eq!(
-            in_place,
-            json!({"total": 5, "list": [1, 2, 4], "deep": {"a": 1, "b": [3, 5], "c": true}, "gone": "x"})
-        );
-        let mut expected = in_place.clone();
-        expected["new"] = json!(0);
-        assert_eq!(consumed, expected);
+        let incoming = json!({"list": [2, 4], "new": {"x": [1]}, "total": 5,
+            "deep": {"b": [3, 5], "c": true}, "gone": "x"});
+        let expected = json!({"total": 5, "list": [1, 2, 4], "deep": {"a": 1, "b": [3, 5], "c": true},
+            "gone": "x", "new": {"x": [1]}});
         let keys = |value: &Value| {
             value
                 .as_object()
                 .map(|m| m.keys().cloned().collect::<Vec<_>>())
         };
-        assert_eq!(
-            keys(&in_place),
-            Some(vec![
-                "total".into(),
-                "list".into(),
-                "deep".into(),
-                "gone".into()
-            ])
-        );
+        let padded = |value: &Value, from: usize| {
+            let mut value = value.clone();
+            for i in from..from + COMPARED_PADDING {
+                value[format!("p{i}")] = json!(i);
+            }
+            value
+        };
 
         let before = crate::data::spare::kept_here();
-        let mut data = json!({"total": 1, "n": 2});
-        merge_action_result(&mut data, json!({"total": 3})).expect("merges");
-        assert_eq!(data, json!({"total": 3, "n": 2}));
+        let small = merged(target.clone(), incoming.clone()).expect("merges");
+        assert_eq!(small, expected);
+        assert_eq!(keys(&small), keys(&expected));
+        // The incoming object and its member `deep`, while the thread has room.
         assert_eq!(
             crate::data::spare::kept_here(),
-            (before + 1).min(crate::data::spare::KEPT)
+            (before + 2).min(crate::data::spare::KEPT)
         );
+
+        // A large incoming object: its padding comes after the rest.
+        let large = merged(target.clone(), padded(&incoming, 0)).expect("merges");
+        assert_eq!(large, padded(&expected, 0));
+        assert_eq!(keys(&large), keys(&padded(&expected, 0)));
+
+        // A large target: its padding stays before what the merge adds.
+        let large = merged(padded(&target, 0), incoming).expect("merges");
+        let expected_large = {
+            let mut value = padded(
+                &json!({"total": 5, "list": [1, 2, 4],
+                "deep": {"a": 1, "b": [3, 5], "c": true}, "gone": "x"}),
+                0,
+            );
+            value["new"] = json!({"x": [1]});
+            value
+        };
+        assert_eq!(large, expected_large);
+        assert_eq!(keys(&large), keys(&expected_large));
     }
+
+    /// Members enough to make an object large (searched by hashing, see `members`).
+    const COMPARED_PADDING: usize = 9;
 
     #[test]
     fn objects_merge_recursively_and_incoming_wins() {
