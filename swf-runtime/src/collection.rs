@@ -113,8 +113,8 @@ impl<'d> SharedData<'d> {
         self
     }
 
-    /// A fresh copy of the shared input, for one iteration: written over what an earlier
-    /// iteration's filter left behind, when there is one (see `data::spare`).
+    /// A fresh copy of the shared input, for one iteration: written over an object a filter
+    /// or a merge left behind, when there is one (see `data::spare`).
     pub fn input(&self) -> Value {
         match &self.base {
             Value::Object(members) => Value::Object(crate::data::spare::copy(members)),

@@ -39,7 +39,7 @@ pub fn filter_output(
 /// report the error with it.
 pub fn filter_in_place(path: &JsonPath, data: &mut Value) -> Result<(), ErrorObject> {
     if let Some(selected) = path.take_selected(data)? {
-        // What the filter leaves behind is kept for a foreach iteration's copy (see `spare`).
+        // What the filter leaves behind is kept for a later copy (see `spare`).
         super::spare::keep(std::mem::replace(data, selected));
     }
     Ok(())

@@ -1,13 +1,14 @@
-//! Objects kept for the next foreach iteration's copy of the task data (issue 10).
+//! Small objects kept for the next copy of the same kind (issue 10).
 //!
-//! Each iteration starts from a copy of the input its task's iterations share (see
-//! [`SharedData`](crate::SharedData)): a map of a few members, whose copy allocated its hash
-//! table, its entries and every key (six blocks for `{"items": [placeholder], "item": null}`,
-//! about a thousand instructions) and whose end freed them again (about nine hundred). An
-//! iteration whose output is filtered leaves the rest of its data behind at the filter; that
-//! map is kept here, its values dropped, and the next copy is written over it:
-//! `clone_from` reuses its table, its entries and its keys' buffers, so a copy allocates only
-//! the members that are themselves arrays, objects or strings.
+//! The runtime copies small maps over and over: a foreach iteration's copy of the input its
+//! task's iterations share (see [`SharedData`](crate::collection::SharedData)), six blocks
+//! for `{"items": [placeholder], "item": null}` and about a thousand instructions, and each
+//! call's copy of its made arguments object (see
+//! [`Arguments`](crate::arguments::Arguments)). And it frees as many: what an output filter
+//! leaves of the task data, and an action's result once merged into it. Those are kept here,
+//! their values dropped, and the next copy is written over one: `clone_from` reuses its
+//! table, its entries and its keys' buffers, so a copy allocates only the members that are
+//! themselves arrays, objects or strings.
 //!
 //! Kept per thread (a copy is made where the task runs, and no lock is taken), a few at most,
 //! each of at most [`MEMBERS`] members with short keys. Only a map whose entries were reserved
