@@ -150,7 +150,8 @@ impl Call {
     }
 
     /// The arguments of the call, built from the task data `data`.
-    fn arguments(&self, data: &Value) -> Result<Value, ErrorObject> {
+    #[doc(hidden)]
+    pub fn arguments(&self, data: &Value) -> Result<Value, ErrorObject> {
         match (self.input, self.args) {
             (None, None) => Ok(data.clone()),
             (None, Some(arguments)) => arguments.build(data),
@@ -161,7 +162,8 @@ impl Call {
 
     /// The action that calls the function with `args`, as attempt `attempt`: up to the
     /// function's result (see `run_call_in_place!`).
-    fn action<'a, M: CallFunction>(
+    #[doc(hidden)]
+    pub fn action<'a, M: CallFunction>(
         &self,
         machine: &'a M,
         attempt: u32,
@@ -178,7 +180,8 @@ impl Call {
 
     /// The call's last part: what it keeps of the function's `result`, written or merged into
     /// `data` (left as it was when that fails).
-    fn finish(&self, mut result: Value, data: &mut Value) -> Result<(), ErrorObject> {
+    #[doc(hidden)]
+    pub fn finish(&self, mut result: Value, data: &mut Value) -> Result<(), ErrorObject> {
         if let Some(selection) = self.selection {
             filter_in_place(selection, &mut result)?;
         }
@@ -265,8 +268,11 @@ pub fn run_call<'a, M: CallFunction>(
 pub struct CallStep<S> {
     calls: &'static [Call],
     data: Value,
-    next: fn(Value) -> Result<S, WorkflowError>,
+    next: Next<S>,
 }
+
+/// A call step's transition: the state it goes to with the data after its calls.
+type Next<S> = fn(Value) -> Result<S, WorkflowError>;
 
 impl<S> CallStep<S> {
     /// The task that makes `call` on `data`, then goes where `next` says with the data after it.
@@ -289,7 +295,8 @@ impl<S> CallStep<S> {
     }
 
     /// Runs the task's step: its calls (as its first attempt: such a task has no retry), then
-    /// its transition.
+    /// its transition. The generated `advance` writes it out in place instead (see
+    /// `run_call_step!`).
     ///
     /// # Errors
     /// The first call's failure, as the run's, with the data it had then (the calls before it
@@ -306,22 +313,61 @@ impl<S> CallStep<S> {
     where
         S: 'a,
     {
-        let Self {
-            calls,
-            mut data,
-            next,
-        } = self;
-        // `run_calls`' loop, written again rather than awaited here: the future a level
-        // deeper measured 1.3% (switch + 1 call) to 6.9% (foreach1000) more instructions.
-        async move {
-            for call in calls {
-                if let Err(error) = run_call_in_place!(call, machine, 1, data, io) {
-                    return Err(WorkflowError::new(M::WORKFLOW, call.task, error, data));
-                }
-            }
-            next(data).map(Progress::Ran)
-        }
+        async move { crate::run_call_step!(self, machine, io) }
     }
+
+    /// Its calls, its data and its transition, for `run_call_step!`.
+    #[doc(hidden)]
+    pub fn into_parts(self) -> (&'static [Call], Value, Next<S>) {
+        (self.calls, self.data, self.next)
+    }
+}
+
+/// The failure of a run in `call` of the workflow `M`, with the data it had.
+#[doc(hidden)]
+#[cold]
+pub fn call_failed<M: CallFunction>(
+    _machine: &M,
+    call: &Call,
+    error: ErrorObject,
+    data: Value,
+) -> WorkflowError {
+    WorkflowError::new(M::WORKFLOW, call.task, error, data)
+}
+
+/// [`CallStep::run`] written out where it is used, evaluating to its result: the generated
+/// `advance` of a scope whose tasks share its calls' `await` runs them so, in its own future,
+/// rather than awaiting the future of `CallStep::run`, which it copied whole as it started it
+/// each step (issue 10). `$machine` is the machine (`&M`, `M: CallFunction`), `$io` the
+/// instance's `&Io`. Each call's loop is `run_call_in_place!`'s, reached through public (hidden)
+/// methods, since this expands in the user's crate.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! run_call_step {
+    ($step:expr, $machine:expr, $io:expr) => {{
+        let machine = $machine;
+        let io: &$crate::__private::Io = $io;
+        let (calls, mut data, next) = $crate::__private::CallStep::into_parts($step);
+        let mut failed = ::core::option::Option::None;
+        for call in calls {
+            let result = match call.arguments(&data) {
+                ::core::result::Result::Ok(args) => call.action(machine, 1, args, io).await,
+                ::core::result::Result::Err(error) => ::core::result::Result::Err(error),
+            };
+            if let ::core::result::Result::Err(error) =
+                result.and_then(|result| call.finish(result, &mut data))
+            {
+                failed = ::core::option::Option::Some((call, error));
+                break;
+            }
+        }
+        match failed {
+            ::core::option::Option::None => next(data).map($crate::__private::Progress::Ran),
+            ::core::option::Option::Some((call, error)) => ::core::result::Result::Err(
+                $crate::__private::call_failed(machine, call, error, data),
+            ),
+        }
+    }};
 }
 
 #[cfg(test)]

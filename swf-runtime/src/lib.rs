@@ -145,7 +145,9 @@ pub mod __private {
 
     pub use crate::action::{ActionCall, in_iteration, in_scope, step_origin};
     pub use crate::arguments::{Arguments, Template};
-    pub use crate::calls::{Call, CallFunction, CallStep, call_functions, run_call, run_calls};
+    pub use crate::calls::{
+        Call, CallFunction, CallStep, call_failed, call_functions, run_call, run_calls,
+    };
     pub use crate::collection::{SharedData, collection_refs};
     pub use crate::compensation::{COMPENSATION_ERROR, Compensating, CompensationLog};
     pub use crate::data::{
@@ -155,6 +157,7 @@ pub mod __private {
     pub use crate::inline::leave_inline;
     pub use crate::input::workflow_input;
     pub use crate::path::{JsonPath, Segment};
+    pub use crate::run_call_step;
     pub use crate::schema::{
         DataSchema, SCHEMAS, SchemaSite, checked_exit, checked_input, checked_output, typed_input,
         typed_output,

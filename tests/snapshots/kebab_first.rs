@@ -1095,7 +1095,7 @@ impl<F: CarAuctionFunctions> CarAuctionWorkflow<F> {
                     );
                 }
             };
-            calls.run(self, io).await
+            ::swf_runtime::__private::run_call_step!(calls, self, io)
         }
     }
 }
@@ -1825,7 +1825,7 @@ const _: () = {
                         return Ok(Progress::Ran(ended));
                     }
                 };
-                calls.run(self, io).await
+                rt::run_call_step!(calls, self, io)
             }
         }
         /// The step of task `Register`: its calls and the state after them.

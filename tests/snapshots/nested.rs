@@ -1176,7 +1176,7 @@ const _: () = {
                         return Ok(Progress::Ran(ended));
                     }
                 };
-                calls.run(self, io).await
+                rt::run_call_step!(calls, self, io)
             }
         }
         /// The step of task `Log`: its calls and the state after them.

@@ -324,7 +324,7 @@ impl<F: NestedChildFunctions> NestedChildWorkflow<F> {
                     );
                 }
             };
-            calls.run(self, io).await
+            ::swf_runtime::__private::run_call_step!(calls, self, io)
         }
     }
 }

@@ -469,7 +469,7 @@ impl<F: OrderFunctions> OrderWorkflow<F> {
                     );
                 }
             };
-            calls.run(self, io).await
+            ::swf_runtime::__private::run_call_step!(calls, self, io)
         }
     }
 }

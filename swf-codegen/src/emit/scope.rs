@@ -115,10 +115,12 @@ fn emit_advance(cx: &Context<'_>, kinds: &[RunKind]) -> TokenStream {
             }
         }
     };
+    // The shared calls run in this future, not in one of their own that it would copy as it
+    // starts it (see the runtime's `run_call_step!`).
     let step = if shares_calls {
         quote! {
             let calls = #step;
-            calls.run(self, io).await
+            #rt::run_call_step!(calls, self, io)
         }
     } else {
         step
