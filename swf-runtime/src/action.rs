@@ -3,10 +3,11 @@
 use std::fmt;
 use std::future::Future;
 use std::panic::AssertUnwindSafe;
+use std::pin::Pin;
 use std::sync::Arc;
+use std::task::{Context, Poll};
 use std::time::Duration;
 
-use futures_util::FutureExt;
 use serde_json::Value;
 use tracing::Instrument;
 
@@ -98,6 +99,53 @@ impl CallSite {
             action: self.action.to_owned(),
             attempt: self.attempt,
         }
+    }
+}
+
+pin_project_lite::pin_project! {
+    /// The user's `call`, its [`CallSite`] readable inside it (see [`CallContext::current`])
+    /// and a panic in one of its polls caught: a [`Scoped`] around `futures`' `CatchUnwind`
+    /// around `AssertUnwindSafe`, in one future, which the action moves once rather than three
+    /// layers (issue 10). Its output is the call's, or the panic's payload. Dropped inside the
+    /// call site once it completes, or when the action is dropped first (a cancelled call), so
+    /// that its destructors still read their context; a call that panicked is dropped so too.
+    struct GuardedCall<F> {
+        site: CallSite,
+        #[pin]
+        call: Option<F>,
+    }
+
+    impl<F> PinnedDrop for GuardedCall<F> {
+        fn drop(this: Pin<&mut Self>) {
+            let this = this.project();
+            let mut call = this.call;
+            if call.is_some() {
+                CALL.set(this.site, || call.set(None));
+            }
+        }
+    }
+}
+
+impl<F: Future> Future for GuardedCall<F> {
+    type Output = Result<F::Output, Box<dyn std::any::Any + Send>>;
+
+    fn poll(self: Pin<&mut Self>, context: &mut Context<'_>) -> Poll<Self::Output> {
+        let this = self.project();
+        let mut call = this.call;
+        CALL.set(this.site, || {
+            // Pending for ever once completed (it is never polled again so).
+            let Some(running) = call.as_mut().as_pin_mut() else {
+                return Poll::Pending;
+            };
+            match std::panic::catch_unwind(AssertUnwindSafe(|| running.poll(context))) {
+                Ok(Poll::Pending) => Poll::Pending,
+                Ok(Poll::Ready(output)) => {
+                    call.set(None);
+                    Poll::Ready(Ok(output))
+                }
+                Err(payload) => Poll::Ready(Err(payload)),
+            }
+        })
     }
 }
 
@@ -294,7 +342,10 @@ where
             action: how.action,
             attempt: how.attempt,
         };
-        let call = Scoped::new(&CALL, site, AssertUnwindSafe(call).catch_unwind());
+        let call = GuardedCall {
+            site,
+            call: Some(call),
+        };
         let outcome = match how.timeout {
             // With nobody listening, the span's wrapper would only add a layer to every poll.
             None if span.is_disabled() => call.await,
@@ -453,6 +504,45 @@ mod tests {
                 "the function of action `inventory` of task `Check` panicked: card reader on fire"
             ))
         );
+    }
+
+    /// Records, when dropped, the action of the call context it finds.
+    struct ReadsContext(Arc<std::sync::Mutex<Vec<Option<String>>>>);
+
+    impl Drop for ReadsContext {
+        fn drop(&mut self) {
+            let action = CallContext::current().map(|context| context.action);
+            self.0.lock().unwrap().push(action);
+        }
+    }
+
+    /// A call that its timeout cancels, and one that panics, are dropped inside their call
+    /// site: their destructors still read their context (a function releasing what it holds
+    /// under its idempotency key, say).
+    #[tokio::test(start_paused = true)]
+    async fn a_cancelled_or_panicked_call_is_dropped_inside_its_context() {
+        let seen = Arc::new(std::sync::Mutex::new(Vec::new()));
+        let io = Io::standalone();
+        let held = ReadsContext(Arc::clone(&seen));
+        let slow = async move {
+            let _held = held;
+            slow(Duration::from_secs(60)).await
+        };
+        let result = call_action(&io, how(Some(LIMIT)), slow).await;
+        assert_eq!(result.unwrap_err().name, ErrorObject::TIMEOUT);
+        let held = ReadsContext(Arc::clone(&seen));
+        let panicking = async {
+            let _held = held;
+            if io.step_number() < u64::MAX {
+                panic!("card reader on fire");
+            }
+            Ok(Value::Null)
+        };
+        let result = call_action(&io, how(None), panicking).await;
+        assert_eq!(result.unwrap_err().name, FUNCTION_PANIC);
+        let inventory = Some(String::from("inventory"));
+        assert_eq!(*seen.lock().unwrap(), [inventory.clone(), inventory]);
+        assert_eq!(CallContext::current(), None);
     }
 
     #[tokio::test]

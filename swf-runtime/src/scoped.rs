@@ -1,5 +1,6 @@
-//! Values that the code running inside a future reads (a call's context, a branch's scope),
-//! set for every poll of that future and for its drop, as tokio's task-locals are.
+//! Values that the code running inside a future reads (a branch's scope; a call's context is
+//! set the same way by the action's own future, which also catches the call's panics), set for
+//! every poll of that future and for its drop, as tokio's task-locals are.
 //!
 //! Why not tokio's task-locals: each poll of a `TaskLocalFuture` moves its value into the
 //! thread-local and back out again, through a `RefCell`; here a poll sets a pointer to the
