@@ -47,13 +47,16 @@ pub trait CallFunction: Sync {
 /// A macro rather than an `async fn`: each loop over calls awaits the action itself, and so
 /// holds one level of futures fewer, and each level copies the ones inside it as it starts
 /// them (issue 10; against an `async fn run`, 0.15% to 0.44% fewer instructions in each
-/// benchmark shape).
+/// benchmark shape). Exported (hidden) for `run_call_step!`, which expands in the user's crate:
+/// so it reaches `Call` through public (hidden) methods.
+#[doc(hidden)]
+#[macro_export]
 macro_rules! run_call_in_place {
     ($call:expr, $machine:expr, $attempt:expr, $data:expr, $io:expr) => {{
-        let call: &Call = $call;
+        let call: &$crate::__private::Call = $call;
         let result = match call.arguments(&$data) {
-            Ok(args) => call.action($machine, $attempt, args, $io).await,
-            Err(error) => Err(error),
+            ::core::result::Result::Ok(args) => call.action($machine, $attempt, args, $io).await,
+            ::core::result::Result::Err(error) => ::core::result::Result::Err(error),
         };
         result.and_then(|result| call.finish(result, &mut $data))
     }};
@@ -206,7 +209,7 @@ pub async fn call_functions<M: CallFunction>(
     io: &Io,
 ) -> Result<Attempt<std::convert::Infallible>, ErrorObject> {
     for call in calls {
-        run_call_in_place!(call, machine, attempt, *data, io)?;
+        crate::run_call_in_place!(call, machine, attempt, *data, io)?;
     }
     Ok(Attempt::Exit(0))
 }
@@ -231,7 +234,7 @@ pub fn run_calls<'a, M: CallFunction>(
     // for the levels around it to copy (issue 10).
     async move {
         for call in calls {
-            if let Err(error) = run_call_in_place!(call, machine, attempt, data, io) {
+            if let Err(error) = crate::run_call_in_place!(call, machine, attempt, data, io) {
                 return Err(WorkflowError::new(M::WORKFLOW, call.task, error, data));
             }
         }
@@ -339,8 +342,7 @@ pub fn call_failed<M: CallFunction>(
 /// `advance` of a scope whose tasks share its calls' `await` runs them so, in its own future,
 /// rather than awaiting the future of `CallStep::run`, which it copied whole as it started it
 /// each step (issue 10). `$machine` is the machine (`&M`, `M: CallFunction`), `$io` the
-/// instance's `&Io`. Each call's loop is `run_call_in_place!`'s, reached through public (hidden)
-/// methods, since this expands in the user's crate.
+/// instance's `&Io`. Each call is [`run_call_in_place!`]'s.
 #[doc(hidden)]
 #[macro_export]
 macro_rules! run_call_step {
@@ -350,12 +352,8 @@ macro_rules! run_call_step {
         let (calls, mut data, next) = $crate::__private::CallStep::into_parts($step);
         let mut failed = ::core::option::Option::None;
         for call in calls {
-            let result = match call.arguments(&data) {
-                ::core::result::Result::Ok(args) => call.action(machine, 1, args, io).await,
-                ::core::result::Result::Err(error) => ::core::result::Result::Err(error),
-            };
             if let ::core::result::Result::Err(error) =
-                result.and_then(|result| call.finish(result, &mut data))
+                $crate::run_call_in_place!(call, machine, 1, data, io)
             {
                 failed = ::core::option::Option::Some((call, error));
                 break;
