@@ -326,7 +326,8 @@ impl<S> CallStep<S> {
     }
 }
 
-/// The failure of a run in `call` of the workflow `M`, with the data it had.
+/// The failure of a run in `call` of the workflow `M` (which `machine` names, for
+/// `run_call_step!`), with the data it had.
 #[doc(hidden)]
 #[cold]
 pub fn call_failed<M: CallFunction>(
@@ -353,7 +354,7 @@ macro_rules! run_call_step {
         let mut failed = ::core::option::Option::None;
         for call in calls {
             if let ::core::result::Result::Err(error) =
-                $crate::run_call_in_place!(call, machine, 1, data, io)
+                $crate::__private::run_call_in_place!(call, machine, 1, data, io)
             {
                 failed = ::core::option::Option::Some((call, error));
                 break;

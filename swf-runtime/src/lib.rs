@@ -157,12 +157,12 @@ pub mod __private {
     pub use crate::inline::leave_inline;
     pub use crate::input::workflow_input;
     pub use crate::path::{JsonPath, Segment};
-    pub use crate::run_call_step;
     pub use crate::schema::{
         DataSchema, SCHEMAS, SchemaSite, checked_exit, checked_input, checked_output, typed_input,
         typed_output,
     };
     pub use crate::transition::transition_refused;
+    pub use crate::{run_call_in_place, run_call_step};
 
     /// Writing a state enum and reading it back (see `saved_state`).
     pub mod saved {
