@@ -20,7 +20,7 @@ use crate::data::{filter_in_place, merge_result, select_input};
 use crate::error::{ErrorObject, FunctionError, WorkflowError};
 use crate::events::Io;
 use crate::path::JsonPath;
-use crate::progress::{Attempt, Progress};
+use crate::progress::Attempt;
 
 /// Calls the workflow's functions by their position in its `functions`: implemented by each
 /// generated machine (a `match` awaiting the user's trait method).
@@ -279,44 +279,14 @@ type Next<S> = fn(Value) -> Result<S, WorkflowError>;
 
 impl<S> CallStep<S> {
     /// The task that makes `call` on `data`, then goes where `next` says with the data after it.
-    pub fn one(
-        call: &'static Call,
-        data: Value,
-        next: fn(Value) -> Result<S, WorkflowError>,
-    ) -> Self {
+    pub fn one(call: &'static Call, data: Value, next: Next<S>) -> Self {
         Self::new(std::slice::from_ref(call), data, next)
     }
 
     /// The task that makes `calls` one after the other on `data`, then goes where `next` says
     /// with the data after them.
-    pub fn new(
-        calls: &'static [Call],
-        data: Value,
-        next: fn(Value) -> Result<S, WorkflowError>,
-    ) -> Self {
+    pub fn new(calls: &'static [Call], data: Value, next: Next<S>) -> Self {
         Self { calls, data, next }
-    }
-
-    /// Runs the task's step: its calls (as its first attempt: such a task has no retry), then
-    /// its transition. The generated `advance` writes it out in place instead (see
-    /// `run_call_step!`).
-    ///
-    /// # Errors
-    /// The first call's failure, as the run's, with the data it had then (the calls before it
-    /// have changed it); or the transition's.
-    #[allow(
-        clippy::manual_async_fn,
-        reason = "an async fn holds its arguments twice"
-    )]
-    pub fn run<'a, M: CallFunction>(
-        self,
-        machine: &'a M,
-        io: &'a Io,
-    ) -> impl Future<Output = Result<Progress<S>, WorkflowError>> + 'a
-    where
-        S: 'a,
-    {
-        async move { crate::run_call_step!(self, machine, io) }
     }
 
     /// Its calls, its data and its transition, for `run_call_step!`.
@@ -339,11 +309,13 @@ pub fn call_failed<M: CallFunction>(
     WorkflowError::new(M::WORKFLOW, call.task, error, data)
 }
 
-/// [`CallStep::run`] written out where it is used, evaluating to its result: the generated
-/// `advance` of a scope whose tasks share its calls' `await` runs them so, in its own future,
-/// rather than awaiting the future of `CallStep::run`, which it copied whole as it started it
-/// each step (issue 10). `$machine` is the machine (`&M`, `M: CallFunction`), `$io` the
-/// instance's `&Io`. Each call is [`run_call_in_place!`]'s.
+/// Runs the [`CallStep`] `$step` where it is written: its calls (as its first attempt: such a
+/// task has no retry), then its transition; it evaluates to the step's result, or to the first
+/// call's failure, as the run's, with the data it had then (the calls before it have changed
+/// it). The generated `advance` of a scope whose tasks share their calls' `await` runs them so,
+/// in its own future, rather than awaiting a future of the step's own, which it copied whole as
+/// it started it each step (issue 10). `$machine` is the machine (`&M`, `M: CallFunction`),
+/// `$io` the instance's `&Io`. Each call is [`run_call_in_place!`]'s.
 #[doc(hidden)]
 #[macro_export]
 macro_rules! run_call_step {
@@ -374,6 +346,7 @@ mod tests {
     use super::*;
     use crate::arguments::Template;
     use crate::path::Segment;
+    use crate::progress::Progress;
     use serde_json::json;
 
     static PATH_A: JsonPath = JsonPath::definite("$.a", &[Segment::Key("a")]);
@@ -462,27 +435,30 @@ mod tests {
                 data,
             ))
         }
+        /// The step run as the generated `advance` runs it.
+        async fn run<S>(step: CallStep<S>, io: &Io) -> Result<Progress<S>, WorkflowError> {
+            crate::run_call_step!(step, &Echo, io)
+        }
         let io = Io::standalone();
-        let ran = CallStep::one(&CALLS[0], json!({"a": {"b": 1}}), next)
-            .run(&Echo, &io)
-            .await;
+        let ran = run(CallStep::one(&CALLS[0], json!({"a": {"b": 1}}), next), &io).await;
         assert_eq!(
             ran.unwrap(),
             Progress::Ran(json!({"after": {"a": {"b": 1}, "b": 1}}))
         );
 
-        let failure = CallStep::new(&CALLS, json!({"a": {"b": 1}}), next)
-            .run(&Echo, &io)
+        let failure = run(CallStep::new(&CALLS, json!({"a": {"b": 1}}), next), &io)
             .await
             .unwrap_err();
         assert_eq!((failure.workflow(), failure.task()), ("echo", "T"));
         assert_eq!(failure.error().name, "Refused");
         assert_eq!(failure.data(), &json!({"a": {"b": 1}, "b": 1}));
 
-        let refused = CallStep::one(&CALLS[0], json!({"a": {"c": 2}}), refuse)
-            .run(&Echo, &io)
-            .await
-            .unwrap_err();
+        let refused = run(
+            CallStep::one(&CALLS[0], json!({"a": {"c": 2}}), refuse),
+            &io,
+        )
+        .await
+        .unwrap_err();
         assert_eq!(refused.error().name, ErrorObject::DATA);
         assert_eq!(refused.data(), &json!({"a": {"c": 2}, "c": 2}));
     }
