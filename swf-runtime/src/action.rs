@@ -126,6 +126,9 @@ pin_project_lite::pin_project! {
     }
 }
 
+// Its poll and drop are `Scoped`'s with the panic caught, written again: the two sharing one
+// helper (the catch passed in as a closure) measured 20 more instructions per call and seq10
+// 2% slower (2026-11-29).
 impl<F: Future> Future for GuardedCall<F> {
     type Output = Result<F::Output, Box<dyn std::any::Any + Send>>;
 
