@@ -253,3 +253,80 @@ pub(crate) fn stranded<S: ScopeState>(
         data,
     )
 }
+
+#[cfg(test)]
+mod tests {
+    use std::cell::Cell;
+
+    use super::*;
+
+    /// A scope that runs one step, then waits for events alone.
+    #[derive(Debug, Clone, Copy, PartialEq)]
+    enum Stage {
+        First,
+        Waiting,
+        Done,
+    }
+
+    impl ScopeState for Stage {
+        fn end(self) -> Result<ScopeEnd, Self> {
+            match self {
+                Stage::Done => Ok(ScopeEnd::Completed(Value::Null)),
+                other => Err(other),
+            }
+        }
+
+        fn listening(&self) -> Wait {
+            Wait::default()
+        }
+
+        fn position(&self) -> String {
+            format!("{self:?}")
+        }
+
+        fn terminated(_output: Value) -> Self {
+            Stage::Done
+        }
+    }
+
+    /// A step of `Stage`, counting the steps it was asked for.
+    fn advance(
+        steps: &Cell<u32>,
+    ) -> impl FnMut(Stage) -> std::future::Ready<Result<Progress<Stage>, WorkflowError>> + '_ {
+        move |stage| {
+            steps.set(steps.get() + 1);
+            std::future::ready(Ok(match stage {
+                Stage::First => Progress::Ran(Stage::Waiting),
+                other => Progress::Waiting(other, Wait::default()),
+            }))
+        }
+    }
+
+    /// A state that waits for events alone on an `Io` that will never get another ends the
+    /// run, and the single step, with the host's error naming where it waits, rather than
+    /// waiting for ever; a step that ran first is kept.
+    #[tokio::test]
+    async fn a_state_that_can_never_go_on_fails_with_a_host_error() {
+        let io = Io::standalone();
+        io.seal();
+        let steps = Cell::new(0);
+        let failure = run_to_end(Stage::First, &io, &[], advance(&steps))
+            .await
+            .unwrap_err();
+        assert_eq!(failure.error().name, crate::host::HOST_ERROR);
+        assert_eq!(failure.task(), "Waiting");
+        assert_eq!(
+            steps.get(),
+            2,
+            "the first step ran, the second found it waiting"
+        );
+
+        let ran = step_until_ran(Stage::First, &io, &[], advance(&steps)).await;
+        assert_eq!(ran.unwrap(), Stage::Waiting);
+        let failure = step_until_ran(Stage::Waiting, &io, &[], advance(&steps))
+            .await
+            .unwrap_err();
+        assert_eq!(failure.error().name, crate::host::HOST_ERROR);
+        assert!(failure.error().message.contains("`Waiting`"), "{failure}");
+    }
+}

@@ -148,6 +148,13 @@ impl IoInner {
 }
 
 impl Io {
+    /// Seals the inbox, as a host does when its events channel closes: nothing will be
+    /// delivered any more.
+    #[cfg(test)]
+    pub(crate) fn seal(&self) {
+        self.inner.inbox().seal();
+    }
+
     /// An `Io` for an instance run without a host, on the system clock, deployed now. It learns
     /// the workflow's event definitions when the run starts (see [`Io`]); prefer
     /// [`Io::standalone_for`] when events are delivered before that.
