@@ -10,7 +10,7 @@ use jiff::Timestamp;
 use tokio::sync::mpsc;
 
 use super::definitions::{Accepting, Definitions, Undeliverable};
-use super::inbox::Inbox;
+use super::inbox::{Bindings, Inbox};
 use super::registry::{self, SharedRegistry};
 use super::spec::EventSpec;
 use crate::clock::{Clock, SystemClock};
@@ -133,7 +133,7 @@ impl IoInner {
         self.inbox.get_or_init(|| {
             Arc::new(Inbox::accepting(
                 DEFAULT_INBOX_CAPACITY,
-                BTreeMap::new(),
+                Bindings::default(),
                 Vec::new(),
                 Accepting::Unchecked,
             ))
@@ -467,7 +467,7 @@ impl Io {
 
     /// Records in the host's registry that this instance bound `attribute` to `value`, after
     /// the inbox lock that bound it was released (the registry lock comes first otherwise).
-    pub(super) fn index(&self, attribute: &str, value: &str) {
+    pub(super) fn index(&self, attribute: &str, value: &Arc<str>) {
         if let Some(link) = &self.inner.link {
             registry::lock(&link.registry).index(link.instance, attribute, value);
         }

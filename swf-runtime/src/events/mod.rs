@@ -24,7 +24,7 @@ pub use take::EventEntry;
 pub use waiting::Listening;
 pub(crate) use waiting::{Registration, Since};
 
-pub(crate) use inbox::{Inbox, Offered, Spill};
+pub(crate) use inbox::{Bindings, Inbox, Offered, Spill};
 pub(crate) use io::HostLink;
 pub(crate) use registry::{SharedRegistry, lock as lock_registry};
 

@@ -61,8 +61,8 @@ impl Io {
                 .inbox()
                 .lock()
                 .correlation
-                .get(attribute)
-                .cloned()?;
+                .get(attribute)?
+                .to_owned();
             Some((attribute, value))
         });
         if let Some((attribute, value)) = correlated {

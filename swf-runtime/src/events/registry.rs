@@ -36,8 +36,9 @@ pub(crate) struct Registry {
 #[derive(Debug, Default)]
 struct Correlated(Vec<(String, Values)>);
 
-/// Value → the instances bound to it.
-type Values = HashMap<String, Bound, foldhash::fast::RandomState>;
+/// Value → the instances bound to it. The key is the value as the instances' inboxes hold it
+/// (see `Bindings`): one block for both.
+type Values = HashMap<Arc<str>, Bound, foldhash::fast::RandomState>;
 
 /// The instances bound to one value, ascending: mostly one, inline.
 type Bound = SmallVec<[InstanceId; 1]>;
@@ -115,10 +116,10 @@ impl Registry {
             let Some(values) = self.correlated.get_mut(attribute) else {
                 continue;
             };
-            if let Some(instances) = values.get_mut(value.as_str()) {
+            if let Some(instances) = values.get_mut(&**value) {
                 instances.retain(|other| *other != instance);
                 if instances.is_empty() {
-                    values.remove(value.as_str());
+                    values.remove(&**value);
                 }
             }
             self.correlated.forget_if_unbound(attribute);
@@ -137,19 +138,19 @@ impl Registry {
         self.inboxes.is_empty() && self.correlated.is_empty() && self.waiting.is_empty()
     }
 
-    /// Records that `instance` bound `attribute` to `value`.
-    pub(crate) fn index(&mut self, instance: InstanceId, attribute: &str, value: &str) {
+    /// Records that `instance` bound `attribute` to `value` (as its inbox holds it).
+    pub(crate) fn index(&mut self, instance: InstanceId, attribute: &str, value: &Arc<str>) {
         if self.inboxes.contains_key(&instance) {
             self.index_value(instance, attribute, value);
         }
     }
 
-    fn index_value(&mut self, instance: InstanceId, attribute: &str, value: &str) {
+    fn index_value(&mut self, instance: InstanceId, attribute: &str, value: &Arc<str>) {
         let values = self.correlated.get_or_insert(attribute);
-        match values.get_mut(value) {
+        match values.get_mut(&**value) {
             Some(instances) => add(instances, instance),
             None => {
-                values.insert(value.to_owned(), smallvec::smallvec![instance]);
+                values.insert(Arc::clone(value), smallvec::smallvec![instance]);
             }
         }
     }
@@ -167,13 +168,15 @@ impl Registry {
     ) -> u64 {
         let ticket = self.next_ticket;
         self.next_ticket += 1;
-        let correlation = self
-            .inboxes
-            .get(&instance)
-            .map(|inbox| inbox.lock().correlation.clone())
-            .unwrap_or_default();
+        // Read under the inbox's lock (registry, then inbox: the lock order), not copied out.
+        let state = self.inboxes.get(&instance).map(|inbox| inbox.lock());
+        let bound = |attribute: &str| {
+            state
+                .as_ref()
+                .is_some_and(|state| state.correlation.contains_key(attribute))
+        };
         for &(spec, token) in specs {
-            if token.is_some_and(|attribute| correlation.contains_key(attribute)) {
+            if token.is_some_and(bound) {
                 continue;
             }
             self.waiting
@@ -258,7 +261,7 @@ impl Registry {
     fn bind_oldest_waiter(
         &mut self,
         spec: usize,
-        attribute: &str,
+        attribute: &'static str,
         value: &str,
     ) -> Option<InstanceId> {
         let chosen = loop {
@@ -267,17 +270,24 @@ impl Registry {
                 .get(&spec)
                 .and_then(|waits| waits.first_key_value())
                 .map(|(&ticket, &instance)| (ticket, instance))?;
-            let suits = self.inboxes.get(&instance).is_some_and(|inbox| {
+            // The value as the instance holds it, if it suits (bound now, or already).
+            let suits = self.inboxes.get(&instance).and_then(|inbox| {
                 let mut state = inbox.lock();
-                state.bind(attribute, value)
-                    || state.correlation.get(attribute).map(String::as_str) == Some(value)
+                state.bind(attribute, value).or_else(|| {
+                    state
+                        .correlation
+                        .shared(attribute)
+                        .filter(|bound| &***bound == value)
+                        .cloned()
+                })
             });
-            if suits {
-                break instance;
+            if let Some(shared) = suits {
+                break (instance, shared);
             }
             self.end_wait(ticket, &[spec]);
         };
-        self.index_value(chosen, attribute, value);
+        let (chosen, value) = chosen;
+        self.index_value(chosen, attribute, &value);
         Some(chosen)
     }
 }
@@ -320,7 +330,7 @@ mod tests {
     }
 
     fn inbox(correlation: &[(&str, &str)]) -> Arc<Inbox> {
-        let correlation = correlation
+        let correlation: std::collections::BTreeMap<String, String> = correlation
             .iter()
             .map(|(a, v)| ((*a).to_owned(), (*v).to_owned()))
             .collect();
@@ -357,6 +367,39 @@ mod tests {
         );
     }
 
+    /// The registry's key for a value is the value the instance's inbox holds, not a copy:
+    /// bound when the instance was made, when the router bound a waiter, or by the instance
+    /// taking an event.
+    #[test]
+    fn a_value_is_held_once_for_the_inbox_and_the_registry() {
+        let key = |registry: &Registry, value: &str| {
+            let values = registry.correlated.get("patientid")?;
+            values.get_key_value(value).map(|(key, _)| Arc::clone(key))
+        };
+        let held = |inbox: &Arc<Inbox>| inbox.lock().correlation.shared("patientid").cloned();
+        let mut registry = Registry::default();
+        let made = inbox(&[("patientid", "1")]);
+        registry.insert(InstanceId::new(1), made.clone());
+        let waiter = inbox(&[]);
+        registry.insert(InstanceId::new(2), waiter.clone());
+        registry.begin_wait(InstanceId::new(2), &[(0, Some("patientid"))]);
+        registry.receivers(EVENTS, &event("reading", Some("2")), &[0]);
+        let taker = inbox(&[]);
+        registry.insert(InstanceId::new(3), taker.clone());
+        let bound = taker.lock().bind("patientid", "3");
+        registry.index(
+            InstanceId::new(3),
+            "patientid",
+            &bound.unwrap_or_else(|| Arc::from("")),
+        );
+        for (inbox, value) in [(&made, "1"), (&waiter, "2"), (&taker, "3")] {
+            let (Some(key), Some(held)) = (key(&registry, value), held(inbox)) else {
+                panic!("value {value} is not both indexed and bound");
+            };
+            assert!(Arc::ptr_eq(&key, &held), "value {value} is held twice");
+        }
+    }
+
     #[test]
     fn an_unbound_value_binds_the_longest_waiting_unbound_instance() {
         let mut registry = Registry::default();
@@ -391,14 +434,7 @@ mod tests {
             registry.waiters(0).next().is_none(),
             "bound waiters left the list when passed over"
         );
-        assert_eq!(
-            second
-                .lock()
-                .correlation
-                .get("patientid")
-                .map(String::as_str),
-            Some("6")
-        );
+        assert_eq!(second.lock().correlation.get("patientid"), Some("6"));
     }
 
     #[test]

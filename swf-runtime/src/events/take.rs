@@ -2,6 +2,9 @@
 //! [`Io::take_until`] and [`Io::take_entries`]. None of them waits: a step that finds nothing
 //! to take reports what it waits for, and its driver waits (see [`Io::wait_for`]).
 
+use std::borrow::Cow;
+use std::sync::Arc;
+
 use cloudevents::Event;
 
 use super::inbox::{Bindings, InboxState};
@@ -65,7 +68,11 @@ impl Io {
                 });
             found.and_then(|(position, index, fit)| {
                 let queued = state.take(position)?;
-                let bound = fit.filter(|(attribute, value)| state.bind(attribute, value));
+                let bound = fit.and_then(|(attribute, value)| {
+                    state
+                        .bind(attribute, &value)
+                        .map(|value| (attribute, value))
+                });
                 Some((index, queued.event, bound))
             })
         };
@@ -176,8 +183,8 @@ type Decision = (usize, Vec<usize>);
 /// Events taken, each with the index of its definition.
 type Taken = Vec<(usize, Event)>;
 
-/// Correlation values bound (attribute, value).
-type Bound = Vec<(&'static str, String)>;
+/// Correlation values bound (attribute, value as the inbox holds it).
+type Bound = Vec<(&'static str, Arc<str>)>;
 
 /// The inbox positions filling each slot (`None`: empty) when `decide` first says which slots
 /// to take, and what it said.
@@ -205,7 +212,7 @@ fn choose(
             continue;
         };
         if let Some((attribute, value)) = fit {
-            correlation.insert(attribute.to_owned(), value);
+            correlation.insert(Cow::Borrowed(attribute), Arc::from(value));
         }
         if let Some(place) = positions.get_mut(slot) {
             *place = Some(position);
@@ -249,9 +256,9 @@ fn take_chosen(
         };
         if let Some(attribute) = spec.correlation
             && let Some(value) = spec.correlation_text(event)
-            && state.bind(attribute, &value)
+            && let Some(value) = state.bind(attribute, &value)
         {
-            bound.push((attribute, value.into_owned()));
+            bound.push((attribute, value));
         }
     }
     let events = taken

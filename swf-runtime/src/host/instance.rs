@@ -2,7 +2,6 @@
 //! data while it waits for events, and cleaning up after it.
 
 use std::any::Any;
-use std::collections::BTreeMap;
 use std::panic::AssertUnwindSafe;
 use std::pin::pin;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -18,7 +17,7 @@ use tracing::Instrument;
 use super::{HOST_ERROR, InstanceId, Machine, Outcome, Shared, Unmatched};
 use crate::drive::Paused;
 use crate::error::{ErrorObject, WorkflowError};
-use crate::events::{HostLink, Inbox, Io, Registration, Since, lock_registry};
+use crate::events::{Bindings, HostLink, Inbox, Io, Registration, Since, lock_registry};
 
 /// How many instances are running, so that `run` can wait for the last one.
 #[derive(Debug, Default)]
@@ -85,7 +84,7 @@ impl<M: Machine> Shared<M> {
     pub(super) fn create(
         self: &Arc<Self>,
         input: Value,
-        correlation: BTreeMap<String, String>,
+        correlation: impl Into<Bindings>,
         initial: Vec<Event>,
     ) -> Result<Created<M::State>, Refused> {
         // Checked first: a created instance is activated on tokio.

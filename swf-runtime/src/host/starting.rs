@@ -15,7 +15,7 @@ use super::StartOnEvents;
 use crate::events::EventSpec;
 
 /// Correlation attribute → value.
-type Key = BTreeMap<String, String>;
+type Key = BTreeMap<&'static str, String>;
 
 /// What to do with an event offered to [`Starting`].
 #[derive(Debug)]
@@ -99,7 +99,7 @@ impl Starting {
                 );
                 return Offer::Refused(event, reason);
             };
-            key.insert(attribute.to_owned(), value);
+            key.insert(attribute, value);
         }
         if self.on.exclusive {
             return Offer::Start {
