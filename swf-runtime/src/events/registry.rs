@@ -40,10 +40,8 @@ struct Correlated(Vec<(String, Values)>);
 /// (see `Bindings`): one block for both.
 type Values = HashMap<Arc<str>, Bound, foldhash::fast::RandomState>;
 
-/// The instances bound to one value, ascending, with their inboxes: mostly one, inline. The
-/// inbox is kept here too so that routing an event by value reads no other map (issue 10: a
-/// lookup in the map of inboxes was a miss or two per event arriving in no particular order).
-type Bound = SmallVec<[(InstanceId, Arc<Inbox>); 1]>;
+/// The instances bound to one value, ascending: mostly one, inline.
+type Bound = SmallVec<[InstanceId; 1]>;
 
 impl Correlated {
     fn get(&self, attribute: &str) -> Option<&Values> {
@@ -101,7 +99,7 @@ impl Registry {
     /// Adds a live instance, indexed under the correlation values its inbox already holds.
     pub(crate) fn insert(&mut self, instance: InstanceId, inbox: Arc<Inbox>) {
         for (attribute, value) in inbox.lock().correlation.iter() {
-            self.index_value(instance, &inbox, attribute, value);
+            self.index_value(instance, attribute, value);
         }
         self.inboxes.insert(instance, inbox);
     }
@@ -119,7 +117,7 @@ impl Registry {
                 continue;
             };
             if let Some(instances) = values.get_mut(&**value) {
-                instances.retain(|(other, _)| *other != instance);
+                instances.retain(|other| *other != instance);
                 if instances.is_empty() {
                     values.remove(&**value);
                 }
@@ -142,26 +140,17 @@ impl Registry {
 
     /// Records that `instance` bound `attribute` to `value` (as its inbox holds it).
     pub(crate) fn index(&mut self, instance: InstanceId, attribute: &str, value: &Arc<str>) {
-        if let Some(inbox) = self.inboxes.get(&instance).cloned() {
-            self.index_value(instance, &inbox, attribute, value);
+        if self.inboxes.contains_key(&instance) {
+            self.index_value(instance, attribute, value);
         }
     }
 
-    fn index_value(
-        &mut self,
-        instance: InstanceId,
-        inbox: &Arc<Inbox>,
-        attribute: &str,
-        value: &Arc<str>,
-    ) {
+    fn index_value(&mut self, instance: InstanceId, attribute: &str, value: &Arc<str>) {
         let values = self.correlated.get_or_insert(attribute);
         match values.get_mut(&**value) {
-            Some(instances) => add(instances, instance, inbox),
+            Some(instances) => add(instances, instance),
             None => {
-                values.insert(
-                    Arc::clone(value),
-                    smallvec::smallvec![(instance, Arc::clone(inbox))],
-                );
+                values.insert(Arc::clone(value), smallvec::smallvec![instance]);
             }
         }
     }
@@ -227,16 +216,13 @@ impl Registry {
         event: &Event,
         matching: &[usize],
     ) -> Receivers {
-        let mut chosen = Receivers::new();
+        let mut chosen: SmallVec<[InstanceId; 4]> = SmallVec::new();
         for &index in matching {
             let Some(spec) = events.get(index) else {
                 continue;
             };
             match spec.correlation {
-                None => chosen.extend(
-                    self.waiters(index)
-                        .filter_map(|instance| Some((instance, self.inbox(instance)?))),
-                ),
+                None => chosen.extend(self.waiters(index)),
                 Some(attribute) => {
                     let Some(value) = spec.correlation_text(event) else {
                         continue;
@@ -246,19 +232,18 @@ impl Registry {
                         .get(attribute)
                         .and_then(|values| values.get(value.as_ref()));
                     match bound {
-                        Some(bound) if !bound.is_empty() => chosen.extend(bound.iter().cloned()),
+                        Some(bound) if !bound.is_empty() => chosen.extend(bound.iter().copied()),
                         _ => chosen.extend(self.bind_oldest_waiter(index, attribute, &value)),
                     }
                 }
             }
         }
-        chosen.sort_unstable_by_key(|(instance, _)| *instance);
-        chosen.dedup_by_key(|(instance, _)| *instance);
+        chosen.sort_unstable();
+        chosen.dedup();
         chosen
-    }
-
-    fn inbox(&self, instance: InstanceId) -> Option<Arc<Inbox>> {
-        self.inboxes.get(&instance).cloned()
+            .into_iter()
+            .filter_map(|instance| Some((instance, self.inboxes.get(&instance)?.clone())))
+            .collect()
     }
 
     fn waiters(&self, spec: usize) -> impl Iterator<Item = InstanceId> + '_ {
@@ -272,14 +257,14 @@ impl Registry {
     /// An instance already bound to that very value qualifies too: it bound itself while taking
     /// an event and is about to index the value (it releases its inbox lock first). Waiters
     /// found bound to another value leave the list for good, as they will only ever receive
-    /// this definition's events by value. The instance is returned with its inbox.
+    /// this definition's events by value.
     fn bind_oldest_waiter(
         &mut self,
         spec: usize,
         attribute: &'static str,
         value: &str,
-    ) -> Option<(InstanceId, Arc<Inbox>)> {
-        loop {
+    ) -> Option<InstanceId> {
+        let chosen = loop {
             let (ticket, instance) = self
                 .waiting
                 .get(&spec)
@@ -288,28 +273,29 @@ impl Registry {
             // The value as the instance holds it, if it suits (bound now, or already).
             let suits = self.inboxes.get(&instance).and_then(|inbox| {
                 let mut state = inbox.lock();
-                let shared = state.bind(attribute, value).or_else(|| {
+                state.bind(attribute, value).or_else(|| {
                     state
                         .correlation
                         .shared(attribute)
                         .filter(|bound| &***bound == value)
                         .cloned()
-                })?;
-                Some((shared, Arc::clone(inbox)))
+                })
             });
-            if let Some((shared, inbox)) = suits {
-                self.index_value(instance, &inbox, attribute, &shared);
-                return Some((instance, inbox));
+            if let Some(shared) = suits {
+                break (instance, shared);
             }
             self.end_wait(ticket, &[spec]);
-        }
+        };
+        let (chosen, value) = chosen;
+        self.index_value(chosen, attribute, &value);
+        Some(chosen)
     }
 }
 
 /// Adds `instance` to the ascending `instances`, once.
-fn add(instances: &mut Bound, instance: InstanceId, inbox: &Arc<Inbox>) {
-    if let Err(at) = instances.binary_search_by_key(&instance, |(bound, _)| *bound) {
-        instances.insert(at, (instance, Arc::clone(inbox)));
+fn add(instances: &mut Bound, instance: InstanceId) {
+    if let Err(at) = instances.binary_search(&instance) {
+        instances.insert(at, instance);
     }
 }
 
