@@ -174,7 +174,7 @@ impl Bindings {
     }
 }
 
-impl<A: Into<Cow<'static, str>> + Ord> From<BTreeMap<A, String>> for Bindings {
+impl<A: Into<Cow<'static, str>>> From<BTreeMap<A, String>> for Bindings {
     fn from(map: BTreeMap<A, String>) -> Self {
         // Most instances are bound to nothing: not even an empty map's iterator is made.
         if map.is_empty() {
