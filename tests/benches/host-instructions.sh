@@ -18,6 +18,10 @@ if ! command -v valgrind >/dev/null; then
     exit 2
 fi
 instances=${1:-20000}
+if ! [[ $instances =~ ^[1-9][0-9]*$ ]]; then
+    echo "host-instructions.sh: INSTANCES is a whole number of at least 1, not $instances" >&2
+    exit 2
+fi
 
 binary=$(cargo bench -q -p swf-tests --bench host --no-run --message-format=json |
     grep -o '"executable":"[^"]*/host-[^"]*"' | cut -d'"' -f4 | tail -n 1)

@@ -20,6 +20,10 @@ fi
 shapes=("$@")
 [ ${#shapes[@]} -gt 0 ] || shapes=(seq10 switch parallel4 foreach1000)
 scale=${SWF_RUNS_SCALE:-1}
+if ! [[ $scale =~ ^[1-9][0-9]*$ ]]; then
+    echo "instructions.sh: SWF_RUNS_SCALE is a whole number of at least 1, not $scale" >&2
+    exit 2
+fi
 
 # Runs per shape: enough that the difference of N and 2N dwarfs callgrind's rounding.
 runs_of() {
@@ -57,9 +61,12 @@ count() {
 }
 
 per_run() {
-    local shape=$1 side=$2 runs
+    local shape=$1 side=$2 runs once twice
     runs=$(runs_of "$shape")
-    echo $((($(count "$shape" "$side" $((2 * runs))) - $(count "$shape" "$side" "$runs")) / runs))
+    # Plain assignments, so that a failed count stops the script (`set -e`).
+    once=$(count "$shape" "$side" "$runs")
+    twice=$(count "$shape" "$side" $((2 * runs)))
+    echo $(((twice - once) / runs))
 }
 
 printf '%-12s %14s %14s %7s\n' shape compiled "by hand" ratio
