@@ -13,22 +13,15 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
-if ! command -v valgrind >/dev/null; then
-    echo "host-instructions.sh: valgrind is not installed (on Debian: apt-get install valgrind)" >&2
-    exit 2
-fi
+source tests/benches/script-common.sh
+require_valgrind host-instructions.sh
 instances=${1:-20000}
 if ! [[ $instances =~ ^[1-9][0-9]*$ ]]; then
     echo "host-instructions.sh: INSTANCES is a whole number of at least 1, not $instances" >&2
     exit 2
 fi
 
-binary=$(cargo bench -q -p swf-tests --bench host --no-run --message-format=json |
-    grep -o '"executable":"[^"]*/host-[^"]*"' | cut -d'"' -f4 | tail -n 1)
-if [ ! -x "$binary" ]; then
-    echo "host-instructions.sh: cargo built no host bench binary" >&2
-    exit 1
-fi
+binary=$(bench_binary host)
 
 scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT

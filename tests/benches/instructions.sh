@@ -12,10 +12,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
-if ! command -v valgrind >/dev/null; then
-    echo "instructions.sh: valgrind is not installed (on Debian: apt-get install valgrind)" >&2
-    exit 2
-fi
+source tests/benches/script-common.sh
+require_valgrind instructions.sh
 
 shapes=("$@")
 [ ${#shapes[@]} -gt 0 ] || shapes=(seq10 switch parallel4 foreach1000)
@@ -39,12 +37,7 @@ runs_of() {
 }
 for shape in "${shapes[@]}"; do runs_of "$shape" >/dev/null; done
 
-binary=$(cargo bench -q -p swf-tests --bench instructions --no-run --message-format=json |
-    grep -o '"executable":"[^"]*/instructions-[^"]*"' | cut -d'"' -f4 | tail -n 1)
-if [ ! -x "$binary" ]; then
-    echo "instructions.sh: cargo built no instructions bench binary" >&2
-    exit 1
-fi
+binary=$(bench_binary instructions)
 
 scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT
