@@ -7,7 +7,9 @@
 #   tests/benches/host-instructions.sh [INSTANCES]   # default: 20000
 #
 # The timed phase is split out with callgrind's `--dump-before` on the bench's reads of the
-# runtime thread's CPU time, which bracket it. The cache model is a 32 KiB first-level data
+# runtime thread's CPU time, which bracket it. What comes before it, counted per instance
+# opened, includes the process's start and the building of both events of every instance: a
+# figure to compare between commits. The cache model is a 32 KiB first-level data
 # cache and an 8 MiB last level (what the README's figures use). One round on each runtime:
 # only the current-thread round's phases are reported. Takes about a minute.
 set -euo pipefail
@@ -43,10 +45,11 @@ done
 printf '%-10s %-26s %12s %14s %14s\n' order phase instructions "D1 read misses" "LL read misses"
 for order in in-order shuffled; do
     for part in 1 2; do
-        label="per instance opened"
+        label="per instance opened (+)"
         [ "$part" = 2 ] && label="per event closing one"
         grep '^summary:' "$scratch/$order.$part" | awk -v n="$instances" -v order="$order" \
             -v label="$label" '{ printf "%-10s %-26s %12.0f %14.1f %14.1f\n", order, label, $2 / n, $6 / n, $9 / n }'
     done
 done
 grep -o '[0-9]* bytes per waiting instance' "$scratch/shuffled.log" | head -n 1
+echo "(+) with the process's start and the building of each instance's two events"
