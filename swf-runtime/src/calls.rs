@@ -16,7 +16,7 @@ use serde_json::Value;
 
 use crate::action::ActionCall;
 use crate::arguments::Arguments;
-use crate::data::{filter_in_place, merge_result, select_input};
+use crate::data::{filter_in_place, merge_result, merge_result_then_filter, select_input};
 use crate::error::{ErrorObject, FunctionError, WorkflowError};
 use crate::events::Io;
 use crate::path::JsonPath;
@@ -80,6 +80,8 @@ pub struct Call {
     selection: Option<&'static JsonPath>,
     /// `dataResultsPath`: where the result is written; `None` merges it into the task data.
     results: Option<&'static JsonPath>,
+    /// The task's output filter, applied after this call (see [`Call::output`]).
+    output: Option<&'static JsonPath>,
     /// The action's timeout, and its text as written (`PT10S`).
     timeout: Option<(Duration, &'static str)>,
 }
@@ -103,6 +105,7 @@ impl Call {
             args: None,
             selection: None,
             results: None,
+            output: None,
             timeout: None,
         }
     }
@@ -139,6 +142,18 @@ impl Call {
     pub const fn results(self, path: &'static JsonPath) -> Self {
         Self {
             results: Some(path),
+            ..self
+        }
+    }
+
+    /// The task's output filter (`dataOutputPath`) is applied once this call's result is in
+    /// the data: the last call of a task whose step then goes on from its output (see
+    /// `CallStep`). The filter failing leaves the data as the result made it, so a task
+    /// whose retries start again from the data it had does not use it.
+    #[must_use]
+    pub const fn output(self, path: &'static JsonPath) -> Self {
+        Self {
+            output: Some(path),
             ..self
         }
     }
@@ -182,15 +197,22 @@ impl Call {
     }
 
     /// The call's last part: what it keeps of the function's `result`, written or merged into
-    /// `data` (left as it was when that fails).
+    /// `data` (left as it was when that fails), then the task's output filter, if the call
+    /// applies it (see [`output`](Self::output)).
     #[doc(hidden)]
     pub fn finish(&self, mut result: Value, data: &mut Value) -> Result<(), ErrorObject> {
         if let Some(selection) = self.selection {
             filter_in_place(selection, &mut result)?;
         }
-        match self.results {
-            Some(path) => path.write(data, result),
-            None => merge_result(data, result, self.task, self.action),
+        match (self.results, self.output) {
+            (None, Some(output)) => {
+                merge_result_then_filter(data, result, output, self.task, self.action)
+            }
+            (None, None) => merge_result(data, result, self.task, self.action),
+            (Some(path), output) => {
+                path.write(data, result)?;
+                output.map_or(Ok(()), |output| filter_in_place(output, data))
+            }
         }
     }
 }

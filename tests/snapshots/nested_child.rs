@@ -406,23 +406,14 @@ const _: () = {
         fn run_task_log(data: Value) -> rt::CallStep<NestedChildState> {
             static CALL: rt::Call = rt::Call::new(0, "log", "Log", "action 1")
                 .args(&ARGS_ITEM)
-                .results(&PATH_LOGGED);
+                .results(&PATH_LOGGED)
+                .output(&PATH_LOGGED);
             rt::CallStep::one(
                 &CALL,
                 data,
-                |data| match rt::filter_output(
-                    &PATH_LOGGED,
-                    data,
-                    "nested-child",
-                    "Log",
-                ) {
-                    Ok(output) => {
-                        Ok(NestedChildState::Completed {
-                            output,
-                        })
-                    }
-                    Err(failure) => Err(failure),
-                },
+                |data| Ok(NestedChildState::Completed {
+                    output: data,
+                }),
             )
         }
     }

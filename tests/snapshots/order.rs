@@ -807,14 +807,14 @@ const _: () = {
         fn run_task_ship(data: Value) -> rt::CallStep<OrderState> {
             static CALL: rt::Call = rt::Call::new(2, "shipOrder", "Ship", "action 1")
                 .args(&ARGS_ADDRESS)
-                .results(&PATH_SHIPMENT);
+                .results(&PATH_SHIPMENT)
+                .output(&PATH_SHIPMENT);
             rt::CallStep::one(
                 &CALL,
                 data,
-                |data| match rt::filter_output(&PATH_SHIPMENT, data, "order", "Ship") {
-                    Ok(output) => Ok(OrderState::Completed { output }),
-                    Err(failure) => Err(failure),
-                },
+                |data| Ok(OrderState::Completed {
+                    output: data,
+                }),
             )
         }
         /// Runs one step of task `Declined`.

@@ -16,6 +16,9 @@ mod merges {
 mod results {
     swf_runtime::workflow!("workflows/runtime/results.sw.yaml");
 }
+mod merge_then_output {
+    swf_runtime::workflow!("workflows/runtime/merge-then-output.sw.yaml");
+}
 mod draft {
     swf_runtime::workflow!("workflows/runtime/draft-filters.sw.yaml");
 }
@@ -71,6 +74,12 @@ impl filters::FiltersFunctions for Script {
     }
     async fn echo(&self, args: Value) -> Result<Value, FunctionError> {
         self.call("echo", args)
+    }
+}
+
+impl merge_then_output::MergeThenOutputFunctions for Script {
+    async fn give(&self, args: Value) -> Result<Value, FunctionError> {
+        self.call("give", args)
     }
 }
 
@@ -383,6 +392,57 @@ async fn arrays_concatenate_keeping_unique_elements() {
 async fn a_null_result_changes_nothing() {
     let data = json!({"a": {"x": 1}, "l": [1]});
     assert_eq!(merged(data.clone(), Value::Null).await.unwrap(), data);
+}
+
+/// A task whose output filter keeps one member: its call merges only that member when the
+/// result holds it, and the output and the errors are those of the whole merge filtered.
+#[tokio::test]
+async fn an_output_filter_of_one_member_sees_the_whole_merge() {
+    let run = |data: Value, result: Value| async move {
+        merge_then_output::MergeThenOutputWorkflow::new(Script::new().ok("give", result))
+            .run(data)
+            .await
+    };
+    // The member merged as the merge would: objects member by member, arrays appended.
+    let output = run(
+        json!({"n": {"x": 1, "l": [1]}, "m": 1}),
+        json!({"n": {"y": 2, "l": [1, 2]}, "other": 3}),
+    )
+    .await
+    .unwrap();
+    assert_eq!(output, json!({"x": 1, "l": [1, 2], "y": 2}));
+    // A scalar replaced, a member the data lacked.
+    assert_eq!(
+        run(json!({"n": 1}), json!({"n": "two"})).await.unwrap(),
+        json!("two")
+    );
+    assert_eq!(run(json!({}), json!({"n": [3]})).await.unwrap(), json!([3]));
+    // A result without the member: the data's own, or all of it when neither has it.
+    assert_eq!(
+        run(json!({"n": 1, "m": 2}), json!({"other": 3}))
+            .await
+            .unwrap(),
+        json!(1)
+    );
+    assert_eq!(
+        run(json!({"m": 2}), json!({"other": 3})).await.unwrap(),
+        json!({"m": 2, "other": 3})
+    );
+    // A conflict elsewhere in the result fails the task, the data as it was.
+    let data = json!({"n": 1, "l": [1]});
+    let err = run(data.clone(), json!({"n": 2, "l": {"x": 1}}))
+        .await
+        .unwrap_err();
+    assert_eq!(err.task(), "Merge");
+    assert_eq!(err.error().name, "DataError");
+    assert!(
+        err.error()
+            .message
+            .contains("at `/l` the task data holds an array"),
+        "{}",
+        err.error().message
+    );
+    assert_eq!(err.data(), &data);
 }
 
 fn assert_conflict(err: &WorkflowError, location: &str, existing: &str, incoming: &str) {

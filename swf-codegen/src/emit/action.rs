@@ -10,7 +10,7 @@
 use super::fields::action_retries;
 use super::{Context, rt};
 use crate::emit_parts::{path::path_ref, value::json};
-use crate::ir::{Action, ActionMode, Param, Task};
+use crate::ir::{Action, ActionMode, JsonPath, Param, Task};
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
 
@@ -25,7 +25,7 @@ pub(super) fn emit_actions(
 ) -> TokenStream {
     if let Some(described) = described_calls(cx, task, actions, mode) {
         let run = described.in_place();
-        let calls = described.calls;
+        let calls = described.statics(None);
         // In a block of its own: a task may run several lists (one per event entry).
         return quote!({ #calls #run?; });
     }
@@ -96,8 +96,8 @@ pub(super) fn emit_actions(
 
 /// A task's actions described by data (see [`described_calls`]).
 pub(super) struct DescribedCalls {
-    /// The `static CALLS: [Call; N]` item, or `static CALL: Call` for one call.
-    pub calls: TokenStream,
+    /// Each call, a `Call` constant.
+    calls: Vec<TokenStream>,
     /// Whether there is one call.
     single: bool,
     /// Which attempt of the task runs them (an expression).
@@ -105,6 +105,27 @@ pub(super) struct DescribedCalls {
 }
 
 impl DescribedCalls {
+    /// The `static CALLS: [Call; N]` item, or `static CALL: Call` for one call; the last call
+    /// applies the task's `output` filter when given (see the runtime's `Call::output`).
+    pub fn statics(&self, output: Option<&JsonPath>) -> TokenStream {
+        let rt = rt();
+        let output = output.map(|path| {
+            let path = path_ref(path);
+            quote!(.output(#path))
+        });
+        let last = self.calls.len().saturating_sub(1);
+        let calls = self.calls.iter().enumerate().map(|(index, call)| {
+            let output = output.as_ref().filter(|_| index == last);
+            quote!(#call #output)
+        });
+        if self.single {
+            quote!(static CALL: #rt::Call = #(#calls)*;)
+        } else {
+            let count = proc_macro2::Literal::usize_unsuffixed(self.calls.len());
+            quote!(static CALLS: [#rt::Call; #count] = [#(#calls),*];)
+        }
+    }
+
     /// Whether there is one call.
     pub fn is_single(&self) -> bool {
         self.single
@@ -214,13 +235,8 @@ pub(super) fn described_calls(
             })
         })
         .collect::<Option<Vec<_>>>()?;
-    let count = proc_macro2::Literal::usize_unsuffixed(calls.len());
     // One call (most tasks) is a `static` of its own: the formatter keeps it on one line.
     let single = calls.len() == 1;
-    let calls = match calls.as_slice() {
-        [call] => quote!(static CALL: #rt::Call = #call;),
-        _ => quote!(static CALLS: [#rt::Call; #count] = [#(#calls),*];),
-    };
     Some(DescribedCalls {
         calls,
         single,

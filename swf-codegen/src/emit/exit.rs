@@ -26,12 +26,23 @@ pub(super) fn fail(
 
 /// The success arm: `data` holds the task data, `exit` the switch's choice.
 pub(super) fn emit_exit_dispatch(cx: &Context<'_>, index: usize) -> TokenStream {
+    exit_dispatch(cx, index, true)
+}
+
+/// The success arm of a task whose output filter its last call applied: `data` holds the
+/// task's output (see the runtime's `Call::output`).
+pub(super) fn emit_exit_dispatch_of_output(cx: &Context<'_>, index: usize) -> TokenStream {
+    exit_dispatch(cx, index, false)
+}
+
+fn exit_dispatch(cx: &Context<'_>, index: usize, filters: bool) -> TokenStream {
     let rt = rt();
     let task = cx.task(index);
     let name = &task.name.value;
     // The filter's failure is the arm's value, not a `return`: a success that returns or
     // awaits nothing is the step of a plain task (see `task::emit_run`).
-    let filtered = task.data_filter.output.as_ref().map(|path| {
+    let filter = task.data_filter.output.as_ref().filter(|_| filters);
+    let filtered = filter.map(|path| {
         let path = path_ref(path);
         let id = &cx.workflow.id.value;
         quote!(#rt::filter_output(#path, data, #id, #name))

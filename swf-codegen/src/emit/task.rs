@@ -4,7 +4,9 @@
 //! not done: it carries its progress to the next step, or waits); its error goes through the
 //! task's retry and onError definitions.
 
-use super::exit::{dispatches_on_exit, emit_error_path, emit_exit_dispatch};
+use super::exit::{
+    dispatches_on_exit, emit_error_path, emit_exit_dispatch, emit_exit_dispatch_of_output,
+};
 use super::fields::{Fields, Log, Progress, Stay};
 use super::{Context, action, events, nested, rt};
 use crate::emit_parts::boolean::{self, BoolExpr};
@@ -123,7 +125,7 @@ pub(super) fn emit_run(cx: &Context<'_>, index: usize) -> (TokenStream, RunKind)
     let (statics, attempt) = match &described {
         Some(described) => {
             let run = described.attempt();
-            (described.statics().clone(), quote!(let attempt = #run;))
+            (described.statics(), quote!(let attempt = #run;))
         }
         None => {
             let body = emit_body(cx, index);
@@ -223,10 +225,25 @@ pub(super) fn emit_run(cx: &Context<'_>, index: usize) -> (TokenStream, RunKind)
         // Described calls and switches end the step with their failure themselves.
         match described.filter(|_| output_check.is_empty()) {
             Some(Described::Calls(described)) => {
-                let calls = &described.calls;
                 // A transition that reads the task data alone (no other field, no `self`, no
                 // `io`) fits a `fn` pointer: the whole step is data, a `CallStep`.
                 if fields.names().len() == 1 && !success_reads_self && !success_reads_io {
+                    // The task's output filter is applied by its last call, which then merges
+                    // only what the filter keeps (see the runtime's `Call::output`): the step
+                    // goes on from the output.
+                    let output = task.data_filter.output.as_ref();
+                    let calls = described.statics(output);
+                    let success = match output {
+                        Some(_) => {
+                            let success = emit_exit_dispatch_of_output(cx, index);
+                            if is_expression(&success) {
+                                success
+                            } else {
+                                quote!({ #success })
+                            }
+                        }
+                        None => success,
+                    };
                     let step = described.step(&success);
                     let doc = format!(
                         " The step of task `{}`: its calls and the state after them.",
@@ -242,6 +259,7 @@ pub(super) fn emit_run(cx: &Context<'_>, index: usize) -> (TokenStream, RunKind)
                     };
                     return (run, RunKind::Calls);
                 }
+                let calls = described.statics(None);
                 let run = described.plain();
                 // Its transition reads more than the data (a compensation log, `io`): an
                 // `async fn`, holding the task data twice, unlike the others (see `step_fn`),
@@ -435,10 +453,10 @@ enum Described {
 
 impl Described {
     /// The `static` items that describe the task.
-    fn statics(&self) -> &TokenStream {
+    fn statics(&self) -> TokenStream {
         match self {
-            Described::Calls(calls) => &calls.calls,
-            Described::Switch(conditions) => conditions,
+            Described::Calls(calls) => calls.statics(None),
+            Described::Switch(conditions) => conditions.clone(),
         }
     }
 

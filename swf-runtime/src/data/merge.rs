@@ -86,6 +86,49 @@ pub fn merge_action_result(target: &mut Value, incoming: Value) -> Result<(), Me
     merge(target, incoming)
 }
 
+/// What [`merge_action_result`] of `incoming` would leave at the top-level member `key` of
+/// `target`, taken out of `target` without the rest of the merge being made: for a task whose
+/// output filter keeps that member alone, the other members of the result would be merged
+/// only to be dropped (a key copied, hashed and entered each: issue 10). What is left of
+/// `incoming` is kept for a later copy (see `spare`), as the merge keeps it.
+///
+/// `Err(incoming)`, with `target` untouched, when the shortcut does not apply: `target` or
+/// `incoming` is not an object, `incoming` has no `key` (the filter might then keep the whole
+/// merged data), or the merge would meet a conflict (which the caller's merge reports).
+pub(crate) fn merged_member(
+    target: &mut Value,
+    incoming: Value,
+    key: &str,
+) -> Result<Value, Value> {
+    let applies = match (&*target, &incoming) {
+        (Value::Object(_), Value::Object(members)) => {
+            member(members, key).is_some()
+                && (meets_no_container(target, &incoming)
+                    || find_conflict(target, &incoming).is_none())
+        }
+        _ => false,
+    };
+    let mut members = match incoming {
+        Value::Object(members) if applies => members,
+        other => return Err(other),
+    };
+    let value = member_mut(&mut members, key).map_or(Value::Null, std::mem::take);
+    super::spare::keep(Value::Object(members));
+    let existing = target
+        .as_object_mut()
+        .and_then(|existing| member_mut(existing, key));
+    Ok(match existing {
+        // Checked free of conflicts: the two are of one kind, merged as the merge would.
+        Some(slot) if is_container(slot) => {
+            let mut merged = std::mem::take(slot);
+            apply(&mut merged, value);
+            merged
+        }
+        // A scalar or a null there is replaced by whatever comes, as is a member it lacks.
+        _ => value,
+    })
+}
+
 /// True when `incoming` is a small object of scalars and no key of it names a container in
 /// the small object `target` (small: searched by comparing keys, see `members`): the merge
 /// then meets no conflict (a scalar conflicts only with a container).

@@ -9,7 +9,7 @@ pub(crate) mod spare;
 
 pub use filter::{data_with_error, filter_in_place, filter_output, select_input, select_or_null};
 pub(crate) use merge::append_missing_values;
-pub use report::{merge_data, merge_result};
+pub use report::{merge_data, merge_result, merge_result_then_filter};
 
 /// A JSON object of `members`, in their order (generated code builds parameters and literal
 /// data with it: one call instead of an insert per member).
