@@ -62,9 +62,9 @@ impl<F: Future<Output = ()> + Send + 'static> Spare<F> {
     }
 }
 
-/// Returns at once on a task of its own; inline (see [`poll_inline`]) it pauses once, so that
+/// Returns at once on a task of its own; inline (see `poll_inline`) it pauses once, so that
 /// the code after it (user code) runs on the instance's own task. Generated code awaits it
-/// before a custom condition; [`ActionCall::call`](crate::ActionCall::call) before a function.
+/// before a custom condition; `ActionCall::call` before a function.
 pub async fn leave_inline() {
     LeaveInline.await;
 }

@@ -28,7 +28,7 @@ mod task;
 mod typed;
 
 pub use names::{Names, PublicNames};
-/// Stand-ins for a failed compilation's public items (see [`stub::stubs`]), with public paths.
+/// Stand-ins for a failed compilation's public items (see `stub::stubs`), with public paths.
 pub fn stubs(names: &PublicNames, function_names: &[String]) -> TokenStream {
     public_paths::public_paths(stub::stubs(names, function_names))
 }

@@ -30,14 +30,15 @@ pub fn merge_result(
     })
 }
 
-/// [`merge_result`], then the task's output filter `output` ([`filter_in_place`]), for the
+/// [`merge_result`], then the task's output filter `output`
+/// ([`filter_in_place`](super::filter_in_place)), for the
 /// task's last action: `data` becomes the task's output. Where the filter keeps one top-level
 /// member that the result holds, only that member is merged (see `merge::merged_member`); the
 /// output is the same either way, as are the errors (a conflict anywhere in the result, a
 /// filter that fails), `data` left as the merge or the filter leaves it.
 ///
 /// # Errors
-/// As [`merge_result`] and [`filter_in_place`].
+/// As [`merge_result`] and [`filter_in_place`](super::filter_in_place).
 pub fn merge_result_then_filter(
     data: &mut Value,
     result: Value,
@@ -103,7 +104,6 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-
     use crate::path::Segment;
 
     static N: JsonPath = JsonPath::definite("$.n", &[Segment::Key("n")]);
