@@ -16,7 +16,9 @@ use serde_json::Value;
 
 use crate::action::ActionCall;
 use crate::arguments::Arguments;
-use crate::data::{filter_in_place, merge_result, merge_result_then_filter, select_input};
+use crate::data::{
+    filter_in_place, merge_result, merge_result_then_filter, select_input, write_result_then_filter,
+};
 use crate::error::{ErrorObject, FunctionError, WorkflowError};
 use crate::events::Io;
 use crate::path::JsonPath;
@@ -209,10 +211,8 @@ impl Call {
                 merge_result_then_filter(data, result, output, self.task, self.action)
             }
             (None, None) => merge_result(data, result, self.task, self.action),
-            (Some(path), output) => {
-                path.write(data, result)?;
-                output.map_or(Ok(()), |output| filter_in_place(output, data))
-            }
+            (Some(path), Some(output)) => write_result_then_filter(data, result, path, output),
+            (Some(path), None) => path.write(data, result),
         }
     }
 }

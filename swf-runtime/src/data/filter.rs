@@ -45,6 +45,33 @@ pub fn filter_in_place(path: &JsonPath, data: &mut Value) -> Result<(), ErrorObj
     Ok(())
 }
 
+/// An action's `result` written at `results` (`dataResultsPath`), then the task's output
+/// filter `output` ([`filter_in_place`]), for the task's last action: `data` becomes the
+/// task's output. Where both name the same top-level member of data that is an object (or
+/// `null`, which the write makes one), the output is the result itself: it is not entered into
+/// the data only to be taken out again. The output, the errors, and the data an error
+/// carries are those of the write followed by the filter.
+///
+/// # Errors
+/// As [`JsonPath::write`] and [`filter_in_place`].
+pub fn write_result_then_filter(
+    data: &mut Value,
+    result: Value,
+    results: &JsonPath,
+    output: &JsonPath,
+) -> Result<(), ErrorObject> {
+    let same_member = results
+        .top_level_key()
+        .is_some_and(|key| output.top_level_key() == Some(key));
+    if same_member && matches!(data, Value::Object(_) | Value::Null) {
+        // What the filter leaves behind is kept for a later copy, as it keeps it.
+        super::spare::keep(std::mem::replace(data, result));
+        return Ok(());
+    }
+    results.write(data, result)?;
+    filter_in_place(output, data)
+}
+
 /// An action's input: what `path` selects in the task data, or a copy of all of it when the
 /// path selects nothing.
 ///
@@ -86,6 +113,50 @@ mod tests {
     static FRUITS: JsonPath = JsonPath::definite("$.fruits", &[Segment::Key("fruits")]);
     static MISSING: JsonPath = JsonPath::definite("$.bread", &[Segment::Key("bread")]);
     static NO_MATCH: JsonPath = JsonPath::query("$.fruits[?@ == 'kiwi']");
+
+    /// A result written at the member the output filter keeps is the output, as the write
+    /// followed by the filter makes it, errors and data alike: data of every kind, the same
+    /// member or another, a deeper path, a strict one.
+    #[test]
+    fn writing_then_filtering_in_one_is_the_write_then_the_filter() {
+        static N: JsonPath = JsonPath::definite("$.n", &[Segment::Key("n")]);
+        static N_STRICT: JsonPath = JsonPath::definite_strict("$.n", &[Segment::Key("n")]);
+        static M: JsonPath = JsonPath::definite("$.m", &[Segment::Key("m")]);
+        static N_X: JsonPath = JsonPath::definite("$.n.x", &[Segment::Key("n"), Segment::Key("x")]);
+        let data = [
+            json!({}),
+            json!({"n": 1, "m": {"x": 2}}),
+            json!({"n": {"x": 1}}),
+            json!(null),
+            json!([1]),
+            json!("text"),
+        ];
+        let results = [json!(3), json!({"x": 4}), json!(null), json!([5])];
+        let paths = [&N, &N_STRICT, &M, &N_X];
+        for before in &data {
+            for result in &results {
+                for results_path in paths {
+                    for output in paths {
+                        let mut expected_data = before.clone();
+                        let expected = results_path
+                            .write(&mut expected_data, result.clone())
+                            .and_then(|()| filter_in_place(output, &mut expected_data));
+                        let mut fused = before.clone();
+                        let outcome = write_result_then_filter(
+                            &mut fused,
+                            result.clone(),
+                            results_path,
+                            output,
+                        );
+                        let case =
+                            format!("{results_path:?} then {output:?} on {before} with {result}");
+                        assert_eq!(outcome, expected, "{case}");
+                        assert_eq!(fused, expected_data, "{case}");
+                    }
+                }
+            }
+        }
+    }
 
     fn filtered(path: &JsonPath, mut data: Value) -> Result<Value, ErrorObject> {
         filter_in_place(path, &mut data).map(|()| data)

@@ -7,7 +7,10 @@ mod merge;
 mod report;
 pub(crate) mod spare;
 
-pub use filter::{data_with_error, filter_in_place, filter_output, select_input, select_or_null};
+pub use filter::{
+    data_with_error, filter_in_place, filter_output, select_input, select_or_null,
+    write_result_then_filter,
+};
 pub(crate) use merge::append_missing_values;
 pub use report::{merge_data, merge_result, merge_result_then_filter};
 
