@@ -19,6 +19,9 @@ mod results {
 mod merge_then_output {
     swf_runtime::workflow!("workflows/runtime/merge-then-output.sw.yaml");
 }
+mod merge_then_output_compensated {
+    swf_runtime::workflow!("workflows/runtime/merge-then-output-compensated.sw.yaml");
+}
 mod draft {
     swf_runtime::workflow!("workflows/runtime/draft-filters.sw.yaml");
 }
@@ -78,6 +81,16 @@ impl filters::FiltersFunctions for Script {
 }
 
 impl merge_then_output::MergeThenOutputFunctions for Script {
+    async fn give(&self, args: Value) -> Result<Value, FunctionError> {
+        self.call("give", args)
+    }
+}
+
+impl merge_then_output_compensated::MergeThenOutputCompensatedFunctions for Script {
+    async fn note(&self, args: Value) -> Result<Value, FunctionError> {
+        self.call("note", args)
+    }
+
     async fn give(&self, args: Value) -> Result<Value, FunctionError> {
         self.call("give", args)
     }
@@ -398,11 +411,33 @@ async fn a_null_result_changes_nothing() {
 /// result holds it, and the output and the errors are those of the whole merge filtered.
 #[tokio::test]
 async fn an_output_filter_of_one_member_sees_the_whole_merge() {
-    let run = |data: Value, result: Value| async move {
+    output_filter_of_one_member(|data, result| async move {
         merge_then_output::MergeThenOutputWorkflow::new(Script::new().ok("give", result))
             .run(data)
             .await
-    };
+    })
+    .await;
+}
+
+/// The same for a task whose step is an `async fn` (a compensation log reaches it).
+#[tokio::test]
+async fn an_output_filter_of_one_member_sees_the_whole_merge_in_a_compensated_task() {
+    output_filter_of_one_member(|data, result| async move {
+        // `note` returns nothing, so the compensation leaves any output as it is.
+        merge_then_output_compensated::MergeThenOutputCompensatedWorkflow::new(
+            Script::new().ok("give", result).ok("note", Value::Null),
+        )
+        .run(data)
+        .await
+    })
+    .await;
+}
+
+async fn output_filter_of_one_member<F, R>(run: F)
+where
+    F: Fn(Value, Value) -> R,
+    R: std::future::Future<Output = Result<Value, WorkflowError>>,
+{
     // The member merged as the merge would: objects member by member, arrays appended.
     let output = run(
         json!({"n": {"x": 1, "l": [1]}, "m": 1}),
@@ -411,6 +446,13 @@ async fn an_output_filter_of_one_member_sees_the_whole_merge() {
     .await
     .unwrap();
     assert_eq!(output, json!({"x": 1, "l": [1, 2], "y": 2}));
+    // The filter applies once: an output with a member of the same name is the output.
+    assert_eq!(
+        run(json!({"n": {"n": 5}}), json!({"n": {"m": 1}}))
+            .await
+            .unwrap(),
+        json!({"n": 5, "m": 1})
+    );
     // A scalar replaced, a member the data lacked.
     assert_eq!(
         run(json!({"n": 1}), json!({"n": "two"})).await.unwrap(),

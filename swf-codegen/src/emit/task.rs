@@ -217,33 +217,30 @@ pub(super) fn emit_run(cx: &Context<'_>, index: usize) -> (TokenStream, RunKind)
     if plain {
         let workflow = &cx.workflow.id.value;
         let name = &task.name.value;
-        let success = if is_expression(&success) {
-            success
-        } else {
-            quote!({ #success })
+        let as_expression = |success: TokenStream| {
+            if is_expression(&success) {
+                success
+            } else {
+                quote!({ #success })
+            }
         };
+        let success = as_expression(success);
         // Described calls and switches end the step with their failure themselves.
         match described.filter(|_| output_check.is_empty()) {
             Some(Described::Calls(described)) => {
+                // The task's output filter is applied by its last call, which then merges only
+                // what the filter keeps (see the runtime's `Call::output`): the step goes on
+                // from the output. Only a plain task's: the filter failing after the merge
+                // changes the data that a retry would start again from.
+                let output = task.data_filter.output.as_ref();
+                let calls = described.statics(output);
+                let success = match output {
+                    Some(_) => as_expression(emit_exit_dispatch_of_output(cx, index)),
+                    None => success,
+                };
                 // A transition that reads the task data alone (no other field, no `self`, no
                 // `io`) fits a `fn` pointer: the whole step is data, a `CallStep`.
                 if fields.names().len() == 1 && !success_reads_self && !success_reads_io {
-                    // The task's output filter is applied by its last call, which then merges
-                    // only what the filter keeps (see the runtime's `Call::output`): the step
-                    // goes on from the output.
-                    let output = task.data_filter.output.as_ref();
-                    let calls = described.statics(output);
-                    let success = match output {
-                        Some(_) => {
-                            let success = emit_exit_dispatch_of_output(cx, index);
-                            if is_expression(&success) {
-                                success
-                            } else {
-                                quote!({ #success })
-                            }
-                        }
-                        None => success,
-                    };
                     let step = described.step(&success);
                     let doc = format!(
                         " The step of task `{}`: its calls and the state after them.",
@@ -259,7 +256,6 @@ pub(super) fn emit_run(cx: &Context<'_>, index: usize) -> (TokenStream, RunKind)
                     };
                     return (run, RunKind::Calls);
                 }
-                let calls = described.statics(None);
                 let run = described.plain();
                 // Its transition reads more than the data (a compensation log, `io`): an
                 // `async fn`, holding the task data twice, unlike the others (see `step_fn`),
