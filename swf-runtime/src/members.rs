@@ -14,6 +14,9 @@ pub(crate) fn is_compared(object: &Map<String, Value>) -> bool {
 }
 
 /// The member `key` of `object`.
+// `inline`: a few comparisons, called on every path read and merge; left to itself, rustc
+// made it a call in some builds and not in others (issue 10: 0.5% of seq10's instructions).
+#[inline]
 pub(crate) fn member<'o>(object: &'o Map<String, Value>, key: &str) -> Option<&'o Value> {
     if is_compared(object) {
         return object
@@ -24,6 +27,7 @@ pub(crate) fn member<'o>(object: &'o Map<String, Value>, key: &str) -> Option<&'
 }
 
 /// The member `key` of `object`, to change.
+#[inline]
 pub(crate) fn member_mut<'o>(
     object: &'o mut Map<String, Value>,
     key: &str,

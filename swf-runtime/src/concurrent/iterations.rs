@@ -122,8 +122,15 @@ impl<S: ScopeState> Iterations<S> {
     }
 
     /// The outputs kept, in item order.
-    pub fn into_outputs(self) -> Vec<Value> {
-        self.outputs.into_iter().flatten().collect()
+    pub fn into_outputs(mut self) -> Vec<Value> {
+        // Items that never ran (a completion condition held) have none.
+        self.outputs.retain(Option::is_some);
+        // Collected in place (an `Option<Value>` is a `Value`'s size): `flatten` collected into
+        // a new vector grown from empty, eight reallocations for a thousand items (issue 10).
+        self.outputs
+            .into_iter()
+            .map(Option::unwrap_or_default)
+            .collect()
     }
 
     /// Where the running iterations are (`[item]/position`).
