@@ -14,7 +14,7 @@ use tracing::Instrument;
 use crate::error::{ErrorObject, FunctionError};
 use crate::events::Io;
 use crate::inline::leave_inline;
-use crate::scope_path::{ScopePath, ScopeText};
+use crate::scope_path::ScopePath;
 use crate::scoped::{Scoped, read, scoped_thread_local};
 use crate::trace;
 
@@ -334,9 +334,7 @@ where
         // Before the user's code, which starts when `make` makes the future.
         leave_inline().await;
         let call = make();
-        let span = read_scope(|scope| {
-            trace::action_span(how.function, how.task, how.action, how.attempt, scope)
-        });
+        let span = trace::action_span(how.function, how.task, how.action, how.attempt);
         let started = trace::call_started(&span);
         let site = CallSite {
             io: io.clone(),
@@ -396,12 +394,19 @@ where
 
 /// The nested scope the code running now is in (`Fork/Branch A@2/Each[3]`), empty at the top.
 pub(crate) fn current_scope() -> String {
-    read_scope(|scope| scope.to_string())
+    CurrentScope.to_string()
 }
 
-/// What `make` makes of the nested scope the code running now is in (none at the top).
-fn read_scope<R>(make: impl Fn(ScopeText<'_>) -> R) -> R {
-    read(&SCOPE, |scope| make(ScopeText(Some(scope)))).unwrap_or_else(|| make(ScopeText(None)))
+/// The nested scope the code running now is in, read when it is written out: a span's field
+/// that only a listening subscriber formats (tracing evaluates a disabled span's fields not at
+/// all), so that a call nobody traces does not read the scope (issue 10).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct CurrentScope;
+
+impl fmt::Display for CurrentScope {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        read(&SCOPE, |scope| scope.fmt(f)).unwrap_or(Ok(()))
+    }
 }
 
 /// The text of a panic's payload (a `&str` or a `String`), or a placeholder.

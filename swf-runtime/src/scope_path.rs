@@ -65,19 +65,6 @@ impl fmt::Display for ScopePath {
     }
 }
 
-/// A scope path as text, empty at a workflow's top level (no scope).
-#[derive(Clone, Copy)]
-pub(crate) struct ScopeText<'a>(pub(crate) Option<&'a ScopePath>);
-
-impl fmt::Display for ScopeText<'_> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self.0 {
-            Some(path) => path.fmt(f),
-            None => Ok(()),
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -89,10 +76,5 @@ mod tests {
         assert_eq!(iteration.to_string(), "Fork/Branch A@2/Each[3]");
         let stepped = ScopePath::new(Some(branch), "Each", Some(0), 1);
         assert_eq!(stepped.to_string(), "Fork/Branch A@2/Each[0]@1");
-        assert_eq!(ScopeText(None).to_string(), "");
-        assert_eq!(
-            ScopeText(Some(&stepped)).to_string(),
-            "Fork/Branch A@2/Each[0]@1"
-        );
     }
 }

@@ -18,7 +18,6 @@ use tracing::{Instrument, Level, Span};
 use crate::concurrent::{ScopeEnd, ScopeState};
 use crate::error::WorkflowError;
 use crate::events::Io;
-use crate::scope_path::ScopeText;
 
 /// The workflow a run belongs to, as generated code names it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -122,19 +121,14 @@ pub(crate) fn task_span<S: ScopeState>(state: &S) -> Span {
         "task",
         task.name = state.position(),
         task.type = state.task_type(),
-        task.scope = crate::action::current_scope(),
+        task.scope = %crate::action::CurrentScope,
         task.attempt = Empty,
     )
 }
 
 /// The span of one function call.
-pub(crate) fn action_span(
-    function: &str,
-    task: &str,
-    action: &str,
-    attempt: u32,
-    scope: ScopeText<'_>,
-) -> Span {
+pub(crate) fn action_span(function: &str, task: &str, action: &str, attempt: u32) -> Span {
+    let scope = crate::action::CurrentScope;
     let span = tracing::info_span!(
         target: "swf",
         "action",
