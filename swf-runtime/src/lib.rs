@@ -134,7 +134,9 @@ pub mod __private {
         step_slot,
     };
     pub use crate::drive::{learn_events, run_to_end, step_until_ran};
-    pub use crate::events::{CloudEvent, EventEntry, EventSpec, Io, event_data, plain_run_io};
+    pub use crate::events::{
+        CloudEvent, EventEntry, EventSpec, Io, PlainRunIo, event_data, plain_run_io,
+    };
     pub use crate::host::{Machine, StartOnEvents};
     pub use crate::progress::{
         ActionResume, Attempt, CallbackPhase, Progress, Wait, deadline, deadline_of, passed,

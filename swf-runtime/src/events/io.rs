@@ -1,5 +1,6 @@
 //! [`Io`]: the outside world of one workflow instance.
 
+use std::cell::Cell;
 use std::collections::BTreeMap;
 use std::fmt;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
@@ -34,14 +35,45 @@ fn system_clock() -> Arc<dyn Clock> {
 /// generated method's own, so nothing is ever delivered to it, and learning the workflow's
 /// (absent) event definitions has nothing to check (issue 10: the inbox, made, learnt and
 /// dropped, was a twentieth of a run of one switch and one call).
-pub fn plain_run_io() -> Io {
-    Io::assemble(
-        OnceLock::new(),
-        Outbox::Collect(OnceLock::new()),
-        system_clock(),
-        OnceLock::new(),
-        None,
-    )
+///
+/// Made over the one the last such run on this thread left (see [`PlainRunIo`]).
+pub fn plain_run_io() -> PlainRunIo {
+    let kept = SPARE_PLAIN_IO.try_with(Cell::take).ok().flatten();
+    PlainRunIo(Io {
+        inner: kept.unwrap_or_else(|| Arc::new(IoInner::plain())),
+    })
+}
+
+thread_local! {
+    /// The `Io` of the last plain run on this thread, made new again (see [`PlainRunIo`]).
+    static SPARE_PLAIN_IO: Cell<Option<Arc<IoInner>>> = const { Cell::new(None) };
+}
+
+/// A plain run's `Io` (see [`plain_run_io`]), used as an `Io`. When the run is over and
+/// nothing else holds it (a detached sub-flow's `Io` shares only its outbox; a function may
+/// have kept nothing of it), it is made new again in place and kept for the next plain run on
+/// the thread: no run can tell it from a new one, and its allocation, made and freed in every
+/// run, was 270 instructions of a switch and one call's 7,700 (issue 10).
+pub struct PlainRunIo(Io);
+
+impl std::ops::Deref for PlainRunIo {
+    type Target = Io;
+
+    fn deref(&self) -> &Io {
+        &self.0
+    }
+}
+
+impl Drop for PlainRunIo {
+    fn drop(&mut self) {
+        let Some(inner) = Arc::get_mut(&mut self.0.inner) else {
+            return;
+        };
+        inner.make_plain_again();
+        let kept = Arc::clone(&self.0.inner);
+        // `Err`: the thread is ending; the `Io` is dropped with it.
+        let _ = SPARE_PLAIN_IO.try_with(|spare| spare.set(Some(kept)));
+    }
 }
 
 /// How many events an inbox holds before deliveries wait, unless configured otherwise.
@@ -96,6 +128,67 @@ pub(super) struct IoInner {
     /// Under a durable host: the sub-flows the step started detached, which become instances of
     /// their own, committed with the step. `None`: they run on tokio tasks of this process.
     pub(super) children: Option<Mutex<Vec<ChildStart>>>,
+}
+
+impl IoInner {
+    fn new(
+        inbox: OnceLock<Arc<Inbox>>,
+        outbox: Outbox,
+        clock: Arc<dyn Clock>,
+        deployed_at: OnceLock<Timestamp>,
+        link: Option<HostLink>,
+    ) -> Self {
+        IoInner {
+            inbox,
+            outbox,
+            clock,
+            deployed_at,
+            link,
+            produced: AtomicU32::new(0),
+            step: AtomicU64::new(0),
+            detached: AtomicU32::new(0),
+            id_prefix: OnceLock::new(),
+            children: None,
+        }
+    }
+
+    /// What a plain run (see [`plain_run_io`]) changed, as [`IoInner::plain`] makes it:
+    /// cheaper than making it anew (its clock is the system's, its link and children none).
+    /// Every field is named, so that one added later is thought about here.
+    fn make_plain_again(&mut self) {
+        let IoInner {
+            inbox,
+            outbox,
+            clock: _,
+            deployed_at,
+            link: _,
+            produced,
+            step,
+            detached,
+            id_prefix,
+            children: _,
+        } = self;
+        inbox.take();
+        if let Outbox::Collect(collected) = outbox {
+            collected.take();
+        }
+        deployed_at.take();
+        *produced.get_mut() = 0;
+        *step.get_mut() = 0;
+        *detached.get_mut() = 0;
+        id_prefix.take();
+    }
+
+    /// A plain run's (see [`plain_run_io`]).
+    fn plain() -> Self {
+        IoInner::new(
+            OnceLock::new(),
+            Outbox::Collect(OnceLock::new()),
+            system_clock(),
+            OnceLock::new(),
+            None,
+        )
+    }
 }
 
 /// A sub-flow started detached under a durable host: an instance of its own workflow, created
@@ -236,18 +329,7 @@ impl Io {
         link: Option<HostLink>,
     ) -> Io {
         Io {
-            inner: Arc::new(IoInner {
-                inbox,
-                outbox,
-                clock,
-                deployed_at,
-                link,
-                produced: AtomicU32::new(0),
-                step: AtomicU64::new(0),
-                detached: AtomicU32::new(0),
-                id_prefix: OnceLock::new(),
-                children: None,
-            }),
+            inner: Arc::new(IoInner::new(inbox, outbox, clock, deployed_at, link)),
         }
     }
 
@@ -592,5 +674,54 @@ mod tests {
 
         let standalone = Io::standalone();
         assert!(standalone.inner.deployed_at.get().is_some());
+    }
+
+    /// A plain run's `Io` that nothing else holds any more is made new again for the next
+    /// plain run on the thread: nothing the last run did shows (its steps, events produced,
+    /// deployment instant, name, inbox). One still held elsewhere is left alone.
+    #[tokio::test(start_paused = true)]
+    async fn a_plain_runs_io_is_made_new_again_for_the_next_run() {
+        let first = plain_run_io();
+        let address = Arc::as_ptr(&first.inner);
+        first.begin_step();
+        first.begin_step();
+        first.inner.produced.fetch_add(3, Ordering::Relaxed);
+        first.inner.detached.fetch_add(1, Ordering::Relaxed);
+        let name = first.id_prefix().to_owned();
+        let wait = crate::progress::Wait {
+            until: Some(first.now()),
+            events: Vec::new(),
+        };
+        assert!(first.wait_for(&wait, 0).await);
+        assert!(first.inner.made_inbox().is_some());
+        drop(first);
+        // The system clock follows tokio's, paused here.
+        tokio::time::advance(std::time::Duration::from_secs(1)).await;
+        let second = plain_run_io();
+        assert_eq!(Arc::as_ptr(&second.inner), address, "the same allocation");
+        let new = plain_run_io();
+        for (io, what) in [(&second, "made new again"), (&new, "new")] {
+            assert_eq!(io.step_number(), 0, "{what}");
+            assert_eq!(io.inner.produced.load(Ordering::Relaxed), 0, "{what}");
+            assert_eq!(io.inner.detached.load(Ordering::Relaxed), 0, "{what}");
+            assert!(io.inner.made_inbox().is_none(), "{what}");
+            assert_eq!(io.inner.deployed_at.get(), None, "{what}");
+            assert!(io.inner.id_prefix.get().is_none(), "{what}");
+            assert!(
+                io.inner.link.is_none() && io.inner.children.is_none(),
+                "{what}"
+            );
+        }
+        assert_ne!(second.id_prefix(), name, "its name read anew");
+        drop(new);
+        drop(second);
+
+        let held = plain_run_io();
+        let address = Arc::as_ptr(&held.inner);
+        held.begin_step();
+        let kept = Io::clone(&held);
+        drop(held);
+        assert_eq!(kept.step_number(), 1, "what is still held is left alone");
+        assert_ne!(Arc::as_ptr(&plain_run_io().inner), address);
     }
 }

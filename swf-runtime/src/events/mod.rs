@@ -17,7 +17,7 @@ mod tests;
 pub use data::event_data;
 pub use definitions::{Refusal, Undeliverable};
 pub(crate) use io::ChildStart;
-pub use io::{DEFAULT_INBOX_CAPACITY, Io, IoBuilder, plain_run_io};
+pub use io::{DEFAULT_INBOX_CAPACITY, Io, IoBuilder, PlainRunIo, plain_run_io};
 pub(crate) use spec::matches_no_definition;
 pub use spec::{EventSpec, context_attribute};
 pub use take::EventEntry;
