@@ -282,13 +282,13 @@ impl Io {
         clock: Arc<dyn Clock>,
         deployed_at: Timestamp,
     ) -> Io {
-        Io::assemble(
+        Io::assemble(IoInner::new(
             OnceLock::from(inbox),
             Outbox::Channel(produced),
             clock,
             OnceLock::from(deployed_at),
             Some(link),
-        )
+        ))
     }
 
     /// The `Io` of one step of instance `instance` under a durable host: its stored inbox
@@ -321,15 +321,9 @@ impl Io {
         }
     }
 
-    fn assemble(
-        inbox: OnceLock<Arc<Inbox>>,
-        outbox: Outbox,
-        clock: Arc<dyn Clock>,
-        deployed_at: OnceLock<Timestamp>,
-        link: Option<HostLink>,
-    ) -> Io {
+    fn assemble(inner: IoInner) -> Io {
         Io {
-            inner: Arc::new(IoInner::new(inbox, outbox, clock, deployed_at, link)),
+            inner: Arc::new(inner),
         }
     }
 
@@ -641,7 +635,13 @@ impl IoBuilder {
             None => Outbox::Collect(OnceLock::new()),
         };
         // The prefix (`<deployment ns>-0`) is made when first read.
-        Io::assemble(OnceLock::from(inbox), outbox, clock, deployed_at, None)
+        Io::assemble(IoInner::new(
+            OnceLock::from(inbox),
+            outbox,
+            clock,
+            deployed_at,
+            None,
+        ))
     }
 }
 
