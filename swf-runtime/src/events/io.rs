@@ -54,6 +54,7 @@ thread_local! {
 /// have kept nothing of it), it is made new again in place and kept for the next plain run on
 /// the thread: no run can tell it from a new one, and its allocation, made and freed in every
 /// run, was 270 instructions of a switch and one call's 7,700 (issue 10).
+#[derive(Debug)]
 pub struct PlainRunIo(Io);
 
 impl std::ops::Deref for PlainRunIo {
