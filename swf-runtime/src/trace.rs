@@ -93,25 +93,34 @@ pub(crate) fn record_ended(ended: &crate::durable::Ended) {
 /// Runs an instance (`run`, the future of its whole run) inside its `workflow` span, and
 /// records the outcome.
 ///
+/// A function returning an `async` block rather than an `async fn`, which would hold its
+/// arguments twice: the generated `run` holds this future, and block_on copies it (issue 10).
+///
 /// # Errors
 /// The run's.
-pub async fn traced_run<F>(
+#[allow(
+    clippy::manual_async_fn,
+    reason = "an async fn holds its arguments twice"
+)]
+pub fn traced_run<F>(
     workflow: WorkflowInfo,
     io: &Io,
     run: F,
-) -> Result<ScopeEnd, WorkflowError>
+) -> impl Future<Output = Result<ScopeEnd, WorkflowError>>
 where
     F: Future<Output = Result<ScopeEnd, WorkflowError>>,
 {
-    let span = workflow_span(&workflow, || io.id_prefix());
-    // With nobody listening, the span's wrapper would only add a layer to every poll.
-    let outcome = if span.is_disabled() {
-        run.await
-    } else {
-        run.instrument(span.clone()).await
-    };
-    record_outcome(&span, &outcome);
-    outcome
+    async move {
+        let span = workflow_span(&workflow, || io.id_prefix());
+        // With nobody listening, the span's wrapper would only add a layer to every poll.
+        let outcome = if span.is_disabled() {
+            run.await
+        } else {
+            run.instrument(span.clone()).await
+        };
+        record_outcome(&span, &outcome);
+        outcome
+    }
 }
 
 /// The span of one step of a scope at `state`.
