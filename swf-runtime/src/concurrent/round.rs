@@ -157,8 +157,10 @@ impl Control {
 /// How one member's run in a round ended.
 pub(crate) enum MemberEnd<S> {
     /// It waits for `Wait`; `bool`: whether it ran any step first. Its count of steps is
-    /// updated.
-    Waiting(S, Wait, bool),
+    /// updated. The wait is boxed: a member that waits is rare, and every member's end is
+    /// moved from its future to its round, the larger for it (136 bytes against 96 for a
+    /// foreach iteration's, moved three times per iteration; issue 10).
+    Waiting(S, Box<Wait>, bool),
     /// It ended.
     Ended(ScopeEnd),
     /// It failed.
@@ -229,7 +231,7 @@ where
                 None => tokio::task::consume_budget().await,
                 Some(wait) => {
                     if !Box::pin(control.wait(io, &wait, seen)).await {
-                        return MemberEnd::Waiting(state, wait, ran);
+                        return MemberEnd::Waiting(state, Box::new(wait), ran);
                     }
                 }
             }
@@ -260,11 +262,11 @@ pub async fn round(
     if until.is_some_and(|until| io.now() >= until) {
         return Err(timed_out());
     }
-    let run = run_round(steps, control, completed, needed);
+    // Made where it is awaited (see `step_slot`).
     match until {
-        None => run.await,
+        None => run_round(steps, control, completed, needed).await,
         Some(until) => tokio::select! {
-            end = run => end,
+            end = run_round(steps, control, completed, needed) => end,
             () = io.clock().sleep_until(until) => Err(timed_out()),
         },
     }

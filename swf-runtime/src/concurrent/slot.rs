@@ -146,15 +146,16 @@ where
             origin,
             steps: &mut steps,
         };
-        let run = run_member(state, io, control, counted, step);
+        // Made where it is awaited: made first and awaited later, it was copied into the
+        // await's place (issue 10).
         let end = match until {
-            None => run.await,
+            None => run_member(state, io, control, counted, step).await,
             Some(deadline) if io.now() >= deadline => {
                 control.leave();
                 return timed_out();
             }
             Some(deadline) => tokio::select! {
-                end = run => end,
+                end = run_member(state, io, control, counted, step) => end,
                 () = io.clock().sleep_until(deadline) => {
                     control.leave();
                     return timed_out();
@@ -176,7 +177,7 @@ where
                     until,
                     events: Vec::new(),
                 });
-                Stepped::Blocked(wait)
+                Stepped::Blocked(*wait)
             }
             MemberEnd::Ended(ScopeEnd::Completed(output)) => {
                 *slot = Slot::Done { output };
