@@ -1049,19 +1049,23 @@ const _: () = {
                         }
                         rt::RoundEnd::Enough => {}
                     }
-                    for (output, read) in [
-                        (branches.b1.take_output(), Some(&[][..])),
-                        (branches.b2.take_output(), Some(&["logged"][..])),
-                    ] {
-                        if let Some(output) = output {
-                            rt::SharedData::merge_output(
-                                &mut data,
-                                read,
-                                output,
-                                "With",
-                                "branch output",
-                            )?;
-                        }
+                    if let Some(output) = branches.b1.take_output() {
+                        rt::SharedData::merge_output(
+                            &mut data,
+                            Some(&[][..]),
+                            output,
+                            "With",
+                            "branch output",
+                        )?;
+                    }
+                    if let Some(output) = branches.b2.take_output() {
+                        rt::SharedData::merge_output(
+                            &mut data,
+                            Some(&["logged"][..]),
+                            output,
+                            "With",
+                            "branch output",
+                        )?;
                     }
                     Ok(Attempt::Exit(0))
                 }

@@ -155,27 +155,28 @@ pub(super) fn emit_parallel(cx: &Context<'_>, index: usize) -> TokenStream {
     let state_deadline = super::duration_option(state_timeout.as_ref());
     let combine = match output {
         ParallelOutput::Merge if reads.iter().any(Option::is_some) => {
+            // A statement per branch rather than a loop over an array of the outputs, which
+            // was copied whole into its iterator (issue 10; so below too).
             let merged = waited.iter().map(|&b| {
                 let slot = &slots[b];
-                match &reads[b] {
-                    Some(keys) => quote! {
-                        (branches.#slot.take_output(), ::core::option::Option::Some(&[#(#keys),*][..]))
-                    },
-                    None => quote!((branches.#slot.take_output(), ::core::option::Option::None)),
-                }
-            });
-            quote! {
-                for (output, read) in [#(#merged),*] {
-                    if let ::core::option::Option::Some(output) = output {
-                        #rt::SharedData::merge_output(&mut data, read, output, #name, "branch output")?;
+                let read = match &reads[b] {
+                    Some(keys) => quote!(::core::option::Option::Some(&[#(#keys),*][..])),
+                    None => quote!(::core::option::Option::None),
+                };
+                quote! {
+                    if let ::core::option::Option::Some(output) = branches.#slot.take_output() {
+                        #rt::SharedData::merge_output(&mut data, #read, output, #name, "branch output")?;
                     }
                 }
-            }
+            });
+            quote!(#(#merged)*)
         }
         ParallelOutput::Merge => quote! {
-            for output in [#(branches.#waited_slots.take_output()),*].into_iter().flatten() {
-                #rt::merge_data(&mut data, output, #name, "branch output")?;
-            }
+            #(
+                if let ::core::option::Option::Some(output) = branches.#waited_slots.take_output() {
+                    #rt::merge_data(&mut data, output, #name, "branch output")?;
+                }
+            )*
         },
         // One element per branch, in branch order: `null` for a branch not waited for or
         // cancelled before it completed.
