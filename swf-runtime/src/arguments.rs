@@ -127,11 +127,11 @@ impl Arguments {
                 // (see `JsonPath::infallible_ref`); absent, the member stays `null`.
                 Template::Path(path) if let Some(found) = path.infallible_ref(source) => {
                     if let Some(found) = found {
-                        value.clone_from(found);
+                        crate::data::overwrite(value, found.clone());
                     }
                 }
                 literal if literal.is_literal() => {}
-                selecting => *value = selecting.build(source)?,
+                selecting => crate::data::overwrite(value, selecting.build(source)?),
             }
         }
         Ok(Value::Object(object))

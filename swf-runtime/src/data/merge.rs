@@ -226,7 +226,7 @@ fn apply(target: &mut Value, incoming: Value) {
         (Value::Array(existing), Value::Array(elements)) => {
             append_missing_values(existing, elements)
         }
-        (slot, value) => *slot = value,
+        (slot, value) => super::overwrite(slot, value),
     }
 }
 
@@ -237,7 +237,7 @@ fn merge_member(slot: &mut Value, value: Value) {
         apply(slot, value);
     } else {
         // Checked: a scalar (or null) there is replaced by whatever comes.
-        *slot = value;
+        super::overwrite(slot, value);
     }
 }
 

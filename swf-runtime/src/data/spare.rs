@@ -92,9 +92,13 @@ pub(crate) fn copy(base: &Map<String, Value>) -> Map<String, Value> {
 /// [`copy_into`]; anything else becomes `null`.
 fn empty(member: &mut Value) {
     match member {
-        Value::Array(elements) if elements.capacity() <= ARRAY_CAPACITY => elements.clear(),
+        Value::Array(elements) if elements.capacity() <= ARRAY_CAPACITY => {
+            while let Some(element) = elements.pop() {
+                super::release(element);
+            }
+        }
         Value::String(text) if text.capacity() <= STRING_CAPACITY => text.clear(),
-        other => *other = Value::Null,
+        other => super::overwrite(other, Value::Null),
     }
 }
 
@@ -104,7 +108,7 @@ fn copy_into(slot: &mut Value, value: &Value) {
     match (slot, value) {
         (Value::Array(slot), Value::Array(value)) => slot.clone_from(value),
         (Value::String(slot), Value::String(value)) => slot.clone_from(value),
-        (slot, value) => *slot = value.clone(),
+        (slot, value) => super::overwrite(slot, value.clone()),
     }
 }
 

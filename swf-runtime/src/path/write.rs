@@ -100,7 +100,7 @@ fn write_member(object: &mut Map<String, Value>, key: &str, value: Value) {
     if is_compared(object)
         && let Some(slot) = member_mut(object, key)
     {
-        *slot = value;
+        crate::data::overwrite(slot, value);
         return;
     }
     object.insert(key.to_owned(), value);
