@@ -106,7 +106,18 @@ fn empty(member: &mut Value) {
 /// or both strings (serde_json's `Value::clone_from` would allocate a new one).
 fn copy_into(slot: &mut Value, value: &Value) {
     match (slot, value) {
-        (Value::Array(slot), Value::Array(value)) => slot.clone_from(value),
+        (Value::Array(slot), Value::Array(value)) => {
+            // Pushed one by one: `clone_from` over the emptied buffer went through its
+            // generic truncate, clone-over and extend, 130 instructions for the one element
+            // of a shared array's placeholder (issue 10).
+            while let Some(element) = slot.pop() {
+                super::release(element);
+            }
+            slot.reserve(value.len());
+            for element in value {
+                slot.push(element.clone());
+            }
+        }
         (Value::String(slot), Value::String(value)) => slot.clone_from(value),
         (slot, value) => super::overwrite(slot, value.clone()),
     }
