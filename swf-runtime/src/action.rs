@@ -78,12 +78,13 @@ pub struct CallContext {
 
 /// What a running call keeps of its [`CallContext`]: the instance's `Io` (its name is made
 /// when first read), the task's and action's names as the generated code wrote them, so that a
-/// call copies no text unless its function asks for its context. The scope path is not kept:
-/// the function runs inside its scope, set for each poll, where its context reads it.
+/// call copies no text unless its function asks for its context. Neither the scope path nor
+/// the step its keys count from is kept: the function runs inside its scope, set for each poll
+/// and for its drop, and within the instance's step, where its context reads both (issue 10:
+/// reading the step's origin for every call, most of which never ask, read the scope twice).
 struct CallSite {
-    /// The instance's `Io`, for its name (see [`Io::id_prefix`]).
+    /// The instance's `Io`, for its name (see [`Io::id_prefix`]) and its step.
     io: Io,
-    step: u64,
     task: &'static str,
     action: &'static str,
     attempt: u32,
@@ -93,7 +94,7 @@ impl CallSite {
     fn context(&self) -> CallContext {
         CallContext {
             instance: self.io.id_prefix().to_owned(),
-            step: self.step,
+            step: step_origin(&self.io),
             scope: current_scope(),
             task: self.task.to_owned(),
             action: self.action.to_owned(),
@@ -347,7 +348,6 @@ where
         let started = trace::call_started(&span);
         let site = CallSite {
             io: io.clone(),
-            step: step_origin(io),
             task: how.task,
             action: how.action,
             attempt: how.attempt,
