@@ -1,5 +1,6 @@
 //! Running one action: the user's function under the action's timeout, with its call context.
 
+use std::cell::Cell;
 use std::fmt;
 use std::future::Future;
 use std::panic::AssertUnwindSafe;
@@ -32,10 +33,12 @@ scoped_thread_local! {
     /// The call a function runs for.
     static CALL: CallSite
 }
-scoped_thread_local! {
+thread_local! {
     /// Set while a round makes the step of one of its branches or iterations, for the scope it
-    /// enters to keep (see [`member_step`]).
-    static MEMBER: Member
+    /// enters to keep (see [`member_step`]). A plain thread-local, as the value is copied: a
+    /// scoped one (a pointer to a value set around a closure) is reached through an indirect
+    /// call each time, four per branch and per iteration (issue 10).
+    static MEMBER: Cell<Option<Member>> = const { Cell::new(None) };
 }
 
 /// Where the calls of a branch's or an iteration's step count their keys from.
@@ -212,7 +215,7 @@ fn enter<F: Future, M: FnOnce() -> F>(
     item: Option<usize>,
     make: M,
 ) -> impl Future<Output = F::Output> + use<F, M> {
-    let member = read(&MEMBER, |member| *member);
+    let member = MEMBER.with(Cell::get);
     let outer = read(&SCOPE, |outer| Arc::new(outer.clone()));
     // A member's scope counts from its task's origin; another (a sub-flow's task) from the
     // scope it is in, if any.
@@ -236,7 +239,16 @@ fn enter<F: Future, M: FnOnce() -> F>(
 /// the scope rather than in a scoped value of its own around the future, which every poll of
 /// every member's step would pay for (issue 10).
 pub(crate) fn member_step<F: Future>(origin: u64, step: u32, start: impl FnOnce() -> F) -> F {
-    MEMBER.set(&Member { origin, step }, start)
+    /// Puts back the member that was set before, when the step is made or if making it
+    /// panics.
+    struct Restore(Option<Member>);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            MEMBER.with(|member| member.set(self.0));
+        }
+    }
+    let _restore = Restore(MEMBER.with(|member| member.replace(Some(Member { origin, step }))));
+    start()
 }
 
 /// The step a parallel or foreach task starting its members now counts their calls' keys
@@ -601,6 +613,38 @@ mod tests {
         };
         let seen = in_scope("Fork/Branch A", || branch).await;
         assert_eq!(seen, Ok(json!("Fork/Branch A/Each[3]@2")));
+    }
+
+    /// The member a round sets while it makes a step is the one that step's scope sees, the
+    /// outer one is back once it is made, and a step whose making panics sets nothing that
+    /// outlives it.
+    #[test]
+    fn a_members_step_sees_its_member_and_puts_the_outer_one_back() {
+        let current = || {
+            MEMBER
+                .with(Cell::get)
+                .map(|member| (member.origin, member.step))
+        };
+        assert_eq!(current(), None);
+        // The step's future is what the closure makes: here a ready one holding what it saw.
+        let seen = member_step(4, 1, || {
+            let inner = member_step(7, 2, || std::future::ready(current())).into_inner();
+            std::future::ready((current(), inner))
+        })
+        .into_inner();
+        assert_eq!(seen, (Some((4, 1)), Some((7, 2))));
+        assert_eq!(current(), None);
+        let panicked = std::panic::catch_unwind(|| {
+            member_step(9, 3, || -> std::future::Ready<()> {
+                panic!("making the step failed")
+            })
+        });
+        assert!(panicked.is_err());
+        assert_eq!(
+            current(),
+            None,
+            "the panicking step's member is not left set"
+        );
     }
 
     /// A call counts its key from the instance's step, except in a branch or an iteration,
