@@ -206,8 +206,15 @@ where
             // may not happen when the round runs again.
             let span = crate::trace::task_span(&state);
             let stepping = crate::action::member_step(origin, *steps, || step(state));
+            // With nobody listening, the span's wrapper would only add a layer to every poll
+            // and a drop (as in `drive`).
+            let stepped = if span.is_disabled() {
+                stepping.await
+            } else {
+                stepping.instrument(span).await
+            };
             // The state to go on from, and what it waits for if it could not run.
-            let (next, waiting) = match stepping.instrument(span).await {
+            let (next, waiting) = match stepped {
                 Err(failure) => {
                     control.leave();
                     return MemberEnd::Failed(failure);
