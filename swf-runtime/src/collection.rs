@@ -79,6 +79,14 @@ impl<'d> SharedData<'d> {
                 hidden: Vec::new(),
             };
         };
+        if members.is_empty() {
+            // Most parallel tasks' data before their branches write: no map to collect.
+            return Self {
+                data,
+                base: Value::Object(serde_json::Map::new()),
+                hidden: Vec::new(),
+            };
+        }
         let mut hidden = Vec::new();
         let base = members
             .iter()
