@@ -12,7 +12,6 @@ use crate::events::{EventSpec, Io, Registration};
 use crate::progress::{Progress, Wait};
 use crate::trace;
 use serde_json::Value;
-use tracing::Instrument;
 
 /// Steps `$state` until a step runs, and evaluates to the state after it: [`step_until_ran`]'s
 /// work, written out where it is used (`?` and `return` leave the function around it) rather
@@ -34,13 +33,7 @@ macro_rules! step_in_place {
         loop {
             let seen = io.arrivals();
             io.begin_step();
-            let span = trace::task_span(&state);
-            // With nobody listening, the span's wrapper would only add a copy and a layer.
-            let stepped = if span.is_disabled() {
-                $advance(state).await?
-            } else {
-                $advance(state).instrument(span).await?
-            };
+            let stepped = trace::in_span!($advance(state), trace::task_span(&state), ?);
             match stepped {
                 Progress::Ran(next) => break next,
                 Progress::Waiting(same, wait) => {
@@ -155,12 +148,7 @@ where
         state = loop {
             let seen = io.arrivals();
             io.begin_step();
-            let span = trace::task_span(&running);
-            let stepped = if span.is_disabled() {
-                advance(running).await?
-            } else {
-                advance(running).instrument(span).await?
-            };
+            let stepped = trace::in_span!(advance(running), trace::task_span(&running), ?);
             match stepped {
                 Progress::Ran(next) => break next,
                 Progress::Waiting(same, wait) => {

@@ -13,11 +13,38 @@ use std::time::{Duration, Instant};
 
 use cloudevents::{AttributesReader, Event};
 use tracing::field::Empty;
-use tracing::{Instrument, Level, Span};
+use tracing::{Level, Span};
 
 use crate::concurrent::{ScopeEnd, ScopeState};
 use crate::error::WorkflowError;
 use crate::events::Io;
+
+/// Awaits `future` inside `span`, or bare when the span is disabled: with nobody listening,
+/// tracing's wrapper would only add a layer to every poll, a drop, and a copy of the future as
+/// the wrapper takes it. A macro rather than a function, whose future would be one more level
+/// around the one it awaits (issue 10). With `?` last, the `?` is applied in each branch, as
+/// the step loops wrote it: applied to the `if`'s value, it measured 38 more instructions per
+/// run of ten steps.
+macro_rules! in_span {
+    ($future:expr, $span:expr) => {{
+        let span: ::tracing::Span = $span;
+        if span.is_disabled() {
+            $future.await
+        } else {
+            ::tracing::Instrument::instrument($future, span).await
+        }
+    }};
+    ($future:expr, $span:expr, ?) => {{
+        let span: ::tracing::Span = $span;
+        if span.is_disabled() {
+            $future.await?
+        } else {
+            ::tracing::Instrument::instrument($future, span).await?
+        }
+    }};
+}
+
+pub(crate) use in_span;
 
 /// The workflow a run belongs to, as generated code names it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -112,12 +139,7 @@ where
 {
     async move {
         let span = workflow_span(&workflow, || io.id_prefix());
-        // With nobody listening, the span's wrapper would only add a layer to every poll.
-        let outcome = if span.is_disabled() {
-            run.await
-        } else {
-            run.instrument(span.clone()).await
-        };
+        let outcome = in_span!(run, span.clone());
         record_outcome(&span, &outcome);
         outcome
     }

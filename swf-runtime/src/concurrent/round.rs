@@ -9,7 +9,6 @@ use std::future::Future;
 use std::pin::{Pin, pin};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::task::Poll;
-use tracing::Instrument;
 
 use futures_util::stream::{FuturesUnordered, StreamExt};
 use jiff::Timestamp;
@@ -206,13 +205,7 @@ where
             // may not happen when the round runs again.
             let span = crate::trace::task_span(&state);
             let stepping = crate::action::member_step(origin, *steps, || step(state));
-            // With nobody listening, the span's wrapper would only add a layer to every poll
-            // and a drop (as in `drive`).
-            let stepped = if span.is_disabled() {
-                stepping.await
-            } else {
-                stepping.instrument(span).await
-            };
+            let stepped = crate::trace::in_span!(stepping, span);
             // The state to go on from, and what it waits for if it could not run.
             let (next, waiting) = match stepped {
                 Err(failure) => {

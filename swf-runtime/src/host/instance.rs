@@ -12,7 +12,6 @@ use futures_util::FutureExt;
 use serde_json::Value;
 use tokio::runtime::Handle;
 use tokio::sync::Notify;
-use tracing::Instrument;
 
 use super::{HOST_ERROR, InstanceId, Machine, Outcome, Shared, Unmatched};
 use crate::drive::Paused;
@@ -196,12 +195,7 @@ impl<M: Machine> Shared<M> {
                     self.machine.step(state, &io)
                 });
             let stepping = AssertUnwindSafe(stepping).catch_unwind();
-            // With nobody listening, the span's wrapper would only add a copy and a layer.
-            let stepped = if span.is_disabled() {
-                stepping.await
-            } else {
-                stepping.instrument(span.clone()).await
-            };
+            let stepped = crate::trace::in_span!(stepping, span.clone());
             let (same, wait, seen, kept) = match stepped {
                 Ok(Ok(Paused::Ended(end))) => break Ok(end),
                 Ok(Ok(Paused::Waiting {
