@@ -73,19 +73,12 @@ impl<'d> SharedData<'d> {
     /// What the iterations of a body that reads only the top-level keys `read` of `data` share.
     pub fn new(data: &'d Value, read: &[&str]) -> Self {
         let Value::Object(members) = data else {
-            return Self {
-                data,
-                base: data.clone(),
-                hidden: Vec::new(),
-            };
+            return Self::whole(data, data.clone());
         };
         if members.is_empty() {
-            // Most parallel tasks' data before their branches write: no map to collect.
-            return Self {
-                data,
-                base: Value::Object(serde_json::Map::new()),
-                hidden: Vec::new(),
-            };
+            // Most parallel tasks' data before their branches write: a new map, where
+            // collecting one from no members cost about 110 instructions (issue 10).
+            return Self::whole(data, Value::Object(serde_json::Map::new()));
         }
         let mut hidden = Vec::new();
         let base = members
@@ -103,6 +96,15 @@ impl<'d> SharedData<'d> {
             data,
             base: Value::Object(base),
             hidden,
+        }
+    }
+
+    /// The shared input of `data` that hides nothing: `base`, its copy.
+    fn whole(data: &'d Value, base: Value) -> Self {
+        Self {
+            data,
+            base,
+            hidden: Vec::new(),
         }
     }
 

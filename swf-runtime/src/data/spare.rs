@@ -93,9 +93,7 @@ pub(crate) fn copy(base: &Map<String, Value>) -> Map<String, Value> {
 fn empty(member: &mut Value) {
     match member {
         Value::Array(elements) if elements.capacity() <= ARRAY_CAPACITY => {
-            while let Some(element) = elements.pop() {
-                super::release(element);
-            }
+            super::release_elements(elements);
         }
         Value::String(text) if text.capacity() <= STRING_CAPACITY => text.clear(),
         other => super::overwrite(other, Value::Null),
@@ -110,9 +108,7 @@ fn copy_into(slot: &mut Value, value: &Value) {
             // Pushed one by one: `clone_from` over the emptied buffer went through its
             // generic truncate, clone-over and extend, 130 instructions for the one element
             // of a shared array's placeholder (issue 10).
-            while let Some(element) = slot.pop() {
-                super::release(element);
-            }
+            super::release_elements(slot);
             slot.reserve(value.len());
             for element in value {
                 slot.push(element.clone());
