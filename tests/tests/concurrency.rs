@@ -66,6 +66,9 @@ mod foreach_delay {
 mod foreach_terminate {
     swf_runtime::workflow!("workflows/concurrency/foreach-terminate.sw.yaml");
 }
+mod waiting_branches {
+    swf_runtime::workflow!("workflows/concurrency/waiting-branches.sw.yaml");
+}
 mod nested {
     swf_runtime::workflow!(
         "workflows/concurrency/nested.sw.yaml",
@@ -286,6 +289,7 @@ scripted! {
 }
 
 impl scheduled_caller::ScheduledCallerFunctions for Lab {}
+impl waiting_branches::WaitingBranchesFunctions for Lab {}
 
 impl terminate::TerminateRaceFunctions for Lab {
     /// Works for a minute.
@@ -797,6 +801,34 @@ async fn a_shared_iteration_still_sees_its_own_copy_of_the_task_data() {
         message.contains("at `/tags` the task data holds an array but"),
         "{message}"
     );
+}
+
+/// The round is over when its last running branch starts to wait: the branch that waited
+/// first is woken to give its state back, and the step returns with both waiting.
+#[tokio::test(start_paused = true)]
+async fn a_step_returns_once_every_branch_waits_for_its_event() {
+    use waiting_branches::{WaitingBranchesEvent, WaitingBranchesWorkflow};
+    let workflow = WaitingBranchesWorkflow::new(Lab::new());
+    let io = Io::standalone();
+    let state = workflow.start_with(json!({"n": 1}), &io).unwrap();
+    let state = tokio::time::timeout(secs(86_400), workflow.step_with(state, &io))
+        .await
+        .expect("the step returns once both branches wait")
+        .unwrap();
+    assert_eq!(
+        state.position(),
+        "Both/left/AwaitLeft | Both/right/AwaitRight"
+    );
+    for event in [WaitingBranchesEvent::Right, WaitingBranchesEvent::Left] {
+        io.deliver(event.event("e", json!({})).unwrap())
+            .await
+            .unwrap();
+    }
+    let mut state = state;
+    for _ in 0..3 {
+        state = workflow.step_with(state, &io).await.unwrap();
+    }
+    assert_eq!(state.position(), "completed");
 }
 
 #[tokio::test(start_paused = true)]

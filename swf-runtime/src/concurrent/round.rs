@@ -14,6 +14,7 @@ use futures_util::stream::{FuturesUnordered, StreamExt};
 use jiff::Timestamp;
 use serde_json::Value;
 use tokio::sync::Notify;
+use tokio::sync::futures::Notified;
 
 use super::{ScopeEnd, ScopeState};
 use crate::error::{ErrorObject, WorkflowError};
@@ -68,13 +69,22 @@ pub enum RoundEnd {
 /// instructions to join and two to leave, four per foreach iteration: each one a full memory
 /// barrier on x86 (issue 10).
 pub struct Control {
-    /// How many members run, with [`OVER`] set once the round is over.
+    /// How many members run, with [`OVER`] set once the round is over and [`LISTENED`] once a
+    /// member listened for it.
     members: AtomicUsize,
     over: Notify,
 }
 
 /// The bit of [`Control`]'s count that says the round is over.
 const OVER: usize = 1 << (usize::BITS - 1);
+
+/// The bit of [`Control`]'s count that says a member listens for the round's end: without it,
+/// the last member to leave does not call `Notify::notify_waiters`, which takes a lock and
+/// walks an empty list (most rounds have no member that waits; issue 10).
+const LISTENED: usize = 1 << (usize::BITS - 2);
+
+/// The bits of [`Control`]'s count that are not the count.
+const FLAGS: usize = OVER | LISTENED;
 
 impl Default for Control {
     fn default() -> Self {
@@ -86,7 +96,7 @@ impl fmt::Debug for Control {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let members = self.members.load(Ordering::Relaxed);
         f.debug_struct("Control")
-            .field("running", &(members & !OVER))
+            .field("running", &(members & !FLAGS))
             .field("over", &(members & OVER != 0))
             .finish()
     }
@@ -120,20 +130,31 @@ impl Control {
     /// A member stops running (it ended, or it waits); the last one ends the round.
     pub(crate) fn leave(&self) {
         let members = self.members.load(Ordering::Relaxed);
-        let running = (members & !OVER).saturating_sub(1);
+        let running = (members & !FLAGS).saturating_sub(1);
         if running == 0 && members & OVER == 0 {
-            self.members.store(OVER, Ordering::Relaxed);
-            self.over.notify_waiters();
+            self.members
+                .store(members & LISTENED | OVER, Ordering::Relaxed);
+            if members & LISTENED != 0 {
+                self.over.notify_waiters();
+            }
         } else {
             self.members
-                .store(members & OVER | running, Ordering::Relaxed);
+                .store(members & FLAGS | running, Ordering::Relaxed);
         }
+    }
+
+    /// What completes once the round is over (the round's last member to leave wakes it, if it
+    /// was enabled by then).
+    fn listen(&self) -> Notified<'_> {
+        let members = self.members.load(Ordering::Relaxed);
+        self.members.store(members | LISTENED, Ordering::Relaxed);
+        self.over.notified()
     }
 
     /// A member waits for `wait` (having read `seen` arrivals before its step). True when it
     /// came while the round still ran: the member runs again. False when the round is over.
     async fn wait(&self, io: &Io, wait: &Wait, seen: u64) -> bool {
-        let mut over = pin!(self.over.notified());
+        let mut over = pin!(self.listen());
         over.as_mut().enable();
         self.leave();
         if self.is_over() {
@@ -356,10 +377,15 @@ mod tests {
     #[test]
     fn the_last_member_to_leave_ends_the_round_and_wakes_the_waiting() {
         let control = Control::new();
-        let mut over = pin!(control.over.notified());
+        let mut over = pin!(control.listen());
         over.as_mut().enable();
         assert!(control.join());
         assert!(control.join());
+        // Listening is a flag beside the count, not a member.
+        assert_eq!(
+            format!("{control:?}"),
+            "Control { running: 2, over: false }"
+        );
         control.leave();
         assert!(!control.is_over());
         let mut context = Context::from_waker(Waker::noop());
