@@ -39,15 +39,44 @@ use proc_macro2::{Delimiter, Group, Ident, Punct, Spacing, Span, TokenStream, To
 use quote::quote;
 
 /// The path through which generated code reaches the runtime.
-pub(crate) fn rt() -> TokenStream {
-    quote!(::swf_runtime::__private)
+pub(crate) fn rt() -> RuntimePath {
+    RuntimePath { private: true }
 }
 
 /// The runtime's public root, through which the bodies of public items name its public types
 /// (`::swf_runtime::WorkflowError::new`): the pass that writes public paths for rustdoc
 /// (`public_paths`) does not walk bodies.
-pub(crate) fn api() -> TokenStream {
-    quote!(::swf_runtime)
+pub(crate) fn api() -> RuntimePath {
+    RuntimePath { private: false }
+}
+
+/// `::swf_runtime::__private` (or `::swf_runtime`), written where it is interpolated. Most
+/// emitters interpolate it several times: a stream made once is copied token by token at each
+/// interpolation (proc_macro2 copies a stream it shares), and making it cost more than writing
+/// its tokens (issue 10: about 5% of the generator's work).
+#[derive(Clone, Copy)]
+pub(crate) struct RuntimePath {
+    private: bool,
+}
+
+impl quote::ToTokens for RuntimePath {
+    fn to_tokens(&self, tokens: &mut TokenStream) {
+        let colons = || {
+            [
+                TokenTree::Punct(Punct::new(':', Spacing::Joint)),
+                TokenTree::Punct(Punct::new(':', Spacing::Alone)),
+            ]
+        };
+        tokens.extend(colons());
+        tokens.extend([TokenTree::Ident(Ident::new(
+            "swf_runtime",
+            Span::call_site(),
+        ))]);
+        if self.private {
+            tokens.extend(colons());
+            tokens.extend([TokenTree::Ident(Ident::new("__private", Span::call_site()))]);
+        }
+    }
 }
 
 /// True when `tokens` mention the identifier `name` anywhere (inside groups too): generated

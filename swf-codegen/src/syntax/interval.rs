@@ -47,7 +47,7 @@ impl SpanParts {
 
 impl Window {
     /// The runtime's `ScheduleWindow` constructor for this window.
-    pub fn to_tokens(&self, rt: &TokenStream) -> TokenStream {
+    pub fn to_tokens(&self, rt: &impl quote::ToTokens) -> TokenStream {
         match *self {
             Window::Between { start_ms, end_ms } => {
                 quote!(#rt::ScheduleWindow::between(#start_ms, #end_ms))
