@@ -107,12 +107,6 @@ fn mark_mentions(tokens: &TokenStream, names: &[&str], found: &mut [bool]) {
     }
 }
 
-/// The tree at `slot`, moved out (a pass looks again only at the positions after it): an
-/// identifier's or literal's clone would copy its text.
-pub(crate) fn take_tree(slot: &mut TokenTree) -> TokenTree {
-    std::mem::replace(slot, TokenTree::Punct(Punct::new('.', Spacing::Alone)))
-}
-
 /// `group` taken apart: its delimiter, its span and its trees. The group is dropped before its
 /// stream is iterated, so the trees are moved out of a stream nothing else holds rather than
 /// copied (`Group::stream` shares the group's).

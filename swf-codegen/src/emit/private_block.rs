@@ -149,51 +149,53 @@ fn shorten(tokens: TokenStream, statics: &mut Statics) -> TokenStream {
 }
 
 /// [`shorten`] of trees already collected (a group's are collected once, for both the check
-/// for a hoisted static and the shortening).
-fn shorten_trees(mut trees: Vec<TokenTree>, statics: &mut Statics) -> TokenStream {
+/// for a hoisted static and the shortening). They are moved out one by one, the ones still to
+/// come read as a slice for the paths' lookahead.
+fn shorten_trees(trees: Vec<TokenTree>, statics: &mut Statics) -> TokenStream {
     let mut out: Vec<TokenTree> = Vec::with_capacity(trees.len());
-    let mut index = 0;
-    while index < trees.len() {
-        let rest = &trees[index..];
+    let mut trees = trees.into_iter();
+    while let rest @ [first, ..] = trees.as_slice() {
         // Every path to shorten starts with `::`: most trees are passed on at once.
-        let starts_path = colon(&rest[0]) && rest.get(1).is_some_and(colon);
+        let starts_path = colon(first) && rest.get(1).is_some_and(colon);
         if starts_path && path_is(rest, &["swf_runtime", "__private"]) {
             // `::swf_runtime::__private::Value` → `Value`, `::swf_runtime::__private::f` →
             // `rt::f`, `::swf_runtime::__private::switch::ConditionOp` → `Op`.
-            if let Some(short) = switch_import(rest) {
+            let skip = if let Some(short) = switch_import(rest) {
                 out.push(TokenTree::Ident(Ident::new(short, Span::call_site())));
-                index += 12;
-                continue;
-            }
-            match rest.get(8) {
-                Some(TokenTree::Ident(item))
-                    if colon(&rest[6])
-                        && colon(&rest[7])
-                        && RUNTIME_IMPORTS.iter().any(|name| item == name) =>
-                {
-                    out.push(rest[8].clone());
-                    index += 9;
+                12
+            } else {
+                match rest.get(8) {
+                    Some(TokenTree::Ident(item))
+                        if colon(&rest[6])
+                            && colon(&rest[7])
+                            && RUNTIME_IMPORTS.iter().any(|name| item == name) =>
+                    {
+                        out.push(rest[8].clone());
+                        9
+                    }
+                    _ => {
+                        out.push(TokenTree::Ident(Ident::new("rt", Span::call_site())));
+                        6
+                    }
                 }
-                _ => {
-                    out.push(TokenTree::Ident(Ident::new("rt", Span::call_site())));
-                    index += 6;
-                }
-            }
+            };
+            trees.nth(skip - 1);
             continue;
         }
         if starts_path && let Some(skip) = prelude_path(rest) {
             // `::core::result::Result::Ok` → `Ok`, `::core::result::Result<..>` → `Result<..>`.
-            index += skip;
+            trees.nth(skip - 1);
             continue;
         }
-        match super::take_tree(&mut trees[index]) {
+        let Some(tree) = trees.next() else { break };
+        match tree {
             TokenTree::Group(group) => {
                 let (delimiter, span, inner) = super::group_parts(group);
                 match hoisted(delimiter, inner, statics) {
                     Ok(name) => {
                         // `{ ..; &PATH }.select(..)` calls the method on the reference: so does
                         // `PATH_N.select(..)`, by auto-reference; `&PATH_N.select(..)` would not.
-                        let method_call = matches!(trees.get(index + 1), Some(TokenTree::Punct(p)) if p.as_char() == '.');
+                        let method_call = matches!(trees.as_slice().first(), Some(TokenTree::Punct(p)) if p.as_char() == '.');
                         if !method_call {
                             out.push(TokenTree::Punct(proc_macro2::Punct::new(
                                 '&',
@@ -211,7 +213,6 @@ fn shorten_trees(mut trees: Vec<TokenTree>, statics: &mut Statics) -> TokenStrea
             }
             tree => out.push(tree),
         }
-        index += 1;
     }
     out.into_iter().collect()
 }

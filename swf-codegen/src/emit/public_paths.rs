@@ -50,21 +50,20 @@ pub(crate) fn in_body(tokens: TokenStream) -> TokenStream {
     rewrite(tokens.into_iter().collect(), true)
 }
 
-fn rewrite(mut trees: Vec<TokenTree>, walk_bodies: bool) -> TokenStream {
+fn rewrite(trees: Vec<TokenTree>, walk_bodies: bool) -> TokenStream {
     let mut out = Vec::with_capacity(trees.len());
     // Since a `fn` at this level, until its body or its `;`.
     let mut in_signature = false;
-    let mut index = 0;
-    while index < trees.len() {
-        if let Some(name) = private_public_item(&trees[index..]) {
+    let mut trees = trees.into_iter();
+    while !trees.as_slice().is_empty() {
+        if names_private_public_item(trees.as_slice()) {
             // `:: swf_runtime ::` stays (five tokens); `__private ::` goes.
-            out.extend(trees[index..index + 5].iter().cloned());
-            out.push(trees[index + 8].clone());
-            debug_assert_eq!(trees[index + 8].to_string(), name);
-            index += 9;
+            out.extend(trees.by_ref().take(5));
+            out.extend(trees.nth(3));
             continue;
         }
-        out.push(match super::take_tree(&mut trees[index]) {
+        let Some(tree) = trees.next() else { break };
+        out.push(match tree {
             TokenTree::Group(group)
                 if in_signature && !walk_bodies && group.delimiter() == Delimiter::Brace =>
             {
@@ -87,26 +86,21 @@ fn rewrite(mut trees: Vec<TokenTree>, walk_bodies: bool) -> TokenStream {
             }
             tree => tree,
         });
-        index += 1;
     }
     out.into_iter().collect()
 }
 
-/// The public item named by `:: swf_runtime :: __private :: X` at the start of `trees`.
-fn private_public_item(trees: &[TokenTree]) -> Option<String> {
-    let [a, b, krate, c, d, private, e, f, item, ..] = trees else {
-        return None;
+/// Whether `trees` start with `:: swf_runtime :: __private :: X` of a public `X`.
+fn names_private_public_item(trees: &[TokenTree]) -> bool {
+    let [a, b, krate, c, d, private, e, f, TokenTree::Ident(item), ..] = trees else {
+        return false;
     };
     let colon = |tree: &TokenTree| matches!(tree, TokenTree::Punct(p) if p.as_char() == ':');
     let word = |tree: &TokenTree, text: &str| matches!(tree, TokenTree::Ident(i) if i == text);
-    let path = [a, b, c, d, e, f].into_iter().all(colon)
+    [a, b, c, d, e, f].into_iter().all(colon)
         && word(krate, "swf_runtime")
-        && word(private, "__private");
-    let TokenTree::Ident(item) = item else {
-        return None;
-    };
-    let name = item.to_string();
-    (path && PUBLIC.contains(&name.as_str())).then_some(name)
+        && word(private, "__private")
+        && PUBLIC.iter().any(|name| item == name)
 }
 
 #[cfg(test)]
