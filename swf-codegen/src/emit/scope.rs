@@ -106,7 +106,7 @@ fn emit_advance(cx: &Context<'_>, kinds: &[RunKind]) -> TokenStream {
         (TokenStream::new(), TokenStream::new())
     };
     // The root's `advance` is public: its body names the public path itself.
-    let progress = if cx.root { super::api() } else { rt.clone() };
+    let progress = if cx.root { super::api() } else { rt };
     let step = quote! {
         match state {
             #(#dispatch,)*
