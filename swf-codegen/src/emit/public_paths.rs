@@ -55,7 +55,7 @@ fn rewrite(trees: Vec<TokenTree>, walk_bodies: bool) -> TokenStream {
     // Since a `fn` at this level, until its body or its `;`.
     let mut in_signature = false;
     let mut trees = trees.into_iter();
-    while !trees.as_slice().is_empty() {
+    loop {
         if names_private_public_item(trees.as_slice()) {
             // `:: swf_runtime ::` stays (five tokens); `__private ::` goes.
             out.extend(trees.by_ref().take(5));
