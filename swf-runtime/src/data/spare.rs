@@ -107,7 +107,8 @@ fn copy_into(slot: &mut Value, value: &Value) {
         (Value::Array(slot), Value::Array(value)) => {
             // Pushed one by one: `clone_from` over the emptied buffer went through its
             // generic truncate, clone-over and extend, 130 instructions for the one element
-            // of a shared array's placeholder (issue 10).
+            // of a shared array's placeholder (issue 10); `extend_from_slice` measured 61 more
+            // per foreach iteration than this loop (2026-11-29).
             super::release_elements(slot);
             slot.reserve(value.len());
             for element in value {
