@@ -991,6 +991,33 @@ async fn foreach_time_delay_spaces_the_iteration_starts() {
     assert_eq!(lab.ends(), log(&[("a", 1), ("c", 7), ("b", 8)]));
 }
 
+/// An iteration whose output is `null` keeps its place in the collection when the state is
+/// saved and read back between steps, as a durable host does: it was read back as an
+/// iteration not done yet, and left out.
+#[tokio::test(start_paused = true)]
+async fn a_null_iteration_output_survives_a_save_between_steps() {
+    let input = json!({"items": [{"name": null, "secs": 1}, {"name": "b", "secs": 1}]});
+    let ran = foreach_delay::ForeachDelayWorkflow::new(Lab::new())
+        .run(input.clone())
+        .await
+        .unwrap();
+    assert_eq!(ran["done"], json!([null, "b"]));
+
+    let workflow = foreach_delay::ForeachDelayWorkflow::new(Lab::new());
+    let mut state = workflow.start(input).unwrap();
+    let mut saves = 0;
+    while state.output().is_none() {
+        let saved = swf_runtime::serde_json::to_string(&state).unwrap();
+        state = swf_runtime::serde_json::from_str(&saved).unwrap();
+        saves += 1;
+        state = workflow.step(state).await.unwrap();
+    }
+    // Saved before the first step, and between the first iteration's end and the second's
+    // start (the `timeDelay`).
+    assert_eq!(saves, 2);
+    assert_eq!(state.output().unwrap()["done"], json!([null, "b"]));
+}
+
 #[tokio::test(start_paused = true)]
 async fn terminate_in_an_iteration_ends_the_instance() {
     use foreach_terminate::{ForeachTerminateState, ForeachTerminateWorkflow};

@@ -24,7 +24,14 @@ const YIELD_AFTER: usize = 1024;
 
 /// The iterations of a foreach task, as the task's state keeps them: how many items there are,
 /// which started, the ones running, and the outputs kept so far.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+///
+/// Saved as its fields, plus the items whose output is `null` (`null_outputs`): in `outputs`
+/// a `null` is an iteration not done yet, so without them a `null` output was lost from the
+/// collection when the instance was saved and resumed. Read back, it is checked: a saved state
+/// whose counts disagree (changed by hand, or a bad migration) is refused with the reason,
+/// rather than run into a foreach that waits for ever or writes a short collection.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(try_from = "Saved<S>")]
 pub struct Iterations<S> {
     /// How many items the input collection has.
     total: usize,
@@ -45,6 +52,124 @@ pub struct Iterations<S> {
     /// from it.
     #[serde(default)]
     origin: u64,
+}
+
+/// [`Iterations`] as saved: its fields, and the items whose output is `null`.
+#[derive(Serialize, Deserialize)]
+#[serde(rename = "Iterations")]
+struct Saved<S> {
+    total: usize,
+    started: usize,
+    running: Vec<Iteration<S>>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    outputs: Vec<Option<Value>>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    null_outputs: Vec<usize>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    next_start: Option<Timestamp>,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    stopped: bool,
+    #[serde(default)]
+    origin: u64,
+}
+
+impl<S: Serialize> Serialize for Iterations<S> {
+    fn serialize<Z: serde::Serializer>(&self, serializer: Z) -> Result<Z::Ok, Z::Error> {
+        use serde::ser::SerializeStruct;
+        let null_outputs: Vec<usize> = self
+            .outputs
+            .iter()
+            .enumerate()
+            .filter(|(_, output)| matches!(output, Some(Value::Null)))
+            .map(|(item, _)| item)
+            .collect();
+        // The fields `Saved` reads, written from here: a copy of the outputs (a foreach's
+        // million) for every save would cost more than the struct's few lines.
+        let mut saved = serializer.serialize_struct("Iterations", 8)?;
+        saved.serialize_field("total", &self.total)?;
+        saved.serialize_field("started", &self.started)?;
+        saved.serialize_field("running", &self.running)?;
+        if self.outputs.is_empty() {
+            saved.skip_field("outputs")?;
+        } else {
+            saved.serialize_field("outputs", &self.outputs)?;
+        }
+        if null_outputs.is_empty() {
+            saved.skip_field("null_outputs")?;
+        } else {
+            saved.serialize_field("null_outputs", &null_outputs)?;
+        }
+        match &self.next_start {
+            Some(next_start) => saved.serialize_field("next_start", next_start)?,
+            None => saved.skip_field("next_start")?,
+        }
+        if self.stopped {
+            saved.serialize_field("stopped", &true)?;
+        } else {
+            saved.skip_field("stopped")?;
+        }
+        saved.serialize_field("origin", &self.origin)?;
+        saved.end()
+    }
+}
+
+impl<S> TryFrom<Saved<S>> for Iterations<S> {
+    type Error = String;
+
+    fn try_from(saved: Saved<S>) -> Result<Self, String> {
+        let Saved {
+            total,
+            started,
+            running,
+            mut outputs,
+            null_outputs,
+            next_start,
+            stopped,
+            origin,
+        } = saved;
+        if started > total {
+            return Err(format!(
+                "a foreach's saved state says {started} of its {total} iterations started"
+            ));
+        }
+        if !outputs.is_empty() && outputs.len() != total {
+            return Err(format!(
+                "a foreach's saved state keeps {} outputs for its {total} items",
+                outputs.len()
+            ));
+        }
+        let mut after = None;
+        for iteration in &running {
+            if iteration.item >= started || after.is_some_and(|after| iteration.item <= after) {
+                return Err(format!(
+                    "a foreach's saved state runs item {} out of order, or of the {started} \
+                     that started",
+                    iteration.item
+                ));
+            }
+            after = Some(iteration.item);
+        }
+        for item in null_outputs {
+            match outputs.get_mut(item) {
+                Some(output @ None) => *output = Some(Value::Null),
+                _ => {
+                    return Err(format!(
+                        "a foreach's saved state has a null output for item {item}, which has \
+                         another or none"
+                    ));
+                }
+            }
+        }
+        Ok(Self {
+            total,
+            started,
+            running,
+            outputs,
+            next_start,
+            stopped,
+            origin,
+        })
+    }
 }
 
 /// One running iteration.
@@ -355,5 +480,88 @@ async fn sleep_until(io: &Io, at: Option<Timestamp>) {
     match at {
         Some(at) => io.clock().sleep_until(at).await,
         None => std::future::pending().await,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn iterations(started: usize, outputs: Vec<Option<Value>>) -> Iterations<()> {
+        Iterations {
+            total: 3,
+            started,
+            running: Vec::new(),
+            outputs,
+            next_start: None,
+            stopped: false,
+            origin: 4,
+        }
+    }
+
+    /// An iteration whose output is `null` keeps it through a save: it was read back as an
+    /// iteration not done, and its place in the collection was lost.
+    #[test]
+    fn a_null_output_survives_a_save() {
+        let done = iterations(
+            3,
+            vec![Some(Value::Null), Some(json!(1)), Some(Value::Null)],
+        );
+        let saved = serde_json::to_value(&done).unwrap();
+        assert_eq!(
+            saved,
+            json!({
+                "total": 3, "started": 3, "running": [],
+                "outputs": [null, 1, null], "null_outputs": [0, 2], "origin": 4,
+            })
+        );
+        let back: Iterations<()> = serde_json::from_value(saved).unwrap();
+        assert_eq!(back, done);
+        // Saved before, with no `null_outputs`: as it was read then.
+        let earlier = json!({"total": 3, "started": 1, "running": [], "outputs": [1, null, null]});
+        let back: Iterations<()> = serde_json::from_value(earlier).unwrap();
+        assert_eq!(back.outputs, [Some(json!(1)), None, None]);
+        assert_eq!(back.origin, 0);
+        // Nothing kept, nothing written.
+        let plain = iterations(0, Vec::new());
+        let saved = serde_json::to_value(&plain).unwrap();
+        assert_eq!(
+            saved,
+            json!({"total": 3, "started": 0, "running": [], "origin": 4})
+        );
+    }
+
+    /// A saved state whose counts disagree is refused, saying what disagrees.
+    #[test]
+    fn a_saved_state_whose_counts_disagree_is_refused() {
+        let refused = |saved: Value| {
+            serde_json::from_value::<Iterations<()>>(saved)
+                .unwrap_err()
+                .to_string()
+        };
+        let message = refused(json!({"total": 2, "started": 3, "running": []}));
+        assert!(
+            message.contains("3 of its 2 iterations started"),
+            "{message}"
+        );
+        let message = refused(json!({"total": 2, "started": 0, "running": [], "outputs": [null]}));
+        assert!(
+            message.contains("keeps 1 outputs for its 2 items"),
+            "{message}"
+        );
+        let running = |items: [usize; 2]| {
+            json!({"total": 3, "started": 2, "running": [
+                {"item": items[0], "state": null}, {"item": items[1], "state": null},
+            ]})
+        };
+        assert!(serde_json::from_value::<Iterations<()>>(running([0, 1])).is_ok());
+        assert!(refused(running([1, 0])).contains("item 0 out of order"));
+        assert!(refused(running([0, 2])).contains("item 2 out of order"));
+        let message = refused(json!({
+            "total": 2, "started": 2, "running": [], "outputs": [1, null], "null_outputs": [0],
+        }));
+        assert!(message.contains("null output for item 0"), "{message}");
     }
 }
