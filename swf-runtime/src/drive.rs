@@ -22,7 +22,8 @@ use serde_json::Value;
 /// Only a host's router needs to know what the instance listens for: a standalone `Io`'s
 /// registration does nothing, and asking the state what it waits for costs a walk of it. A
 /// state that waits for events alone that can no longer come (its host's events channel
-/// closed) makes the function return the `HostError` of [`stranded`].
+/// closed) makes the function return the `HostError` of [`stranded`], and one that waits for
+/// nothing at all that of [`waits_for_nothing`].
 macro_rules! step_in_place {
     ($state:expr, $io:expr, $events:expr, $advance:expr) => {{
         let mut state = $state;
@@ -37,6 +38,9 @@ macro_rules! step_in_place {
             match stepped {
                 Progress::Ran(next) => break next,
                 Progress::Waiting(same, wait) => {
+                    if wait.is_forever() {
+                        return Err(waits_for_nothing("", &same, Value::Null));
+                    }
                     if let Some(listening) = &mut listening {
                         listening.update(&wait);
                     }
@@ -205,6 +209,35 @@ where
     })
 }
 
+/// The error of an instance of `workflow` whose step at `state` waits for nothing that can
+/// come: no event and no deadline. No state a workflow makes does (a task waits for its
+/// events, its deadline or both); a saved state changed since, or saved by another version of
+/// the workflow, can (a foreach whose started iterations are neither running nor done), and
+/// waiting on it would hang the run, or keep the instance parked or stored for ever. `data` is
+/// what the caller keeps of it (its saved state, where the caller has it).
+// Cold, as `WorkflowError::new`: made only when a run fails.
+#[cold]
+pub(crate) fn waits_for_nothing<S: ScopeState>(
+    workflow: &str,
+    state: &S,
+    data: Value,
+) -> WorkflowError {
+    let position = state.position();
+    WorkflowError::new(
+        workflow,
+        position.clone(),
+        ErrorObject::new(
+            crate::host::HOST_ERROR,
+            format!(
+                "the instance waits at `{position}` for nothing that can come (no event, no \
+                 deadline), so it can never go on: its state is not one the workflow makes (saved \
+                 by another version of it, or changed since)"
+            ),
+        ),
+        data,
+    )
+}
+
 /// The error of an instance of `workflow` that waits at `state` for `wait`'s events alone,
 /// none of which can reach it any more; `data` is what the caller keeps of it (its saved
 /// state, for a host).
@@ -277,17 +310,75 @@ mod tests {
         }
     }
 
-    /// A step of `Stage`, counting the steps it was asked for.
-    fn advance(
+    /// The event `Stage::Waiting` waits for.
+    static GO: EventSpec = EventSpec {
+        name: "go",
+        source: "test",
+        event_type: "go",
+        correlation: None,
+    };
+
+    /// A step of `Stage`, counting the steps it was asked for; a waiting stage waits for `wait`.
+    fn advance_waiting_for(
         steps: &Cell<u32>,
+        wait: Wait,
     ) -> impl FnMut(Stage) -> std::future::Ready<Result<Progress<Stage>, WorkflowError>> + '_ {
         move |stage| {
             steps.set(steps.get() + 1);
             std::future::ready(Ok(match stage {
                 Stage::First => Progress::Ran(Stage::Waiting),
-                other => Progress::Waiting(other, Wait::default()),
+                other => Progress::Waiting(other, wait.clone()),
             }))
         }
+    }
+
+    /// A step of `Stage` whose waiting stage waits for the event `GO` alone.
+    fn advance(
+        steps: &Cell<u32>,
+    ) -> impl FnMut(Stage) -> std::future::Ready<Result<Progress<Stage>, WorkflowError>> + '_ {
+        advance_waiting_for(steps, Wait::new(None, &[&GO]))
+    }
+
+    /// A step that waits for nothing (no event, no deadline: a saved state no workflow makes)
+    /// fails the run and the single step at once, rather than waiting for ever on an `Io` that
+    /// could still get events; a step that ran first is kept.
+    #[tokio::test(start_paused = true)]
+    async fn a_state_that_waits_for_nothing_fails_at_once() {
+        let io = Io::standalone();
+        let steps = Cell::new(0);
+        let never = std::time::Duration::from_secs(3600);
+        let run = run_to_end(
+            Stage::First,
+            &io,
+            &[],
+            advance_waiting_for(&steps, Wait::default()),
+        );
+        let failure = tokio::time::timeout(never, run)
+            .await
+            .expect("the run ends")
+            .unwrap_err();
+        assert_eq!(failure.error().name, crate::host::HOST_ERROR);
+        assert_eq!(failure.task(), "Waiting");
+        assert!(
+            failure
+                .error()
+                .message
+                .contains("for nothing that can come"),
+            "{failure}"
+        );
+        assert_eq!(steps.get(), 2);
+
+        let step = step_until_ran(
+            Stage::Waiting,
+            &io,
+            &[],
+            advance_waiting_for(&steps, Wait::default()),
+        );
+        let failure = tokio::time::timeout(never, step)
+            .await
+            .expect("the step ends")
+            .unwrap_err();
+        assert!(failure.error().message.contains("`Waiting`"), "{failure}");
     }
 
     /// A state that waits for events alone on an `Io` that will never get another ends the

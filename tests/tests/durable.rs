@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-use swf_runtime::store::{HistoryKind, InstanceRecord, Routed, Status, Store};
+use swf_runtime::store::{HistoryKind, InstanceRecord, NewInstance, Routed, Status, Store};
 use swf_runtime::{
     CloudEvent, DurableConfig, DurableHost, Ended, InstanceId, ManualClock, Report, Timestamp, json,
 };
@@ -306,6 +306,87 @@ async fn a_new_host_resumes_where_the_old_one_stopped_on_postgres() {
         return;
     };
     a_new_host_resumes_where_the_old_one_stopped(store).await;
+}
+
+/// A stored state that waits for nothing (a foreach whose two started iterations are neither
+/// running nor done: no state the workflow makes, but one a store can hold after a hand edit
+/// or a bad migration) fails its instance when a worker steps it, with that state as the
+/// error's data and as the state a redrive starts from, instead of being stored as waiting
+/// for ever.
+async fn a_stored_state_that_waits_for_nothing_fails<S: Store>(store: S) {
+    let clock = Arc::new(ManualClock::new(epoch()));
+    let host = DurableHost::open(
+        DurableOrderWorkflow::new(Shop::new(1)),
+        store.clone(),
+        config(&clock, "w1"),
+    )
+    .await
+    .unwrap();
+    let worker = Running::start(&host);
+    let started = host
+        .start_correlated(order_input(7, 2), correlated(7))
+        .await
+        .unwrap();
+    let definition = waiting_at(&store, started, "Charge").await.definition;
+    let data = json!({"orderId": 8, "items": ["a", "b"]});
+    let stuck = json!({"PickAll": {
+        "data": data,
+        "each": {"total": 2, "started": 2, "running": [], "outputs": [null, null], "origin": 1},
+    }});
+    let ids = store
+        .create(
+            vec![NewInstance {
+                definition,
+                state: stuck.to_string(),
+                position: String::from("PickAll"),
+                status: Status::Runnable,
+                wake_at: None,
+                waits: Vec::new(),
+                correlation: Vec::new(),
+                inbox: Vec::new(),
+                parent: None,
+                lease: None,
+                detail: json!({}),
+            }],
+            epoch(),
+        )
+        .await
+        .unwrap();
+    // Stored as waiting for ever, it never ended: the timeout fails the test instead.
+    let ended = tokio::time::timeout(Duration::from_secs(30), host.wait(ids[0]))
+        .await
+        .expect("the instance ends");
+    let Ended::Failed(error) = ended.unwrap() else {
+        panic!("the instance failed");
+    };
+    assert_eq!(error.error().name, "HostError");
+    assert!(
+        error
+            .error()
+            .message
+            .contains("waits at `PickAll` for nothing that can come"),
+        "{error}"
+    );
+    assert_eq!(error.data(), &stuck);
+    let record = store.instance(ids[0]).await.unwrap().unwrap().record;
+    assert_eq!(record.status, Status::Failed);
+    let kept: swf_runtime::Value = swf_runtime::serde_json::from_str(&record.state).unwrap();
+    assert_eq!(kept, stuck, "its last committed state");
+    worker.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stored_state_that_waits_for_nothing_fails_on_sqlite() {
+    let (store, _dir) = stores::sqlite().await;
+    a_stored_state_that_waits_for_nothing_fails(store).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stored_state_that_waits_for_nothing_fails_on_postgres() {
+    let Some((store, _schema)) = stores::postgres().await else {
+        return;
+    };
+    a_stored_state_that_waits_for_nothing_fails(store).await;
 }
 
 async fn a_changed_definition_refuses_what_it_cannot_resume<S: Store>(store: S) {

@@ -257,7 +257,15 @@ impl<M: Machine, S: Store> DurableHost<M, S> {
         };
         let stepped = stepped.and_then(|progress| {
             let state = match &progress {
-                Progress::Ran(state) | Progress::Waiting(state, _) => state,
+                Progress::Ran(state) => state,
+                // Stored as waiting, it would never be woken: failed instead, its last
+                // committed state kept.
+                Progress::Waiting(state, wait) if wait.is_forever() => {
+                    let data = serde_json::to_value(state).unwrap_or(Value::Null);
+                    let workflow = &self.inner.definition.workflow;
+                    return Err(crate::drive::waits_for_nothing(workflow, state, data));
+                }
+                Progress::Waiting(state, _) => state,
             };
             match codec::encode(state) {
                 Ok(text) => Ok((progress, text)),

@@ -201,6 +201,18 @@ impl<M: Machine> Shared<M> {
                 Ok(Ok(Paused::Waiting {
                     state,
                     wait,
+                    registration,
+                    ..
+                })) if wait.is_forever() => {
+                    // Parked, it would wait until the events channel closed.
+                    drop(io.resume_listening(self.events, registration));
+                    let saved = serde_json::to_value(&state).unwrap_or(Value::Null);
+                    let workflow = self.machine.workflow_id();
+                    break Err(crate::drive::waits_for_nothing(workflow, &state, saved));
+                }
+                Ok(Ok(Paused::Waiting {
+                    state,
+                    wait,
                     seen,
                     registration,
                 })) => (state, wait, seen, registration),

@@ -70,6 +70,8 @@ enum Step {
     /// Produce this event with the data so far.
     Produce(usize),
     Panic,
+    /// Wait for nothing, no event and no deadline: what no state of a workflow does.
+    Forever,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -227,6 +229,7 @@ impl Machine for Plan {
                 }
             }
             Step::Panic => panic!("the plan says so"),
+            Step::Forever => return Ok(Progress::Waiting(state, Wait::default())),
         }
         state.plan.pop();
         state.until = None;
@@ -780,6 +783,33 @@ async fn once_the_events_channel_closes_run_finishes_what_can_go_on_and_returns(
     let (outcome, at) = &report.outcomes[0];
     assert!(outcome.result.is_ok(), "{outcome:?}");
     assert_eq!(at.as_secs(), 30, "it went on to its timeout");
+}
+
+/// A state that waits for nothing (in a workflow, a saved state it would never make) ends its
+/// instance at once with its saved state, rather than staying parked while the events
+/// channel is open.
+#[tokio::test(start_paused = true)]
+async fn an_instance_that_waits_for_nothing_fails_at_once() {
+    let plan = vec![Step::Forever, Step::Produce(ORDER)];
+    let (host, channels) = Host::new(Plan::new(plan), small_config());
+    assert!(host.start_instance(json!({"n": 1})).is_ok());
+    let ping = event(PING, None, json!({}));
+    let report = serve(host, channels, timeline(vec![(60, ping)])).await;
+    let [(outcome, at)] = report.outcomes.as_slice() else {
+        panic!("one instance ran");
+    };
+    assert_eq!(at.as_secs(), 0, "at once, not when the channel closed");
+    let error = outcome.result.clone().unwrap_err();
+    assert_eq!(error.error().name, HOST_ERROR);
+    assert!(
+        error
+            .error()
+            .message
+            .contains("waits at `2 steps left` for nothing that can come"),
+        "{error}"
+    );
+    let saved: State = serde_json::from_value(error.data().clone()).unwrap();
+    assert_eq!(saved.data, json!({"n": 1}));
 }
 
 #[tokio::test(start_paused = true)]
