@@ -1,0 +1,486 @@
+//! Nothing the data brings panics the runtime: workflow inputs, function results, function
+//! errors and saved states, drawn at random (from fixed seeds, so that a failure reproduces)
+//! and run through compiled workflows that filter, merge, switch, loop, branch, retry and
+//! compensate. Every case ends in an output, a `WorkflowError` or the step limit; between
+//! steps every state is saved and read back unchanged, and a saved state with one value
+//! replaced is either refused or steps without a panic.
+
+use std::fmt::Debug;
+use std::future::Future;
+use std::panic::AssertUnwindSafe;
+use std::sync::Mutex;
+
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use swf_runtime::{CustomCondition, FunctionError, Value, WorkflowError, json, serde_json};
+
+/// Cases per workflow; `SWF_HOSTILE_CASES` runs more (the seeds of the first ones are the same).
+fn cases() -> u64 {
+    std::env::var("SWF_HOSTILE_CASES")
+        .ok()
+        .and_then(|cases| cases.parse().ok())
+        .unwrap_or(150)
+}
+
+/// Steps a case may run before it is counted as one that does not end (a loop the data keeps
+/// going is allowed: it must only not panic).
+const STEP_LIMIT: usize = 60;
+
+/// xorshift64*: enough to spread the cases, and no dependency for it.
+struct Random(u64);
+
+impl Random {
+    fn new(seed: u64) -> Self {
+        Self(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1)
+    }
+
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+
+    fn below(&mut self, bound: usize) -> usize {
+        usize::try_from(self.next() % bound as u64).expect("below a usize")
+    }
+
+    fn chance(&mut self, one_in: usize) -> bool {
+        self.below(one_in) == 0
+    }
+
+    fn pick<'a, T>(&mut self, from: &'a [T]) -> &'a T {
+        &from[self.below(from.len())]
+    }
+}
+
+/// Scalars chosen to sit at the edges of what the runtime converts and compares.
+fn scalar(random: &mut Random, words: &[String]) -> Value {
+    match random.below(14) {
+        0 => Value::Null,
+        1 => json!(random.chance(2)),
+        2 => json!(i64::MIN),
+        3 => json!(u64::MAX),
+        4 => json!(-0.0),
+        5 => json!(1e308),
+        6 => json!(f64::MIN_POSITIVE),
+        7 => json!(random.below(7)),
+        8 => json!(-(random.below(1000) as i64)),
+        9 => json!(""),
+        10 => json!("\u{0}\u{202e}é\u{1F600}"),
+        11 => json!(random.pick(&["$.a", "${ .a }", "5", "true", "null", "1e999", "[]"])),
+        12 => json!(random.pick(words)),
+        _ => json!(random.next() as f64 / 7.0),
+    }
+}
+
+/// A value of at most `depth` levels whose keys are mostly the words of the workflow, so that
+/// its paths and conditions find members of every kind.
+fn value(random: &mut Random, words: &[String], depth: usize) -> Value {
+    if depth == 0 || random.chance(3) {
+        return scalar(random, words);
+    }
+    if random.chance(3) {
+        let length = random.below(5);
+        return Value::Array(
+            (0..length)
+                .map(|_| value(random, words, depth - 1))
+                .collect(),
+        );
+    }
+    object(random, words, depth)
+}
+
+fn object(random: &mut Random, words: &[String], depth: usize) -> Value {
+    let members = random.below(6);
+    let mut object = serde_json::Map::new();
+    for _ in 0..members {
+        let key = if random.chance(8) {
+            String::from(*random.pick(&["", "a b", "é", "0", "-1", "$"]))
+        } else {
+            random.pick(words).clone()
+        };
+        object.insert(key, value(random, words, depth.saturating_sub(1)));
+    }
+    Value::Object(object)
+}
+
+/// The identifiers of a workflow file: its members' names, function names, task names.
+fn words_of(text: &str) -> Vec<String> {
+    let mut words: Vec<String> = text
+        .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+        .filter(|word| word.chars().next().is_some_and(|c| c.is_ascii_alphabetic()))
+        .map(str::to_owned)
+        .collect();
+    words.sort();
+    words.dedup();
+    words
+}
+
+/// Functions that answer with random values, or fail with random errors.
+struct Fuzzed {
+    random: Mutex<Random>,
+    words: Vec<String>,
+}
+
+impl Fuzzed {
+    fn new(words: Vec<String>) -> Self {
+        Self {
+            random: Mutex::new(Random::new(0)),
+            words,
+        }
+    }
+
+    fn reseed(&self, seed: u64) {
+        *self.random.lock().expect("not poisoned") = Random::new(seed);
+    }
+
+    fn answer(&self) -> Result<Value, FunctionError> {
+        let mut random = self.random.lock().expect("not poisoned");
+        if random.chance(5) {
+            let name = random.pick(&["Again", "NotFound", "", "a b", "Boom"]);
+            return Err(FunctionError::named(*name, "a random failure"));
+        }
+        Ok(if random.chance(4) {
+            value(&mut random, &self.words, 3)
+        } else {
+            object(&mut random, &self.words, 3)
+        })
+    }
+
+    fn decide(&self) -> bool {
+        self.random.lock().expect("not poisoned").chance(2)
+    }
+}
+
+/// Implements a workflow's functions trait with [`Fuzzed::answer`] for each method.
+macro_rules! answered {
+    ($functions:path { $($method:ident),* }) => {
+        impl $functions for Fuzzed {
+            $(
+                async fn $method(&self, _args: Value) -> Result<Value, FunctionError> {
+                    self.answer()
+                }
+            )*
+        }
+    };
+}
+
+/// Replaces one value somewhere in `saved` with a random one.
+fn replace_one(saved: &mut Value, random: &mut Random, words: &[String]) {
+    let inner = match saved {
+        Value::Object(members) if !members.is_empty() && !random.chance(4) => {
+            let at = random.below(members.len());
+            members.values_mut().nth(at)
+        }
+        Value::Array(elements) if !elements.is_empty() && !random.chance(4) => {
+            let at = random.below(elements.len());
+            elements.get_mut(at)
+        }
+        _ => None,
+    };
+    match inner {
+        Some(inner) => replace_one(inner, random, words),
+        None => *saved = value(random, words, 2),
+    }
+}
+
+/// Adds a member with a random value to an object somewhere in `data`, if it holds one.
+fn add_one(data: &mut Value, random: &mut Random, words: &[String]) {
+    match data {
+        Value::Object(members) => {
+            let at = random.below(members.len() + 1);
+            match members.values_mut().nth(at) {
+                Some(inner) if inner.is_object() || inner.is_array() => {
+                    add_one(inner, random, words);
+                }
+                _ => {
+                    let key = random.pick(words).clone();
+                    members.insert(key, value(random, words, 2));
+                }
+            }
+        }
+        Value::Array(elements) if !elements.is_empty() => {
+            let at = random.below(elements.len());
+            add_one(&mut elements[at], random, words);
+        }
+        _ => {}
+    }
+}
+
+/// What went wrong in one case.
+#[derive(Debug)]
+#[allow(dead_code, reason = "read through Debug in the assertion's message")]
+struct Failure {
+    workflow: &'static str,
+    case: u64,
+    what: String,
+}
+
+/// How the cases of one workflow ended, so that a workflow whose cases all stop at once (and
+/// would test nothing) is seen.
+#[derive(Debug, Default)]
+struct Tally {
+    refused: usize,
+    completed: usize,
+    failed: usize,
+    step_limit: usize,
+    steps: usize,
+    changed_states_stepped: usize,
+}
+
+/// Runs the cases of one workflow: `start` and `step` are the generated methods, `output` the
+/// state's. Most inputs are `seed_input` (one the workflow goes far with) with a few values
+/// replaced or added; some are wholly random.
+fn exercise<S, Start, Step, Fut>(
+    workflow: &'static str,
+    seed_input: &Value,
+    functions: &Fuzzed,
+    start: Start,
+    step: Step,
+    output: fn(&S) -> Option<&Value>,
+) -> (Vec<Failure>, Tally)
+where
+    S: Serialize + DeserializeOwned + PartialEq + Debug + Clone,
+    Start: Fn(Value) -> Result<S, WorkflowError>,
+    Step: Fn(S) -> Fut,
+    Fut: Future<Output = Result<S, WorkflowError>>,
+{
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .start_paused(true)
+        .build()
+        .expect("a runtime");
+    let mut failures = Vec::new();
+    let mut tally = Tally::default();
+    for case in 0..cases() {
+        let seed = case.wrapping_add(workflow.len() as u64 * 1_000_003);
+        functions.reseed(seed ^ 0xA5A5);
+        let mut random = Random::new(seed);
+        let input = if random.chance(8) {
+            value(&mut random, &functions.words, 3)
+        } else {
+            let mut input = seed_input.clone();
+            for _ in 0..random.below(4) {
+                if random.chance(2) {
+                    replace_one(&mut input, &mut random, &functions.words);
+                } else {
+                    add_one(&mut input, &mut random, &functions.words);
+                }
+            }
+            input
+        };
+        let fail = |what: String| Failure {
+            workflow,
+            case,
+            what,
+        };
+        let ran = std::panic::catch_unwind(AssertUnwindSafe(|| {
+            runtime.block_on(async {
+                let mut state = match start(input.clone()) {
+                    Ok(state) => state,
+                    Err(refusal) => {
+                        tally.refused += 1;
+                        return check_error(&refusal);
+                    }
+                };
+                for _ in 0..STEP_LIMIT {
+                    if output(&state).is_some() {
+                        tally.completed += 1;
+                        return Ok(());
+                    }
+                    let saved = serde_json::to_value(&state)
+                        .map_err(|error| format!("the state was not saved: {error}"))?;
+                    let saved_text = saved.to_string();
+                    let restored: S = serde_json::from_value(saved.clone())
+                        .map_err(|error| format!("the saved state was refused: {error}"))?;
+                    if restored != state {
+                        return Err(format!("the state came back changed from {saved}"));
+                    }
+                    if random.chance(3) {
+                        let mut changed = saved;
+                        replace_one(&mut changed, &mut random, &functions.words);
+                        if let Ok(restored) = serde_json::from_value::<S>(changed.clone()) {
+                            // Any outcome will do, but it must come.
+                            let _outcome = bounded(step(restored)).await.map_err(|hang| {
+                                format!("{hang}: from the changed state {changed}")
+                            })?;
+                            tally.changed_states_stepped += 1;
+                        }
+                    }
+                    tally.steps += 1;
+                    state = match bounded(step(state.clone()))
+                        .await
+                        .map_err(|hang| format!("{hang}: from {saved_text}"))?
+                    {
+                        Ok(next) => next,
+                        Err(error) => {
+                            tally.failed += 1;
+                            return check_error(&error);
+                        }
+                    };
+                }
+                tally.step_limit += 1;
+                Ok(())
+            })
+        }));
+        match ran {
+            Ok(Ok(())) => {}
+            Ok(Err(what)) => failures.push(fail(format!("{what}; input {input}"))),
+            Err(panic) => {
+                let text = panic
+                    .downcast_ref::<String>()
+                    .cloned()
+                    .or_else(|| panic.downcast_ref::<&str>().map(|text| (*text).to_owned()))
+                    .unwrap_or_default();
+                failures.push(fail(format!("panicked: {text}; input {input}")));
+            }
+        }
+    }
+    (failures, tally)
+}
+
+/// Longer than any wait of these workflows (their delays and retries last seconds), in
+/// tokio's paused time, which jumps to it at once when nothing else can run: a step that
+/// has not returned by then never will.
+const NEVER: std::time::Duration = std::time::Duration::from_secs(365 * 24 * 3600);
+
+/// `step`, or an error if it never returns.
+async fn bounded<T>(step: impl Future<Output = T>) -> Result<T, String> {
+    tokio::time::timeout(NEVER, step)
+        .await
+        .map_err(|_| String::from("a step never returned"))
+}
+
+/// A workflow error says what happened.
+fn check_error(error: &WorkflowError) -> Result<(), String> {
+    if error.to_string().trim().is_empty() {
+        return Err(format!("an error without a message: {error:?}"));
+    }
+    Ok(())
+}
+
+/// Declares a module per workflow and the function that runs its cases.
+macro_rules! hostile {
+    ($(
+        $module:ident: $file:literal, $workflow:ident, $functions:ident { $($method:ident),* },
+        $input:expr;
+    )*) => {
+        $(
+            mod $module {
+                swf_runtime::workflow!($file);
+            }
+            answered!($module::$functions { $($method),* });
+        )*
+
+        fn every_workflow() -> Vec<(&'static str, Vec<Failure>, Tally)> {
+            let mut outcomes = Vec::new();
+            $(
+                let text = include_str!(concat!("../", $file));
+                let machine = $module::$workflow::new(Fuzzed::new(words_of(text)));
+                let (failures, tally) = exercise(
+                    stringify!($module),
+                    &$input,
+                    machine.functions(),
+                    |input| machine.start(input),
+                    |state| machine.step(state),
+                    |state| state.output(),
+                );
+                outcomes.push((stringify!($module), failures, tally));
+            )*
+            outcomes
+        }
+    };
+}
+
+hostile! {
+    filters: "workflows/runtime/filters.sw.yaml", FiltersWorkflow, FiltersFunctions { greet, echo },
+        json!({"name": "Ada", "count": 2});
+    merges: "workflows/runtime/merges.sw.yaml", MergesWorkflow, MergesFunctions { give },
+        json!({});
+    results: "workflows/runtime/results.sw.yaml", ResultsWorkflow, ResultsFunctions { give },
+        json!({"list": [{"value": 0}, {"value": 1}], "a": {"b": {}}});
+    switch_route: "workflows/runtime/switch-route.sw.yaml", SwitchRouteWorkflow, SwitchRouteFunctions {},
+        json!({});
+    inject: "workflows/runtime/inject.sw.yaml", InjectWorkflow, InjectFunctions {},
+        json!({});
+    jsonpath_default: "workflows/runtime/jsonpath-default.sw.yaml", JsonpathDefaultWorkflow, JsonpathDefaultFunctions {},
+        json!({"items": [{"ok": true}, {"ok": false}]});
+    draft_filters: "workflows/runtime/draft-filters.sw.yaml", DraftFiltersWorkflow, DraftFiltersFunctions {},
+        json!({});
+    spel: "workflows/runtime/spel.sw.yaml", SpelWorkflow, SpelFunctions {},
+        json!({"n": 10, "s": "abc", "flag": false, "t": true, "list": [1, 3], "level": "high", "count": 2});
+    guards: "workflows/runtime/guards.sw.yaml", GuardsWorkflow, GuardsFunctions {},
+        json!({"vip": true, "customer": {"tier": "gold"}});
+    on_error: "workflows/runtime/on-error.sw.yaml", OnErrorWorkflow, OnErrorFunctions { work, inspect },
+        json!({});
+    sequential: "workflows/runtime/sequential.sw.yaml", SequentialWorkflow, SequentialFunctions { first, second },
+        json!({});
+    strict_paths: "workflows/runtime/strict-paths.sw.yaml", StrictPathsWorkflow, StrictPathsFunctions { charge },
+        json!({});
+    transitions: "workflows/runtime/transitions.sw.yaml", TransitionsWorkflow, TransitionsFunctions { lookup, approve },
+        json!({});
+    retries: "workflows/runtime/retries.sw.yaml", RetriesWorkflow, RetriesFunctions { prepare, charge },
+        json!({});
+    parallel: "workflows/runtime/parallel.sw.yaml", ParallelActionsWorkflow, ParallelActionsFunctions { slow, fast },
+        json!({});
+    foreach: "workflows/concurrency/foreach.sw.yaml", ForeachWorkflow, ForeachFunctions { work },
+        json!({"items": [{"name": "a", "secs": 1}, {"name": "b", "secs": 2}]});
+    foreach_shared: "workflows/concurrency/foreach-shared.sw.yaml", ForeachSharedWorkflow, ForeachSharedFunctions { work },
+        json!({"items": [{"name": "a", "result": 1}, {"name": "b", "result": {"x": [1]}}]});
+    parallel_shared: "workflows/concurrency/parallel-shared.sw.yaml", ParallelSharedWorkflow, ParallelSharedFunctions { work },
+        json!({"items": [1, 2], "route": "left"});
+    saga: "workflows/compensation/saga.sw.yaml", SagaWorkflow, SagaFunctions { book, charge, cancel },
+        json!({});
+    v01_filters: "workflows/v01/filters.sw.yaml", V01FiltersWorkflow, V01FiltersFunctions { greet, count },
+        json!({});
+    v01_loop_collect: "workflows/v01/loop_collect.sw.yaml", V01LoopCollectWorkflow, V01LoopCollectFunctions { price },
+        json!({"items": [{"name": "a"}, {"name": "b"}]});
+    v01_choices: "workflows/v01/choices.sw.yaml", V01ChoicesWorkflow, V01ChoicesFunctions {},
+        json!({});
+    fruits_only: "workflows/conformance/fruits_only.sw.yaml", FruitsOnlyWorkflow, FruitsOnlyFunctions {},
+        json!({});
+    inject_people: "workflows/conformance/inject_people.sw.yaml", InjectPeopleWorkflow, InjectPeopleFunctions {},
+        json!({});
+    vegetables: "workflows/conformance/vegetables_first_way.sw.yaml", VegetablesFirstWayWorkflow, VegetablesFirstWayFunctions {},
+        json!({});
+}
+
+mod switch_ops {
+    swf_runtime::workflow!("workflows/runtime/switch-ops.sw.yaml");
+}
+
+impl switch_ops::SwitchOpsFunctions for Fuzzed {
+    fn custom_condition(&self, _condition: CustomCondition<'_>) -> bool {
+        self.decide()
+    }
+}
+
+#[test]
+fn random_data_never_panics_the_runtime() {
+    let mut outcomes = every_workflow();
+    let text = include_str!("../workflows/runtime/switch-ops.sw.yaml");
+    let machine = switch_ops::SwitchOpsWorkflow::new(Fuzzed::new(words_of(text)));
+    let (failures, tally) = exercise(
+        "switch_ops",
+        &json!({"n": 3, "s": "abc", "list": [1, 2]}),
+        machine.functions(),
+        |input| machine.start(input),
+        |state| machine.step(state),
+        |state| state.output(),
+    );
+    outcomes.push(("switch_ops", failures, tally));
+    for (workflow, _, tally) in &outcomes {
+        eprintln!("{workflow}: {tally:?}");
+    }
+    let failures: Vec<&Failure> = outcomes
+        .iter()
+        .flat_map(|(_, failures, _)| failures)
+        .collect();
+    assert!(
+        failures.is_empty(),
+        "{} failing cases, the first ones: {:#?}",
+        failures.len(),
+        &failures[..failures.len().min(8)]
+    );
+}
