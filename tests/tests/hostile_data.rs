@@ -1,14 +1,16 @@
-//! Nothing the data brings panics the runtime: workflow inputs, function results, function
-//! errors and saved states, drawn at random (from fixed seeds, so that a failure reproduces)
-//! and run through compiled workflows that filter, merge, switch, loop, branch, retry and
-//! compensate. Every case ends in an output, a `WorkflowError` or the step limit; between
-//! steps every state is saved and read back unchanged, and a saved state with one value
-//! replaced is either refused or steps without a panic.
+//! Nothing the data brings panics or hangs the runtime: workflow inputs, function results,
+//! function errors and saved states, drawn at random (from fixed seeds, so that a failure
+//! reproduces) and run through the compiled workflows of the other tests that need no events:
+//! they filter, merge, switch, loop, branch, retry, time out and compensate, in every draft.
+//! Every case ends in an output, a `WorkflowError` or the step limit, never a panic or a step
+//! that does not return; between steps every state is saved and read back unchanged, and a
+//! saved state with one value replaced is either refused or steps without a panic or a hang.
+//! `SWF_HOSTILE_CASES` sets the cases per workflow (150).
 
 use std::fmt::Debug;
 use std::future::Future;
 use std::panic::AssertUnwindSafe;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use serde::Serialize;
 use serde::de::DeserializeOwned;
@@ -117,17 +119,19 @@ fn words_of(text: &str) -> Vec<String> {
     words
 }
 
-/// Functions that answer with random values, or fail with random errors.
+/// Functions that answer with random values, or fail with random errors. Clones share their
+/// draws: a workflow that starts branches detached owns a clone of its functions.
+#[derive(Clone)]
 struct Fuzzed {
-    random: Mutex<Random>,
-    words: Vec<String>,
+    random: Arc<Mutex<Random>>,
+    words: Arc<[String]>,
 }
 
 impl Fuzzed {
     fn new(words: Vec<String>) -> Self {
         Self {
-            random: Mutex::new(Random::new(0)),
-            words,
+            random: Arc::new(Mutex::new(Random::new(0))),
+            words: words.into(),
         }
     }
 
@@ -443,6 +447,64 @@ hostile! {
     inject_people: "workflows/conformance/inject_people.sw.yaml", InjectPeopleWorkflow, InjectPeopleFunctions {},
         json!({});
     vegetables: "workflows/conformance/vegetables_first_way.sw.yaml", VegetablesFirstWayWorkflow, VegetablesFirstWayFunctions {},
+        json!({});
+    comp_scopes: "workflows/compensation/scopes.sw.yaml", ScopesWorkflow, ScopesFunctions { note },
+        json!({});
+    completion: "workflows/concurrency/completion.sw.yaml", CompletionWorkflow, CompletionFunctions { work },
+        json!({"items": [1, 2]});
+    branches: "workflows/concurrency/branches.sw.yaml", BranchesWorkflow, BranchesFunctions { work },
+        json!({});
+    failing: "workflows/concurrency/failing.sw.yaml", FailingWorkflow, FailingFunctions { work },
+        json!({});
+    parallel_timeouts: "workflows/concurrency/timeouts.sw.yaml", ParallelTimeoutsWorkflow, ParallelTimeoutsFunctions { work },
+        json!({});
+    within: "workflows/concurrency/within.sw.yaml", WithinLimitsWorkflow, WithinLimitsFunctions { work },
+        json!({});
+    foreach_max: "workflows/concurrency/foreach-max.sw.yaml", ForeachMaxWorkflow, ForeachMaxFunctions { work },
+        json!({"items": [{"name": "a", "secs": 1}, {"name": "b", "secs": 2}, {"name": "c", "secs": 1}]});
+    foreach_delay: "workflows/concurrency/foreach-delay.sw.yaml", ForeachDelayWorkflow, ForeachDelayFunctions { work },
+        json!({"items": [{"name": null, "secs": 1}, {"name": "b", "secs": 2}]});
+    foreach_terminate: "workflows/concurrency/foreach-terminate.sw.yaml", ForeachTerminateWorkflow, ForeachTerminateFunctions { work },
+        json!({"items": [{"name": "a", "secs": 2}, {"name": "b", "secs": 1, "stop": true}]});
+    terminate_late: "workflows/concurrency/terminate-late.sw.yaml", TerminateLateWorkflow, TerminateLateFunctions { work },
+        json!({});
+    delay: "workflows/runtime/delay.sw.yaml", DelayWorkflow, DelayFunctions {  },
+        json!({});
+    ends: "workflows/runtime/ends.sw.yaml", EndsWorkflow, EndsFunctions {  },
+        json!({});
+    timeouts: "workflows/runtime/timeouts.sw.yaml", TimeoutsWorkflow, TimeoutsFunctions { fetch, backup },
+        json!({});
+    merge_then_output: "workflows/runtime/merge-then-output.sw.yaml", MergeThenOutputWorkflow, MergeThenOutputFunctions { give },
+        json!({});
+    merge_then_output_compensated: "workflows/runtime/merge-then-output-compensated.sw.yaml", MergeThenOutputCompensatedWorkflow, MergeThenOutputCompensatedFunctions { note, give },
+        json!({});
+    on_error_guarded: "workflows/runtime/on-error-guarded.sw.yaml", OnErrorGuardedWorkflow, OnErrorGuardedFunctions { work },
+        json!({});
+    action_retries: "workflows/earlier/action_retries.sw.yaml", ActionRetriesWorkflow, ActionRetriesFunctions { first, second },
+        json!({});
+    inline_choices: "workflows/earlier/inline_choices.sw.yaml", InlineChoicesWorkflow, InlineChoicesFunctions {  },
+        json!({});
+    v01_loop: "workflows/v01/loop.sw.yaml", SendOrderConfirmationWorkflow, SendOrderConfirmationFunctions { send_confirmation_email_function },
+        json!({"orders": [{"id": 1, "email": "a@b"}, {"id": 2}]});
+    inject_person: "workflows/conformance/inject_person.sw.yaml", InjectPersonWorkflow, InjectPersonFunctions {  },
+        json!({});
+    inject_people_testing: "workflows/conformance/inject_people_testing.sw.yaml", InjectPeopleTestingWorkflow, InjectPeopleTestingFunctions {  },
+        json!({});
+    vegetables_second: "workflows/conformance/vegetables_second_way.sw.yaml", VegetablesSecondWayWorkflow, VegetablesSecondWayFunctions {  },
+        json!({});
+    retry_multiplier: "workflows/conformance/retry_multiplier.sw.yaml", RetryMultiplierWorkflow, RetryMultiplierFunctions { unreliable_function },
+        json!({});
+    retrying: "workflows/conformance/retrying.sw.yaml", RetryingWorkflow, RetryingFunctions { unreliable_function },
+        json!({});
+    restricted_transition: "workflows/conformance/restricted_transition.sw.yaml", RestrictedTransitionWorkflow, RestrictedTransitionFunctions { do_low_rist_operation_function, do_high_rist_operation_function },
+        json!({});
+    conformance_on_error: "workflows/conformance/on_error.sw.yaml", OnErrorWorkflow, OnErrorFunctions { unreliable_function },
+        json!({});
+    retry_on_error: "workflows/conformance/retry_on_error.sw.yaml", RetryOnErrorWorkflow, RetryOnErrorFunctions { unreliable_function },
+        json!({});
+    greeting: "workflows/conformance/greeting.sw.yaml", GreetingWorkflow, GreetingFunctions { greeting_function },
+        json!({});
+    order: "workflows/order.sw.yaml", OrderWorkflow, OrderFunctions { check_inventory, charge_card, ship_order },
         json!({});
 }
 
