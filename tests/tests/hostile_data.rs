@@ -5,7 +5,9 @@
 //! Every case ends in an output, a `WorkflowError` or the step limit, never a panic or a step
 //! that does not return; between steps every state is saved and read back unchanged, and a
 //! saved state with one value replaced is either refused or steps without a panic or a hang.
-//! `SWF_HOSTILE_CASES` sets the cases per workflow (150).
+//! The workflows that consume or produce events run on a `Host` fed random CloudEvents: every
+//! instance ends once, none by a panic, and the host returns once the events stop.
+//! `SWF_HOSTILE_CASES` sets the cases per workflow (150; a fifth as many host runs).
 
 use std::fmt::Debug;
 use std::future::Future;
@@ -332,16 +334,21 @@ where
             Ok(Ok(())) => {}
             Ok(Err(what)) => failures.push(fail(format!("{what}; input {input}"))),
             Err(panic) => {
-                let text = panic
-                    .downcast_ref::<String>()
-                    .cloned()
-                    .or_else(|| panic.downcast_ref::<&str>().map(|text| (*text).to_owned()))
-                    .unwrap_or_default();
+                let text = panic_text(panic.as_ref());
                 failures.push(fail(format!("panicked: {text}; input {input}")));
             }
         }
     }
     (failures, tally)
+}
+
+/// What a panic said.
+fn panic_text(panic: &(dyn std::any::Any + Send)) -> String {
+    panic
+        .downcast_ref::<String>()
+        .cloned()
+        .or_else(|| panic.downcast_ref::<&str>().map(|text| (*text).to_owned()))
+        .unwrap_or_default()
 }
 
 /// Longer than any wait of these workflows (their delays and retries last seconds), in
@@ -532,6 +539,241 @@ fn random_data_never_panics_the_runtime() {
         |state| state.output(),
     );
     outcomes.push(("switch_ops", failures, tally));
+    for (workflow, _, tally) in &outcomes {
+        eprintln!("{workflow}: {tally:?}");
+    }
+    let failures: Vec<&Failure> = outcomes
+        .iter()
+        .flat_map(|(_, failures, _)| failures)
+        .collect();
+    assert!(
+        failures.is_empty(),
+        "{} failing cases, the first ones: {:#?}",
+        failures.len(),
+        &failures[..failures.len().min(8)]
+    );
+}
+
+/// A random CloudEvent: mostly of one of `definitions` (sometimes of none), with random data,
+/// the correlation attribute its definition names set to one of two values (sometimes left
+/// out), and now and then an extension of a random name.
+fn random_event(
+    random: &mut Random,
+    words: &[String],
+    definitions: &[swf_runtime::EventSpec],
+    number: usize,
+) -> swf_runtime::CloudEvent {
+    use swf_runtime::{EventBuilder, EventBuilderV10};
+    let (source, kind, correlation) = match definitions.get(random.below(definitions.len() + 1)) {
+        Some(spec) => (spec.source, spec.event_type, spec.correlation),
+        None => ("nowhere", "nothing", None),
+    };
+    let mut builder = EventBuilderV10::new()
+        .id(format!("event-{number}"))
+        .source(source)
+        .ty(kind)
+        .data("application/json", value(random, words, 3));
+    if let Some(attribute) = correlation.filter(|_| !random.chance(6)) {
+        builder = builder.extension(attribute, *random.pick(&["k1", "k2"]));
+    }
+    if random.chance(5) {
+        builder = builder.extension(&random.pick(words).to_lowercase(), "x");
+    }
+    builder
+        .build()
+        .expect("an event with an id, a source and a type")
+}
+
+/// Runs the cases of one workflow with events on a `Host`: a few instances started from
+/// inputs made from `seed_input` (or by the events, for a workflow that starts on them), then
+/// random events, then the events channel closed. Every instance must end once (the ones
+/// still waiting with a `HostError` once nothing can reach them), none by a panic, and the
+/// host must return.
+fn exercise_with_events<M: swf_runtime::Machine>(
+    workflow: &'static str,
+    seed_input: &Value,
+    functions: &Fuzzed,
+    make: impl Fn() -> M,
+) -> (Vec<Failure>, Tally) {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .start_paused(true)
+        .build()
+        .expect("a runtime");
+    let mut failures = Vec::new();
+    let mut tally = Tally::default();
+    // A host run is a few instances and a dozen events: a fifth as many cases.
+    for case in 0..cases().div_ceil(5) {
+        let seed = case.wrapping_add(workflow.len() as u64 * 1_000_003);
+        functions.reseed(seed ^ 0x5A5A);
+        let mut random = Random::new(seed);
+        let words = &functions.words;
+        let machine = make();
+        let definitions = machine.events();
+        let events: Vec<swf_runtime::CloudEvent> = (0..4 + random.below(12))
+            .map(|number| random_event(&mut random, words, definitions, number))
+            .collect();
+        let inputs: Vec<Value> = (0..1 + random.below(3))
+            .map(|_| {
+                let mut input = seed_input.clone();
+                for _ in 0..random.below(3) {
+                    replace_one(&mut input, &mut random, words);
+                }
+                input
+            })
+            .collect();
+        let fail = |what: String| Failure {
+            workflow,
+            case,
+            what,
+        };
+        let ran = std::panic::catch_unwind(AssertUnwindSafe(|| {
+            runtime.block_on(bounded(async {
+                let (host, channels) = swf_runtime::Host::new(machine, Default::default());
+                let offered = inputs.len();
+                // A workflow that starts on events refuses these: its events start its
+                // instances.
+                let started: Vec<swf_runtime::InstanceId> = inputs
+                    .into_iter()
+                    .filter_map(|input| host.start_instance(input).ok())
+                    .collect();
+                tally.refused += offered - started.len();
+                let swf_runtime::HostChannels {
+                    events: sender,
+                    mut produced,
+                    mut unmatched,
+                    mut outcomes,
+                } = channels;
+                let router = tokio::spawn(host.run());
+                let feeder = tokio::spawn(async move {
+                    for event in events {
+                        if sender.send(event).await.is_err() {
+                            return;
+                        }
+                    }
+                });
+                let mut ended = Vec::new();
+                let (mut produced_open, mut unmatched_open) = (true, true);
+                loop {
+                    tokio::select! {
+                        event = produced.recv(), if produced_open => produced_open = event.is_some(),
+                        item = unmatched.recv(), if unmatched_open => unmatched_open = item.is_some(),
+                        outcome = outcomes.recv() => match outcome {
+                            Some(outcome) => ended.push(outcome),
+                            None => break,
+                        },
+                    }
+                }
+                feeder.await.map_err(|error| format!("the feeder failed: {error}"))?;
+                router.await.map_err(|error| format!("the host failed: {error}"))?;
+                Ok::<_, String>((started, ended))
+            }))
+        }));
+        let (started, ended) = match ran {
+            Ok(Ok(Ok(outcomes))) => outcomes,
+            Ok(Ok(Err(what)) | Err(what)) => {
+                failures.push(fail(what));
+                continue;
+            }
+            Err(panic) => {
+                failures.push(fail(format!("panicked: {}", panic_text(panic.as_ref()))));
+                continue;
+            }
+        };
+        let mut ids: Vec<swf_runtime::InstanceId> =
+            ended.iter().map(|outcome| outcome.instance).collect();
+        ids.sort_unstable();
+        if ids.windows(2).any(|pair| pair[0] == pair[1]) {
+            failures.push(fail(format!("an instance ended twice: {ids:?}")));
+        }
+        if let Some(missing) = started.iter().find(|id| !ids.contains(id)) {
+            failures.push(fail(format!("instance {missing} never ended")));
+        }
+        for outcome in ended {
+            match outcome.result {
+                Ok(_) => tally.completed += 1,
+                Err(error) if error.error().message.contains("panicked") => {
+                    failures.push(fail(format!("an instance panicked: {error}")));
+                }
+                Err(error) => {
+                    tally.failed += 1;
+                    if let Err(what) = check_error(&error) {
+                        failures.push(fail(what));
+                    }
+                }
+            }
+        }
+    }
+    (failures, tally)
+}
+
+/// As `hostile!`, for workflows that consume or produce events: each runs on a host.
+macro_rules! hostile_events {
+    ($(
+        $module:ident: $file:literal, $workflow:ident, $functions:ident { $($method:ident),* },
+        $input:expr;
+    )*) => {
+        $(
+            mod $module {
+                swf_runtime::workflow!($file);
+            }
+            answered!($module::$functions { $($method),* });
+        )*
+
+        fn every_workflow_with_events() -> Vec<(&'static str, Vec<Failure>, Tally)> {
+            let mut outcomes = Vec::new();
+            $(
+                let text = include_str!(concat!("../", $file));
+                let functions = Fuzzed::new(words_of(text));
+                let (failures, tally) = exercise_with_events(
+                    stringify!($module),
+                    &$input,
+                    &functions,
+                    || $module::$workflow::new(functions.clone()),
+                );
+                outcomes.push((stringify!($module), failures, tally));
+            )*
+            outcomes
+        }
+    };
+}
+
+hostile_events! {
+    approval: "workflows/events/approval.sw.yaml", ApprovalWorkflow, ApprovalFunctions { ask_manager },
+        json!({"amount": 120, "requester": "ada"});
+    ev_collect: "workflows/events/ev-collect.sw.yaml", EvCollectWorkflow, EvCollectFunctions { note },
+        json!({});
+    ev_either: "workflows/events/ev-either.sw.yaml", EvEitherWorkflow, EvEitherFunctions { reply },
+        json!({});
+    ev_three_readings: "workflows/events/ev-three-readings.sw.yaml", EvThreeReadingsWorkflow, EvThreeReadingsFunctions {},
+        json!({});
+    ev_track: "workflows/events/ev-track.sw.yaml", EvTrackWorkflow, EvTrackFunctions {},
+        json!({});
+    ev_greeting: "workflows/events/greeting.sw.yaml", GreetingWorkflow, GreetingFunctions { greeting_function },
+        json!({});
+    ev_orders: "workflows/events/orders.sw.yaml", ConfirmOrdersWorkflow, ConfirmOrdersFunctions { send_confirmation_function },
+        json!({});
+    ev_parallel: "workflows/events/parallel.sw.yaml", FanOutWorkflow, FanOutFunctions { quote },
+        json!({});
+    ev_patient: "workflows/events/patient.sw.yaml", PatientVitalsWorkflow, PatientVitalsFunctions { record_vitals },
+        json!({});
+    ev_terminate: "workflows/events/terminate.sw.yaml", TerminateRaceWorkflow, TerminateRaceFunctions { slow },
+        json!({});
+    ev_together: "workflows/events/together.sw.yaml", TogetherWorkflow, TogetherFunctions {},
+        json!({});
+    v01_events: "workflows/v01/events.sw.yaml", V01EventsWorkflow, V01EventsFunctions { ship },
+        json!({});
+    event_retry: "workflows/earlier/event_retry.sw.yaml", EventRetryWorkflow, EventRetryFunctions { flaky },
+        json!({});
+    leftover: "workflows/earlier/leftover_events.sw.yaml", LeftoverWorkflow, LeftoverFunctions {},
+        json!({});
+    combos: "workflows/compensation/combos.sw.yaml", CombosWorkflow, CombosFunctions { flaky },
+        json!({});
+}
+
+#[test]
+fn random_events_never_panic_or_strand_a_host() {
+    let outcomes = every_workflow_with_events();
     for (workflow, _, tally) in &outcomes {
         eprintln!("{workflow}: {tally:?}");
     }
