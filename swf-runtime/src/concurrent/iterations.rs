@@ -54,9 +54,9 @@ pub struct Iterations<S> {
     origin: u64,
 }
 
-/// [`Iterations`] as saved: its fields, and the items whose output is `null`.
-#[derive(Serialize, Deserialize)]
-#[serde(rename = "Iterations")]
+/// [`Iterations`] as read back: its fields, and the items whose output is `null` (written by
+/// `Iterations`' own `Serialize`).
+#[derive(Deserialize)]
 struct Saved<S> {
     total: usize,
     started: usize,
@@ -142,8 +142,8 @@ impl<S> TryFrom<Saved<S>> for Iterations<S> {
         for iteration in &running {
             if iteration.item >= started || after.is_some_and(|after| iteration.item <= after) {
                 return Err(format!(
-                    "a foreach's saved state runs item {} out of order, or of the {started} \
-                     that started",
+                    "a foreach's saved state has item {} running out of order, or not among the \
+                     {started} that started",
                     iteration.item
                 ));
             }
@@ -557,8 +557,8 @@ mod tests {
             ]})
         };
         assert!(serde_json::from_value::<Iterations<()>>(running([0, 1])).is_ok());
-        assert!(refused(running([1, 0])).contains("item 0 out of order"));
-        assert!(refused(running([0, 2])).contains("item 2 out of order"));
+        assert!(refused(running([1, 0])).contains("item 0 running out of order"));
+        assert!(refused(running([0, 2])).contains("item 2 running out of order"));
         let message = refused(json!({
             "total": 2, "started": 2, "running": [], "outputs": [1, null], "null_outputs": [0],
         }));
