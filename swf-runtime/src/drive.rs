@@ -25,7 +25,7 @@ use serde_json::Value;
 /// closed) makes the function return the `HostError` of [`stranded`], and one that waits for
 /// nothing at all that of [`waits_for_nothing`].
 macro_rules! step_in_place {
-    ($state:expr, $io:expr, $events:expr, $advance:expr) => {{
+    ($workflow:expr, $state:expr, $io:expr, $events:expr, $advance:expr) => {{
         let mut state = $state;
         let io: &Io = $io;
         let mut listening = io
@@ -39,13 +39,13 @@ macro_rules! step_in_place {
                 Progress::Ran(next) => break next,
                 Progress::Waiting(same, wait) => {
                     if wait.is_forever() {
-                        return Err(waits_for_nothing("", &same, Value::Null));
+                        return Err(waits_for_nothing($workflow, &same, Value::Null));
                     }
                     if let Some(listening) = &mut listening {
                         listening.update(&wait);
                     }
                     if !io.wait_for(&wait, seen).await {
-                        return Err(stranded("", &same, &wait, Value::Null));
+                        return Err(stranded($workflow, &same, &wait, Value::Null));
                     }
                     state = same;
                 }
@@ -60,9 +60,10 @@ macro_rules! step_in_place {
 /// routed elsewhere meanwhile. An ended state is returned unchanged.
 ///
 /// # Errors
-/// The error of the step that failed; a `HostError` when the state can never go on (it
-/// waits for events alone and its host's events channel closed).
+/// The error of the step that failed; a `HostError` of `workflow` when the state can never go
+/// on (it waits for events alone and its host's events channel closed, or for nothing at all).
 pub async fn step_until_ran<S, F, Fut>(
+    workflow: &'static str,
     state: S,
     io: &Io,
     events: &'static [EventSpec],
@@ -74,7 +75,7 @@ where
     Fut: Future<Output = Result<Progress<S>, WorkflowError>>,
 {
     let mut advance = advance;
-    Ok(step_in_place!(state, io, events, advance))
+    Ok(step_in_place!(workflow, state, io, events, advance))
 }
 
 /// Tells a standalone `io` the event definitions of `workflow` before `state` is stepped on it
@@ -185,6 +186,7 @@ where
 /// # Errors
 /// The error of the step that failed, or a `HostError` when it can never go on.
 pub fn run_to_end<S, F, Fut>(
+    workflow: &'static str,
     state: S,
     io: &Io,
     events: &'static [EventSpec],
@@ -203,7 +205,7 @@ where
                 Ok(end) => return Ok(end),
                 Err(running) => running,
             };
-            state = step_in_place!(running, io, events, advance);
+            state = step_in_place!(workflow, running, io, events, advance);
             tokio::task::consume_budget().await;
         }
     })
@@ -348,6 +350,7 @@ mod tests {
         let steps = Cell::new(0);
         let never = std::time::Duration::from_secs(3600);
         let run = run_to_end(
+            "stages",
             Stage::First,
             &io,
             &[],
@@ -358,7 +361,7 @@ mod tests {
             .expect("the run ends")
             .unwrap_err();
         assert_eq!(failure.error().name, crate::host::HOST_ERROR);
-        assert_eq!(failure.task(), "Waiting");
+        assert_eq!((failure.workflow(), failure.task()), ("stages", "Waiting"));
         assert!(
             failure
                 .error()
@@ -369,6 +372,7 @@ mod tests {
         assert_eq!(steps.get(), 2);
 
         let step = step_until_ran(
+            "stages",
             Stage::Waiting,
             &io,
             &[],
@@ -389,20 +393,20 @@ mod tests {
         let io = Io::standalone();
         io.seal();
         let steps = Cell::new(0);
-        let failure = run_to_end(Stage::First, &io, &[], advance(&steps))
+        let failure = run_to_end("stages", Stage::First, &io, &[], advance(&steps))
             .await
             .unwrap_err();
         assert_eq!(failure.error().name, crate::host::HOST_ERROR);
-        assert_eq!(failure.task(), "Waiting");
+        assert_eq!((failure.workflow(), failure.task()), ("stages", "Waiting"));
         assert_eq!(
             steps.get(),
             2,
             "the first step ran, the second found it waiting"
         );
 
-        let ran = step_until_ran(Stage::First, &io, &[], advance(&steps)).await;
+        let ran = step_until_ran("stages", Stage::First, &io, &[], advance(&steps)).await;
         assert_eq!(ran.unwrap(), Stage::Waiting);
-        let failure = step_until_ran(Stage::Waiting, &io, &[], advance(&steps))
+        let failure = step_until_ran("stages", Stage::Waiting, &io, &[], advance(&steps))
             .await
             .unwrap_err();
         assert_eq!(failure.error().name, crate::host::HOST_ERROR);

@@ -418,6 +418,7 @@ impl<F: ApprovalFunctions> ApprovalWorkflow<F> {
     ) -> ::core::result::Result<::swf_runtime::Value, ::swf_runtime::WorkflowError> {
         let state = self.begin(input, io)?;
         let run = ::swf_runtime::__private::run_to_end(
+            Self::ID,
             state,
             io,
             Self::event_specs(),
@@ -457,6 +458,7 @@ impl<F: ApprovalFunctions> ApprovalWorkflow<F> {
             &state,
         )?;
         ::swf_runtime::__private::step_until_ran(
+                Self::ID,
                 state,
                 io,
                 Self::event_specs(),
@@ -512,6 +514,7 @@ impl<F: ApprovalFunctions> ApprovalWorkflow<F> {
             }
         };
         ::swf_runtime::__private::run_to_end(
+                Self::ID,
                 state,
                 io,
                 Self::event_specs(),

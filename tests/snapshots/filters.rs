@@ -272,6 +272,7 @@ impl<F: FiltersFunctions> FiltersWorkflow<F> {
         let io = ::swf_runtime::__private::plain_run_io();
         let state = self.begin(input, &io)?;
         let run = ::swf_runtime::__private::run_to_end(
+            Self::ID,
             state,
             &io,
             &[],
@@ -303,6 +304,7 @@ impl<F: FiltersFunctions> FiltersWorkflow<F> {
     ) -> ::core::result::Result<FiltersState, ::swf_runtime::WorkflowError> {
         let io = ::swf_runtime::__private::plain_run_io();
         ::swf_runtime::__private::step_until_ran(
+                Self::ID,
                 state,
                 &io,
                 &[],
@@ -349,6 +351,7 @@ impl<F: FiltersFunctions> FiltersWorkflow<F> {
             }
         };
         ::swf_runtime::__private::run_to_end(
+                Self::ID,
                 state,
                 io,
                 &[],

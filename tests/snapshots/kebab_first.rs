@@ -940,6 +940,7 @@ impl<F: CarAuctionFunctions> CarAuctionWorkflow<F> {
     ) -> ::core::result::Result<::swf_runtime::Value, ::swf_runtime::WorkflowError> {
         let state = self.begin(input, io)?;
         let run = ::swf_runtime::__private::run_to_end(
+            Self::ID,
             state,
             io,
             Self::event_specs(),
@@ -979,6 +980,7 @@ impl<F: CarAuctionFunctions> CarAuctionWorkflow<F> {
             &state,
         )?;
         ::swf_runtime::__private::step_until_ran(
+                Self::ID,
                 state,
                 io,
                 Self::event_specs(),
@@ -1031,6 +1033,7 @@ impl<F: CarAuctionFunctions> CarAuctionWorkflow<F> {
             }
         };
         ::swf_runtime::__private::run_to_end(
+                Self::ID,
                 state,
                 io,
                 Self::event_specs(),

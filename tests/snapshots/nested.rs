@@ -759,6 +759,7 @@ impl<F: NestedFunctions> NestedWorkflow<F> {
     ) -> ::core::result::Result<::swf_runtime::Value, ::swf_runtime::WorkflowError> {
         let state = self.begin(input, io)?;
         let run = ::swf_runtime::__private::run_to_end(
+            Self::ID,
             state,
             io,
             &[],
@@ -793,6 +794,7 @@ impl<F: NestedFunctions> NestedWorkflow<F> {
     ) -> ::core::result::Result<NestedState, ::swf_runtime::WorkflowError> {
         ::swf_runtime::__private::learn_events(io, Self::ID, &[], &state)?;
         ::swf_runtime::__private::step_until_ran(
+                Self::ID,
                 state,
                 io,
                 &[],
@@ -842,6 +844,7 @@ impl<F: NestedFunctions> NestedWorkflow<F> {
             }
         };
         ::swf_runtime::__private::run_to_end(
+                Self::ID,
                 state,
                 io,
                 &[],

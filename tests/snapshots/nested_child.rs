@@ -205,6 +205,7 @@ impl<F: NestedChildFunctions> NestedChildWorkflow<F> {
         let io = ::swf_runtime::__private::plain_run_io();
         let state = self.begin(input, &io)?;
         let run = ::swf_runtime::__private::run_to_end(
+            Self::ID,
             state,
             &io,
             &[],
@@ -236,6 +237,7 @@ impl<F: NestedChildFunctions> NestedChildWorkflow<F> {
     ) -> ::core::result::Result<NestedChildState, ::swf_runtime::WorkflowError> {
         let io = ::swf_runtime::__private::plain_run_io();
         ::swf_runtime::__private::step_until_ran(
+                Self::ID,
                 state,
                 &io,
                 &[],
@@ -284,6 +286,7 @@ impl<F: NestedChildFunctions> NestedChildWorkflow<F> {
             }
         };
         ::swf_runtime::__private::run_to_end(
+                Self::ID,
                 state,
                 io,
                 &[],

@@ -328,6 +328,7 @@ impl<F: OrderFunctions> OrderWorkflow<F> {
         let io = ::swf_runtime::__private::plain_run_io();
         let state = self.begin(input, &io)?;
         let run = ::swf_runtime::__private::run_to_end(
+            Self::ID,
             state,
             &io,
             &[],
@@ -359,6 +360,7 @@ impl<F: OrderFunctions> OrderWorkflow<F> {
     ) -> ::core::result::Result<OrderState, ::swf_runtime::WorkflowError> {
         let io = ::swf_runtime::__private::plain_run_io();
         ::swf_runtime::__private::step_until_ran(
+                Self::ID,
                 state,
                 &io,
                 &[],
@@ -416,6 +418,7 @@ impl<F: OrderFunctions> OrderWorkflow<F> {
             }
         };
         ::swf_runtime::__private::run_to_end(
+                Self::ID,
                 state,
                 io,
                 &[],

@@ -471,6 +471,7 @@ impl<F: SagaFunctions> SagaWorkflow<F> {
         let io = ::swf_runtime::__private::plain_run_io();
         let state = self.begin(input, &io)?;
         let run = ::swf_runtime::__private::run_to_end(
+            Self::ID,
             state,
             &io,
             &[],
@@ -502,6 +503,7 @@ impl<F: SagaFunctions> SagaWorkflow<F> {
     ) -> ::core::result::Result<SagaState, ::swf_runtime::WorkflowError> {
         let io = ::swf_runtime::__private::plain_run_io();
         ::swf_runtime::__private::step_until_ran(
+                Self::ID,
                 state,
                 &io,
                 &[],
@@ -552,6 +554,7 @@ impl<F: SagaFunctions> SagaWorkflow<F> {
             }
         };
         ::swf_runtime::__private::run_to_end(
+                Self::ID,
                 state,
                 io,
                 &[],

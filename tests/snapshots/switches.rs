@@ -235,6 +235,7 @@ impl<F: SwitchesFunctions> SwitchesWorkflow<F> {
         let io = ::swf_runtime::__private::plain_run_io();
         let state = self.begin(input, &io)?;
         let run = ::swf_runtime::__private::run_to_end(
+            Self::ID,
             state,
             &io,
             &[],
@@ -266,6 +267,7 @@ impl<F: SwitchesFunctions> SwitchesWorkflow<F> {
     ) -> ::core::result::Result<SwitchesState, ::swf_runtime::WorkflowError> {
         let io = ::swf_runtime::__private::plain_run_io();
         ::swf_runtime::__private::step_until_ran(
+                Self::ID,
                 state,
                 &io,
                 &[],
@@ -318,6 +320,7 @@ impl<F: SwitchesFunctions> SwitchesWorkflow<F> {
             }
         };
         ::swf_runtime::__private::run_to_end(
+                Self::ID,
                 state,
                 io,
                 &[],

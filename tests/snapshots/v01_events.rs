@@ -358,6 +358,7 @@ impl<F: V01EventsFunctions> V01EventsWorkflow<F> {
     ) -> ::core::result::Result<::swf_runtime::Value, ::swf_runtime::WorkflowError> {
         let state = self.begin(input, io)?;
         let run = ::swf_runtime::__private::run_to_end(
+            Self::ID,
             state,
             io,
             Self::event_specs(),
@@ -397,6 +398,7 @@ impl<F: V01EventsFunctions> V01EventsWorkflow<F> {
             &state,
         )?;
         ::swf_runtime::__private::step_until_ran(
+                Self::ID,
                 state,
                 io,
                 Self::event_specs(),
@@ -449,6 +451,7 @@ impl<F: V01EventsFunctions> V01EventsWorkflow<F> {
             }
         };
         ::swf_runtime::__private::run_to_end(
+                Self::ID,
                 state,
                 io,
                 Self::event_specs(),

@@ -1018,6 +1018,29 @@ async fn a_null_iteration_output_survives_a_save_between_steps() {
     assert_eq!(state.output().unwrap()["done"], json!([null, "b"]));
 }
 
+/// A saved foreach state that no run makes (both iterations started, neither running nor
+/// done) fails the step with a `HostError` naming the workflow and the task, rather than
+/// waiting for ever.
+#[tokio::test(start_paused = true)]
+async fn a_saved_state_that_waits_for_nothing_fails_the_step() {
+    let workflow = foreach_shared::ForeachSharedWorkflow::new(Lab::new());
+    let state: foreach_shared::ForeachSharedState =
+        swf_runtime::serde_json::from_value(json!({"Each": {
+            "data": {"items": [1, 2]},
+            "each": {"total": 2, "started": 2, "running": [], "outputs": [null, null]},
+        }}))
+        .unwrap();
+    let stepped = tokio::time::timeout(Duration::from_secs(86_400), workflow.step(state))
+        .await
+        .expect("the step returns");
+    assert_eq!(
+        stepped.unwrap_err().to_string(),
+        "workflow `foreach-shared` failed in task `Each`: HostError: the instance waits at \
+         `Each` for nothing that can come (no event, no deadline), so it can never go on: its \
+         state is not one the workflow makes (saved by another version of it, or changed since)"
+    );
+}
+
 #[tokio::test(start_paused = true)]
 async fn terminate_in_an_iteration_ends_the_instance() {
     use foreach_terminate::{ForeachTerminateState, ForeachTerminateWorkflow};

@@ -134,7 +134,7 @@ fn plain_api(cx: &Context<'_>) -> TokenStream {
         pub async fn run(&self, input: #rt::Value) -> ::core::result::Result<#rt::Value, #rt::WorkflowError> {
             let io = #rt::plain_run_io();
             let state = self.begin(input, &io)?;
-            let run = #rt::run_to_end(state, &io, #specs, |state| self.advance(state, &io));
+            let run = #rt::run_to_end(Self::ID, state, &io, #specs, |state| self.advance(state, &io));
             #rt::traced_run(Self::INFO, &io, run)
                 .await
                 .map(#api::ScopeEnd::into_output)
@@ -156,7 +156,7 @@ fn plain_api(cx: &Context<'_>) -> TokenStream {
         /// As [`Self::run`].
         pub async fn step(&self, state: #state) -> ::core::result::Result<#state, #rt::WorkflowError> {
             let io = #rt::plain_run_io();
-            #rt::step_until_ran(state, &io, #specs, |state| self.advance(state, &io)).await
+            #rt::step_until_ran(Self::ID, state, &io, #specs, |state| self.advance(state, &io)).await
         }
     }
 }
@@ -177,7 +177,7 @@ fn io_api(cx: &Context<'_>) -> TokenStream {
         /// that failed with no retry or onError left, with the data it had.
         pub async fn run_with(&self, input: #rt::Value, io: &#rt::Io) -> ::core::result::Result<#rt::Value, #rt::WorkflowError> {
             let state = self.begin(input, io)?;
-            let run = #rt::run_to_end(state, io, #specs, |state| self.advance(state, io));
+            let run = #rt::run_to_end(Self::ID, state, io, #specs, |state| self.advance(state, io));
             #rt::traced_run(Self::INFO, io, run)
                 .await
                 .map(#api::ScopeEnd::into_output)
@@ -200,7 +200,7 @@ fn io_api(cx: &Context<'_>) -> TokenStream {
         /// As [`Self::run_with`].
         pub async fn step_with(&self, state: #state, io: &#rt::Io) -> ::core::result::Result<#state, #rt::WorkflowError> {
             #rt::learn_events(io, Self::ID, #specs, &state)?;
-            #rt::step_until_ran(state, io, #specs, |state| self.advance(state, io)).await
+            #rt::step_until_ran(Self::ID, state, io, #specs, |state| self.advance(state, io)).await
         }
     }
 }
@@ -330,7 +330,7 @@ fn sub_flow_api(cx: &Context<'_>) -> TokenStream {
                     return ::core::result::Result::Ok(#api::ScopeEnd::Completed(output));
                 }
             };
-            #rt::run_to_end(state, io, #specs, |state| self.advance(state, io)).await
+            #rt::run_to_end(Self::ID, state, io, #specs, |state| self.advance(state, io)).await
         }
     }
 }

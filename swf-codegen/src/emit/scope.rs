@@ -210,7 +210,7 @@ fn emit_drive_detached(cx: &Context<'_>) -> TokenStream {
                     return ::core::result::Result::Ok(#rt::ScopeEnd::Completed(output));
                 }
             };
-            #rt::run_to_end(state, io, &[], |state| self.#advance(state, io)).await
+            #rt::run_to_end(Self::ID, state, io, &[], |state| self.#advance(state, io)).await
         }
     }
 }
