@@ -252,15 +252,11 @@ where
     Step: Fn(S) -> Fut,
     Fut: Future<Output = Result<S, WorkflowError>>,
 {
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_time()
-        .start_paused(true)
-        .build()
-        .expect("a runtime");
+    let runtime = paused_runtime();
     let mut failures = Vec::new();
     let mut tally = Tally::default();
     for case in 0..cases() {
-        let seed = case.wrapping_add(workflow.len() as u64 * 1_000_003);
+        let seed = seed_of(workflow, case);
         functions.reseed(seed ^ 0xA5A5);
         let mut random = Random::new(seed);
         let input = if random.chance(8) {
@@ -342,6 +338,21 @@ where
     (failures, tally)
 }
 
+/// A current-thread runtime whose time stands still until nothing else can run: delays,
+/// retries and timeouts pass at once, in the same order as in real time.
+fn paused_runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .start_paused(true)
+        .build()
+        .expect("a runtime")
+}
+
+/// The seed of case `case` of `workflow`: the same on every run.
+fn seed_of(workflow: &str, case: u64) -> u64 {
+    case.wrapping_add(workflow.len() as u64 * 1_000_003)
+}
+
 /// What a panic said.
 fn panic_text(panic: &(dyn std::any::Any + Send)) -> String {
     panic
@@ -371,11 +382,36 @@ fn check_error(error: &WorkflowError) -> Result<(), String> {
     Ok(())
 }
 
-/// Declares a module per workflow and the function that runs its cases.
+/// Declares a module per workflow, its functions, and the function `$list` that runs the cases
+/// of every one: `plain` ones step by step (`exercise`), `events` ones on a host
+/// (`exercise_with_events`). A workflow's seed input is `{}` unless given after its functions.
 macro_rules! hostile {
-    ($(
-        $module:ident: $file:literal, $workflow:ident, $functions:ident { $($method:ident),* },
-        $input:expr;
+    (@run plain, $name:expr, $input:expr, $functions:expr, $module:ident :: $workflow:ident) => {{
+        let machine = $module::$workflow::new($functions);
+        exercise(
+            $name,
+            $input,
+            machine.functions(),
+            |input| machine.start(input),
+            |state| machine.step(state),
+            |state| state.output(),
+        )
+    }};
+    (@run events, $name:expr, $input:expr, $functions:expr, $module:ident :: $workflow:ident) => {{
+        let functions = $functions;
+        exercise_with_events($name, $input, &functions, || {
+            $module::$workflow::new(functions.clone())
+        })
+    }};
+    (@input) => {
+        json!({})
+    };
+    (@input $input:expr) => {
+        $input
+    };
+    ($kind:ident $list:ident; $(
+        $module:ident: $file:literal, $workflow:ident, $functions:ident { $($method:ident),* }
+        $(, $input:expr)?;
     )*) => {
         $(
             mod $module {
@@ -384,135 +420,112 @@ macro_rules! hostile {
             answered!($module::$functions { $($method),* });
         )*
 
-        fn every_workflow() -> Vec<(&'static str, Vec<Failure>, Tally)> {
+        fn $list() -> Vec<Outcomes> {
             let mut outcomes = Vec::new();
             $(
                 let text = include_str!(concat!("../", $file));
-                let machine = $module::$workflow::new(Fuzzed::new(words_of(text)));
-                let (failures, tally) = exercise(
-                    stringify!($module),
-                    &$input,
-                    machine.functions(),
-                    |input| machine.start(input),
-                    |state| machine.step(state),
-                    |state| state.output(),
-                );
-                outcomes.push((stringify!($module), failures, tally));
+                let functions = Fuzzed::new(words_of(text));
+                let name = stringify!($module);
+                let input = hostile!(@input $($input)?);
+                let (failures, tally) =
+                    hostile!(@run $kind, name, &input, functions, $module::$workflow);
+                outcomes.push((name, failures, tally));
             )*
             outcomes
         }
     };
 }
 
+/// How one workflow's cases went.
+type Outcomes = (&'static str, Vec<Failure>, Tally);
+
+/// Prints how each workflow's cases ended, and fails if any case failed.
+fn report(outcomes: &[Outcomes]) {
+    for (workflow, _, tally) in outcomes {
+        eprintln!("{workflow}: {tally:?}");
+    }
+    let failures: Vec<&Failure> = outcomes
+        .iter()
+        .flat_map(|(_, failures, _)| failures)
+        .collect();
+    assert!(
+        failures.is_empty(),
+        "{} failing cases, the first ones: {:#?}",
+        failures.len(),
+        &failures[..failures.len().min(8)]
+    );
+}
+
 hostile! {
+    plain every_workflow;
     filters: "workflows/runtime/filters.sw.yaml", FiltersWorkflow, FiltersFunctions { greet, echo },
         json!({"name": "Ada", "count": 2});
-    merges: "workflows/runtime/merges.sw.yaml", MergesWorkflow, MergesFunctions { give },
-        json!({});
+    merges: "workflows/runtime/merges.sw.yaml", MergesWorkflow, MergesFunctions { give };
     results: "workflows/runtime/results.sw.yaml", ResultsWorkflow, ResultsFunctions { give },
         json!({"list": [{"value": 0}, {"value": 1}], "a": {"b": {}}});
-    switch_route: "workflows/runtime/switch-route.sw.yaml", SwitchRouteWorkflow, SwitchRouteFunctions {},
-        json!({});
-    inject: "workflows/runtime/inject.sw.yaml", InjectWorkflow, InjectFunctions {},
-        json!({});
+    switch_route: "workflows/runtime/switch-route.sw.yaml", SwitchRouteWorkflow, SwitchRouteFunctions {};
+    inject: "workflows/runtime/inject.sw.yaml", InjectWorkflow, InjectFunctions {};
     jsonpath_default: "workflows/runtime/jsonpath-default.sw.yaml", JsonpathDefaultWorkflow, JsonpathDefaultFunctions {},
         json!({"items": [{"ok": true}, {"ok": false}]});
-    draft_filters: "workflows/runtime/draft-filters.sw.yaml", DraftFiltersWorkflow, DraftFiltersFunctions {},
-        json!({});
+    draft_filters: "workflows/runtime/draft-filters.sw.yaml", DraftFiltersWorkflow, DraftFiltersFunctions {};
     spel: "workflows/runtime/spel.sw.yaml", SpelWorkflow, SpelFunctions {},
         json!({"n": 10, "s": "abc", "flag": false, "t": true, "list": [1, 3], "level": "high", "count": 2});
     guards: "workflows/runtime/guards.sw.yaml", GuardsWorkflow, GuardsFunctions {},
         json!({"vip": true, "customer": {"tier": "gold"}});
-    on_error: "workflows/runtime/on-error.sw.yaml", OnErrorWorkflow, OnErrorFunctions { work, inspect },
-        json!({});
-    sequential: "workflows/runtime/sequential.sw.yaml", SequentialWorkflow, SequentialFunctions { first, second },
-        json!({});
-    strict_paths: "workflows/runtime/strict-paths.sw.yaml", StrictPathsWorkflow, StrictPathsFunctions { charge },
-        json!({});
-    transitions: "workflows/runtime/transitions.sw.yaml", TransitionsWorkflow, TransitionsFunctions { lookup, approve },
-        json!({});
-    retries: "workflows/runtime/retries.sw.yaml", RetriesWorkflow, RetriesFunctions { prepare, charge },
-        json!({});
-    parallel: "workflows/runtime/parallel.sw.yaml", ParallelActionsWorkflow, ParallelActionsFunctions { slow, fast },
-        json!({});
+    on_error: "workflows/runtime/on-error.sw.yaml", OnErrorWorkflow, OnErrorFunctions { work, inspect };
+    sequential: "workflows/runtime/sequential.sw.yaml", SequentialWorkflow, SequentialFunctions { first, second };
+    strict_paths: "workflows/runtime/strict-paths.sw.yaml", StrictPathsWorkflow, StrictPathsFunctions { charge };
+    transitions: "workflows/runtime/transitions.sw.yaml", TransitionsWorkflow, TransitionsFunctions { lookup, approve };
+    retries: "workflows/runtime/retries.sw.yaml", RetriesWorkflow, RetriesFunctions { prepare, charge };
+    parallel: "workflows/runtime/parallel.sw.yaml", ParallelActionsWorkflow, ParallelActionsFunctions { slow, fast };
     foreach: "workflows/concurrency/foreach.sw.yaml", ForeachWorkflow, ForeachFunctions { work },
         json!({"items": [{"name": "a", "secs": 1}, {"name": "b", "secs": 2}]});
     foreach_shared: "workflows/concurrency/foreach-shared.sw.yaml", ForeachSharedWorkflow, ForeachSharedFunctions { work },
         json!({"items": [{"name": "a", "result": 1}, {"name": "b", "result": {"x": [1]}}]});
     parallel_shared: "workflows/concurrency/parallel-shared.sw.yaml", ParallelSharedWorkflow, ParallelSharedFunctions { work },
         json!({"items": [1, 2], "route": "left"});
-    saga: "workflows/compensation/saga.sw.yaml", SagaWorkflow, SagaFunctions { book, charge, cancel },
-        json!({});
-    v01_filters: "workflows/v01/filters.sw.yaml", V01FiltersWorkflow, V01FiltersFunctions { greet, count },
-        json!({});
+    saga: "workflows/compensation/saga.sw.yaml", SagaWorkflow, SagaFunctions { book, charge, cancel };
+    v01_filters: "workflows/v01/filters.sw.yaml", V01FiltersWorkflow, V01FiltersFunctions { greet, count };
     v01_loop_collect: "workflows/v01/loop_collect.sw.yaml", V01LoopCollectWorkflow, V01LoopCollectFunctions { price },
         json!({"items": [{"name": "a"}, {"name": "b"}]});
-    v01_choices: "workflows/v01/choices.sw.yaml", V01ChoicesWorkflow, V01ChoicesFunctions {},
-        json!({});
-    fruits_only: "workflows/conformance/fruits_only.sw.yaml", FruitsOnlyWorkflow, FruitsOnlyFunctions {},
-        json!({});
-    inject_people: "workflows/conformance/inject_people.sw.yaml", InjectPeopleWorkflow, InjectPeopleFunctions {},
-        json!({});
-    vegetables: "workflows/conformance/vegetables_first_way.sw.yaml", VegetablesFirstWayWorkflow, VegetablesFirstWayFunctions {},
-        json!({});
-    comp_scopes: "workflows/compensation/scopes.sw.yaml", ScopesWorkflow, ScopesFunctions { note },
-        json!({});
+    v01_choices: "workflows/v01/choices.sw.yaml", V01ChoicesWorkflow, V01ChoicesFunctions {};
+    fruits_only: "workflows/conformance/fruits_only.sw.yaml", FruitsOnlyWorkflow, FruitsOnlyFunctions {};
+    inject_people: "workflows/conformance/inject_people.sw.yaml", InjectPeopleWorkflow, InjectPeopleFunctions {};
+    vegetables: "workflows/conformance/vegetables_first_way.sw.yaml", VegetablesFirstWayWorkflow, VegetablesFirstWayFunctions {};
+    comp_scopes: "workflows/compensation/scopes.sw.yaml", ScopesWorkflow, ScopesFunctions { note };
     completion: "workflows/concurrency/completion.sw.yaml", CompletionWorkflow, CompletionFunctions { work },
         json!({"items": [1, 2]});
-    branches: "workflows/concurrency/branches.sw.yaml", BranchesWorkflow, BranchesFunctions { work },
-        json!({});
-    failing: "workflows/concurrency/failing.sw.yaml", FailingWorkflow, FailingFunctions { work },
-        json!({});
-    parallel_timeouts: "workflows/concurrency/timeouts.sw.yaml", ParallelTimeoutsWorkflow, ParallelTimeoutsFunctions { work },
-        json!({});
-    within: "workflows/concurrency/within.sw.yaml", WithinLimitsWorkflow, WithinLimitsFunctions { work },
-        json!({});
+    branches: "workflows/concurrency/branches.sw.yaml", BranchesWorkflow, BranchesFunctions { work };
+    failing: "workflows/concurrency/failing.sw.yaml", FailingWorkflow, FailingFunctions { work };
+    parallel_timeouts: "workflows/concurrency/timeouts.sw.yaml", ParallelTimeoutsWorkflow, ParallelTimeoutsFunctions { work };
+    within: "workflows/concurrency/within.sw.yaml", WithinLimitsWorkflow, WithinLimitsFunctions { work };
     foreach_max: "workflows/concurrency/foreach-max.sw.yaml", ForeachMaxWorkflow, ForeachMaxFunctions { work },
         json!({"items": [{"name": "a", "secs": 1}, {"name": "b", "secs": 2}, {"name": "c", "secs": 1}]});
     foreach_delay: "workflows/concurrency/foreach-delay.sw.yaml", ForeachDelayWorkflow, ForeachDelayFunctions { work },
         json!({"items": [{"name": null, "secs": 1}, {"name": "b", "secs": 2}]});
     foreach_terminate: "workflows/concurrency/foreach-terminate.sw.yaml", ForeachTerminateWorkflow, ForeachTerminateFunctions { work },
         json!({"items": [{"name": "a", "secs": 2}, {"name": "b", "secs": 1, "stop": true}]});
-    terminate_late: "workflows/concurrency/terminate-late.sw.yaml", TerminateLateWorkflow, TerminateLateFunctions { work },
-        json!({});
-    delay: "workflows/runtime/delay.sw.yaml", DelayWorkflow, DelayFunctions {  },
-        json!({});
-    ends: "workflows/runtime/ends.sw.yaml", EndsWorkflow, EndsFunctions {  },
-        json!({});
-    timeouts: "workflows/runtime/timeouts.sw.yaml", TimeoutsWorkflow, TimeoutsFunctions { fetch, backup },
-        json!({});
-    merge_then_output: "workflows/runtime/merge-then-output.sw.yaml", MergeThenOutputWorkflow, MergeThenOutputFunctions { give },
-        json!({});
-    merge_then_output_compensated: "workflows/runtime/merge-then-output-compensated.sw.yaml", MergeThenOutputCompensatedWorkflow, MergeThenOutputCompensatedFunctions { note, give },
-        json!({});
-    on_error_guarded: "workflows/runtime/on-error-guarded.sw.yaml", OnErrorGuardedWorkflow, OnErrorGuardedFunctions { work },
-        json!({});
-    action_retries: "workflows/earlier/action_retries.sw.yaml", ActionRetriesWorkflow, ActionRetriesFunctions { first, second },
-        json!({});
-    inline_choices: "workflows/earlier/inline_choices.sw.yaml", InlineChoicesWorkflow, InlineChoicesFunctions {  },
-        json!({});
+    terminate_late: "workflows/concurrency/terminate-late.sw.yaml", TerminateLateWorkflow, TerminateLateFunctions { work };
+    delay: "workflows/runtime/delay.sw.yaml", DelayWorkflow, DelayFunctions {  };
+    ends: "workflows/runtime/ends.sw.yaml", EndsWorkflow, EndsFunctions {  };
+    timeouts: "workflows/runtime/timeouts.sw.yaml", TimeoutsWorkflow, TimeoutsFunctions { fetch, backup };
+    merge_then_output: "workflows/runtime/merge-then-output.sw.yaml", MergeThenOutputWorkflow, MergeThenOutputFunctions { give };
+    merge_then_output_compensated: "workflows/runtime/merge-then-output-compensated.sw.yaml", MergeThenOutputCompensatedWorkflow, MergeThenOutputCompensatedFunctions { note, give };
+    on_error_guarded: "workflows/runtime/on-error-guarded.sw.yaml", OnErrorGuardedWorkflow, OnErrorGuardedFunctions { work };
+    action_retries: "workflows/earlier/action_retries.sw.yaml", ActionRetriesWorkflow, ActionRetriesFunctions { first, second };
+    inline_choices: "workflows/earlier/inline_choices.sw.yaml", InlineChoicesWorkflow, InlineChoicesFunctions {  };
     v01_loop: "workflows/v01/loop.sw.yaml", SendOrderConfirmationWorkflow, SendOrderConfirmationFunctions { send_confirmation_email_function },
         json!({"orders": [{"id": 1, "email": "a@b"}, {"id": 2}]});
-    inject_person: "workflows/conformance/inject_person.sw.yaml", InjectPersonWorkflow, InjectPersonFunctions {  },
-        json!({});
-    inject_people_testing: "workflows/conformance/inject_people_testing.sw.yaml", InjectPeopleTestingWorkflow, InjectPeopleTestingFunctions {  },
-        json!({});
-    vegetables_second: "workflows/conformance/vegetables_second_way.sw.yaml", VegetablesSecondWayWorkflow, VegetablesSecondWayFunctions {  },
-        json!({});
-    retry_multiplier: "workflows/conformance/retry_multiplier.sw.yaml", RetryMultiplierWorkflow, RetryMultiplierFunctions { unreliable_function },
-        json!({});
-    retrying: "workflows/conformance/retrying.sw.yaml", RetryingWorkflow, RetryingFunctions { unreliable_function },
-        json!({});
-    restricted_transition: "workflows/conformance/restricted_transition.sw.yaml", RestrictedTransitionWorkflow, RestrictedTransitionFunctions { do_low_rist_operation_function, do_high_rist_operation_function },
-        json!({});
-    conformance_on_error: "workflows/conformance/on_error.sw.yaml", OnErrorWorkflow, OnErrorFunctions { unreliable_function },
-        json!({});
-    retry_on_error: "workflows/conformance/retry_on_error.sw.yaml", RetryOnErrorWorkflow, RetryOnErrorFunctions { unreliable_function },
-        json!({});
-    greeting: "workflows/conformance/greeting.sw.yaml", GreetingWorkflow, GreetingFunctions { greeting_function },
-        json!({});
-    order: "workflows/order.sw.yaml", OrderWorkflow, OrderFunctions { check_inventory, charge_card, ship_order },
-        json!({});
+    inject_person: "workflows/conformance/inject_person.sw.yaml", InjectPersonWorkflow, InjectPersonFunctions {  };
+    inject_people_testing: "workflows/conformance/inject_people_testing.sw.yaml", InjectPeopleTestingWorkflow, InjectPeopleTestingFunctions {  };
+    vegetables_second: "workflows/conformance/vegetables_second_way.sw.yaml", VegetablesSecondWayWorkflow, VegetablesSecondWayFunctions {  };
+    retry_multiplier: "workflows/conformance/retry_multiplier.sw.yaml", RetryMultiplierWorkflow, RetryMultiplierFunctions { unreliable_function };
+    retrying: "workflows/conformance/retrying.sw.yaml", RetryingWorkflow, RetryingFunctions { unreliable_function };
+    restricted_transition: "workflows/conformance/restricted_transition.sw.yaml", RestrictedTransitionWorkflow, RestrictedTransitionFunctions { do_low_rist_operation_function, do_high_rist_operation_function };
+    conformance_on_error: "workflows/conformance/on_error.sw.yaml", OnErrorWorkflow, OnErrorFunctions { unreliable_function };
+    retry_on_error: "workflows/conformance/retry_on_error.sw.yaml", RetryOnErrorWorkflow, RetryOnErrorFunctions { unreliable_function };
+    greeting: "workflows/conformance/greeting.sw.yaml", GreetingWorkflow, GreetingFunctions { greeting_function };
+    order: "workflows/order.sw.yaml", OrderWorkflow, OrderFunctions { check_inventory, charge_card, ship_order };
 }
 
 mod switch_ops {
@@ -529,29 +542,12 @@ impl switch_ops::SwitchOpsFunctions for Fuzzed {
 fn random_data_never_panics_the_runtime() {
     let mut outcomes = every_workflow();
     let text = include_str!("../workflows/runtime/switch-ops.sw.yaml");
-    let machine = switch_ops::SwitchOpsWorkflow::new(Fuzzed::new(words_of(text)));
-    let (failures, tally) = exercise(
-        "switch_ops",
-        &json!({"n": 3, "s": "abc", "list": [1, 2]}),
-        machine.functions(),
-        |input| machine.start(input),
-        |state| machine.step(state),
-        |state| state.output(),
-    );
+    let functions = Fuzzed::new(words_of(text));
+    let input = json!({"n": 3, "s": "abc", "list": [1, 2]});
+    let (failures, tally) =
+        hostile!(@run plain, "switch_ops", &input, functions, switch_ops::SwitchOpsWorkflow);
     outcomes.push(("switch_ops", failures, tally));
-    for (workflow, _, tally) in &outcomes {
-        eprintln!("{workflow}: {tally:?}");
-    }
-    let failures: Vec<&Failure> = outcomes
-        .iter()
-        .flat_map(|(_, failures, _)| failures)
-        .collect();
-    assert!(
-        failures.is_empty(),
-        "{} failing cases, the first ones: {:#?}",
-        failures.len(),
-        &failures[..failures.len().min(8)]
-    );
+    report(&outcomes);
 }
 
 /// A random CloudEvent: mostly of one of `definitions` (sometimes of none), with random data,
@@ -595,16 +591,12 @@ fn exercise_with_events<M: swf_runtime::Machine>(
     functions: &Fuzzed,
     make: impl Fn() -> M,
 ) -> (Vec<Failure>, Tally) {
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_time()
-        .start_paused(true)
-        .build()
-        .expect("a runtime");
+    let runtime = paused_runtime();
     let mut failures = Vec::new();
     let mut tally = Tally::default();
     // A host run is a few instances and a dozen events: a fifth as many cases.
     for case in 0..cases().div_ceil(5) {
-        let seed = case.wrapping_add(workflow.len() as u64 * 1_000_003);
+        let seed = seed_of(workflow, case);
         functions.reseed(seed ^ 0x5A5A);
         let mut random = Random::new(seed);
         let words = &functions.words;
@@ -707,84 +699,27 @@ fn exercise_with_events<M: swf_runtime::Machine>(
     (failures, tally)
 }
 
-/// As `hostile!`, for workflows that consume or produce events: each runs on a host.
-macro_rules! hostile_events {
-    ($(
-        $module:ident: $file:literal, $workflow:ident, $functions:ident { $($method:ident),* },
-        $input:expr;
-    )*) => {
-        $(
-            mod $module {
-                swf_runtime::workflow!($file);
-            }
-            answered!($module::$functions { $($method),* });
-        )*
-
-        fn every_workflow_with_events() -> Vec<(&'static str, Vec<Failure>, Tally)> {
-            let mut outcomes = Vec::new();
-            $(
-                let text = include_str!(concat!("../", $file));
-                let functions = Fuzzed::new(words_of(text));
-                let (failures, tally) = exercise_with_events(
-                    stringify!($module),
-                    &$input,
-                    &functions,
-                    || $module::$workflow::new(functions.clone()),
-                );
-                outcomes.push((stringify!($module), failures, tally));
-            )*
-            outcomes
-        }
-    };
-}
-
-hostile_events! {
+hostile! {
+    events every_workflow_with_events;
     approval: "workflows/events/approval.sw.yaml", ApprovalWorkflow, ApprovalFunctions { ask_manager },
         json!({"amount": 120, "requester": "ada"});
-    ev_collect: "workflows/events/ev-collect.sw.yaml", EvCollectWorkflow, EvCollectFunctions { note },
-        json!({});
-    ev_either: "workflows/events/ev-either.sw.yaml", EvEitherWorkflow, EvEitherFunctions { reply },
-        json!({});
-    ev_three_readings: "workflows/events/ev-three-readings.sw.yaml", EvThreeReadingsWorkflow, EvThreeReadingsFunctions {},
-        json!({});
-    ev_track: "workflows/events/ev-track.sw.yaml", EvTrackWorkflow, EvTrackFunctions {},
-        json!({});
-    ev_greeting: "workflows/events/greeting.sw.yaml", GreetingWorkflow, GreetingFunctions { greeting_function },
-        json!({});
-    ev_orders: "workflows/events/orders.sw.yaml", ConfirmOrdersWorkflow, ConfirmOrdersFunctions { send_confirmation_function },
-        json!({});
-    ev_parallel: "workflows/events/parallel.sw.yaml", FanOutWorkflow, FanOutFunctions { quote },
-        json!({});
-    ev_patient: "workflows/events/patient.sw.yaml", PatientVitalsWorkflow, PatientVitalsFunctions { record_vitals },
-        json!({});
-    ev_terminate: "workflows/events/terminate.sw.yaml", TerminateRaceWorkflow, TerminateRaceFunctions { slow },
-        json!({});
-    ev_together: "workflows/events/together.sw.yaml", TogetherWorkflow, TogetherFunctions {},
-        json!({});
-    v01_events: "workflows/v01/events.sw.yaml", V01EventsWorkflow, V01EventsFunctions { ship },
-        json!({});
-    event_retry: "workflows/earlier/event_retry.sw.yaml", EventRetryWorkflow, EventRetryFunctions { flaky },
-        json!({});
-    leftover: "workflows/earlier/leftover_events.sw.yaml", LeftoverWorkflow, LeftoverFunctions {},
-        json!({});
-    combos: "workflows/compensation/combos.sw.yaml", CombosWorkflow, CombosFunctions { flaky },
-        json!({});
+    ev_collect: "workflows/events/ev-collect.sw.yaml", EvCollectWorkflow, EvCollectFunctions { note };
+    ev_either: "workflows/events/ev-either.sw.yaml", EvEitherWorkflow, EvEitherFunctions { reply };
+    ev_three_readings: "workflows/events/ev-three-readings.sw.yaml", EvThreeReadingsWorkflow, EvThreeReadingsFunctions {};
+    ev_track: "workflows/events/ev-track.sw.yaml", EvTrackWorkflow, EvTrackFunctions {};
+    ev_greeting: "workflows/events/greeting.sw.yaml", GreetingWorkflow, GreetingFunctions { greeting_function };
+    ev_orders: "workflows/events/orders.sw.yaml", ConfirmOrdersWorkflow, ConfirmOrdersFunctions { send_confirmation_function };
+    ev_parallel: "workflows/events/parallel.sw.yaml", FanOutWorkflow, FanOutFunctions { quote };
+    ev_patient: "workflows/events/patient.sw.yaml", PatientVitalsWorkflow, PatientVitalsFunctions { record_vitals };
+    ev_terminate: "workflows/events/terminate.sw.yaml", TerminateRaceWorkflow, TerminateRaceFunctions { slow };
+    ev_together: "workflows/events/together.sw.yaml", TogetherWorkflow, TogetherFunctions {};
+    v01_events: "workflows/v01/events.sw.yaml", V01EventsWorkflow, V01EventsFunctions { ship };
+    event_retry: "workflows/earlier/event_retry.sw.yaml", EventRetryWorkflow, EventRetryFunctions { flaky };
+    leftover: "workflows/earlier/leftover_events.sw.yaml", LeftoverWorkflow, LeftoverFunctions {};
+    combos: "workflows/compensation/combos.sw.yaml", CombosWorkflow, CombosFunctions { flaky };
 }
 
 #[test]
 fn random_events_never_panic_or_strand_a_host() {
-    let outcomes = every_workflow_with_events();
-    for (workflow, _, tally) in &outcomes {
-        eprintln!("{workflow}: {tally:?}");
-    }
-    let failures: Vec<&Failure> = outcomes
-        .iter()
-        .flat_map(|(_, failures, _)| failures)
-        .collect();
-    assert!(
-        failures.is_empty(),
-        "{} failing cases, the first ones: {:#?}",
-        failures.len(),
-        &failures[..failures.len().min(8)]
-    );
+    report(&every_workflow_with_events());
 }
