@@ -39,13 +39,15 @@ macro_rules! step_in_place {
                 Progress::Ran(next) => break next,
                 Progress::Waiting(same, wait) => {
                     if wait.is_forever() {
-                        return Err(waits_for_nothing($workflow, &same, Value::Null));
+                        let saved = serde_json::to_value(&same).unwrap_or(Value::Null);
+                        return Err(waits_for_nothing($workflow, &same, saved));
                     }
                     if let Some(listening) = &mut listening {
                         listening.update(&wait);
                     }
                     if !io.wait_for(&wait, seen).await {
-                        return Err(stranded($workflow, &same, &wait, Value::Null));
+                        let saved = serde_json::to_value(&same).unwrap_or(Value::Null);
+                        return Err(stranded($workflow, &same, &wait, saved));
                     }
                     state = same;
                 }
@@ -61,7 +63,8 @@ macro_rules! step_in_place {
 ///
 /// # Errors
 /// The error of the step that failed; a `HostError` of `workflow` when the state can never go
-/// on (it waits for events alone and its host's events channel closed, or for nothing at all).
+/// on (it waits for events alone and its host's events channel closed, or for nothing at all),
+/// with the state, saved, as its data.
 pub async fn step_until_ran<S, F, Fut>(
     workflow: &'static str,
     state: S,
@@ -70,7 +73,7 @@ pub async fn step_until_ran<S, F, Fut>(
     advance: F,
 ) -> Result<S, WorkflowError>
 where
-    S: ScopeState,
+    S: ScopeState + serde::Serialize,
     F: FnMut(S) -> Fut,
     Fut: Future<Output = Result<Progress<S>, WorkflowError>>,
 {
@@ -184,7 +187,8 @@ where
 /// it is moved.
 ///
 /// # Errors
-/// The error of the step that failed, or a `HostError` when it can never go on.
+/// The error of the step that failed, or a `HostError` with the saved state when it can never
+/// go on.
 pub fn run_to_end<S, F, Fut>(
     workflow: &'static str,
     state: S,
@@ -193,7 +197,7 @@ pub fn run_to_end<S, F, Fut>(
     advance: F,
 ) -> Pin<Box<impl Future<Output = Result<ScopeEnd, WorkflowError>>>>
 where
-    S: ScopeState,
+    S: ScopeState + serde::Serialize,
     F: FnMut(S) -> Fut,
     Fut: Future<Output = Result<Progress<S>, WorkflowError>>,
 {
@@ -284,7 +288,7 @@ mod tests {
     use super::*;
 
     /// A scope that runs one step, then waits for events alone.
-    #[derive(Debug, Clone, Copy, PartialEq)]
+    #[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
     enum Stage {
         First,
         Waiting,
@@ -369,6 +373,11 @@ mod tests {
                 .contains("for nothing that can come"),
             "{failure}"
         );
+        assert_eq!(
+            failure.data(),
+            &serde_json::json!("Waiting"),
+            "its state, saved"
+        );
         assert_eq!(steps.get(), 2);
 
         let step = step_until_ran(
@@ -398,6 +407,11 @@ mod tests {
             .unwrap_err();
         assert_eq!(failure.error().name, crate::host::HOST_ERROR);
         assert_eq!((failure.workflow(), failure.task()), ("stages", "Waiting"));
+        assert_eq!(
+            failure.data(),
+            &serde_json::json!("Waiting"),
+            "its state, saved"
+        );
         assert_eq!(
             steps.get(),
             2,

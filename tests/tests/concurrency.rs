@@ -1033,8 +1033,17 @@ async fn a_saved_state_that_waits_for_nothing_fails_the_step() {
     let stepped = tokio::time::timeout(Duration::from_secs(86_400), workflow.step(state))
         .await
         .expect("the step returns");
+    let error = stepped.unwrap_err();
     assert_eq!(
-        stepped.unwrap_err().to_string(),
+        error.data(),
+        &json!({"Each": {
+            "data": {"items": [1, 2]},
+            "each": {"total": 2, "started": 2, "running": [], "outputs": [null, null], "origin": 0},
+        }}),
+        "its state, saved"
+    );
+    assert_eq!(
+        error.to_string(),
         "workflow `foreach-shared` failed in task `Each`: HostError: the instance waits at \
          `Each` for nothing that can come (no event, no deadline), so it can never go on: its \
          state is not one the workflow makes (saved by another version of it, or changed since)"
