@@ -177,10 +177,20 @@ pub enum CallbackPhase {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         until: Option<Timestamp>,
         /// The task's input, kept when the task may be retried (a retry calls the action again
-        /// with it).
-        #[serde(default, skip_serializing_if = "Option::is_none")]
+        /// with it). Written only when kept, so that a `null` input kept reads back as kept.
+        #[serde(
+            default,
+            skip_serializing_if = "Option::is_none",
+            deserialize_with = "kept"
+        )]
         input: Option<Value>,
     },
+}
+
+/// A field present in a saved state, `null` included: `Option<Value>` would read a `null` as
+/// absent.
+fn kept<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<Option<Value>, D::Error> {
+    Value::deserialize(deserializer).map(Some)
 }
 
 /// Where a task of the earlier drafts resumes after one of its actions failed and its own retry
@@ -201,6 +211,27 @@ mod tests {
     use super::*;
     use crate::concurrent::ScopeEnd;
     use serde_json::json;
+
+    /// A callback's kept input comes back from a save as it was: a `null` one was read as none
+    /// kept, and a retry would have started from the task's data instead.
+    #[test]
+    fn a_kept_null_input_survives_a_save() {
+        for input in [Some(Value::Null), Some(json!({"a": 1})), None] {
+            let phase = CallbackPhase::Wait { until: None, input };
+            let saved = serde_json::to_value(&phase).unwrap();
+            let back: CallbackPhase = serde_json::from_value(saved.clone()).unwrap();
+            assert_eq!(back, phase, "{saved}");
+        }
+        let saved = json!({"wait": {}});
+        let back: CallbackPhase = serde_json::from_value(saved).unwrap();
+        assert_eq!(
+            back,
+            CallbackPhase::Wait {
+                until: None,
+                input: None
+            }
+        );
+    }
 
     /// A scope's state as `settle` sees it: where it went, or how it ended.
     #[derive(Debug, PartialEq)]
