@@ -124,8 +124,11 @@ pub(crate) enum Paused<S> {
 /// the router goes on).
 ///
 /// # Errors
-/// The error of the step that failed.
+/// The error of the step that failed, or the `HostError` of [`waits_for_nothing`] (its
+/// registration ended, the state saved as its data): parked, it would wait until the events
+/// channel closed.
 pub(crate) async fn run_until_waiting<S, F, Fut>(
+    workflow: &'static str,
     state: S,
     io: &Io,
     events: &'static [EventSpec],
@@ -133,7 +136,7 @@ pub(crate) async fn run_until_waiting<S, F, Fut>(
     mut advance: F,
 ) -> Result<Paused<S>, WorkflowError>
 where
-    S: ScopeState,
+    S: ScopeState + serde::Serialize,
     F: FnMut(S) -> Fut,
     Fut: Future<Output = Result<Progress<S>, WorkflowError>>,
 {
@@ -160,6 +163,10 @@ where
             match stepped {
                 Progress::Ran(next) => break next,
                 Progress::Waiting(same, wait) => {
+                    if wait.is_forever() {
+                        let saved = serde_json::to_value(&same).unwrap_or(Value::Null);
+                        return Err(waits_for_nothing(workflow, &same, saved));
+                    }
                     listening.update(&wait);
                     if wait.until.is_none() {
                         return Ok(Paused::Waiting {

@@ -189,27 +189,20 @@ impl<M: Machine> Shared<M> {
         // no span open.
         let span = crate::trace::workflow_span(&self.machine.info(), || io.id_prefix());
         let (mut state, mut registration) = (state, registration);
+        let workflow = self.machine.workflow_id();
         let result = loop {
-            let stepping =
-                crate::drive::run_until_waiting(state, &io, self.events, registration, |state| {
-                    self.machine.step(state, &io)
-                });
+            let stepping = crate::drive::run_until_waiting(
+                workflow,
+                state,
+                &io,
+                self.events,
+                registration,
+                |state| self.machine.step(state, &io),
+            );
             let stepping = AssertUnwindSafe(stepping).catch_unwind();
             let stepped = crate::trace::in_span!(stepping, span.clone());
             let (same, wait, seen, kept) = match stepped {
                 Ok(Ok(Paused::Ended(end))) => break Ok(end),
-                Ok(Ok(Paused::Waiting {
-                    state,
-                    wait,
-                    registration,
-                    ..
-                })) if wait.is_forever() => {
-                    // Parked, it would wait until the events channel closed.
-                    drop(io.resume_listening(self.events, registration));
-                    let saved = serde_json::to_value(&state).unwrap_or(Value::Null);
-                    let workflow = self.machine.workflow_id();
-                    break Err(crate::drive::waits_for_nothing(workflow, &state, saved));
-                }
                 Ok(Ok(Paused::Waiting {
                     state,
                     wait,
@@ -244,7 +237,6 @@ impl<M: Machine> Shared<M> {
                     // Reported with its saved state, which another host (a durable one) can
                     // resume.
                     let saved = serde_json::to_value(&same).unwrap_or(Value::Null);
-                    let workflow = self.machine.workflow_id();
                     break Err(crate::drive::stranded(workflow, &same, &wait, saved));
                 }
             }
