@@ -40,34 +40,31 @@ pub struct Iterations<S> {
     /// The iterations running, in item order.
     running: Vec<Iteration<S>>,
     /// Per item, the output of its iteration once completed, when the task keeps them.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     outputs: Vec<Option<Value>>,
     /// When the next iteration may start (`timeDelay` after the last one started).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     next_start: Option<Timestamp>,
     /// Set once a completion condition held: no further iteration starts.
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     stopped: bool,
     /// The instance's step in which the task started its iterations: their calls' keys count
     /// from it.
-    #[serde(default)]
     origin: u64,
 }
 
 /// [`Iterations`] as read back: its fields, and the items whose output is `null` (written by
-/// `Iterations`' own `Serialize`).
+/// `Iterations`' own `Serialize`, which leaves out what is empty, `None` or `false`: those
+/// default here).
 #[derive(Deserialize)]
 struct Saved<S> {
     total: usize,
     started: usize,
     running: Vec<Iteration<S>>,
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[serde(default)]
     outputs: Vec<Option<Value>>,
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[serde(default)]
     null_outputs: Vec<usize>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default)]
     next_start: Option<Timestamp>,
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    #[serde(default)]
     stopped: bool,
     #[serde(default)]
     origin: u64,
