@@ -374,10 +374,14 @@ async fn bounded<T>(step: impl Future<Output = T>) -> Result<T, String> {
         .map_err(|_| String::from("a step never returned"))
 }
 
-/// A workflow error says what happened.
+/// A workflow error says what happened and whose it is: its error object has a message (the
+/// display around it always has words) and it names its workflow.
 fn check_error(error: &WorkflowError) -> Result<(), String> {
-    if error.to_string().trim().is_empty() {
+    if error.error().message.trim().is_empty() {
         return Err(format!("an error without a message: {error:?}"));
+    }
+    if error.workflow().is_empty() {
+        return Err(format!("an error that names no workflow: {error}"));
     }
     Ok(())
 }
