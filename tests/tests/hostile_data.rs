@@ -1,7 +1,10 @@
 //! Nothing the data brings panics or hangs the runtime: workflow inputs, function results,
 //! function errors and saved states, drawn at random (from fixed seeds, so that a failure
 //! reproduces) and run through the compiled workflows of the other tests that need no events:
-//! they filter, merge, switch, loop, branch, retry, time out and compensate, in every draft.
+//! they filter, merge, switch, loop, branch, retry, time out, compensate and check schemas, in
+//! every dialect, the property test's generated batch among them. Those whose tasks or
+//! branches have schedules run on an `Io` whose clock each case sets before, inside or after
+//! their windows.
 //! Every case ends in an output, a `WorkflowError` or the step limit, never a panic or a step
 //! that does not return; between steps every state is saved and read back unchanged, and a
 //! saved state with one value replaced is either refused or steps without a panic or a hang.
@@ -239,9 +242,10 @@ struct Tally {
 /// state's. Most inputs are `seed_input` (one the workflow goes far with) with a few values
 /// replaced or added; some are wholly random.
 fn exercise<S, Start, Step, Fut>(
-    workflow: &'static str,
+    subject: Subject,
     seed_input: &Value,
     functions: &Fuzzed,
+    begin_case: impl Fn(&mut Random),
     start: Start,
     step: Step,
     output: fn(&S) -> Option<&Value>,
@@ -252,6 +256,7 @@ where
     Step: Fn(S) -> Fut,
     Fut: Future<Output = Result<S, WorkflowError>>,
 {
+    let Subject { name: workflow, id } = subject;
     let runtime = paused_runtime();
     let mut failures = Vec::new();
     let mut tally = Tally::default();
@@ -259,6 +264,7 @@ where
         let seed = seed_of(workflow, case);
         functions.reseed(seed ^ 0xA5A5);
         let mut random = Random::new(seed);
+        begin_case(&mut random);
         let input = if random.chance(8) {
             value(&mut random, &functions.words, 3)
         } else {
@@ -283,7 +289,7 @@ where
                     Ok(state) => state,
                     Err(refusal) => {
                         tally.refused += 1;
-                        return check_error(&refusal);
+                        return check_error(&refusal, id);
                     }
                 };
                 for _ in 0..STEP_LIMIT {
@@ -318,7 +324,7 @@ where
                         Ok(next) => next,
                         Err(error) => {
                             tally.failed += 1;
-                            return check_error(&error);
+                            return check_error(&error, id);
                         }
                     };
                 }
@@ -375,15 +381,37 @@ async fn bounded<T>(step: impl Future<Output = T>) -> Result<T, String> {
 }
 
 /// A workflow error says what happened and whose it is: its error object has a message (the
-/// display around it always has words) and it names its workflow.
-fn check_error(error: &WorkflowError) -> Result<(), String> {
+/// display around it always has words) and it names its workflow, `id`.
+fn check_error(error: &WorkflowError, id: &str) -> Result<(), String> {
     if error.error().message.trim().is_empty() {
         return Err(format!("an error without a message: {error:?}"));
     }
-    if error.workflow().is_empty() {
-        return Err(format!("an error that names no workflow: {error}"));
+    if error.workflow() != id {
+        return Err(format!(
+            "an error that names another workflow than `{id}`: {error}"
+        ));
     }
     Ok(())
+}
+
+/// The workflow a run of cases is for: its name in the report and its id.
+struct Subject {
+    name: &'static str,
+    id: &'static str,
+}
+
+/// The times a `with_io` workflow's clock is set to: before, inside and after the windows of
+/// the schedules of its tasks and branches.
+const CLOCKS: &[&str] = &[
+    "2019-01-01T00:00:00Z",
+    "2020-03-20T12:59:59Z",
+    "2020-03-20T13:00:01Z",
+    "2024-06-01T00:00:00Z",
+    "2030-06-01T00:00:00Z",
+];
+
+fn time(text: &str) -> swf_runtime::Timestamp {
+    text.parse().expect("a time of CLOCKS")
 }
 
 /// Declares a module per workflow, its functions, and the function `$list` that runs the cases
@@ -393,17 +421,42 @@ macro_rules! hostile {
     (@run plain, $name:expr, $input:expr, $functions:expr, $module:ident :: $workflow:ident) => {{
         let machine = $module::$workflow::new($functions);
         exercise(
-            $name,
+            Subject { name: $name, id: $module::$workflow::<Fuzzed>::ID },
             $input,
             machine.functions(),
+            |_| {},
             |input| machine.start(input),
             |state| machine.step(state),
             |state| state.output(),
         )
     }};
+    (@run with_io, $name:expr, $input:expr, $functions:expr, $module:ident :: $workflow:ident) => {{
+        let machine = &$module::$workflow::new($functions);
+        let clock = Arc::new(swf_runtime::ManualClock::new(time(CLOCKS[0])));
+        let io = std::cell::RefCell::new(swf_runtime::Io::standalone());
+        exercise(
+            Subject { name: $name, id: $module::$workflow::<Fuzzed>::ID },
+            $input,
+            machine.functions(),
+            // Each case on an `Io` of its own, its clock at one of the times around the
+            // workflows' schedules.
+            |random| {
+                let at: &&str = random.pick(CLOCKS);
+                clock.set(time(at));
+                *io.borrow_mut() = swf_runtime::Io::standalone_with_clock(clock.clone());
+            },
+            |input| machine.start_with(input, &io.borrow()),
+            |state| {
+                let io = io.borrow().clone();
+                async move { machine.step_with(state, &io).await }
+            },
+            |state| state.output(),
+        )
+    }};
     (@run events, $name:expr, $input:expr, $functions:expr, $module:ident :: $workflow:ident) => {{
         let functions = $functions;
-        exercise_with_events($name, $input, &functions, || {
+        let subject = Subject { name: $name, id: $module::$workflow::<Fuzzed>::ID };
+        exercise_with_events(subject, $input, &functions, || {
             $module::$workflow::new(functions.clone())
         })
     }};
@@ -530,6 +583,55 @@ hostile! {
     retry_on_error: "workflows/conformance/retry_on_error.sw.yaml", RetryOnErrorWorkflow, RetryOnErrorFunctions { unreliable_function };
     greeting: "workflows/conformance/greeting.sw.yaml", GreetingWorkflow, GreetingFunctions { greeting_function };
     order: "workflows/order.sw.yaml", OrderWorkflow, OrderFunctions { check_inventory, charge_card, ship_order };
+    retry_on_error_json: "workflows/conformance/retry_on_error_json.sw.yaml", RetryOnErrorJsonWorkflow, RetryOnErrorJsonFunctions { unreliable_function };
+    detached: "workflows/earlier/detached_branch.sw.yaml", DetachedWorkflow, DetachedFunctions { record };
+    hostile_ends: "workflows/hostile/ends.sw.yaml", EndsWorkflow, EndsFunctions {};
+    symbols: "workflows/hostile/symbols-a.sw.yaml", UnnamedWorkflow, UnnamedFunctions {};
+    unnamed: "workflows/hostile/unnamed.sw.yaml", UnnamedWorkflow, UnnamedFunctions {};
+    v01_on_error_state: "workflows/v01/on_error_state.sw.yaml", OnErrorStateWorkflow, OnErrorStateFunctions { throw_runtime_error_function };
+    v01_on_error_state_fixed: "workflows/v01/on_error_state_fixed.sw.yaml", OnErrorStateFixedWorkflow, OnErrorStateFixedFunctions { throw_runtime_error_function };
+    v01_on_error_workflow: "workflows/v01/on_error_workflow.sw.yaml", OnErrorWorkflowWorkflow, OnErrorWorkflowFunctions { throw_runtime_error_function };
+    v01_on_error_workflow_fixed: "workflows/v01/on_error_workflow_fixed.sw.yaml", OnErrorWorkflowFixedWorkflow, OnErrorWorkflowFixedFunctions { throw_runtime_error_function };
+    v01_parallel: "workflows/v01/parallel.sw.yaml", V01ParallelWorkflow, V01ParallelFunctions {};
+    v01_precedence: "workflows/v01/precedence.sw.yaml", V01PrecedenceWorkflow, V01PrecedenceFunctions { work };
+    relay_people: "workflows/v01/relay_people.sw.yaml", RelayPeopleWorkflow, RelayPeopleFunctions {},
+        json!({"people": [{"name": "ada", "age": 36}, {"name": "bob", "age": 41}]});
+    relay_people_testing: "workflows/v01/relay_people_testing.sw.yaml", RelayPeopleTestingWorkflow, RelayPeopleTestingFunctions {},
+        json!({"people": [{"name": "ada", "age": 36}, {"name": "bob", "age": 41}]});
+    relay_person: "workflows/v01/relay_person.sw.yaml", RelayPersonWorkflow, RelayPersonFunctions {},
+        json!({"person": {"name": "ada", "age": 36}});
+    v01_retries: "workflows/v01/retries.sw.yaml", V01RetriesWorkflow, V01RetriesFunctions { flaky };
+    v01_restricted: "workflows/v01/restricted_transition.sw.yaml", RestrictedTransitionV01Workflow, RestrictedTransitionV01Functions { do_low_rist_operation_function, do_high_rist_operation_function };
+    schema_orders: "workflows/schemas/orders.sw.yaml", SchemaOrdersWorkflow, SchemaOrdersFunctions { price },
+        json!({"order": {"total": 4}});
+    schema_plain_output: "workflows/schemas/plain_output.sw.yaml", SchemaPlainOutputWorkflow, SchemaPlainOutputFunctions { decide },
+        json!({"wanted": "approved"});
+    durable: "workflows/runtime/durable.sw.yaml", DurableWorkflow, DurableFunctions { fetch, approve };
+    gtasks0: "workflows/generated/gtasks0.sw.yaml", Gtasks0Workflow, Gtasks0Functions { work }, json!({"n": 1});
+    gtasks1: "workflows/generated/gtasks1.sw.yaml", Gtasks1Workflow, Gtasks1Functions { work }, json!({"n": 1});
+    gtasks2: "workflows/generated/gtasks2.sw.yaml", Gtasks2Workflow, Gtasks2Functions { work }, json!({"n": 1});
+    gtasks3: "workflows/generated/gtasks3.sw.yaml", Gtasks3Workflow, Gtasks3Functions { work }, json!({"n": 1});
+    gtasks4: "workflows/generated/gtasks4.sw.yaml", Gtasks4Workflow, Gtasks4Functions { work }, json!({"n": 1});
+    gstates0: "workflows/generated/gstates0.sw.yaml", Gstates0Workflow, Gstates0Functions { work }, json!({"n": 1});
+    gstates1: "workflows/generated/gstates1.sw.yaml", Gstates1Workflow, Gstates1Functions { work }, json!({"n": 1});
+    gstates2: "workflows/generated/gstates2.sw.yaml", Gstates2Workflow, Gstates2Functions { work }, json!({"n": 1});
+    gstates3: "workflows/generated/gstates3.sw.yaml", Gstates3Workflow, Gstates3Functions { work }, json!({"n": 1});
+    gstates4: "workflows/generated/gstates4.sw.yaml", Gstates4Workflow, Gstates4Functions { work }, json!({"n": 1});
+    gv010: "workflows/generated/gv010.sw.yaml", Gv010Workflow, Gv010Functions { work }, json!({"n": 1});
+    gv011: "workflows/generated/gv011.sw.yaml", Gv011Workflow, Gv011Functions { work }, json!({"n": 1});
+    gv012: "workflows/generated/gv012.sw.yaml", Gv012Workflow, Gv012Functions { work }, json!({"n": 1});
+    gv013: "workflows/generated/gv013.sw.yaml", Gv013Workflow, Gv013Functions { work }, json!({"n": 1});
+    gv014: "workflows/generated/gv014.sw.yaml", Gv014Workflow, Gv014Functions { work }, json!({"n": 1});
+    gfirst0: "workflows/generated/gfirst0.sw.yaml", Gfirst0Workflow, Gfirst0Functions { work }, json!({"n": 1});
+    gfirst1: "workflows/generated/gfirst1.sw.yaml", Gfirst1Workflow, Gfirst1Functions { work }, json!({"n": 1});
+    gfirst2: "workflows/generated/gfirst2.sw.yaml", Gfirst2Workflow, Gfirst2Functions { work }, json!({"n": 1});
+    gfirst3: "workflows/generated/gfirst3.sw.yaml", Gfirst3Workflow, Gfirst3Functions { work }, json!({"n": 1});
+    gfirst4: "workflows/generated/gfirst4.sw.yaml", Gfirst4Workflow, Gfirst4Functions { work }, json!({"n": 1});
+    gsecond0: "workflows/generated/gsecond0.sw.yaml", Gsecond0Workflow, Gsecond0Functions { work }, json!({"n": 1});
+    gsecond1: "workflows/generated/gsecond1.sw.yaml", Gsecond1Workflow, Gsecond1Functions { work }, json!({"n": 1});
+    gsecond2: "workflows/generated/gsecond2.sw.yaml", Gsecond2Workflow, Gsecond2Functions { work }, json!({"n": 1});
+    gsecond3: "workflows/generated/gsecond3.sw.yaml", Gsecond3Workflow, Gsecond3Functions { work }, json!({"n": 1});
+    gsecond4: "workflows/generated/gsecond4.sw.yaml", Gsecond4Workflow, Gsecond4Functions { work }, json!({"n": 1});
 }
 
 mod switch_ops {
@@ -545,6 +647,7 @@ impl switch_ops::SwitchOpsFunctions for Fuzzed {
 #[test]
 fn random_data_never_panics_the_runtime() {
     let mut outcomes = every_workflow();
+    outcomes.extend(every_workflow_with_an_io());
     let text = include_str!("../workflows/runtime/switch-ops.sw.yaml");
     let functions = Fuzzed::new(words_of(text));
     let input = json!({"n": 3, "s": "abc", "list": [1, 2]});
@@ -590,11 +693,12 @@ fn random_event(
 /// still waiting with a `HostError` once nothing can reach them), none by a panic, and the
 /// host must return.
 fn exercise_with_events<M: swf_runtime::Machine>(
-    workflow: &'static str,
+    subject: Subject,
     seed_input: &Value,
     functions: &Fuzzed,
     make: impl Fn() -> M,
 ) -> (Vec<Failure>, Tally) {
+    let Subject { name: workflow, id } = subject;
     let runtime = paused_runtime();
     let mut failures = Vec::new();
     let mut tally = Tally::default();
@@ -693,7 +797,7 @@ fn exercise_with_events<M: swf_runtime::Machine>(
                 }
                 Err(error) => {
                     tally.failed += 1;
-                    if let Err(what) = check_error(&error) {
+                    if let Err(what) = check_error(&error, id) {
                         failures.push(fail(what));
                     }
                 }
@@ -701,6 +805,16 @@ fn exercise_with_events<M: swf_runtime::Machine>(
         }
     }
     (failures, tally)
+}
+
+hostile! {
+    with_io every_workflow_with_an_io;
+    halt: "workflows/compensation/halt.sw.yaml", HaltWorkflow, HaltFunctions {};
+    branch_schedule: "workflows/concurrency/branch-schedule.sw.yaml", BranchScheduleWorkflow, BranchScheduleFunctions { work };
+    scheduled_duration: "workflows/concurrency/scheduled-duration.sw.yaml", ScheduledDurationWorkflow, ScheduledDurationFunctions { work };
+    scheduled_duration_end: "workflows/concurrency/scheduled-duration-end.sw.yaml", ScheduledDurationEndWorkflow, ScheduledDurationEndFunctions { work };
+    scheduled_start_duration: "workflows/concurrency/scheduled-start-duration.sw.yaml", ScheduledStartDurationWorkflow, ScheduledStartDurationFunctions { work };
+    scheduled_start_end: "workflows/concurrency/scheduled-start-end.sw.yaml", ScheduledStartEndWorkflow, ScheduledStartEndFunctions { work };
 }
 
 hostile! {
@@ -721,9 +835,33 @@ hostile! {
     event_retry: "workflows/earlier/event_retry.sw.yaml", EventRetryWorkflow, EventRetryFunctions { flaky };
     leftover: "workflows/earlier/leftover_events.sw.yaml", LeftoverWorkflow, LeftoverFunctions {};
     combos: "workflows/compensation/combos.sw.yaml", CombosWorkflow, CombosFunctions { flaky };
+    waiting_branches: "workflows/concurrency/waiting-branches.sw.yaml", WaitingBranchesWorkflow, WaitingBranchesFunctions {};
+    printer: "workflows/hostile/3d-printer.sw.yaml", Workflow3dPrinterWorkflow, Workflow3dPrinterFunctions { type_, f_3rd, say_hi };
+    durable_order: "workflows/durable/order.sw.yaml", DurableOrderWorkflow, DurableOrderFunctions { charge, invoice, notify, pick };
+    quick_order: "workflows/durable/quick-order.sw.yaml", QuickOrderWorkflow, QuickOrderFunctions { charge, invoice, notify, pick };
+}
+
+mod ev_inline {
+    swf_runtime::workflow!("workflows/events/ev-inline.sw.yaml");
+}
+
+impl ev_inline::EvInlineFunctions for Fuzzed {
+    async fn answer(&self, _args: Value) -> Result<Value, FunctionError> {
+        self.answer()
+    }
+
+    fn custom_condition(&self, _condition: CustomCondition<'_>) -> bool {
+        self.decide()
+    }
 }
 
 #[test]
 fn random_events_never_panic_or_strand_a_host() {
-    report(&every_workflow_with_events());
+    let mut outcomes = every_workflow_with_events();
+    let text = include_str!("../workflows/events/ev-inline.sw.yaml");
+    let functions = Fuzzed::new(words_of(text));
+    let (failures, tally) =
+        hostile!(@run events, "ev_inline", &json!({}), functions, ev_inline::EvInlineWorkflow);
+    outcomes.push(("ev_inline", failures, tally));
+    report(&outcomes);
 }
