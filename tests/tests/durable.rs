@@ -594,3 +594,92 @@ async fn an_event_nobody_takes_says_why_on_postgres() {
     };
     an_event_nobody_takes_says_why(store).await;
 }
+
+/// An event or a correlation holding U+0000 (CloudEvents does not allow it in a string,
+/// PostgreSQL's text cannot hold it) is refused as `Invalid` on every store alike, and alone:
+/// the event and the start that go to the store in the same batch are not failed with it.
+async fn text_no_store_holds_is_refused_alone<S: Store>(store: S) {
+    use swf_runtime::store::StoreErrorKind;
+    use swf_runtime::{EventBuilder, EventBuilderV10, StartError};
+    use swf_tests::shop::DurableOrderEvent;
+
+    let clock = Arc::new(ManualClock::new(epoch()));
+    let host = DurableHost::open(
+        DurableOrderWorkflow::new(Shop::new(0)),
+        store.clone(),
+        config(&clock, "w1"),
+    )
+    .await
+    .unwrap();
+    let nul_id = DurableOrderEvent::Shipped
+        .correlated("ship-1\u{0}", "1", json!({}))
+        .unwrap();
+    let nul_source = EventBuilderV10::new()
+        .id("ship-2")
+        .source("ware\u{0}house")
+        .ty("order.shipped")
+        .extension("orderid", "2")
+        .build()
+        .unwrap();
+    let nul_value = DurableOrderEvent::Shipped
+        .correlated("ship-3", "3\u{0}", json!({}))
+        .unwrap();
+    let nul_binding = BTreeMap::from([(String::from("orderid"), String::from("6\u{0}"))]);
+    let (by_id, by_source, by_value, fine, refused_start, started) = tokio::join!(
+        host.deliver(nul_id),
+        host.deliver(nul_source),
+        host.deliver(nul_value),
+        host.deliver(shipped(404)),
+        host.start_correlated(order_input(6, 1), nul_binding),
+        host.start(order_input(5, 1)),
+    );
+    for (refused, field) in [
+        (
+            by_id,
+            "the event \"ship-1\\0\" from \"warehouse\" is refused: its id holds",
+        ),
+        (
+            by_source,
+            "from \"ware\\0house\" is refused: its source holds",
+        ),
+        (by_value, "its correlation attribute `orderid` holds"),
+    ] {
+        let error = refused.expect_err("refused");
+        assert_eq!(error.kind, StoreErrorKind::Invalid, "{}", error.message);
+        assert!(
+            error.message.contains(field) && error.message.contains("U+0000"),
+            "{}",
+            error.message
+        );
+    }
+    assert!(
+        matches!(fine.unwrap(), Routed::Unmatched { .. }),
+        "nobody waits for order 404"
+    );
+    match refused_start {
+        Err(StartError::Store(error)) if error.kind == StoreErrorKind::Invalid => {
+            assert!(
+                error.message.contains("\"orderid\" = \"6\\0\" is refused"),
+                "{}",
+                error.message
+            );
+        }
+        other => panic!("a correlation holding U+0000 was not refused: {other:?}"),
+    }
+    let id = started.unwrap();
+    assert_eq!(store.instance(id).await.unwrap().unwrap().record.id, id);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn text_no_store_holds_is_refused_alone_on_sqlite() {
+    let (store, _dir) = stores::sqlite().await;
+    text_no_store_holds_is_refused_alone(store).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn text_no_store_holds_is_refused_alone_on_postgres() {
+    let Some((store, _schema)) = stores::postgres().await else {
+        return;
+    };
+    text_no_store_holds_is_refused_alone(store).await;
+}

@@ -18,6 +18,7 @@ mod config;
 mod driver;
 mod report;
 mod routing;
+mod text;
 mod worker;
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -232,12 +233,14 @@ impl<M: Machine, S: Store> DurableHost<M, S> {
     /// value) from the start, so that correlated events reach it before it waits for them.
     ///
     /// # Errors
-    /// As [`DurableHost::start`].
+    /// As [`DurableHost::start`]; [`StoreErrorKind::Invalid`](crate::store::StoreErrorKind::Invalid)
+    /// when an attribute or a value of `correlation` holds U+0000 (no store holds it alike).
     pub async fn start_correlated(
         &self,
         input: Value,
         correlation: BTreeMap<String, String>,
     ) -> Result<InstanceId, StartError> {
+        text::refuse_unstorable_correlation(&correlation).map_err(StartError::Store)?;
         let mut instance = self
             .new_instance(input, correlation.into_iter().collect())
             .map_err(StartError::Refused)?;
@@ -293,8 +296,12 @@ impl<M: Machine, S: Store> DurableHost<M, S> {
     ///
     /// # Errors
     /// The store's error: the event was not stored, do not acknowledge it.
+    /// [`StoreErrorKind::Invalid`](crate::store::StoreErrorKind::Invalid), on every store,
+    /// for an event whose id, source or correlation value holds U+0000 (CloudEvents does not
+    /// allow it, PostgreSQL cannot store it): such an event is never stored, do not retry it.
     pub async fn deliver(&self, event: Event) -> Result<Routed, StoreError> {
         let delivery = self.delivery(event.clone());
+        text::refuse_unstorable_event(&delivery)?;
         let mut routed = self.inner.deliveries.ask(delivery).await?;
         if let Routed::Unmatched { reason, .. } = &mut routed {
             self.unmatched_reason(&event, reason);

@@ -112,7 +112,7 @@ fn event(id: &str) -> Event {
         .unwrap()
 }
 
-fn delivery(workflow: &str, id: &str, targets: Vec<Target>) -> Delivery {
+pub(crate) fn delivery(workflow: &str, id: &str, targets: Vec<Target>) -> Delivery {
     Delivery {
         workflow: workflow.to_string(),
         event: event(id),

@@ -49,11 +49,20 @@ const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 impl From<tokio_postgres::Error> for StoreError {
     fn from(error: tokio_postgres::Error) -> Self {
         match error.as_db_error() {
-            Some(db) => unavailable(format!(
-                "PostgreSQL: {} (SQLSTATE {})",
-                db.message(),
-                db.code().code()
-            )),
+            Some(db) => {
+                let message = format!(
+                    "PostgreSQL: {} (SQLSTATE {})",
+                    db.message(),
+                    db.code().code()
+                );
+                // Class 22, data exception: the database refuses the data itself (a character
+                // its text cannot hold, a number out of range), which retrying does not change.
+                if db.code().code().starts_with("22") {
+                    invalid(message)
+                } else {
+                    unavailable(message)
+                }
+            }
             None => unavailable(format!("PostgreSQL: {error}")),
         }
     }

@@ -4,8 +4,8 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use super::PostgresStore;
-use crate::store::conformance::{assert_newer_schema_refused, at, conformance_tests};
-use crate::store::{Definition, Store};
+use crate::store::conformance::{assert_newer_schema_refused, at, conformance_tests, delivery};
+use crate::store::{Definition, Store, StoreErrorKind};
 
 /// The test server.
 const URL: &str = "postgres://postgres@127.0.0.1:5432/test";
@@ -176,4 +176,31 @@ async fn urls_and_schema_names_are_checked() {
         .err()
         .unwrap();
     assert_eq!(error.kind, crate::store::StoreErrorKind::Invalid, "{error}");
+}
+
+/// Data the database itself refuses (SQLSTATE class 22: here a U+0000 its text cannot hold) is
+/// `Invalid`, not `Unavailable`: retrying the same request cannot help. (The durable host
+/// refuses such an event before it reaches any store; this is what a store user calling it
+/// directly gets.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn data_the_database_refuses_is_invalid_not_unavailable() {
+    let Some((store, _schema)) = fresh().await else {
+        return;
+    };
+    let definition = Definition {
+        workflow: "wf".to_string(),
+        version: None,
+        hash: "h".to_string(),
+    };
+    store.register(&definition, at(1)).await.unwrap();
+    let error = store
+        .deliver(vec![delivery("wf", "e\u{0}", Vec::new())], at(2))
+        .await
+        .expect_err("PostgreSQL's text holds no U+0000");
+    assert_eq!(error.kind, StoreErrorKind::Invalid, "{}", error.message);
+    assert!(
+        error.message.contains("SQLSTATE 22021"),
+        "{}",
+        error.message
+    );
 }
