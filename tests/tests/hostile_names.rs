@@ -1,8 +1,10 @@
 //! Hostile names (issue 9): ids, task, function and event names with quotes, `}`, `*/`, `"#`,
-//! newlines, CR, keywords, leading digits, empty strings, names equal after case folding or
-//! punctuation, and the names of the generated terminal variants. Every one compiles (this file
-//! would not build otherwise) and keeps its meaning: the tasks run in the order the names say,
-//! each doing what its definition says.
+//! a line separator, keywords, leading digits, empty strings, names equal after case folding or
+//! punctuation, and the names of the generated terminal variants, and newlines and CRs in the
+//! texts that are not names (the workflow's display name, a resource, an event source). Every
+//! one compiles (this file would not build otherwise) and keeps its meaning: the tasks run in
+//! the order the names say, each doing what its definition says. (A control character in a
+//! name is refused, E0147.)
 
 use swf_runtime::{FunctionError, Value, json};
 
@@ -83,7 +85,10 @@ async fn a_task_named_like_an_end_is_a_task() {
         state = machine.step(state).await.expect("steps");
     }
     assert_eq!(seen[2], "Completed");
-    assert_eq!(seen[3], "quote \" brace } comment */ raw \"# \r\n newline");
+    assert_eq!(
+        seen[3],
+        "quote \" brace } comment */ raw \"# \u{2028} line separator"
+    );
     assert_eq!(seen.last().map(String::as_str), Some("Terminated"));
     assert!(matches!(
         state,

@@ -118,6 +118,8 @@ codes! {
         "The compiler refuses input past its limits instead of running out of memory or time: a file of at most 16 MiB, YAML aliases that expand to at most 10,000 nodes and 16 MiB of text, nesting at most 64 levels deep, at most 10,000 tasks in one workflow. Split the workflow (sub-flows), or write the repeated parts out instead of through aliases.";
     BAD_NUMBER = "E0146", "number that JSON data cannot hold exactly",
         "Workflow data is JSON: integers must fit in 64 bits (from -9223372036854775808 to 18446744073709551615), and floats must be finite (no `.inf`, `.nan`, or `1e400`, which is beyond the largest float). Such a number would be changed silently (to `null` or to fewer digits), so it is refused: quote it to keep it as a string.";
+    CONTROL_CHARACTER = "E0147", "name that holds a control character",
+        "The workflow's id and version and the names of its tasks, branches, functions and events are shown in messages, traces and histories, and the durable stores keep them as text: a control character in one (U+0000 to U+001F, U+007F to U+009F, a tab or a line break included) would be invisible or break the line there, and PostgreSQL's text cannot hold U+0000 at all. Write the name with visible characters and spaces.";
     SCHEMA_UNREADABLE = "E0150", "data schema that cannot be read",
         "`dataInputSchema` and `dataOutputSchema` name a JSON Schema file: a path relative to the workflow file, or a `file:` URI. The compiler reads it when the workflow is compiled (editing it rebuilds, as editing the workflow does) and never fetches one over a network: vendor a remote schema next to the workflow.";
     BAD_SCHEMA = "E0151", "data schema that does not compile",

@@ -1,10 +1,11 @@
 //! Names that must be unique: task names and ids within a scope, function and event names within
 //! the workflow. Each repeat is reported at the repeat, pointing back at the first occurrence.
+//! And names that must be visible text: no control character in any of them.
 
-use super::ScopeInfo;
+use super::{Owner, ScopeInfo};
 use crate::diagnostic::{Code, Diagnostics};
 use crate::ir::Workflow;
-use crate::source::Spanned;
+use crate::source::{Span, Spanned};
 use std::collections::BTreeMap;
 
 /// DUPLICATE_DEFINITION for functions and events.
@@ -165,5 +166,55 @@ mod tests {
         assert_mentions(&found[0], &["function `f`", "line 50"]);
         assert_eq!(found[1].span, sp(61, 13));
         assert_mentions(&found[1], &["event `e`", "line 60"]);
+    }
+}
+
+/// CONTROL_CHARACTER for the workflow's id and version and its function and event names.
+pub(super) fn check_workflow_characters(workflow: &Workflow, diags: &mut Diagnostics) {
+    visible(
+        "the workflow id",
+        &workflow.id.value,
+        workflow.id.span,
+        diags,
+    );
+    if let Some(version) = &workflow.version {
+        visible("the workflow version", version, workflow.span, diags);
+    }
+    for function in &workflow.functions {
+        visible(
+            "function name",
+            &function.name.value,
+            function.name.span,
+            diags,
+        );
+    }
+    for event in &workflow.events {
+        visible("event name", &event.name.value, event.name.span, diags);
+    }
+}
+
+/// CONTROL_CHARACTER for the names of a scope's tasks and of the branch it is.
+pub(super) fn check_scope_characters(info: &ScopeInfo<'_>, diags: &mut Diagnostics) {
+    if let Owner::Branch { branch, .. } = info.owner {
+        visible("branch name", &branch.name.value, branch.name.span, diags);
+    }
+    for task in &info.scope.tasks {
+        visible("task name", &task.name.value, task.name.span, diags);
+    }
+}
+
+/// CONTROL_CHARACTER when `text` (`what`, at `span`) holds one.
+fn visible(what: &str, text: &str, span: Span, diags: &mut Diagnostics) {
+    if let Some(control) = text.chars().find(|c| c.is_control()) {
+        diags
+            .error(
+                Code::CONTROL_CHARACTER,
+                span,
+                format!(
+                    "{what} {text:?} holds the control character U+{:04X}",
+                    u32::from(control)
+                ),
+            )
+            .help("write the name with visible characters and spaces: messages, traces and the stores show it as it is");
     }
 }

@@ -143,3 +143,63 @@ fn functions_that_become_one_method_are_refused_by_check() {
     let codes: Vec<&str> = check(&wf).iter().map(|d| d.code.0).collect();
     assert_eq!(codes, vec![Code::NAME_CLASH.0]);
 }
+
+/// A control character in a name the runtime shows and the stores keep is refused where it is,
+/// once per name, whatever kind of name and whichever control character (C0, DEL, C1). Before,
+/// a task named `"a\0b"` compiled, and every commit of its instances failed on PostgreSQL.
+#[test]
+fn names_with_control_characters_are_refused_where_they_are() {
+    let text = "id: \"w\\0\"\nname: w\nversion: \"1\"\n\
+                functions:\n  - {name: \"f\\nx\", resource: r}\n\
+                events:\n  - {name: \"e\\a\", source: s, type: t}\n\
+                tasks:\n  - name: \"Fork\\N\"\n    type: parallel\n    start: {kind: default}\n\
+                \x20   branches:\n      - name: \"b\\r\"\n        tasks:\n\
+                \x20         - {name: \"Call\\x7f\", type: operation, start: {kind: default}, \
+                end: {kind: default}, actions: [{functionRef: {refName: \"f\\nx\"}}]}\n\
+                \x20   end: {kind: default}\n";
+    let (_, diags) = crate::check(&crate::source::SourceFile::new("w.sw.yaml", text));
+    let refused: Vec<(String, u32, u32)> = diags
+        .items()
+        .iter()
+        .filter(|d| d.code == Code::CONTROL_CHARACTER)
+        .map(|d| (d.message.clone(), d.span.line, d.span.col))
+        .collect();
+    let expected = [
+        (
+            "the workflow id \"w\\0\" holds the control character U+0000",
+            1,
+            5,
+        ),
+        (
+            "function name \"f\\nx\" holds the control character U+000A",
+            5,
+            12,
+        ),
+        (
+            "event name \"e\\u{7}\" holds the control character U+0007",
+            7,
+            12,
+        ),
+        (
+            "task name \"Fork\\u{85}\" holds the control character U+0085",
+            9,
+            11,
+        ),
+        (
+            "branch name \"b\\r\" holds the control character U+000D",
+            13,
+            15,
+        ),
+        (
+            "task name \"Call\\u{7f}\" holds the control character U+007F",
+            15,
+            20,
+        ),
+    ];
+    let expected: Vec<(String, u32, u32)> = expected
+        .iter()
+        .map(|(message, line, col)| ((*message).to_owned(), *line, *col))
+        .collect();
+    assert_eq!(refused, expected);
+    assert_eq!(diags.items().len(), expected.len(), "{:?}", diags.items());
+}
