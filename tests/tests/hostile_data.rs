@@ -9,8 +9,12 @@
 //! that does not return; between steps every state is saved and read back unchanged, and a
 //! saved state with one value replaced is either refused or steps without a panic or a hang.
 //! The workflows that consume or produce events run on a `Host` fed random CloudEvents: every
-//! instance ends once, none by a panic, and the host returns once the events stop.
-//! `SWF_HOSTILE_CASES` sets the cases per workflow (150; a fifth as many host runs).
+//! instance ends once, none by a panic, and the host returns once the events stop. Five of them
+//! also run on a durable host over SQLite and PostgreSQL, fed events whose ids, sources and
+//! correlation values are now and then odd: only an event holding text no store holds is
+//! refused (as `Invalid`), nothing fails in a store, no step panics.
+//! `SWF_HOSTILE_CASES` sets the cases per workflow (150; a fifth as many host runs, a thirtieth
+//! as many durable ones).
 
 use std::fmt::Debug;
 use std::future::Future;
@@ -659,25 +663,35 @@ fn random_data_never_panics_the_runtime() {
 
 /// A random CloudEvent: mostly of one of `definitions` (sometimes of none), with random data,
 /// the correlation attribute its definition names set to one of two values (sometimes left
-/// out), and now and then an extension of a random name.
+/// out), and now and then an extension of a random name. `odd`: its id, source and correlation
+/// value are now and then odd texts (see [`odd_text`]).
 fn random_event(
     random: &mut Random,
     words: &[String],
     definitions: &[swf_runtime::EventSpec],
     number: usize,
+    odd: bool,
 ) -> swf_runtime::CloudEvent {
     use swf_runtime::{EventBuilder, EventBuilderV10};
+    let text = |random: &mut Random, plain: &str| {
+        if odd {
+            odd_text(random, plain)
+        } else {
+            plain.to_owned()
+        }
+    };
     let (source, kind, correlation) = match definitions.get(random.below(definitions.len() + 1)) {
         Some(spec) => (spec.source, spec.event_type, spec.correlation),
         None => ("nowhere", "nothing", None),
     };
     let mut builder = EventBuilderV10::new()
-        .id(format!("event-{number}"))
-        .source(source)
+        .id(text(random, &format!("event-{number}")))
+        .source(text(random, source))
         .ty(kind)
         .data("application/json", value(random, words, 3));
     if let Some(attribute) = correlation.filter(|_| !random.chance(6)) {
-        builder = builder.extension(attribute, *random.pick(&["k1", "k2"]));
+        let value = *random.pick(&["k1", "k2"]);
+        builder = builder.extension(attribute, text(random, value));
     }
     if random.chance(5) {
         builder = builder.extension(&random.pick(words).to_lowercase(), "x");
@@ -685,6 +699,17 @@ fn random_event(
     builder
         .build()
         .expect("an event with an id, a source and a type")
+}
+
+/// `plain`, or now and then with U+0000 (which no store holds alike), with control and
+/// bidirectional characters, or long.
+fn odd_text(random: &mut Random, plain: &str) -> String {
+    match random.below(12) {
+        0 => format!("{plain}\u{0}"),
+        1 => format!("\u{202e}{plain}\té\u{1F600}\n"),
+        2 => plain.repeat(200),
+        _ => plain.to_owned(),
+    }
 }
 
 /// Runs the cases of one workflow with events on a `Host`: a few instances started from
@@ -711,7 +736,7 @@ fn exercise_with_events<M: swf_runtime::Machine>(
         let machine = make();
         let definitions = machine.events();
         let events: Vec<swf_runtime::CloudEvent> = (0..4 + random.below(12))
-            .map(|number| random_event(&mut random, words, definitions, number))
+            .map(|number| random_event(&mut random, words, definitions, number, false))
             .collect();
         let inputs: Vec<Value> = (0..1 + random.below(3))
             .map(|_| {
@@ -863,5 +888,213 @@ fn random_events_never_panic_or_strand_a_host() {
     let (failures, tally) =
         hostile!(@run events, "ev_inline", &json!({}), functions, ev_inline::EvInlineWorkflow);
     outcomes.push(("ev_inline", failures, tally));
+    report(&outcomes);
+}
+
+/// Runs the cases of one workflow with events on a durable host, over a fresh SQLite store and
+/// (when its server is up, always in CI) a fresh PostgreSQL schema: instances started from
+/// inputs made from `seed_input`, random events with odd ids, sources and correlation values
+/// delivered between jumps of the host's clock, the worker running all along, then the clock
+/// past every deadline. An event is refused only when it holds text no store holds (U+0000),
+/// and then as `Invalid`; nothing else fails in a store; no step panics; an instance that fails
+/// says what and whose.
+fn exercise_durable<M>(
+    subject: Subject,
+    seed_input: &Value,
+    functions: &Fuzzed,
+    make: impl Fn() -> M,
+) -> (Vec<Failure>, Tally)
+where
+    M: swf_runtime::Machine,
+{
+    let Subject { name: workflow, id } = subject;
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("a runtime");
+    let mut failures = Vec::new();
+    let mut tally = Tally::default();
+    // A case is two stores, a worker and a few hundred milliseconds: a thirtieth as many.
+    for case in 0..cases().div_ceil(30) {
+        let seed = seed_of(workflow, case);
+        functions.reseed(seed ^ 0x3C3C);
+        let mut random = Random::new(seed);
+        let words = &functions.words;
+        let definitions = make().events();
+        let events: Vec<(swf_runtime::CloudEvent, u64)> = (0..4 + random.below(12))
+            .map(|number| {
+                let event = random_event(&mut random, words, definitions, number, true);
+                (event, random.next() % (48 * 3600))
+            })
+            .collect();
+        let inputs: Vec<Value> = (0..1 + random.below(3))
+            .map(|_| {
+                let mut input = seed_input.clone();
+                for _ in 0..random.below(3) {
+                    replace_one(&mut input, &mut random, words);
+                }
+                input
+            })
+            .collect();
+        let run = std::panic::catch_unwind(AssertUnwindSafe(|| {
+            runtime.block_on(async {
+                let (sqlite, _dir) = swf_tests::stores::sqlite().await;
+                durable_case(make(), sqlite, &inputs, &events, id, &mut tally).await?;
+                if let Some((postgres, _schema)) = swf_tests::stores::postgres().await {
+                    durable_case(make(), postgres, &inputs, &events, id, &mut tally).await?;
+                }
+                Ok::<_, String>(())
+            })
+        }));
+        let what = match run {
+            Ok(Ok(())) => continue,
+            Ok(Err(what)) => what,
+            Err(panic) => format!("panicked: {}", panic_text(panic.as_ref())),
+        };
+        failures.push(Failure {
+            workflow,
+            case,
+            what,
+        });
+    }
+    (failures, tally)
+}
+
+/// One case of [`exercise_durable`] on `store`.
+async fn durable_case<M: swf_runtime::Machine, S: swf_runtime::store::Store>(
+    machine: M,
+    store: S,
+    inputs: &[Value],
+    events: &[(swf_runtime::CloudEvent, u64)],
+    id: &str,
+    tally: &mut Tally,
+) -> Result<(), String> {
+    let definitions = machine.events();
+    use std::time::Duration;
+    use swf_runtime::store::StoreErrorKind;
+    use swf_runtime::{AttributesReader, DurableConfig, DurableHost, Ended, Report, StartError};
+
+    let clock = Arc::new(swf_runtime::ManualClock::new(time(CLOCKS[3])));
+    let config = DurableConfig::default()
+        .worker("hostile")
+        .clock(clock.clone())
+        .poll(Duration::from_millis(5));
+    let host = DurableHost::open(machine, store, config)
+        .await
+        .map_err(|error| format!("the host did not open: {error}"))?;
+    let mut reports = host.reports();
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let (sink, mut produced) = tokio::sync::mpsc::channel(16);
+    let drain = tokio::spawn(async move { while produced.recv().await.is_some() {} });
+    let worker = tokio::spawn({
+        let host = host.clone();
+        async move {
+            host.run(sink, async {
+                let _ = stopped.await;
+            })
+            .await;
+        }
+    });
+    for input in inputs {
+        match host.start(input.clone()).await {
+            Ok(_) => {}
+            Err(StartError::Refused(error)) => {
+                tally.refused += 1;
+                check_error(&error, id)?;
+            }
+            Err(StartError::Store(error)) => return Err(format!("a start failed: {error}")),
+        }
+    }
+    for (event, seconds) in events {
+        let unstorable = holds_unstorable_text(event, definitions);
+        match host.deliver(event.clone()).await {
+            Ok(_) if !unstorable => {}
+            Err(error) if unstorable && error.kind == StoreErrorKind::Invalid => tally.refused += 1,
+            other => {
+                let (id, source) = (event.id(), event.source());
+                let source: String = source.chars().take(60).collect();
+                return Err(format!("delivering {id:?} from {source:?} gave {other:?}"));
+            }
+        }
+        clock.advance(Duration::from_secs(*seconds));
+        tokio::time::sleep(Duration::from_millis(2)).await;
+    }
+    // Past every deadline of these workflows (hours, days): what waits for a time goes on.
+    clock.advance(Duration::from_secs(400 * 24 * 3600));
+    tokio::time::sleep(Duration::from_millis(60)).await;
+    let _ = stop.send(());
+    worker
+        .await
+        .map_err(|error| format!("the worker failed: {error}"))?;
+    drain
+        .await
+        .map_err(|error| format!("the sink failed: {error}"))?;
+    loop {
+        match reports.try_recv() {
+            Ok(Report::StoreFailed { during, error }) => {
+                return Err(format!("the store failed while {during}: {error}"));
+            }
+            Ok(Report::StepPanicked { instance, message }) => {
+                return Err(format!("a step of instance {instance} panicked: {message}"));
+            }
+            Ok(Report::Ended { ended, .. }) => match ended {
+                Ended::Completed(_) => tally.completed += 1,
+                Ended::Failed(error) => {
+                    tally.failed += 1;
+                    check_error(&error, id)?;
+                }
+                Ended::Cancelled(why) => return Err(format!("cancelled by nobody: {why}")),
+            },
+            Ok(_) | Err(tokio::sync::broadcast::error::TryRecvError::Lagged(_)) => {}
+            Err(_) => return Ok(()),
+        }
+    }
+}
+
+/// Whether `event` holds U+0000 where the stores keep it as text: its id, its source, or the
+/// value of the correlation attribute of a definition it matches.
+fn holds_unstorable_text(
+    event: &swf_runtime::CloudEvent,
+    definitions: &[swf_runtime::EventSpec],
+) -> bool {
+    use swf_runtime::AttributesReader;
+    let correlation = |attribute: &str| {
+        event
+            .extension(attribute)
+            .is_some_and(|value| value.to_string().contains('\0'))
+    };
+    event.id().contains('\0')
+        || event.source().contains('\0')
+        || definitions.iter().any(|spec| {
+            spec.source == event.source().as_str()
+                && spec.event_type == event.ty()
+                && spec.correlation.is_some_and(correlation)
+        })
+}
+
+#[test]
+fn random_events_never_fail_a_durable_host_on_either_store() {
+    let mut outcomes = Vec::new();
+    macro_rules! durable {
+        ($($module:ident: $file:literal, $workflow:ident, $input:expr;)*) => {$(
+            let text = include_str!(concat!("../", $file));
+            let functions = Fuzzed::new(words_of(text));
+            let subject = Subject { name: stringify!($module), id: $module::$workflow::<Fuzzed>::ID };
+            let (failures, tally) = exercise_durable(subject, &$input, &functions, || {
+                $module::$workflow::new(functions.clone())
+            });
+            outcomes.push((stringify!($module), failures, tally));
+        )*};
+    }
+    durable! {
+        durable_order: "workflows/durable/order.sw.yaml", DurableOrderWorkflow,
+            json!({"orderId": 7, "amount": 70, "items": ["a", "b"]});
+        approval: "workflows/events/approval.sw.yaml", ApprovalWorkflow,
+            json!({"amount": 120, "requester": "ada"});
+        ev_either: "workflows/events/ev-either.sw.yaml", EvEitherWorkflow, json!({});
+        ev_collect: "workflows/events/ev-collect.sw.yaml", EvCollectWorkflow, json!({});
+        ev_inline: "workflows/events/ev-inline.sw.yaml", EvInlineWorkflow, json!({});
+    }
     report(&outcomes);
 }
