@@ -595,9 +595,9 @@ async fn an_event_nobody_takes_says_why_on_postgres() {
     an_event_nobody_takes_says_why(store).await;
 }
 
-/// An event or a correlation holding U+0000 (CloudEvents does not allow it in a string,
-/// PostgreSQL's text cannot hold it) is refused as `Invalid` on every store alike, and alone:
-/// the event and the start that go to the store in the same batch are not failed with it.
+/// An event, a correlation or a worker name holding U+0000 (CloudEvents does not allow it in a
+/// string, PostgreSQL's text cannot hold it) is refused as `Invalid` on every store alike, and
+/// alone: the event and the start that go to the store in the same batch are not failed with it.
 async fn text_no_store_holds_is_refused_alone<S: Store>(store: S) {
     use swf_runtime::store::StoreErrorKind;
     use swf_runtime::{EventBuilder, EventBuilderV10, StartError};
@@ -668,6 +668,24 @@ async fn text_no_store_holds_is_refused_alone<S: Store>(store: S) {
     }
     let id = started.unwrap();
     assert_eq!(store.instance(id).await.unwrap().unwrap().record.id, id);
+    // A worker writes its name with every lease it takes.
+    let Err(refused) = DurableHost::open(
+        DurableOrderWorkflow::new(Shop::new(0)),
+        store.clone(),
+        config(&clock, "w\u{0}2"),
+    )
+    .await
+    else {
+        panic!("a worker name holding U+0000 was not refused");
+    };
+    assert_eq!(refused.kind, StoreErrorKind::Invalid, "{}", refused.message);
+    assert!(
+        refused
+            .message
+            .contains("the worker name \"w\\02\" is refused"),
+        "{}",
+        refused.message
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -154,8 +154,10 @@ impl<M: Machine, S: Store> DurableHost<M, S> {
     /// runtime: the host's batching tasks run on it.
     ///
     /// # Errors
-    /// The store's error.
+    /// The store's error; [`StoreErrorKind::Invalid`](crate::store::StoreErrorKind::Invalid)
+    /// for a worker name that holds U+0000 (no store holds it alike).
     pub async fn open(machine: M, store: S, config: DurableConfig) -> Result<Self, StoreError> {
+        text::refuse_unstorable_worker(&config.worker)?;
         let definition = Definition {
             workflow: machine.workflow_id().to_owned(),
             version: machine.version().map(str::to_owned),

@@ -1,6 +1,6 @@
 //! Text no store can hold alike. PostgreSQL's `text` holds no U+0000 (nor does CloudEvents
 //! allow it in a string), and the stores keep as text an event's source and id, the correlation
-//! values an instance is bound to, and the start group keys they make. What holds one is
+//! values an instance is bound to, the start group keys they make, and the worker's name. What holds one is
 //! refused here, on every store alike, before it reaches the store: in a batch of deliveries or
 //! creations it would fail the one transaction of every other caller on PostgreSQL, and with an
 //! error that says to retry.
@@ -58,4 +58,16 @@ pub(super) fn refuse_unstorable_correlation(
         )),
         None => Ok(()),
     }
+}
+
+/// `Invalid` when the worker's name `worker` (written with every lease it takes) has U+0000:
+/// every claim and commit of such a worker would fail on PostgreSQL.
+pub(super) fn refuse_unstorable_worker(worker: &str) -> Result<(), StoreError> {
+    if worker.contains('\0') {
+        return Err(StoreError::new(
+            StoreErrorKind::Invalid,
+            format!("the worker name {worker:?} is refused: it {WHY}"),
+        ));
+    }
+    Ok(())
 }
