@@ -120,55 +120,6 @@ fn repeats<'a>(
     out
 }
 
-#[cfg(test)]
-mod tests {
-    use super::super::test_support::*;
-    use crate::diagnostic::Code;
-
-    #[test]
-    fn duplicate_task_name_is_reported_at_the_second() {
-        let mut wf = valid_pair();
-        wf.scope.tasks.push(task(30, "A", inject()).end());
-        let d = only(&check(&wf), Code::DUPLICATE_TASK);
-        assert_eq!(d.span, sp(30, 11));
-        assert_mentions(&d, &["`A`", "line 10", "rename", "the workflow"]);
-    }
-
-    #[test]
-    fn duplicate_task_id_is_reported_at_the_second() {
-        let wf = workflow(vec![
-            task(10, "A", inject()).start().next("B").id("x"),
-            task(20, "B", inject()).end().id("x"),
-        ]);
-        let d = only(&check(&wf), Code::DUPLICATE_TASK);
-        assert_eq!(d.span, sp(21, 9));
-        assert_mentions(&d, &["id `x`", "line 11"]);
-    }
-
-    #[test]
-    fn same_name_in_different_scopes_is_fine() {
-        let body = vec![task(40, "A", inject()).start().end()];
-        let wf = workflow(vec![
-            task(10, "A", foreach(body)).start().next("B"),
-            task(20, "B", inject()).end(),
-        ]);
-        assert!(with_code(&check(&wf), Code::DUPLICATE_TASK).is_empty());
-    }
-
-    #[test]
-    fn duplicate_definitions() {
-        let mut wf = valid_pair();
-        wf.functions = vec![function(50, "f"), function(51, "g"), function(52, "f")];
-        wf.events = vec![event(60, "e"), event(61, "e")];
-        let found = with_code(&check(&wf), Code::DUPLICATE_DEFINITION);
-        assert_eq!(found.len(), 2);
-        assert_eq!(found[0].span, sp(52, 13));
-        assert_mentions(&found[0], &["function `f`", "line 50"]);
-        assert_eq!(found[1].span, sp(61, 13));
-        assert_mentions(&found[1], &["event `e`", "line 60"]);
-    }
-}
-
 /// CONTROL_CHARACTER for the workflow's id and version and its function and event names.
 pub(super) fn check_workflow_characters(workflow: &Workflow, diags: &mut Diagnostics) {
     visible(
@@ -216,5 +167,54 @@ fn visible(what: &str, text: &str, span: Span, diags: &mut Diagnostics) {
                 ),
             )
             .help("write the name with visible characters and spaces: messages, traces and the stores show it as it is");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::test_support::*;
+    use crate::diagnostic::Code;
+
+    #[test]
+    fn duplicate_task_name_is_reported_at_the_second() {
+        let mut wf = valid_pair();
+        wf.scope.tasks.push(task(30, "A", inject()).end());
+        let d = only(&check(&wf), Code::DUPLICATE_TASK);
+        assert_eq!(d.span, sp(30, 11));
+        assert_mentions(&d, &["`A`", "line 10", "rename", "the workflow"]);
+    }
+
+    #[test]
+    fn duplicate_task_id_is_reported_at_the_second() {
+        let wf = workflow(vec![
+            task(10, "A", inject()).start().next("B").id("x"),
+            task(20, "B", inject()).end().id("x"),
+        ]);
+        let d = only(&check(&wf), Code::DUPLICATE_TASK);
+        assert_eq!(d.span, sp(21, 9));
+        assert_mentions(&d, &["id `x`", "line 11"]);
+    }
+
+    #[test]
+    fn same_name_in_different_scopes_is_fine() {
+        let body = vec![task(40, "A", inject()).start().end()];
+        let wf = workflow(vec![
+            task(10, "A", foreach(body)).start().next("B"),
+            task(20, "B", inject()).end(),
+        ]);
+        assert!(with_code(&check(&wf), Code::DUPLICATE_TASK).is_empty());
+    }
+
+    #[test]
+    fn duplicate_definitions() {
+        let mut wf = valid_pair();
+        wf.functions = vec![function(50, "f"), function(51, "g"), function(52, "f")];
+        wf.events = vec![event(60, "e"), event(61, "e")];
+        let found = with_code(&check(&wf), Code::DUPLICATE_DEFINITION);
+        assert_eq!(found.len(), 2);
+        assert_eq!(found[0].span, sp(52, 13));
+        assert_mentions(&found[0], &["function `f`", "line 50"]);
+        assert_eq!(found[1].span, sp(61, 13));
+        assert_mentions(&found[1], &["event `e`", "line 60"]);
     }
 }
