@@ -712,6 +712,20 @@ fn odd_text(random: &mut Random, plain: &str) -> String {
     }
 }
 
+/// The inputs of one to three instances for a host run: `seed_input` with up to two values
+/// replaced in each.
+fn host_inputs(seed_input: &Value, random: &mut Random, words: &[String]) -> Vec<Value> {
+    (0..1 + random.below(3))
+        .map(|_| {
+            let mut input = seed_input.clone();
+            for _ in 0..random.below(3) {
+                replace_one(&mut input, random, words);
+            }
+            input
+        })
+        .collect()
+}
+
 /// Runs the cases of one workflow with events on a `Host`: a few instances started from
 /// inputs made from `seed_input` (or by the events, for a workflow that starts on them), then
 /// random events, then the events channel closed. Every instance must end once (the ones
@@ -738,15 +752,7 @@ fn exercise_with_events<M: swf_runtime::Machine>(
         let events: Vec<swf_runtime::CloudEvent> = (0..4 + random.below(12))
             .map(|number| random_event(&mut random, words, definitions, number, false))
             .collect();
-        let inputs: Vec<Value> = (0..1 + random.below(3))
-            .map(|_| {
-                let mut input = seed_input.clone();
-                for _ in 0..random.below(3) {
-                    replace_one(&mut input, &mut random, words);
-                }
-                input
-            })
-            .collect();
+        let inputs = host_inputs(seed_input, &mut random, words);
         let fail = |what: String| Failure {
             workflow,
             case,
@@ -928,15 +934,7 @@ where
                 (event, random.next() % (48 * 3600))
             })
             .collect();
-        let inputs: Vec<Value> = (0..1 + random.below(3))
-            .map(|_| {
-                let mut input = seed_input.clone();
-                for _ in 0..random.below(3) {
-                    replace_one(&mut input, &mut random, words);
-                }
-                input
-            })
-            .collect();
+        let inputs = host_inputs(seed_input, &mut random, words);
         let run = std::panic::catch_unwind(AssertUnwindSafe(|| {
             runtime.block_on(async {
                 let (sqlite, _dir) = swf_tests::stores::sqlite().await;
