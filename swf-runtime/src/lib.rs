@@ -82,8 +82,8 @@ pub use clock::{Clock, ManualClock, SystemClock};
 pub use compensation::{COMPENSATION_ERROR, Compensating, CompensationLog};
 pub use concurrent::{Iteration, Iterations, ScopeEnd, ScopeState, Slot};
 pub use durable::{
-    DURABLE_ERROR, Discard, DurableConfig, DurableHost, Ended, EventSink, ProbePoint, Report,
-    StartError,
+    DURABLE_ERROR, Discard, DurableConfig, DurableHost, Ended, EventSink, MAX_STORED_KEY_BYTES,
+    ProbePoint, Report, StartError,
 };
 pub use error::{ErrorObject, ExecStatus, FunctionError, WorkflowError};
 pub use events::{

@@ -595,12 +595,27 @@ async fn an_event_nobody_takes_says_why_on_postgres() {
     an_event_nobody_takes_says_why(store).await;
 }
 
+/// `count` letters that do not compress (PostgreSQL compresses a long text before it indexes
+/// it: a repeated letter would fit).
+fn letters(count: usize) -> String {
+    let mut state: u32 = 0x9E37_79B9;
+    (0..count)
+        .map(|_| {
+            state ^= state << 13;
+            state ^= state >> 17;
+            state ^= state << 5;
+            char::from(b'a' + u8::try_from(state % 26).unwrap())
+        })
+        .collect()
+}
+
 /// An event, a correlation or a worker name holding U+0000 (CloudEvents does not allow it in a
-/// string, PostgreSQL's text cannot hold it) is refused as `Invalid` on every store alike, and
-/// alone: the event and the start that go to the store in the same batch are not failed with it.
+/// string, PostgreSQL's text cannot hold it), and an event id, source or correlation longer than
+/// the stores index, are refused as `Invalid` on every store alike, and alone: the events and
+/// starts that go to the store in the same batch are not failed with them.
 async fn text_no_store_holds_is_refused_alone<S: Store>(store: S) {
     use swf_runtime::store::StoreErrorKind;
-    use swf_runtime::{EventBuilder, EventBuilderV10, StartError};
+    use swf_runtime::{EventBuilder, EventBuilderV10, MAX_STORED_KEY_BYTES, StartError};
     use swf_tests::shop::DurableOrderEvent;
 
     let clock = Arc::new(ManualClock::new(epoch()));
@@ -668,6 +683,66 @@ async fn text_no_store_holds_is_refused_alone<S: Store>(store: S) {
     }
     let id = started.unwrap();
     assert_eq!(store.instance(id).await.unwrap().unwrap().record.id, id);
+
+    // The stores index ids, sources and correlation values: at most MAX_STORED_KEY_BYTES each,
+    // whatever their text (letters that do not compress fill a PostgreSQL index entry).
+    let at_most = MAX_STORED_KEY_BYTES;
+    let long_id = EventBuilderV10::new()
+        .id(letters(at_most + 1))
+        .source("warehouse")
+        .ty("order.shipped")
+        .build()
+        .unwrap();
+    let long_value = DurableOrderEvent::Shipped
+        .correlated("ship-8", &letters(20_000), json!({}))
+        .unwrap();
+    let long_binding = BTreeMap::from([(String::from("orderid"), letters(at_most + 1))]);
+    let longest = EventBuilderV10::new()
+        .id(letters(at_most))
+        .source(letters(at_most))
+        .ty("order.shipped")
+        .build()
+        .unwrap();
+    let longest_binding = BTreeMap::from([(String::from("orderid"), letters(at_most))]);
+    let (by_id, by_value, refused_start, fine, started) = tokio::join!(
+        host.deliver(long_id),
+        host.deliver(long_value),
+        host.start_correlated(order_input(9, 1), long_binding),
+        host.deliver(longest),
+        host.start_correlated(order_input(10, 1), longest_binding),
+    );
+    for (refused, what) in [
+        (
+            by_id,
+            "its id is 1025 bytes long, and the stores index at most 1024",
+        ),
+        (
+            by_value,
+            "its correlation attribute `orderid` is 20000 bytes long",
+        ),
+    ] {
+        let error = refused.expect_err("refused");
+        assert_eq!(error.kind, StoreErrorKind::Invalid, "{}", error.message);
+        assert!(error.message.contains(what), "{}", error.message);
+        assert!(
+            error.message.len() < 400,
+            "a message that quotes it all: {}",
+            error.message
+        );
+    }
+    match refused_start {
+        Err(StartError::Store(error)) if error.kind == StoreErrorKind::Invalid => {
+            assert!(
+                error.message.contains("is 1025 bytes long"),
+                "{}",
+                error.message
+            );
+        }
+        other => panic!("a correlation of 1025 bytes was not refused: {other:?}"),
+    }
+    assert!(matches!(fine.unwrap(), Routed::Unmatched { .. }));
+    started.expect("a correlation value of MAX_STORED_KEY_BYTES is stored");
+
     // A worker writes its name with every lease it takes.
     let Err(refused) = DurableHost::open(
         DurableOrderWorkflow::new(Shop::new(0)),

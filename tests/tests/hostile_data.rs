@@ -702,12 +702,18 @@ fn random_event(
 }
 
 /// `plain`, or now and then with U+0000 (which no store holds alike), with control and
-/// bidirectional characters, or long.
+/// bidirectional characters, or long: letters that do not compress, on either side of what
+/// the stores index (`MAX_STORED_KEY_BYTES`).
 fn odd_text(random: &mut Random, plain: &str) -> String {
     match random.below(12) {
         0 => format!("{plain}\u{0}"),
         1 => format!("\u{202e}{plain}\té\u{1F600}\n"),
-        2 => plain.repeat(200),
+        2 => {
+            let length = 900 + random.below(2_000);
+            (0..length)
+                .map(|_| char::from(b'a' + u8::try_from(random.below(26)).expect("a letter")))
+                .collect()
+        }
         _ => plain.to_owned(),
     }
 }
@@ -1050,20 +1056,23 @@ async fn durable_case<M: swf_runtime::Machine, S: swf_runtime::store::Store>(
     }
 }
 
-/// Whether `event` holds U+0000 where the stores keep it as text: its id, its source, or the
-/// value of the correlation attribute of a definition it matches.
+/// Whether `event` holds text the stores cannot index where they do (its id, its source, the
+/// value of the correlation attribute of a definition it matches): U+0000, or more than
+/// `MAX_STORED_KEY_BYTES`.
 fn holds_unstorable_text(
     event: &swf_runtime::CloudEvent,
     definitions: &[swf_runtime::EventSpec],
 ) -> bool {
     use swf_runtime::AttributesReader;
+    let unstorable =
+        |text: &str| text.contains('\0') || text.len() > swf_runtime::MAX_STORED_KEY_BYTES;
     let correlation = |attribute: &str| {
         event
             .extension(attribute)
-            .is_some_and(|value| value.to_string().contains('\0'))
+            .is_some_and(|value| unstorable(&value.to_string()))
     };
-    event.id().contains('\0')
-        || event.source().contains('\0')
+    unstorable(event.id())
+        || unstorable(event.source())
         || definitions.iter().any(|spec| {
             spec.source == event.source().as_str()
                 && spec.event_type == event.ty()

@@ -32,6 +32,7 @@ use tokio::sync::{Notify, broadcast};
 
 pub use config::{DurableConfig, ProbePoint};
 pub use report::{Discard, Ended, EventSink, Report};
+pub use text::MAX_STORED_KEY_BYTES;
 
 use crate::clock::after;
 use crate::error::WorkflowError;
@@ -236,7 +237,8 @@ impl<M: Machine, S: Store> DurableHost<M, S> {
     ///
     /// # Errors
     /// As [`DurableHost::start`]; [`StoreErrorKind::Invalid`](crate::store::StoreErrorKind::Invalid)
-    /// when an attribute or a value of `correlation` holds U+0000 (no store holds it alike).
+    /// when an attribute or a value of `correlation` holds U+0000 or is longer than
+    /// [`MAX_STORED_KEY_BYTES`] (no store holds it alike).
     pub async fn start_correlated(
         &self,
         input: Value,
@@ -300,7 +302,8 @@ impl<M: Machine, S: Store> DurableHost<M, S> {
     /// The store's error: the event was not stored, do not acknowledge it.
     /// [`StoreErrorKind::Invalid`](crate::store::StoreErrorKind::Invalid), on every store,
     /// for an event whose id, source or correlation value holds U+0000 (CloudEvents does not
-    /// allow it, PostgreSQL cannot store it): such an event is never stored, do not retry it.
+    /// allow it, PostgreSQL cannot store it) or is longer than [`MAX_STORED_KEY_BYTES`] (the
+    /// stores index them): such an event is never stored, do not retry it.
     pub async fn deliver(&self, event: Event) -> Result<Routed, StoreError> {
         let delivery = self.delivery(event.clone());
         text::refuse_unstorable_event(&delivery)?;

@@ -1,9 +1,10 @@
-//! Text no store can hold alike. PostgreSQL's `text` holds no U+0000 (nor does CloudEvents
-//! allow it in a string), and the stores keep as text an event's source and id, the correlation
-//! values an instance is bound to, the start group keys they make, and the worker's name. What holds one is
-//! refused here, on every store alike, before it reaches the store: in a batch of deliveries or
-//! creations it would fail the one transaction of every other caller on PostgreSQL, and with an
-//! error that says to retry.
+//! Text no store holds alike. The stores keep an event's source and id, the correlation values
+//! an instance is bound to and the start group keys they make as indexed text, and the worker's
+//! name with every lease. PostgreSQL's `text` holds no U+0000 (nor does CloudEvents allow it in
+//! a string), and an entry of its indexes at most 2,704 bytes (an event's source and id share
+//! one). What the stores cannot hold is refused here, on every store alike, before it reaches
+//! the store: in a batch of deliveries or creations it would fail the one transaction of every
+//! other caller on PostgreSQL, and with an error that says to retry.
 
 use std::collections::BTreeMap;
 
@@ -11,63 +12,99 @@ use cloudevents::AttributesReader;
 
 use crate::store::{Delivery, StoreError, StoreErrorKind};
 
-/// Why: the end of each refusal.
-const WHY: &str = "holds the character U+0000, which CloudEvents does not allow in a string \
+/// The longest event id, event source, correlation attribute or correlation value the stores
+/// take, in bytes: two of them fit one PostgreSQL index entry, whatever their text.
+pub const MAX_STORED_KEY_BYTES: usize = 1024;
+
+/// Why U+0000 is refused.
+const NUL: &str = "holds the character U+0000, which CloudEvents does not allow in a string \
                    and PostgreSQL cannot store";
 
+/// Why `text`, which the stores index, cannot be stored, if it cannot.
+fn fault(text: &str) -> Option<String> {
+    if text.contains('\0') {
+        Some(String::from(NUL))
+    } else if text.len() > MAX_STORED_KEY_BYTES {
+        Some(format!(
+            "is {} bytes long, and the stores index at most {MAX_STORED_KEY_BYTES} (an entry of a \
+             PostgreSQL index holds at most 2,704 bytes)",
+            text.len()
+        ))
+    } else {
+        None
+    }
+}
+
+/// `text` quoted for a message, cut after 40 characters.
+fn shown(text: &str) -> String {
+    let mut characters = text.chars();
+    let start: String = characters.by_ref().take(40).collect();
+    let cut = if characters.next().is_some() {
+        "…"
+    } else {
+        ""
+    };
+    format!("{start:?}{cut}")
+}
+
+fn invalid(message: String) -> StoreError {
+    StoreError::new(StoreErrorKind::Invalid, message)
+}
+
 /// `Invalid` when the event of `delivery` has U+0000 in its id, its source, or a value of the
-/// correlation attributes of the definitions it matches.
+/// correlation attributes of the definitions it matches, or one of them is longer than
+/// [`MAX_STORED_KEY_BYTES`].
 pub(super) fn refuse_unstorable_event(delivery: &Delivery) -> Result<(), StoreError> {
     let event = &delivery.event;
     let (id, source) = (event.id(), event.source().as_str());
-    let field = if id.contains('\0') {
-        String::from("id")
-    } else if source.contains('\0') {
-        String::from("source")
-    } else {
-        let correlation = delivery
-            .targets
-            .iter()
-            .find_map(|target| match &target.correlation {
-                Some((attribute, Some(value))) if value.contains('\0') => Some(attribute),
-                _ => None,
-            });
-        match correlation {
-            Some(attribute) => format!("correlation attribute `{attribute}`"),
-            None => return Ok(()),
-        }
-    };
-    Err(StoreError::new(
-        StoreErrorKind::Invalid,
-        format!("the event {id:?} from {source:?} is refused: its {field} {WHY}"),
-    ))
+    let found = fault(id)
+        .map(|why| format!("its id {why}"))
+        .or_else(|| fault(source).map(|why| format!("its source {why}")))
+        .or_else(|| {
+            delivery
+                .targets
+                .iter()
+                .find_map(|target| match &target.correlation {
+                    Some((attribute, Some(value))) => fault(value)
+                        .map(|why| format!("its correlation attribute `{attribute}` {why}")),
+                    _ => None,
+                })
+        });
+    match found {
+        Some(what) => Err(invalid(format!(
+            "the event {} from {} is refused: {what}",
+            shown(id),
+            shown(source)
+        ))),
+        None => Ok(()),
+    }
 }
 
 /// `Invalid` when an attribute or a value of `correlation` (an instance's from its start) has
-/// U+0000.
+/// U+0000 or is longer than [`MAX_STORED_KEY_BYTES`].
 pub(super) fn refuse_unstorable_correlation(
     correlation: &BTreeMap<String, String>,
 ) -> Result<(), StoreError> {
-    match correlation
-        .iter()
-        .find(|(attribute, value)| attribute.contains('\0') || value.contains('\0'))
-    {
-        Some((attribute, value)) => Err(StoreError::new(
-            StoreErrorKind::Invalid,
-            format!("the correlation {attribute:?} = {value:?} is refused: it {WHY}"),
-        )),
-        None => Ok(()),
+    for (attribute, value) in correlation {
+        if let Some(why) = fault(attribute).or_else(|| fault(value)) {
+            return Err(invalid(format!(
+                "the correlation {} = {} is refused: it {why}",
+                shown(attribute),
+                shown(value)
+            )));
+        }
     }
+    Ok(())
 }
 
 /// `Invalid` when the worker's name `worker` (written with every lease it takes) has U+0000:
 /// every claim and commit of such a worker would fail on PostgreSQL.
 pub(super) fn refuse_unstorable_worker(worker: &str) -> Result<(), StoreError> {
     if worker.contains('\0') {
-        return Err(StoreError::new(
-            StoreErrorKind::Invalid,
-            format!("the worker name {worker:?} is refused: it {WHY}"),
-        ));
+        return Err(invalid(format!(
+            "the worker name {} is refused: it {NUL}",
+            shown(worker)
+        )));
     }
     Ok(())
 }
