@@ -55,9 +55,11 @@ impl From<tokio_postgres::Error> for StoreError {
                     db.message(),
                     db.code().code()
                 );
-                // Class 22, data exception: the database refuses the data itself (a character
-                // its text cannot hold, a number out of range), which retrying does not change.
-                if db.code().code().starts_with("22") {
+                // Class 22, data exception, and 54, program limit exceeded: the database refuses
+                // the data itself (a character its text cannot hold, a number out of range, an
+                // index entry too large), which retrying does not change.
+                let class = db.code().code().get(..2);
+                if matches!(class, Some("22" | "54")) {
                     invalid(message)
                 } else {
                     unavailable(message)

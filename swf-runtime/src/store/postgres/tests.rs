@@ -178,10 +178,10 @@ async fn urls_and_schema_names_are_checked() {
     assert_eq!(error.kind, crate::store::StoreErrorKind::Invalid, "{error}");
 }
 
-/// Data the database itself refuses (SQLSTATE class 22: here a U+0000 its text cannot hold) is
-/// `Invalid`, not `Unavailable`: retrying the same request cannot help. (The durable host
-/// refuses such an event before it reaches any store; this is what a store user calling it
-/// directly gets.)
+/// Data the database itself refuses (SQLSTATE class 22: a U+0000 its text cannot hold; class
+/// 54: an index entry larger than it takes) is `Invalid`, not `Unavailable`: retrying the same
+/// request cannot help. (The durable host refuses such events before they reach any store;
+/// this is what a store user calling it directly gets.)
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn data_the_database_refuses_is_invalid_not_unavailable() {
     let Some((store, _schema)) = fresh().await else {
@@ -200,6 +200,26 @@ async fn data_the_database_refuses_is_invalid_not_unavailable() {
     assert_eq!(error.kind, StoreErrorKind::Invalid, "{}", error.message);
     assert!(
         error.message.contains("SQLSTATE 22021"),
+        "{}",
+        error.message
+    );
+    // Letters that do not compress, beyond the 2,704 bytes of an index entry.
+    let mut state: u32 = 0x9E37_79B9;
+    let long: String = (0..4_000)
+        .map(|_| {
+            state ^= state << 13;
+            state ^= state >> 17;
+            state ^= state << 5;
+            char::from(b'a' + u8::try_from(state % 26).unwrap())
+        })
+        .collect();
+    let error = store
+        .deliver(vec![delivery("wf", &long, Vec::new())], at(3))
+        .await
+        .expect_err("an index entry holds at most 2,704 bytes");
+    assert_eq!(error.kind, StoreErrorKind::Invalid, "{}", error.message);
+    assert!(
+        error.message.contains("SQLSTATE 54000"),
         "{}",
         error.message
     );
