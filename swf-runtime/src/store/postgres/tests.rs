@@ -84,16 +84,21 @@ async fn fresh() -> Option<(PostgresStore, Schema)> {
 
 conformance_tests!(fresh);
 
+/// The definition of the workflow `wf`.
+fn definition() -> Definition {
+    Definition {
+        workflow: "wf".to_string(),
+        version: None,
+        hash: "h".to_string(),
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn reopening_keeps_the_data_and_applies_nothing() {
     let Some((store, schema)) = fresh().await else {
         return;
     };
-    let definition = Definition {
-        workflow: "wf".to_string(),
-        version: None,
-        hash: "h".to_string(),
-    };
+    let definition = definition();
     store.register(&definition, at(1)).await.unwrap();
     drop(store);
     let store = PostgresStore::open_in_schema(URL, &schema.name)
@@ -187,11 +192,7 @@ async fn data_the_database_refuses_is_invalid_not_unavailable() {
     let Some((store, _schema)) = fresh().await else {
         return;
     };
-    let definition = Definition {
-        workflow: "wf".to_string(),
-        version: None,
-        hash: "h".to_string(),
-    };
+    let definition = definition();
     store.register(&definition, at(1)).await.unwrap();
     let error = store
         .deliver(vec![delivery("wf", "e\u{0}", Vec::new())], at(2))
