@@ -115,7 +115,7 @@ codes! {
     NESTED_COMPENSATION = "E0144", "compensation asked for inside a compensation",
         "A compensation task runs while the compensation of completed tasks is under way: it cannot ask for compensation itself (`compensate: true` on its end or transitions), and it is not compensated in turn (`compensatedBy`).";
     LIMIT = "E0145", "input beyond a documented limit",
-        "The compiler refuses input past its limits instead of running out of memory or time: a file of at most 16 MiB, YAML aliases that expand to at most 10,000 nodes and 16 MiB of text, nesting at most 64 levels deep, at most 10,000 tasks in one workflow. Split the workflow (sub-flows), or write the repeated parts out instead of through aliases.";
+        "The compiler refuses input past its limits instead of running out of memory or time: a file of at most 16 MiB, YAML aliases that expand to at most 10,000 nodes and 16 MiB of text, nesting at most 64 levels deep, at most 10,000 tasks in one workflow, names (the id, the version, task, branch, function and event names, correlation attributes) of at most 512 bytes. Split the workflow (sub-flows), or write the repeated parts out instead of through aliases.";
     BAD_NUMBER = "E0146", "number that JSON data cannot hold exactly",
         "Workflow data is JSON: integers must fit in 64 bits (from -9223372036854775808 to 18446744073709551615), and floats must be finite (no `.inf`, `.nan`, or `1e400`, which is beyond the largest float). Such a number would be changed silently (to `null` or to fewer digits), so it is refused: quote it to keep it as a string.";
     CONTROL_CHARACTER = "E0147", "name that holds a control character",

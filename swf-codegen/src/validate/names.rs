@@ -1,6 +1,7 @@
 //! Names that must be unique: task names and ids within a scope, function and event names within
 //! the workflow. Each repeat is reported at the repeat, pointing back at the first occurrence.
-//! And names that must be visible text: no control character in any of them.
+//! And names that must be short, visible text: no control character in any of them, and at most
+//! [`MAX_NAME_BYTES`].
 
 use super::{Owner, ScopeInfo};
 use crate::diagnostic::{Code, Diagnostics};
@@ -141,6 +142,14 @@ pub(super) fn check_workflow_characters(workflow: &Workflow, diags: &mut Diagnos
     }
     for event in &workflow.events {
         visible("event name", &event.name.value, event.name.span, diags);
+        if let Some(attribute) = &event.correlation_token {
+            visible(
+                "correlation attribute",
+                &attribute.value,
+                attribute.span,
+                diags,
+            );
+        }
     }
 }
 
@@ -154,8 +163,25 @@ pub(super) fn check_scope_characters(info: &ScopeInfo<'_>, diags: &mut Diagnosti
     }
 }
 
-/// CONTROL_CHARACTER when `text` (`what`, at `span`) holds one.
+/// The longest name, in bytes: the durable stores index names, and PostgreSQL's index entries
+/// hold at most 2,704 bytes.
+pub(crate) const MAX_NAME_BYTES: usize = 512;
+
+/// CONTROL_CHARACTER when `text` (`what`, at `span`) holds one; LIMIT when it is longer than
+/// [`MAX_NAME_BYTES`].
 fn visible(what: &str, text: &str, span: Span, diags: &mut Diagnostics) {
+    if text.len() > MAX_NAME_BYTES {
+        diags
+            .error(
+                Code::LIMIT,
+                span,
+                format!(
+                    "{what} is {} bytes long, more than the {MAX_NAME_BYTES} a name may have",
+                    text.len()
+                ),
+            )
+            .help("shorten it: names are shown in messages and traces, and the durable stores index them");
+    }
     if let Some(control) = text.chars().find(|c| c.is_control()) {
         diags
             .error(

@@ -203,3 +203,35 @@ fn names_with_control_characters_are_refused_where_they_are() {
     assert_eq!(refused, expected);
     assert_eq!(diags.items().len(), expected.len(), "{:?}", diags.items());
 }
+
+/// A name longer than the stores index is refused at the name (E0145), whatever kind it is.
+#[test]
+fn names_longer_than_the_stores_index_are_refused() {
+    let long = "n".repeat(super::names::MAX_NAME_BYTES + 1);
+    let fits = "n".repeat(super::names::MAX_NAME_BYTES);
+    let text = format!(
+        "id: {long}\nname: w\nversion: '1'\n\
+         events:\n  - {{name: {fits}, source: s, type: t, correlationToken: {long}}}\n\
+         tasks:\n  - {{name: {long}, type: inject, start: {{kind: default}}, data: {{}}, \
+         end: {{kind: default}}}}\n"
+    );
+    let (_, diags) = crate::check(&crate::source::SourceFile::new("w.sw.yaml", text));
+    let refused: Vec<(&str, u32)> = diags
+        .items()
+        .iter()
+        .map(|d| (d.code.0, d.span.line))
+        .collect();
+    assert_eq!(
+        refused,
+        [(Code::LIMIT.0, 1), (Code::LIMIT.0, 5), (Code::LIMIT.0, 7)],
+        "{:?}",
+        diags.items()
+    );
+    assert!(
+        diags.items()[0]
+            .message
+            .starts_with("the workflow id is 513 bytes long, more than the 512"),
+        "{}",
+        diags.items()[0].message
+    );
+}
