@@ -974,11 +974,11 @@ async fn durable_case<M: swf_runtime::Machine, S: swf_runtime::store::Store>(
     id: &str,
     tally: &mut Tally,
 ) -> Result<(), String> {
-    let definitions = machine.events();
     use std::time::Duration;
     use swf_runtime::store::StoreErrorKind;
     use swf_runtime::{AttributesReader, DurableConfig, DurableHost, Ended, Report, StartError};
 
+    let definitions = machine.events();
     let clock = Arc::new(swf_runtime::ManualClock::new(time(CLOCKS[3])));
     let config = DurableConfig::default()
         .worker("hostile")
