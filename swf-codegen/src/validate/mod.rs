@@ -41,13 +41,13 @@ pub fn validate(workflow: &Workflow, diags: &mut Diagnostics) {
 fn check(workflow: &Workflow, diags: &mut Diagnostics) {
     names::check_definitions(workflow, diags);
     names::check_methods(workflow, diags);
-    names::check_workflow_characters(workflow, diags);
+    names::check_workflow_names(workflow, diags);
     events::check_starting_events(workflow, diags);
     events::check_detached_waits(&workflow.scope, diags);
     let cx = Context::new(workflow);
     for (index, (info, graph)) in cx.scopes.iter().zip(&cx.graphs).enumerate() {
         names::check_scope(info, diags);
-        names::check_scope_characters(info, diags);
+        names::check_scope_names(info, diags);
         starts::check_scope(info, diags);
         for task in &info.scope.tasks {
             transitions::check_task(&cx, index, task, diags);

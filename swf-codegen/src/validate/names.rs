@@ -121,19 +121,20 @@ fn repeats<'a>(
     out
 }
 
-/// CONTROL_CHARACTER for the workflow's id and version and its function and event names.
-pub(super) fn check_workflow_characters(workflow: &Workflow, diags: &mut Diagnostics) {
-    visible(
+/// CONTROL_CHARACTER and LIMIT for the workflow's id and version, its function and event names
+/// and its events' correlation attributes.
+pub(super) fn check_workflow_names(workflow: &Workflow, diags: &mut Diagnostics) {
+    check_name(
         "the workflow id",
         &workflow.id.value,
         workflow.id.span,
         diags,
     );
     if let Some(version) = &workflow.version {
-        visible("the workflow version", version, workflow.span, diags);
+        check_name("the workflow version", version, workflow.span, diags);
     }
     for function in &workflow.functions {
-        visible(
+        check_name(
             "function name",
             &function.name.value,
             function.name.span,
@@ -141,9 +142,9 @@ pub(super) fn check_workflow_characters(workflow: &Workflow, diags: &mut Diagnos
         );
     }
     for event in &workflow.events {
-        visible("event name", &event.name.value, event.name.span, diags);
+        check_name("event name", &event.name.value, event.name.span, diags);
         if let Some(attribute) = &event.correlation_token {
-            visible(
+            check_name(
                 "correlation attribute",
                 &attribute.value,
                 attribute.span,
@@ -153,13 +154,13 @@ pub(super) fn check_workflow_characters(workflow: &Workflow, diags: &mut Diagnos
     }
 }
 
-/// CONTROL_CHARACTER for the names of a scope's tasks and of the branch it is.
-pub(super) fn check_scope_characters(info: &ScopeInfo<'_>, diags: &mut Diagnostics) {
+/// CONTROL_CHARACTER and LIMIT for the names of a scope's tasks and of the branch it is.
+pub(super) fn check_scope_names(info: &ScopeInfo<'_>, diags: &mut Diagnostics) {
     if let Owner::Branch { branch, .. } = info.owner {
-        visible("branch name", &branch.name.value, branch.name.span, diags);
+        check_name("branch name", &branch.name.value, branch.name.span, diags);
     }
     for task in &info.scope.tasks {
-        visible("task name", &task.name.value, task.name.span, diags);
+        check_name("task name", &task.name.value, task.name.span, diags);
     }
 }
 
@@ -169,7 +170,7 @@ pub(crate) const MAX_NAME_BYTES: usize = 512;
 
 /// CONTROL_CHARACTER when `text` (`what`, at `span`) holds one; LIMIT when it is longer than
 /// [`MAX_NAME_BYTES`].
-fn visible(what: &str, text: &str, span: Span, diags: &mut Diagnostics) {
+fn check_name(what: &str, text: &str, span: Span, diags: &mut Diagnostics) {
     if text.len() > MAX_NAME_BYTES {
         diags
             .error(
