@@ -29,10 +29,10 @@ use jiff::Timestamp;
 use rusqlite::Connection;
 use tokio::sync::oneshot;
 
-use super::codec::{incompatible, unavailable};
+use super::codec::{incompatible, invalid, unavailable};
 use super::{
     Claimed, Commit, CommitResult, Definition, Delivery, HistoryEntry, InstanceSummary, ListFilter,
-    NewInstance, OutboxEntry, Routed, Store, StoreError, StoredEvent,
+    NewInstance, OutboxEntry, Routed, Store, StoreError, StoreErrorKind, StoredEvent,
 };
 use crate::host::InstanceId;
 use checkpoint::{Checkpointer, Checkpoints};
@@ -40,16 +40,76 @@ use worker::{Request, Worker};
 
 impl From<rusqlite::Error> for StoreError {
     fn from(error: rusqlite::Error) -> Self {
-        use rusqlite::Error;
+        use rusqlite::{Error, ErrorCode};
         match error {
             Error::FromSqlConversionFailure(..)
             | Error::IntegralValueOutOfRange(..)
             | Error::InvalidColumnType(..) => {
                 incompatible(format!("SQLite: a stored row cannot be read: {error}"))
             }
+            // Retrying reads the same bytes again: not `Unavailable`.
+            _ if matches!(
+                error.sqlite_error_code(),
+                Some(ErrorCode::NotADatabase | ErrorCode::DatabaseCorrupt)
+            ) =>
+            {
+                incompatible(format!(
+                    "SQLite: {error} (the file is damaged, encrypted, or not a database)"
+                ))
+            }
+            // A string or blob over SQLite's length limit: the same request fails again.
+            _ if error.sqlite_error_code() == Some(ErrorCode::TooBig) => {
+                invalid(format!("SQLite: {error}"))
+            }
             other => unavailable(format!("SQLite: {other}")),
         }
     }
+}
+
+/// `error`, met while opening the store at `path`, with the path.
+fn opening(path: &Path, error: StoreError) -> StoreError {
+    let detail = error
+        .message
+        .strip_prefix("SQLite: ")
+        .unwrap_or(&error.message);
+    StoreError::new(
+        error.kind,
+        format!("SQLite: cannot open {}: {detail}", path.display()),
+    )
+}
+
+/// [`opening`], with what to do, for a file SQLite cannot read as a database (its first
+/// statement reads the header: only that fails so).
+fn unreadable(path: &Path, error: StoreError) -> StoreError {
+    let error = opening(path, error);
+    StoreError::new(
+        error.kind,
+        format!(
+            "{}; it was left as it was: give the path of a new file, or of one a `SqliteStore` \
+             created",
+            error.message
+        ),
+    )
+}
+
+/// Why SQLite could not open or create a file at `path`, when the path itself says so.
+fn unopenable(path: &Path) -> Option<StoreError> {
+    let shown = path.display();
+    if path.is_dir() {
+        return Some(invalid(format!(
+            "SQLite: cannot open {shown}: it is a directory; give the path of a file (created \
+             when missing)"
+        )));
+    }
+    let directory = path
+        .parent()
+        .filter(|parent| !parent.as_os_str().is_empty())?;
+    (!directory.is_dir()).then(|| {
+        invalid(format!(
+            "SQLite: cannot create {shown}: its directory {} does not exist; create it first",
+            directory.display()
+        ))
+    })
 }
 
 /// A [`Store`] in one SQLite file. Cloning is cheap and shares the store; dropping the last
@@ -72,9 +132,10 @@ impl SqliteStore {
     /// date.
     ///
     /// # Errors
-    /// [`StoreErrorKind::Unavailable`](super::StoreErrorKind::Unavailable) when the file cannot
-    /// be opened or written; [`StoreErrorKind::Incompatible`](super::StoreErrorKind::Incompatible)
-    /// when it holds a newer schema than this build knows.
+    /// [`StoreErrorKind::Invalid`] when `path` is a directory or its directory does not exist;
+    /// [`StoreErrorKind::Incompatible`] when the file is not a database (or is damaged) or holds
+    /// a newer schema than this build knows, and then it is left as it was;
+    /// [`StoreErrorKind::Unavailable`] when the file cannot be opened or written otherwise.
     pub async fn open(path: impl AsRef<Path>) -> Result<Self, StoreError> {
         Self::open_with(path.as_ref(), Checkpoints::default()).await
     }
@@ -84,10 +145,15 @@ impl SqliteStore {
         // Opening and migrating touch the disk: keep them off the async threads.
         let (connection, checkpointer) = tokio::task::spawn_blocking(move || {
             let mut connection = Connection::open(&path).map_err(|error| {
-                unavailable(format!("SQLite: cannot open {}: {error}", path.display()))
+                unopenable(&path).unwrap_or_else(|| opening(&path, error.into()))
             })?;
-            schema::configure(&connection)?;
-            schema::migrate(&mut connection)?;
+            // SQLite reads the file at its first statement: a file that is no database fails
+            // here, untouched.
+            schema::configure(&connection).map_err(|error| match error.kind {
+                StoreErrorKind::Incompatible => unreadable(&path, error),
+                _ => opening(&path, error),
+            })?;
+            schema::migrate(&mut connection).map_err(|error| opening(&path, error))?;
             let checkpointer = Checkpointer::start(&path, &mut connection, checkpoints)?;
             Ok::<_, StoreError>((connection, checkpointer))
         })

@@ -6,7 +6,7 @@ use tempfile::TempDir;
 
 use super::SqliteStore;
 use crate::store::conformance::{assert_newer_schema_refused, at, conformance_tests};
-use crate::store::{Definition, Store};
+use crate::store::{Definition, Store, StoreError, StoreErrorKind};
 
 /// A fresh store in a temporary directory, removed when the guard drops.
 async fn fresh() -> Option<(SqliteStore, TempDir)> {
@@ -63,6 +63,91 @@ async fn a_newer_schema_is_refused() {
         .unwrap();
     drop(connection);
     assert_newer_schema_refused(SqliteStore::open(&path).await);
+}
+
+/// The names of the entries of `directory`, sorted.
+fn entries(directory: &std::path::Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(directory)
+        .unwrap()
+        .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    names
+}
+
+/// A store pointed at the wrong file once failed with "file is not a database", no path, and
+/// `Unavailable` ("retrying may help").
+#[tokio::test]
+async fn a_file_that_is_no_database_is_refused_and_left_as_it_was() {
+    let directory = tempfile::tempdir().unwrap();
+    let path = directory.path().join("notes.txt");
+    let notes = "Notes, not a database. ".repeat(20);
+    std::fs::write(&path, &notes).unwrap();
+    let Err(error) = SqliteStore::open(&path).await else {
+        panic!("a text file opened as a store");
+    };
+    assert_eq!(error.kind, StoreErrorKind::Incompatible, "{error}");
+    for part in [
+        &*path.display().to_string(),
+        "not a database",
+        "left as it was",
+        "give the path of a new file",
+    ] {
+        assert!(error.message.contains(part), "`{part}` in: {error}");
+    }
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), notes);
+    assert_eq!(
+        entries(directory.path()),
+        ["notes.txt"],
+        "no log left beside it"
+    );
+}
+
+#[tokio::test]
+async fn a_path_that_cannot_be_a_file_says_why() {
+    let directory = tempfile::tempdir().unwrap();
+    let Err(error) = SqliteStore::open(directory.path()).await else {
+        panic!("a directory opened as a store");
+    };
+    assert_eq!(error.kind, StoreErrorKind::Invalid, "{error}");
+    assert!(error.message.contains("is a directory"), "{error}");
+    assert!(
+        error
+            .message
+            .contains(&*directory.path().display().to_string()),
+        "{error}"
+    );
+
+    let missing = directory.path().join("missing");
+    let Err(error) = SqliteStore::open(missing.join("store.db")).await else {
+        panic!("a store opened in a directory that does not exist");
+    };
+    assert_eq!(error.kind, StoreErrorKind::Invalid, "{error}");
+    let expected = format!("its directory {} does not exist", missing.display());
+    assert!(error.message.contains(&expected), "{error}");
+    assert!(entries(directory.path()).is_empty(), "nothing created");
+}
+
+/// Errors that fail the same way again are not `Unavailable`.
+#[test]
+fn errors_retrying_cannot_mend_are_not_unavailable() {
+    let failure = |code| -> StoreError {
+        rusqlite::Error::SqliteFailure(rusqlite::ffi::Error::new(code), None).into()
+    };
+    assert_eq!(
+        failure(rusqlite::ffi::SQLITE_TOOBIG).kind,
+        StoreErrorKind::Invalid
+    );
+    for code in [rusqlite::ffi::SQLITE_NOTADB, rusqlite::ffi::SQLITE_CORRUPT] {
+        assert_eq!(failure(code).kind, StoreErrorKind::Incompatible);
+    }
+    for code in [
+        rusqlite::ffi::SQLITE_BUSY,
+        rusqlite::ffi::SQLITE_FULL,
+        rusqlite::ffi::SQLITE_IOERR,
+    ] {
+        assert_eq!(failure(code).kind, StoreErrorKind::Unavailable);
+    }
 }
 
 #[tokio::test]
