@@ -57,12 +57,15 @@ impl From<tokio_postgres::Error> for StoreError {
                 );
                 // Class 22, data exception, and 54, program limit exceeded: the database refuses
                 // the data itself (a character its text cannot hold, a number out of range, an
-                // index entry too large), which retrying does not change.
-                let class = db.code().code().get(..2);
-                if matches!(class, Some("22" | "54")) {
-                    invalid(message)
-                } else {
-                    unavailable(message)
+                // index entry too large), which retrying does not change. Classes 28, invalid
+                // authorization, and 3D, invalid catalog name: the URL names a user or a
+                // database the server does not have, or a wrong password.
+                match db.code().code().get(..2) {
+                    Some("22" | "54") => invalid(message),
+                    Some("28" | "3D") => invalid(format!(
+                        "{message}: check the user, password and database the URL names"
+                    )),
+                    _ => unavailable(message),
                 }
             }
             None => unavailable(format!("PostgreSQL: {error}")),
@@ -110,6 +113,7 @@ impl PostgresStore {
     ///
     /// # Errors
     /// [`StoreErrorKind::Invalid`](super::StoreErrorKind::Invalid) for a URL that is not one,
+    /// or that names a database or user the server does not have (or a wrong password),
     /// [`StoreErrorKind::Unavailable`](super::StoreErrorKind::Unavailable) when the server
     /// cannot be reached, [`StoreErrorKind::Incompatible`](super::StoreErrorKind::Incompatible)
     /// when the database holds a newer schema than this build knows.

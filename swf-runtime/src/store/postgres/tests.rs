@@ -225,3 +225,36 @@ async fn data_the_database_refuses_is_invalid_not_unavailable() {
         error.message
     );
 }
+
+/// A URL naming a database or a user the server lacks is a mistake in the URL: retrying the
+/// same one does not mend it.
+#[tokio::test]
+async fn a_url_naming_what_the_server_lacks_is_invalid() {
+    if !server_available().await {
+        return;
+    }
+    for (url, named, code) in [
+        (
+            "postgres://postgres@127.0.0.1:5432/swf_no_such_database",
+            "swf_no_such_database",
+            "SQLSTATE 3D000",
+        ),
+        (
+            "postgres://swf_no_such_user@127.0.0.1:5432/test",
+            "swf_no_such_user",
+            "SQLSTATE 28000",
+        ),
+    ] {
+        let Err(error) = PostgresStore::open(url).await else {
+            panic!("{url} opened");
+        };
+        assert_eq!(error.kind, StoreErrorKind::Invalid, "{}", error.message);
+        for part in [named, code, "check the user, password and database"] {
+            assert!(
+                error.message.contains(part),
+                "`{part}` in: {}",
+                error.message
+            );
+        }
+    }
+}
