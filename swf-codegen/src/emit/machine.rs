@@ -20,7 +20,10 @@ pub(super) fn emit(
     let id = &cx.workflow.id.value;
     let name = &cx.workflow.name.value;
     let version = match &cx.workflow.version {
-        Some(version) => quote!(::core::option::Option::Some(#version)),
+        Some(version) => {
+            let version = &version.value;
+            quote!(::core::option::Option::Some(#version))
+        }
         None => quote!(::core::option::Option::None),
     };
     let hash = definition_hash(cx);
@@ -427,7 +430,8 @@ fn definition_hash(cx: &Context<'_>) -> String {
     let workflow = cx.workflow;
     let described = (
         &workflow.id.value,
-        &workflow.version,
+        // Its text alone, as before it had a span: the hash of every definition stays.
+        workflow.version.as_ref().map(|version| &version.value),
         &workflow.functions,
         &workflow.events,
         &workflow.scope,

@@ -84,7 +84,7 @@ pub struct Workflow {
     pub dialect: Dialect,
     pub id: Spanned<String>,
     pub name: Spanned<String>,
-    pub version: Option<String>,
+    pub version: Option<Spanned<String>>,
     pub description: Option<String>,
     pub expression_language: Option<Spanned<String>>,
     pub functions: Vec<FunctionDef>,

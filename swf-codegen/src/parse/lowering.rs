@@ -43,7 +43,7 @@ pub(in crate::parse) fn attach_retry_handlers(
 pub(in crate::parse) struct Header {
     pub id: Option<Spanned<String>>,
     pub name: Option<Spanned<String>>,
-    pub version: Option<String>,
+    pub version: Option<Spanned<String>>,
     pub description: Option<String>,
 }
 
@@ -66,7 +66,7 @@ pub(in crate::parse) fn header(
     let name = text(map, "name", true);
     let (version, description) = if with_id {
         (
-            text(map, "version", false).map(|s| s.value),
+            text(map, "version", false),
             text(map, "description", false).map(|s| s.value),
         )
     } else {

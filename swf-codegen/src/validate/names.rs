@@ -131,7 +131,7 @@ pub(super) fn check_workflow_names(workflow: &Workflow, diags: &mut Diagnostics)
         diags,
     );
     if let Some(version) = &workflow.version {
-        check_name("the workflow version", version, workflow.span, diags);
+        check_name("the workflow version", &version.value, version.span, diags);
     }
     for function in &workflow.functions {
         check_name(

@@ -144,12 +144,12 @@ fn functions_that_become_one_method_are_refused_by_check() {
     assert_eq!(codes, vec![Code::NAME_CLASH.0]);
 }
 
-/// A control character in a name the runtime shows and the stores keep is refused where it is,
-/// once per name, whatever kind of name and whichever control character (C0, DEL, C1). Before,
+/// A control character in a name the runtime shows and the stores keep is refused where it is
+/// (the version too, which had no position and was shown at the file's start), once per name, whatever kind of name and whichever control character (C0, DEL, C1). Before,
 /// a task named `"a\0b"` compiled, and every commit of its instances failed on PostgreSQL.
 #[test]
 fn names_with_control_characters_are_refused_where_they_are() {
-    let text = "id: \"w\\0\"\nname: w\nversion: \"1\"\n\
+    let text = "id: \"w\\0\"\nname: w\nversion: \"1\\e\"\n\
                 functions:\n  - {name: \"f\\nx\", resource: r}\n\
                 events:\n  - {name: \"e\\a\", source: s, type: t}\n\
                 tasks:\n  - name: \"Fork\\N\"\n    type: parallel\n    start: {kind: default}\n\
@@ -169,6 +169,11 @@ fn names_with_control_characters_are_refused_where_they_are() {
             "the workflow id \"w\\0\" holds the control character U+0000",
             1,
             5,
+        ),
+        (
+            "the workflow version \"1\\u{1b}\" holds the control character U+001B",
+            3,
+            10,
         ),
         (
             "function name \"f\\nx\" holds the control character U+000A",
@@ -210,7 +215,7 @@ fn names_longer_than_the_stores_index_are_refused() {
     let long = "n".repeat(super::names::MAX_NAME_BYTES + 1);
     let fits = "n".repeat(super::names::MAX_NAME_BYTES);
     let text = format!(
-        "id: {long}\nname: w\nversion: '1'\n\
+        "id: {long}\nname: w\nversion: {long}\n\
          events:\n  - {{name: {fits}, source: s, type: t, correlationToken: {long}}}\n\
          tasks:\n  - {{name: {long}, type: inject, start: {{kind: default}}, data: {{}}, \
          end: {{kind: default}}}}\n"
@@ -223,7 +228,12 @@ fn names_longer_than_the_stores_index_are_refused() {
         .collect();
     assert_eq!(
         refused,
-        [(Code::LIMIT.0, 1), (Code::LIMIT.0, 5), (Code::LIMIT.0, 7)],
+        [
+            (Code::LIMIT.0, 1),
+            (Code::LIMIT.0, 3),
+            (Code::LIMIT.0, 5),
+            (Code::LIMIT.0, 7)
+        ],
         "{:?}",
         diags.items()
     );

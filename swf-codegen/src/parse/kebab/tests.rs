@@ -118,7 +118,7 @@ fn second_draft_top_level() {
     assert_eq!(wf.id.span, Span::new(1, 5));
     assert_eq!(wf.name.value, "Second sample");
     assert_eq!(wf.description.as_deref(), Some("Every top-level key"));
-    assert_eq!(wf.version.as_deref(), Some("1.0"));
+    assert_eq!(wf.version.as_ref().map(|v| v.value.as_str()), Some("1.0"));
     let [bid, closed] = &wf.events[..] else {
         panic!("two trigger definitions")
     };

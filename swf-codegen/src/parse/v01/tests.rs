@@ -96,7 +96,7 @@ fn the_workflow_definition_lowers_with_its_positions() {
     assert_eq!(wf.id.span, Span::new(1, 5));
     assert_eq!(wf.name.value, "Orders");
     assert_eq!(wf.description.as_deref(), Some("Handles orders"));
-    assert_eq!(wf.version.as_deref(), Some("1.0"));
+    assert_eq!(wf.version.as_ref().map(|v| v.value.as_str()), Some("1.0"));
     assert_eq!(
         wf.expression_language.as_ref().map(|l| l.value.as_str()),
         Some("spel")
