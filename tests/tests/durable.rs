@@ -7,9 +7,13 @@
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use swf_runtime::store::{HistoryKind, InstanceRecord, NewInstance, Routed, Status, Store};
+use swf_runtime::store::postgres::PostgresStore;
+use swf_runtime::store::{
+    HistoryKind, InstanceRecord, NewInstance, Routed, Status, Store, StoreErrorKind,
+};
 use swf_runtime::{
     CloudEvent, DurableConfig, DurableHost, Ended, InstanceId, ManualClock, Report, Timestamp, json,
 };
@@ -614,7 +618,6 @@ fn letters(count: usize) -> String {
 /// the stores index, are refused as `Invalid` on every store alike, and alone: the events and
 /// starts that go to the store in the same batch are not failed with them.
 async fn text_no_store_holds_is_refused_alone<S: Store>(store: S) {
-    use swf_runtime::store::StoreErrorKind;
     use swf_runtime::{EventBuilder, EventBuilderV10, MAX_STORED_KEY_BYTES, StartError};
     use swf_tests::shop::DurableOrderEvent;
 
@@ -775,4 +778,140 @@ async fn text_no_store_holds_is_refused_alone_on_postgres() {
         return;
     };
     text_no_store_holds_is_refused_alone(store).await;
+}
+
+/// Cuts every connection of the store whose `application_name` is `name`, every few
+/// milliseconds until stopped; gives back how many it cut.
+fn cut_connections(name: String, stop: Arc<AtomicBool>) -> tokio::task::JoinHandle<u64> {
+    tokio::spawn(async move {
+        let (client, connection) =
+            tokio_postgres::connect(stores::POSTGRES_URL, tokio_postgres::NoTls)
+                .await
+                .expect("an administration connection");
+        tokio::spawn(connection);
+        let mut cut = 0;
+        while !stop.load(Ordering::SeqCst) {
+            let rows = client
+                .query(
+                    "SELECT pg_terminate_backend(pid) FROM pg_stat_activity \
+                     WHERE application_name = $1",
+                    &[&name],
+                )
+                .await
+                .expect("the administration connection is not cut");
+            cut += rows.len() as u64;
+            tokio::time::sleep(Duration::from_millis(40)).await;
+        }
+        cut
+    })
+}
+
+/// The server cutting the store's connections (a restart, a failover, a proxy's idle timeout),
+/// again and again while orders run: every order completes with its output, every transition
+/// is committed once, each event is taken once, and each produced event keeps its id.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn connections_the_server_cuts_lose_nothing_on_postgres() {
+    if !stores::postgres_available().await {
+        return;
+    }
+    let schema = stores::Schema::fresh();
+    let url = format!("{}?application_name={}", stores::POSTGRES_URL, schema.name);
+    let store = PostgresStore::open_in_schema(&url, &schema.name)
+        .await
+        .unwrap();
+    let clock = Arc::new(ManualClock::new(epoch()));
+    let shop = Shop::new(0);
+    let host = DurableHost::open(
+        DurableOrderWorkflow::new(shop.clone()),
+        store.clone(),
+        config(&clock, "w1"),
+    )
+    .await
+    .unwrap();
+    let mut reports = host.reports();
+    let worker = Running::start(&host);
+    let orders: Vec<u64> = (1..=12).collect();
+    let mut ids = Vec::new();
+    for &order in &orders {
+        ids.push(
+            host.start_correlated(order_input(order, 2), correlated(order))
+                .await
+                .unwrap(),
+        );
+    }
+
+    let stop = Arc::new(AtomicBool::new(false));
+    let cutter = cut_connections(schema.name.clone(), stop.clone());
+    let mut refused = 0;
+    for &order in &orders {
+        // What a caller does with `Unavailable`: try again. A retry of a delivery that was
+        // stored before its answer was lost is a duplicate.
+        loop {
+            match host.deliver(shipped(order)).await {
+                Ok(_) => break,
+                Err(error) => {
+                    assert_eq!(error.kind, StoreErrorKind::Unavailable, "{error}");
+                    refused += 1;
+                    assert!(
+                        refused < 1_000,
+                        "order {order}'s event never stored: {error}"
+                    );
+                    tokio::time::sleep(Duration::from_millis(2)).await;
+                }
+            }
+        }
+    }
+    clock.advance(HOUR + SECOND);
+    // The orders run on under the cuts for a while, then the outage ends.
+    tokio::time::sleep(Duration::from_millis(600)).await;
+    stop.store(true, Ordering::SeqCst);
+    let cut = cutter.await.unwrap();
+    // A claim the store committed but whose answer the cut lost leaves its instance leased to
+    // this worker, which does not know it holds it: it is taken over when the lease expires,
+    // as a dead worker's would be. And an order whose charge ran late under the cuts entered
+    // its delay late. An hour covers both.
+    clock.advance(HOUR + SECOND);
+    for (&order, &id) in orders.iter().zip(&ids) {
+        // The outage is over: the store answers, and `wait` with it.
+        let ended = tokio::time::timeout(Duration::from_secs(30), host.wait(id)).await;
+        let record = store.instance(id).await;
+        let ended = ended
+            .unwrap_or_else(|_| panic!("order {order} never ended: {record:?}"))
+            .unwrap_or_else(|error| panic!("order {order}: {error}"));
+        assert_eq!(
+            ended,
+            Ended::Completed(order_output(order, 2)),
+            "order {order}"
+        );
+    }
+    let mut produced = worker.stop().await;
+    let mut failures = 0;
+    while let Ok(report) = reports.try_recv() {
+        if matches!(report, Report::StoreFailed { .. }) {
+            failures += 1;
+        }
+    }
+    eprintln!("{cut} connections cut; {failures} store failures reported, {refused} deliveries");
+    assert!(
+        cut > 0 && failures + refused > 0,
+        "the host met no outage: the test tested nothing"
+    );
+
+    for (&order, &id) in orders.iter().zip(&ids) {
+        let history = store.history(id).await.unwrap();
+        stores::assert_committed_once(&history, &format!("order {order}"));
+        let took: Vec<&String> = history.iter().flat_map(|entry| &entry.consumed).collect();
+        assert_eq!(took, [&format!("warehouse ship-{order}")], "order {order}");
+    }
+    let mut ends = BTreeMap::new();
+    while let Ok(event) = produced.try_recv() {
+        let order = swf_runtime::context_attribute(&event, "orderid").unwrap();
+        let id = swf_runtime::AttributesReader::id(&event).to_owned();
+        let first = ends.entry(order.clone()).or_insert_with(|| id.clone());
+        assert_eq!(
+            *first, id,
+            "order {order}'s end event sent again with another id"
+        );
+    }
+    assert_eq!(ends.len(), orders.len(), "{ends:?}");
 }
