@@ -32,6 +32,7 @@ fn instance(position: &str) -> NewInstance {
         parent: None,
         lease: None,
         detail: json!({"input": {"orderId": 7}}),
+        start_key: None,
     }
 }
 

@@ -12,10 +12,11 @@ use std::time::Duration;
 
 use swf_runtime::store::postgres::PostgresStore;
 use swf_runtime::store::{
-    HistoryKind, InstanceRecord, NewInstance, Routed, Status, Store, StoreErrorKind,
+    HistoryKind, InstanceRecord, ListFilter, NewInstance, Routed, Status, Store, StoreErrorKind,
 };
 use swf_runtime::{
-    CloudEvent, DurableConfig, DurableHost, Ended, InstanceId, ManualClock, Report, Timestamp, json,
+    CloudEvent, DurableConfig, DurableHost, Ended, InstanceId, ManualClock, Report, StartError,
+    Timestamp, json,
 };
 use swf_tests::shop::{DurableOrderWorkflow, Shop, order_input, order_output, shipped};
 use swf_tests::stores;
@@ -351,6 +352,7 @@ async fn a_stored_state_that_waits_for_nothing_fails<S: Store>(store: S) {
                 parent: None,
                 lease: None,
                 detail: json!({}),
+                start_key: None,
             }],
             epoch(),
         )
@@ -618,7 +620,7 @@ fn letters(count: usize) -> String {
 /// the stores index, are refused as `Invalid` on every store alike, and alone: the events and
 /// starts that go to the store in the same batch are not failed with them.
 async fn text_no_store_holds_is_refused_alone<S: Store>(store: S) {
-    use swf_runtime::{EventBuilder, EventBuilderV10, MAX_STORED_KEY_BYTES, StartError};
+    use swf_runtime::{EventBuilder, EventBuilderV10, MAX_STORED_KEY_BYTES};
     use swf_tests::shop::DurableOrderEvent;
 
     let clock = Arc::new(ManualClock::new(epoch()));
@@ -831,18 +833,30 @@ async fn connections_the_server_cuts_lose_nothing_on_postgres() {
     let mut reports = host.reports();
     let worker = Running::start(&host);
     let orders: Vec<u64> = (1..=12).collect();
-    let mut ids = Vec::new();
-    for &order in &orders {
-        ids.push(
-            host.start_correlated(order_input(order, 2), correlated(order))
-                .await
-                .unwrap(),
-        );
-    }
-
     let stop = Arc::new(AtomicBool::new(false));
     let cutter = cut_connections(schema.name.clone(), stop.clone());
     let mut refused = 0;
+    let mut ids = Vec::new();
+    for &order in &orders {
+        // A start that fails may have started its instance: retried with its key, it starts
+        // it once.
+        let key = format!("order-{order}");
+        loop {
+            let started = host
+                .start_keyed(&key, order_input(order, 2), correlated(order))
+                .await;
+            match started {
+                Ok(id) => break ids.push(id),
+                Err(StartError::Store(error)) => {
+                    assert_eq!(error.kind, StoreErrorKind::Unavailable, "{error}");
+                    refused += 1;
+                    assert!(refused < 1_000, "order {order} never started: {error}");
+                    tokio::time::sleep(Duration::from_millis(2)).await;
+                }
+                Err(refused) => panic!("order {order}: {refused:?}"),
+            }
+        }
+    }
     for &order in &orders {
         // What a caller does with `Unavailable`: try again. A retry of a delivery that was
         // stored before its answer was lost is a duplicate.
@@ -868,16 +882,25 @@ async fn connections_the_server_cuts_lose_nothing_on_postgres() {
     let cut = cutter.await.unwrap();
     // A claim the store committed but whose answer the cut lost leaves its instance leased to
     // this worker, which does not know it holds it: it is taken over when the lease expires,
-    // as a dead worker's would be. And an order whose charge ran late under the cuts entered
-    // its delay late. An hour covers both.
-    clock.advance(HOUR + SECOND);
+    // as a dead worker's would be (then its delay starts, from that hour). Time passes until
+    // every order has ended.
+    for _ in 0..6 {
+        clock.advance(HOUR + SECOND);
+        let all = async {
+            for &id in &ids {
+                host.wait(id).await.is_ok().then_some(())?;
+            }
+            Some(())
+        };
+        if let Ok(Some(())) = tokio::time::timeout(Duration::from_secs(5), all).await {
+            break;
+        }
+    }
     for (&order, &id) in orders.iter().zip(&ids) {
-        // The outage is over: the store answers, and `wait` with it.
-        let ended = tokio::time::timeout(Duration::from_secs(30), host.wait(id)).await;
+        // The outage is over: the store answers, and `outcome` with it.
         let record = store.instance(id).await;
-        let ended = ended
-            .unwrap_or_else(|_| panic!("order {order} never ended: {record:?}"))
-            .unwrap_or_else(|error| panic!("order {order}: {error}"));
+        let ended = host.outcome(id).await.unwrap();
+        let ended = ended.unwrap_or_else(|| panic!("order {order} never ended: {record:?}"));
         assert_eq!(
             ended,
             Ended::Completed(order_output(order, 2)),
@@ -891,7 +914,7 @@ async fn connections_the_server_cuts_lose_nothing_on_postgres() {
             failures += 1;
         }
     }
-    eprintln!("{cut} connections cut; {failures} store failures reported, {refused} deliveries");
+    eprintln!("{cut} connections cut; {failures} store failures reported, {refused} calls");
     assert!(
         cut > 0 && failures + refused > 0,
         "the host met no outage: the test tested nothing"
@@ -914,4 +937,89 @@ async fn connections_the_server_cuts_lose_nothing_on_postgres() {
         );
     }
     assert_eq!(ends.len(), orders.len(), "{ends:?}");
+    let all = store
+        .list(&ListFilter {
+            limit: 100,
+            ..ListFilter::default()
+        })
+        .await
+        .unwrap();
+    assert_eq!(
+        all.len(),
+        orders.len(),
+        "one instance per start key: {all:?}"
+    );
+}
+
+/// A start retried with its key starts one instance, whatever the input of the retry.
+async fn a_keyed_start_starts_once<S: Store>(store: S) {
+    let clock = Arc::new(ManualClock::new(epoch()));
+    let shop = Shop::new(0);
+    let host = DurableHost::open(
+        DurableOrderWorkflow::new(shop.clone()),
+        store.clone(),
+        config(&clock, "w1"),
+    )
+    .await
+    .unwrap();
+    let worker = Running::start(&host);
+    let first = host
+        .start_keyed("order-7", order_input(7, 2), correlated(7))
+        .await
+        .unwrap();
+    let again = host
+        .start_keyed("order-7", order_input(8, 5), correlated(8))
+        .await
+        .unwrap();
+    assert_eq!(first, again);
+    let other = host
+        .start_keyed("order-8", order_input(8, 1), correlated(8))
+        .await
+        .unwrap();
+    assert_ne!(first, other);
+    match host
+        .start_keyed("order\0", order_input(9, 1), correlated(9))
+        .await
+    {
+        Err(StartError::Store(error)) => {
+            assert_eq!(error.kind, StoreErrorKind::Invalid, "{error}");
+            assert!(error.message.contains("start key"), "{error}");
+        }
+        unexpected => panic!("a key holding U+0000 was taken: {unexpected:?}"),
+    }
+    waiting_at(&store, first, "Pack").await;
+    host.deliver(shipped(7)).await.unwrap();
+    clock.advance(HOUR + SECOND);
+    let ended = host.wait(first).await.unwrap();
+    assert_eq!(
+        ended,
+        Ended::Completed(order_output(7, 2)),
+        "the first input"
+    );
+    // After the end too, the key is the ended instance's.
+    let ended_again = host
+        .start_keyed("order-7", order_input(7, 2), correlated(7))
+        .await
+        .unwrap();
+    assert_eq!(ended_again, first);
+    drop(worker.stop().await);
+    assert_eq!(
+        shop.calls_of("charge").len(),
+        2,
+        "orders 7 and 8, once each"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_keyed_start_starts_once_on_sqlite() {
+    let (store, _dir) = stores::sqlite().await;
+    a_keyed_start_starts_once(store).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_keyed_start_starts_once_on_postgres() {
+    let Some((store, _schema)) = stores::postgres().await else {
+        return;
+    };
+    a_keyed_start_starts_once(store).await;
 }

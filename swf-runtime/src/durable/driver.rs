@@ -361,6 +361,7 @@ impl<M: Machine, S: Store> DurableHost<M, S> {
             parent: Some(record.id),
             lease: None,
             detail: json!({ "parent": record.id, "position": record.position }),
+            start_key: None,
         }
     }
 

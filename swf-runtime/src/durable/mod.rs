@@ -244,11 +244,47 @@ impl<M: Machine, S: Store> DurableHost<M, S> {
         input: Value,
         correlation: BTreeMap<String, String>,
     ) -> Result<InstanceId, StartError> {
+        self.start_with(input, correlation, None).await
+    }
+
+    /// Like [`DurableHost::start_correlated`], at most once per `key`: when an instance of this
+    /// workflow was started with `key` before, nothing starts and its id is returned, whatever
+    /// the input (as Temporal's workflow id with "use existing", or a Step Functions execution
+    /// name). A start whose answer was lost (`Unavailable`: the store may have created the
+    /// instance) is safe to retry with the same key; one without a key may start a second
+    /// instance. Keys are kept as long as the store keeps the instance.
+    ///
+    /// # Errors
+    /// As [`DurableHost::start_correlated`]; [`StoreErrorKind::Invalid`](crate::store::StoreErrorKind::Invalid)
+    /// when `key` holds U+0000 or is longer than [`MAX_STORED_KEY_BYTES`].
+    pub async fn start_keyed(
+        &self,
+        key: &str,
+        input: Value,
+        correlation: BTreeMap<String, String>,
+    ) -> Result<InstanceId, StartError> {
+        text::refuse_unstorable_start_key(key).map_err(StartError::Store)?;
+        self.start_with(input, correlation, Some(key.to_owned()))
+            .await
+    }
+
+    async fn start_with(
+        &self,
+        input: Value,
+        correlation: BTreeMap<String, String>,
+        start_key: Option<String>,
+    ) -> Result<InstanceId, StartError> {
         text::refuse_unstorable_correlation(&correlation).map_err(StartError::Store)?;
         let mut instance = self
             .new_instance(input, correlation.into_iter().collect())
             .map_err(StartError::Refused)?;
-        instance.lease = self.local_lease();
+        // A keyed start may find the key's instance already there (leased to another worker,
+        // or ended): this worker claims it by id as an event would wake it, which takes it
+        // only if it has work and no live lease.
+        if start_key.is_none() {
+            instance.lease = self.local_lease();
+        }
+        instance.start_key = start_key;
         let id = self
             .inner
             .creations

@@ -184,6 +184,7 @@ impl<M: Machine, S: Store> DurableHost<M, S> {
             parent: None,
             lease: None,
             detail: serde_json::json!({ "input": input }),
+            start_key: None,
         })
     }
 

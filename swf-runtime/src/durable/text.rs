@@ -97,6 +97,18 @@ pub(super) fn refuse_unstorable_correlation(
     Ok(())
 }
 
+/// `Invalid` when a start key has U+0000 or is longer than [`MAX_STORED_KEY_BYTES`] (the
+/// stores index it).
+pub(super) fn refuse_unstorable_start_key(key: &str) -> Result<(), StoreError> {
+    match fault(key) {
+        Some(why) => Err(invalid(format!(
+            "the start key {} is refused: it {why}",
+            shown(key)
+        ))),
+        None => Ok(()),
+    }
+}
+
 /// `Invalid` when the worker's name `worker` (written with every lease it takes) has U+0000:
 /// every claim and commit of such a worker would fail on PostgreSQL.
 pub(super) fn refuse_unstorable_worker(worker: &str) -> Result<(), StoreError> {

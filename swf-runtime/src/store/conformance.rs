@@ -46,6 +46,7 @@ macro_rules! conformance_tests {
             a_batch_may_step_one_instance_twice,
             one_callers_failure_is_not_anothers,
             a_commit_may_move_an_instance_to_another_release,
+            a_start_key_creates_once_per_workflow,
         );
     };
     (@each $fixture:path; $($check:ident),* $(,)?) => {
@@ -93,6 +94,7 @@ fn new_instance(workflow: &str, status: Status, waits: &[&str]) -> NewInstance {
         parent: None,
         lease: None,
         detail: json!({"input": {}}),
+        start_key: None,
     }
 }
 
@@ -237,6 +239,80 @@ pub(crate) async fn register_keeps_first_deployment<S: Store>(store: &S) {
     let mut changed = definition("wf");
     changed.hash = "another-hash".to_string();
     assert_eq!(store.register(&changed, at(60)).await.unwrap(), at(60));
+}
+
+fn keyed(workflow: &str, key: &str, state: &str) -> NewInstance {
+    let mut instance = new_instance(workflow, Status::Runnable, &[]);
+    instance.start_key = Some(key.to_string());
+    instance.state = state.to_string();
+    instance
+}
+
+pub(crate) async fn a_start_key_creates_once_per_workflow<S: Store>(store: &S) {
+    let first = create_one(store, keyed("wf", "order-7", r#"{"n":1}"#), at(0)).await;
+    // Claimed and stepped meanwhile: the second start leaves it as it is.
+    claim_one(store, first, WORKER, at(1)).await;
+    let ids = store
+        .create(
+            vec![
+                keyed("wf", "order-7", r#"{"n":2}"#),
+                keyed("wf", "order-8", r#"{"n":3}"#),
+                keyed("wf", "order-8", r#"{"n":4}"#),
+                keyed("other", "order-7", r#"{"n":5}"#),
+                new_instance("wf", Status::Runnable, &[]),
+                new_instance("wf", Status::Runnable, &[]),
+            ],
+            at(2),
+        )
+        .await
+        .unwrap();
+    assert_eq!(ids[0], first, "the key's instance");
+    assert_eq!(ids[1], ids[2], "a key twice in one call: one instance");
+    let distinct: BTreeSet<InstanceId> = ids.iter().copied().collect();
+    assert_eq!(distinct.len(), 5, "{ids:?}");
+    let kept = record(store, first).await.record;
+    assert_eq!(kept.state, r#"{"n":1}"#);
+    assert_eq!(
+        kept.lease.map(|lease| lease.worker).as_deref(),
+        Some(WORKER)
+    );
+    assert_eq!(kept.created_at, at(0));
+    assert_eq!(
+        store.history(first).await.unwrap().len(),
+        1,
+        "one Started entry"
+    );
+    assert_eq!(record(store, ids[1]).await.record.state, r#"{"n":3}"#);
+    assert_eq!(record(store, ids[3]).await.record.state, r#"{"n":5}"#);
+    let all = store
+        .list(&ListFilter {
+            limit: 100,
+            ..ListFilter::default()
+        })
+        .await
+        .unwrap();
+    assert_eq!(all.len(), 5, "{all:?}");
+}
+
+/// SQL (the same on both stores) that takes a store back to schema version 1, the release
+/// before start keys: as a store of that release left it.
+pub(crate) const BACK_TO_VERSION_1: &str = "DROP INDEX swf_instance_start_key;
+    ALTER TABLE swf_instance DROP COLUMN start_key;
+    DELETE FROM swf_schema_version WHERE version = 2;";
+
+/// An instance for a store about to be taken back to version 1.
+pub(crate) async fn before_migration<S: Store>(store: &S) -> InstanceId {
+    create_one(store, new_instance("wf", Status::Runnable, &[]), at(0)).await
+}
+
+/// A store of version 1, opened again (and so migrated), with `existing` made before.
+pub(crate) async fn after_migration<S: Store>(store: &S, existing: InstanceId) {
+    let kept = record(store, existing).await.record;
+    assert_eq!((kept.status, kept.created_at), (Status::Runnable, at(0)));
+    let first = create_one(store, keyed("wf", "k", "{}"), at(1)).await;
+    let again = create_one(store, keyed("wf", "k", "{}"), at(2)).await;
+    assert_eq!(first, again);
+    assert!(first > existing);
 }
 
 pub(crate) async fn create_claim_lease_and_renew<S: Store>(store: &S) {

@@ -114,6 +114,9 @@ pub struct NewInstance {
     pub lease: Option<Lease>,
     /// What the `Started` history entry records (the input, for instance).
     pub detail: Value,
+    /// The caller's name for this start: an instance of the same workflow created with the
+    /// same key is this one, and is not created again (see [`Store::create`](super::Store::create)).
+    pub start_key: Option<String>,
 }
 
 /// An instance as stored.

@@ -14,7 +14,7 @@ use super::sql::{execute, get, query};
 use crate::store::codec::{
     CORRELATION_ATTRIBUTE, EVENT_DEFINITION, deadline, event, history_kind_code, id_column,
     instance_id, invalid, json_text, json_value, micros, number, number_column, status,
-    status_code, timestamp, timestamp_opt,
+    status_code, timestamp, timestamp_opt, unavailable,
 };
 use crate::store::{
     Claimed, Definition, HistoryKind, InstanceId, InstanceRecord, Lease, NewInstance, StoreError,
@@ -67,6 +67,26 @@ pub(super) async fn resolve<C: GenericClient>(
     })
 }
 
+/// The instance of `workflow` created with the start key `key`.
+async fn keyed_instance<C: GenericClient>(
+    client: &C,
+    workflow: i64,
+    key: &str,
+) -> Result<InstanceId, StoreError> {
+    let rows = query(
+        client,
+        "SELECT id FROM swf_instance WHERE workflow = $1 AND start_key = $2",
+        &[&workflow, &key],
+    )
+    .await?;
+    match rows.first() {
+        Some(row) => instance_id(get(row, 0)?),
+        None => Err(unavailable(format!(
+            "PostgreSQL: start key {key:?} was taken, but no instance has it"
+        ))),
+    }
+}
+
 /// Creates an instance with `extra_inbox` in its inbox besides the events it names.
 pub(super) async fn insert_instance<C: GenericClient>(
     client: &C,
@@ -87,11 +107,14 @@ pub(super) async fn insert_instance<C: GenericClient>(
         None => (None, None),
     };
     let at = micros(now);
+    // A key another transaction holds waits for it to end: then this inserts nothing when it
+    // committed, and the key's instance is read below.
     let rows = query(
         client,
         "INSERT INTO swf_instance (workflow, definition, status, revision, wake_at, lease_worker,
-            lease_until, nudged, parent, created_at, updated_at, position, state)
-         VALUES ($1, $2, $3, 0, $4, $5, $6, false, $7, $8, $8, $9, $10) RETURNING id",
+            lease_until, nudged, parent, created_at, updated_at, position, state, start_key)
+         VALUES ($1, $2, $3, 0, $4, $5, $6, false, $7, $8, $8, $9, $10, $11)
+         ON CONFLICT DO NOTHING RETURNING id",
         &[
             &resolved.workflow,
             &resolved.definition,
@@ -103,12 +126,14 @@ pub(super) async fn insert_instance<C: GenericClient>(
             &at,
             &new.position,
             &new.state,
+            &new.start_key,
         ],
     )
     .await?;
-    let id: i64 = match rows.first() {
-        Some(row) => get(row, 0)?,
-        None => return Err(invalid("PostgreSQL: an insert returned no id")),
+    let id: i64 = match (rows.first(), &new.start_key) {
+        (Some(row), _) => get(row, 0)?,
+        (None, Some(key)) => return keyed_instance(client, resolved.workflow, key).await,
+        (None, None) => return Err(invalid("PostgreSQL: an insert returned no id")),
     };
     let values: Vec<&str> = new
         .correlation

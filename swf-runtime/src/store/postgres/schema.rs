@@ -8,7 +8,7 @@ use crate::store::codec::{micros, newer_schema};
 
 /// The migrations, in order: `(version, script)`. A released script never changes; a change is
 /// a new version.
-pub(super) const MIGRATIONS: &[(i64, &str)] = &[(1, VERSION_1)];
+pub(super) const MIGRATIONS: &[(i64, &str)] = &[(1, VERSION_1), (2, VERSION_2)];
 
 /// The lock that serializes migrations of workers opening the same database at once (the
 /// second key is the schema's name, so that different schemas migrate independently).
@@ -126,6 +126,14 @@ CREATE TABLE swf_history (
     detail text NOT NULL,
     PRIMARY KEY (instance, revision)
 );
+";
+
+/// Start keys: the caller's name for a start, so that a start retried after its answer was lost
+/// does not start a second instance. Unique per workflow; most instances have none.
+const VERSION_2: &str = "
+ALTER TABLE swf_instance ADD COLUMN start_key text;
+CREATE UNIQUE INDEX swf_instance_start_key ON swf_instance (workflow, start_key)
+    WHERE start_key IS NOT NULL;
 ";
 
 /// The newest version this build knows.

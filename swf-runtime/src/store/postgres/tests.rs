@@ -4,7 +4,10 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use super::PostgresStore;
-use crate::store::conformance::{assert_newer_schema_refused, at, conformance_tests, delivery};
+use crate::store::conformance::{
+    BACK_TO_VERSION_1, after_migration, assert_newer_schema_refused, at, before_migration,
+    conformance_tests, delivery,
+};
 use crate::store::{Definition, Store, StoreErrorKind};
 
 /// The test server.
@@ -153,6 +156,24 @@ async fn concurrent_opens_migrate_once() {
         count,
         i64::try_from(super::schema::MIGRATIONS.len()).unwrap()
     );
+}
+
+/// A store of the release before start keys (schema version 1) is migrated when opened: its
+/// instances kept, keyed starts taken.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_version_1_store_is_migrated() {
+    let Some((store, schema)) = fresh().await else {
+        return;
+    };
+    let existing = before_migration(&store).await;
+    let client = store.core.client().await.unwrap();
+    client.batch_execute(BACK_TO_VERSION_1).await.unwrap();
+    drop(client);
+    drop(store);
+    let store = PostgresStore::open_in_schema(URL, &schema.name)
+        .await
+        .unwrap();
+    after_migration(&store, existing).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -56,6 +56,16 @@ pub(super) fn insert_instance(
     }
     let definition = definition_row(connection, &new.definition, now)?;
     let (workflow, definition) = (definition.workflow, definition.id);
+    if let Some(key) = &new.start_key {
+        // One writer, in a transaction: nothing can take the key between this and the insert.
+        let existing: Option<i64> = connection
+            .prepare_cached("SELECT id FROM swf_instance WHERE workflow = ?1 AND start_key = ?2")?
+            .query_row((workflow, key), |row| row.get(0))
+            .optional()?;
+        if let Some(id) = existing {
+            return instance_id(id);
+        }
+    }
     let parent = new.parent.map(id_column).transpose()?;
     let (lease_worker, lease_until) = match &new.lease {
         Some(lease) => (Some(lease.worker.as_str()), Some(micros(lease.until))),
@@ -67,8 +77,9 @@ pub(super) fn insert_instance(
     connection
         .prepare_cached(
             "INSERT INTO swf_instance (workflow, definition, status, revision, wake_at,
-                lease_worker, lease_until, nudged, parent, created_at, updated_at, position, state)
-             VALUES (?1, ?2, ?3, 0, ?4, ?5, ?6, 0, ?7, ?8, ?8, ?9, ?10)",
+                lease_worker, lease_until, nudged, parent, created_at, updated_at, position, state,
+                start_key)
+             VALUES (?1, ?2, ?3, 0, ?4, ?5, ?6, 0, ?7, ?8, ?8, ?9, ?10, ?11)",
         )?
         .execute(rusqlite::params![
             workflow,
@@ -81,6 +92,7 @@ pub(super) fn insert_instance(
             at,
             new.position,
             new.state,
+            new.start_key,
         ])?;
     let id = connection.last_insert_rowid();
     for wait in &new.waits {

@@ -8,7 +8,7 @@ use crate::store::codec::{micros, newer_schema};
 
 /// The migrations, in order: `(version, script)`. A released script never changes; a change is
 /// a new version.
-pub(super) const MIGRATIONS: &[(i64, &str)] = &[(1, VERSION_1)];
+pub(super) const MIGRATIONS: &[(i64, &str)] = &[(1, VERSION_1), (2, VERSION_2)];
 
 /// The first schema.
 ///
@@ -122,6 +122,14 @@ CREATE TABLE swf_history (
     detail TEXT NOT NULL,
     PRIMARY KEY (instance, revision)
 ) WITHOUT ROWID;
+";
+
+/// Start keys: the caller's name for a start, so that a start retried after its answer was lost
+/// does not start a second instance. Unique per workflow; most instances have none.
+const VERSION_2: &str = "
+ALTER TABLE swf_instance ADD COLUMN start_key TEXT;
+CREATE UNIQUE INDEX swf_instance_start_key ON swf_instance (workflow, start_key)
+    WHERE start_key IS NOT NULL;
 ";
 
 /// The newest version this build knows.

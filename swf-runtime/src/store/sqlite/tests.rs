@@ -5,7 +5,10 @@ use std::ffi::c_int;
 use tempfile::TempDir;
 
 use super::SqliteStore;
-use crate::store::conformance::{assert_newer_schema_refused, at, conformance_tests};
+use crate::store::conformance::{
+    BACK_TO_VERSION_1, after_migration, assert_newer_schema_refused, at, before_migration,
+    conformance_tests,
+};
 use crate::store::{Definition, Store, StoreError, StoreErrorKind};
 
 /// A fresh store in a temporary directory, removed when the guard drops.
@@ -47,6 +50,22 @@ async fn reopening_keeps_the_data_and_applies_nothing() {
         .map(|(version, _)| *version)
         .collect();
     assert_eq!(versions, expected, "each migration is applied once");
+}
+
+/// A store of the release before start keys (schema version 1) is migrated when opened: its
+/// instances kept, keyed starts taken.
+#[tokio::test]
+async fn a_version_1_store_is_migrated() {
+    let directory = tempfile::tempdir().unwrap();
+    let path = directory.path().join("store.db");
+    let store = SqliteStore::open(&path).await.unwrap();
+    let existing = before_migration(&store).await;
+    drop(store);
+    let connection = rusqlite::Connection::open(&path).unwrap();
+    connection.execute_batch(BACK_TO_VERSION_1).unwrap();
+    drop(connection);
+    let store = SqliteStore::open(&path).await.unwrap();
+    after_migration(&store, existing).await;
 }
 
 #[tokio::test]
