@@ -36,11 +36,14 @@ fn instance(position: &str) -> NewInstance {
     }
 }
 
-/// A store with instance 1 waiting at `Pack`, and instance 2 failed at `Charge`.
+/// A store with instance 1 waiting at `Pack` (started with the key `order-7`), and instance 2
+/// failed at `Charge`.
 async fn seeded(path: &std::path::Path) -> (InstanceId, InstanceId) {
     let store = SqliteStore::open(path).await.unwrap();
+    let mut keyed = instance("Pack");
+    keyed.start_key = Some("order-7".into());
     let ids = store
-        .create(vec![instance("Pack"), instance("Charge")], at(0))
+        .create(vec![keyed, instance("Charge")], at(0))
         .await
         .unwrap();
     let mut runnable = instance("Charge");
@@ -131,6 +134,7 @@ async fn lists_shows_cancels_and_redrives() {
         "{out}"
     );
     assert!(out.contains("correlation  orderid=7"), "{out}");
+    assert!(out.contains(r#"start key    "order-7""#), "{out}");
     assert!(out.contains(r#""orderId": 7"#), "{out}");
     assert!(out.contains("started"), "{out}");
 
@@ -140,6 +144,7 @@ async fn lists_shows_cancels_and_redrives() {
     let (_, out, _) = swf(&path, &["show", &failed.to_string(), "--json"]);
     let shown: serde_json::Value = serde_json::from_str(&out).unwrap();
     assert_eq!(shown["status"], json!("runnable"));
+    assert_eq!(shown["start_key"], json!(null));
     let kinds: Vec<&str> = shown["history"]
         .as_array()
         .unwrap()

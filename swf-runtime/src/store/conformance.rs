@@ -271,6 +271,7 @@ pub(crate) async fn a_start_key_creates_once_per_workflow<S: Store>(store: &S) {
     let distinct: BTreeSet<InstanceId> = ids.iter().copied().collect();
     assert_eq!(distinct.len(), 5, "{ids:?}");
     let kept = record(store, first).await.record;
+    assert_eq!(kept.start_key.as_deref(), Some("order-7"));
     assert_eq!(kept.state, r#"{"n":1}"#);
     assert_eq!(
         kept.lease.map(|lease| lease.worker).as_deref(),
@@ -284,6 +285,7 @@ pub(crate) async fn a_start_key_creates_once_per_workflow<S: Store>(store: &S) {
     );
     assert_eq!(record(store, ids[1]).await.record.state, r#"{"n":3}"#);
     assert_eq!(record(store, ids[3]).await.record.state, r#"{"n":5}"#);
+    assert_eq!(record(store, ids[4]).await.record.start_key, None);
     let all = store
         .list(&ListFilter {
             limit: 100,

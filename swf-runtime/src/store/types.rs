@@ -150,6 +150,8 @@ pub struct InstanceRecord {
     pub created_at: Timestamp,
     /// When it last changed.
     pub updated_at: Timestamp,
+    /// The key it was started with ([`NewInstance::start_key`]), if any.
+    pub start_key: Option<String>,
 }
 
 /// An event as stored: its sequence number (store-wide, increasing in arrival order) and when

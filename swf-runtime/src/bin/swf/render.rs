@@ -77,6 +77,7 @@ pub fn show(claimed: &Claimed, history: &[HistoryEntry], as_json: bool) -> Strin
             "outcome": record.outcome,
             "created_at": record.created_at.to_string(),
             "updated_at": record.updated_at.to_string(),
+            "start_key": record.start_key,
             "state": state,
             "inbox": claimed.inbox.iter().map(event_json).collect::<Vec<_>>(),
             "history": history.iter().map(history_json).collect::<Vec<_>>(),
@@ -117,6 +118,9 @@ pub fn show(claimed: &Claimed, history: &[HistoryEntry], as_json: bool) -> Strin
             .map(|(attribute, value)| format!("{attribute}={value}"))
             .collect();
         let _ = writeln!(out, "correlation  {}", pairs.join(", "));
+    }
+    if let Some(key) = &record.start_key {
+        let _ = writeln!(out, "start key    {key:?}");
     }
     if let Some(parent) = record.parent {
         let _ = writeln!(out, "parent       instance {parent}");

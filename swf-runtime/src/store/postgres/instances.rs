@@ -201,7 +201,8 @@ pub(super) async fn load<C: GenericClient>(
                 ARRAY(SELECT n.name FROM swf_binding b JOIN swf_name n ON n.id = b.attribute
                       WHERE b.instance = i.id ORDER BY n.name),
                 ARRAY(SELECT b.value FROM swf_binding b JOIN swf_name n ON n.id = b.attribute
-                      WHERE b.instance = i.id ORDER BY n.name)
+                      WHERE b.instance = i.id ORDER BY n.name),
+                i.start_key
              FROM swf_instance i
              JOIN swf_definition d ON d.id = i.definition
              JOIN swf_workflow w ON w.id = i.workflow
@@ -282,6 +283,7 @@ fn record(row: &Row) -> Result<InstanceRecord, StoreError> {
         outcome: outcome.as_deref().map(json_value).transpose()?,
         created_at: timestamp(get(row, 13)?)?,
         updated_at: timestamp(get(row, 14)?)?,
+        start_key: get(row, 18)?,
     })
 }
 

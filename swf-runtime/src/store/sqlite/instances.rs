@@ -26,7 +26,7 @@ macro_rules! select_records {
         concat!(
             "SELECT i.id, w.name, d.version, d.hash, i.status, i.state, i.position,
                 i.revision, i.wake_at, i.parent, i.lease_worker, i.lease_until, i.outcome,
-                i.created_at, i.updated_at
+                i.created_at, i.updated_at, i.start_key
             FROM swf_instance i
             JOIN swf_definition d ON d.id = i.definition
             JOIN swf_workflow w ON w.id = i.workflow ",
@@ -271,6 +271,7 @@ fn record_of(row: &Row<'_>) -> rusqlite::Result<Result<InstanceRecord, StoreErro
     let outcome: Option<String> = row.get(12)?;
     let created_at: i64 = row.get(13)?;
     let updated_at: i64 = row.get(14)?;
+    let start_key: Option<String> = row.get(15)?;
     Ok((|| {
         let lease = match (lease_worker, lease_until) {
             (Some(worker), Some(until)) => Some(Lease {
@@ -298,6 +299,7 @@ fn record_of(row: &Row<'_>) -> rusqlite::Result<Result<InstanceRecord, StoreErro
             outcome: outcome.as_deref().map(json_value).transpose()?,
             created_at: timestamp(created_at)?,
             updated_at: timestamp(updated_at)?,
+            start_key,
         })
     })())
 }
