@@ -134,9 +134,18 @@ fn correlated(order: u64) -> BTreeMap<String, String> {
     BTreeMap::from([(String::from("orderid"), order.to_string())])
 }
 
-async fn an_order_survives_every_pause<S: Store>(store: S) {
+/// A host of the durable order on `store` as worker `w1`, on a manual clock at [`epoch`], its
+/// shop busy `busy` times.
+async fn order_host<S: Store>(
+    store: &S,
+    busy: u32,
+) -> (
+    Arc<ManualClock>,
+    Shop,
+    DurableHost<DurableOrderWorkflow<Shop>, S>,
+) {
     let clock = Arc::new(ManualClock::new(epoch()));
-    let shop = Shop::new(1);
+    let shop = Shop::new(busy);
     let host = DurableHost::open(
         DurableOrderWorkflow::new(shop.clone()),
         store.clone(),
@@ -144,6 +153,11 @@ async fn an_order_survives_every_pause<S: Store>(store: S) {
     )
     .await
     .unwrap();
+    (clock, shop, host)
+}
+
+async fn an_order_survives_every_pause<S: Store>(store: S) {
+    let (clock, shop, host) = order_host(&store, 1).await;
     let worker = Running::start(&host);
     let id = host
         .start_correlated(order_input(7, 3), correlated(7))
@@ -821,15 +835,7 @@ async fn connections_the_server_cuts_lose_nothing_on_postgres() {
     let store = PostgresStore::open_in_schema(&url, &schema.name)
         .await
         .unwrap();
-    let clock = Arc::new(ManualClock::new(epoch()));
-    let shop = Shop::new(0);
-    let host = DurableHost::open(
-        DurableOrderWorkflow::new(shop.clone()),
-        store.clone(),
-        config(&clock, "w1"),
-    )
-    .await
-    .unwrap();
+    let (clock, _shop, host) = order_host(&store, 0).await;
     let mut reports = host.reports();
     let worker = Running::start(&host);
     let orders: Vec<u64> = (1..=12).collect();
@@ -953,15 +959,7 @@ async fn connections_the_server_cuts_lose_nothing_on_postgres() {
 
 /// A start retried with its key starts one instance, whatever the input of the retry.
 async fn a_keyed_start_starts_once<S: Store>(store: S) {
-    let clock = Arc::new(ManualClock::new(epoch()));
-    let shop = Shop::new(0);
-    let host = DurableHost::open(
-        DurableOrderWorkflow::new(shop.clone()),
-        store.clone(),
-        config(&clock, "w1"),
-    )
-    .await
-    .unwrap();
+    let (clock, shop, host) = order_host(&store, 0).await;
     let worker = Running::start(&host);
     let first = host
         .start_keyed("order-7", order_input(7, 2), correlated(7))
