@@ -46,6 +46,22 @@ const POOL_SIZE: usize = 16;
 /// How long opening a connection may take before the store reports the server unavailable.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 
+/// How long data sent on a connection may stay unacknowledged before it is dropped: a server
+/// that vanished without closing its connections (a failover to another address, a cut
+/// network) fails the calls in flight within a lease rather than after the kernel's retries
+/// (some 15 minutes on Linux), while the worker's leases have long expired.
+const TCP_USER_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// Keepalive probes of a connection that waits for an answer with nothing unacknowledged:
+/// after this much silence, then [`KEEPALIVE_RETRIES`] probes [`KEEPALIVE_INTERVAL`] apart (25 s
+/// in all). A live server's kernel answers them, however long its query runs.
+const KEEPALIVE_IDLE: Duration = Duration::from_secs(10);
+const KEEPALIVE_INTERVAL: Duration = Duration::from_secs(5);
+const KEEPALIVE_RETRIES: u32 = 3;
+
+/// tokio-postgres's keepalive idle time when a URL sets none: two hours.
+const LIBRARY_KEEPALIVE_IDLE: Duration = Duration::from_secs(2 * 60 * 60);
+
 impl From<tokio_postgres::Error> for StoreError {
     fn from(error: tokio_postgres::Error) -> Self {
         match error.as_db_error() {
@@ -150,9 +166,7 @@ impl PostgresStore {
         mut config: tokio_postgres::Config,
         schema: Option<&str>,
     ) -> Result<Self, StoreError> {
-        if config.get_connect_timeout().is_none() {
-            config.connect_timeout(CONNECT_TIMEOUT);
-        }
+        with_timeouts(&mut config);
         let manager = Manager::from_config(
             config,
             NoTls,
@@ -178,6 +192,27 @@ impl PostgresStore {
             commits: Arc::new(CommitQueue::start(core.clone())),
             core,
         })
+    }
+}
+
+/// `config` with the store's timeouts where the URL sets none (its own settings win).
+fn with_timeouts(config: &mut tokio_postgres::Config) {
+    if config.get_connect_timeout().is_none() {
+        config.connect_timeout(CONNECT_TIMEOUT);
+    }
+    if config.get_tcp_user_timeout().is_none() {
+        config.tcp_user_timeout(TCP_USER_TIMEOUT);
+    }
+    if config.get_keepalives() {
+        if config.get_keepalives_idle() == LIBRARY_KEEPALIVE_IDLE {
+            config.keepalives_idle(KEEPALIVE_IDLE);
+        }
+        if config.get_keepalives_interval().is_none() {
+            config.keepalives_interval(KEEPALIVE_INTERVAL);
+        }
+        if config.get_keepalives_retries().is_none() {
+            config.keepalives_retries(KEEPALIVE_RETRIES);
+        }
     }
 }
 

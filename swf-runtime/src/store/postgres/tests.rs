@@ -279,3 +279,36 @@ async fn a_url_naming_what_the_server_lacks_is_invalid() {
         }
     }
 }
+
+/// A server that vanishes without closing its connections is noticed within a lease: the store
+/// sets keepalives and a TCP user timeout where the URL sets none, and keeps the URL's own.
+#[test]
+fn connections_notice_a_vanished_server_unless_the_url_says_otherwise() {
+    use std::time::Duration;
+    let seconds = Duration::from_secs;
+    let mut plain = super::config(URL).unwrap();
+    super::with_timeouts(&mut plain);
+    assert_eq!(plain.get_connect_timeout(), Some(&seconds(5)));
+    assert_eq!(plain.get_tcp_user_timeout(), Some(&seconds(30)));
+    assert!(plain.get_keepalives());
+    assert_eq!(plain.get_keepalives_idle(), seconds(10));
+    assert_eq!(plain.get_keepalives_interval(), Some(seconds(5)));
+    assert_eq!(plain.get_keepalives_retries(), Some(3));
+
+    let mut own = super::config(&format!(
+        "{URL}?connect_timeout=2&tcp_user_timeout=7&keepalives_idle=60&keepalives_interval=2\
+         &keepalives_retries=9"
+    ))
+    .unwrap();
+    super::with_timeouts(&mut own);
+    assert_eq!(own.get_connect_timeout(), Some(&seconds(2)));
+    assert_eq!(own.get_tcp_user_timeout(), Some(&seconds(7)));
+    assert_eq!(own.get_keepalives_idle(), seconds(60));
+    assert_eq!(own.get_keepalives_interval(), Some(seconds(2)));
+    assert_eq!(own.get_keepalives_retries(), Some(9));
+
+    let mut off = super::config(&format!("{URL}?keepalives=0")).unwrap();
+    super::with_timeouts(&mut off);
+    assert!(!off.get_keepalives());
+    assert_eq!(off.get_keepalives_interval(), None);
+}
