@@ -309,7 +309,7 @@ impl<M: Machine, S: Store> DurableHost<M, S> {
                     outcome: None,
                     created_at: now,
                     updated_at: now,
-                    start_key: None,
+                    start_key: instance.start_key,
                 };
                 self.local().handoff.push(Claimed {
                     record,
