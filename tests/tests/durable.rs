@@ -957,7 +957,7 @@ async fn connections_the_server_cuts_lose_nothing_on_postgres() {
     );
 }
 
-/// A start retried with its key starts one instance, whatever the input of the retry.
+/// A start retried with its key starts one instance; another input under the key is refused.
 async fn a_keyed_start_starts_once<S: Store>(store: S) {
     let (clock, shop, host) = order_host(&store, 0).await;
     let worker = Running::start(&host);
@@ -966,10 +966,19 @@ async fn a_keyed_start_starts_once<S: Store>(store: S) {
         .await
         .unwrap();
     let again = host
-        .start_keyed("order-7", order_input(8, 5), correlated(8))
+        .start_keyed("order-7", order_input(7, 2), correlated(7))
         .await
         .unwrap();
     assert_eq!(first, again);
+    match host
+        .start_keyed("order-7", order_input(8, 5), correlated(8))
+        .await
+    {
+        Err(StartError::KeyTaken { key, instance }) => {
+            assert_eq!((key.as_str(), instance), ("order-7", first));
+        }
+        unexpected => panic!("another input under a taken key: {unexpected:?}"),
+    }
     let other = host
         .start_keyed("order-8", order_input(8, 1), correlated(8))
         .await

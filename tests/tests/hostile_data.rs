@@ -1007,7 +1007,9 @@ async fn durable_case<M: swf_runtime::Machine, S: swf_runtime::store::Store>(
                 tally.refused += 1;
                 check_error(&error, id)?;
             }
-            Err(StartError::Store(error)) => return Err(format!("a start failed: {error}")),
+            Err(error @ (StartError::Store(_) | StartError::KeyTaken { .. })) => {
+                return Err(format!("a start failed: {error}"));
+            }
         }
     }
     for (event, seconds) in events {

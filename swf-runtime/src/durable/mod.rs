@@ -134,8 +134,17 @@ impl Shared {
 pub enum StartError {
     /// The workflow refused the input (not an object, a scheduled start outside its window).
     Refused(WorkflowError),
-    /// The store failed; nothing was created.
+    /// The store failed. With [`StoreErrorKind::Unavailable`](crate::store::StoreErrorKind::Unavailable)
+    /// the instance may have been created all the same (the answer was lost): a start that
+    /// must happen once is made with [`DurableHost::start_keyed`] and retried.
     Store(StoreError),
+    /// [`DurableHost::start_keyed`]: the key names an instance started with another input.
+    KeyTaken {
+        /// The key.
+        key: String,
+        /// The instance it names.
+        instance: InstanceId,
+    },
 }
 
 impl std::fmt::Display for StartError {
@@ -143,6 +152,10 @@ impl std::fmt::Display for StartError {
         match self {
             StartError::Refused(error) => write!(f, "the workflow refused to start: {error}"),
             StartError::Store(error) => write!(f, "the store failed: {error}"),
+            StartError::KeyTaken { key, instance } => write!(
+                f,
+                "the start key {key:?} names instance {instance}, started with another input"
+            ),
         }
     }
 }
@@ -248,14 +261,16 @@ impl<M: Machine, S: Store> DurableHost<M, S> {
     }
 
     /// Like [`DurableHost::start_correlated`], at most once per `key`: when an instance of this
-    /// workflow was started with `key` before, nothing starts and its id is returned, whatever
-    /// the input (as Temporal's workflow id with "use existing", or a Step Functions execution
-    /// name). A start whose answer was lost (`Unavailable`: the store may have created the
-    /// instance) is safe to retry with the same key; one without a key may start a second
-    /// instance. Keys are kept as long as the store keeps the instance.
+    /// workflow was started with `key` and the same input before, nothing starts and its id is
+    /// returned, so a start whose answer was lost (`Unavailable`: the store may have created
+    /// the instance) is safe to retry; a start without a key may start a second instance.
+    /// Another input under a taken key is refused, as a Step Functions execution name is. Keys
+    /// are kept as long as the store keeps the instance, ended or not. The input is compared
+    /// as JSON (the order of members aside); the correlation is not compared.
     ///
     /// # Errors
-    /// As [`DurableHost::start_correlated`]; [`StoreErrorKind::Invalid`](crate::store::StoreErrorKind::Invalid)
+    /// As [`DurableHost::start_correlated`]; [`StartError::KeyTaken`] when the key's instance
+    /// was started with another input; [`StoreErrorKind::Invalid`](crate::store::StoreErrorKind::Invalid)
     /// when `key` holds U+0000 or is longer than [`MAX_STORED_KEY_BYTES`].
     pub async fn start_keyed(
         &self,
@@ -291,6 +306,9 @@ impl<M: Machine, S: Store> DurableHost<M, S> {
             .ask(instance.clone())
             .await
             .map_err(StartError::Store)?;
+        if let Some(key) = &instance.start_key {
+            self.same_start(key, id, &instance.detail).await?;
+        }
         match instance.lease.clone() {
             Some(lease) => {
                 let now = self.now();
@@ -322,6 +340,29 @@ impl<M: Machine, S: Store> DurableHost<M, S> {
         }
         self.inner.work.notify_one();
         Ok(id)
+    }
+
+    /// Whether instance `id`, which a start with `key` made or found, was started as `detail`
+    /// says (with its input): then this start made it or repeats the one that did.
+    async fn same_start(
+        &self,
+        key: &str,
+        id: InstanceId,
+        detail: &Value,
+    ) -> Result<(), StartError> {
+        let history = self
+            .inner
+            .store
+            .history(id)
+            .await
+            .map_err(StartError::Store)?;
+        match history.first() {
+            Some(started) if started.detail == *detail => Ok(()),
+            _ => Err(StartError::KeyTaken {
+                key: key.to_owned(),
+                instance: id,
+            }),
+        }
     }
 
     /// Stores `event` and routes it (see [`Delivery`]): to the instances correlated with it,
