@@ -823,8 +823,9 @@ fn cut_connections(name: String, stop: Arc<AtomicBool>) -> tokio::task::JoinHand
 }
 
 /// The server cutting the store's connections (a restart, a failover, a proxy's idle timeout),
-/// again and again while orders run: every order completes with its output, every transition
-/// is committed once, each event is taken once, and each produced event keeps its id.
+/// again and again while orders start and run: every order starts once and completes with its
+/// output, every transition is committed once, each event is taken once, and each produced
+/// event keeps its id.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn connections_the_server_cuts_lose_nothing_on_postgres() {
     if !stores::postgres_available().await {
@@ -841,7 +842,7 @@ async fn connections_the_server_cuts_lose_nothing_on_postgres() {
     let orders: Vec<u64> = (1..=12).collect();
     let stop = Arc::new(AtomicBool::new(false));
     let cutter = cut_connections(schema.name.clone(), stop.clone());
-    let mut refused = 0;
+    let mut failed_calls = 0;
     let mut ids = Vec::new();
     for &order in &orders {
         // A start that fails may have started its instance: retried with its key, it starts
@@ -855,11 +856,11 @@ async fn connections_the_server_cuts_lose_nothing_on_postgres() {
                 Ok(id) => break ids.push(id),
                 Err(StartError::Store(error)) => {
                     assert_eq!(error.kind, StoreErrorKind::Unavailable, "{error}");
-                    refused += 1;
-                    assert!(refused < 1_000, "order {order} never started: {error}");
+                    failed_calls += 1;
+                    assert!(failed_calls < 1_000, "order {order} never started: {error}");
                     tokio::time::sleep(Duration::from_millis(2)).await;
                 }
-                Err(refused) => panic!("order {order}: {refused:?}"),
+                Err(other) => panic!("order {order}: {other:?}"),
             }
         }
     }
@@ -871,9 +872,9 @@ async fn connections_the_server_cuts_lose_nothing_on_postgres() {
                 Ok(_) => break,
                 Err(error) => {
                     assert_eq!(error.kind, StoreErrorKind::Unavailable, "{error}");
-                    refused += 1;
+                    failed_calls += 1;
                     assert!(
-                        refused < 1_000,
+                        failed_calls < 1_000,
                         "order {order}'s event never stored: {error}"
                     );
                     tokio::time::sleep(Duration::from_millis(2)).await;
@@ -920,9 +921,11 @@ async fn connections_the_server_cuts_lose_nothing_on_postgres() {
             failures += 1;
         }
     }
-    eprintln!("{cut} connections cut; {failures} store failures reported, {refused} calls");
+    eprintln!(
+        "{cut} connections cut; {failures} store failures reported, {failed_calls} calls failed"
+    );
     assert!(
-        cut > 0 && failures + refused > 0,
+        cut > 0 && failures + failed_calls > 0,
         "the host met no outage: the test tested nothing"
     );
 
