@@ -145,8 +145,9 @@ fn functions_that_become_one_method_are_refused_by_check() {
 }
 
 /// A control character in a name the runtime shows and the stores keep is refused where it is
-/// (the version too, which had no position and was shown at the file's start), once per name, whatever kind of name and whichever control character (C0, DEL, C1). Before,
-/// a task named `"a\0b"` compiled, and every commit of its instances failed on PostgreSQL.
+/// (the version too, which had no position and was shown at the file's start), once per name,
+/// whatever kind of name and whichever control character (C0, DEL, C1). Before, a task named
+/// `"a\0b"` compiled, and every commit of its instances failed on PostgreSQL.
 #[test]
 fn names_with_control_characters_are_refused_where_they_are() {
     let text = "id: \"w\\0\"\nname: w\nversion: \"1\\e\"\n\

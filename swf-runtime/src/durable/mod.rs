@@ -134,9 +134,10 @@ impl Shared {
 pub enum StartError {
     /// The workflow refused the input (not an object, a scheduled start outside its window).
     Refused(WorkflowError),
-    /// The store failed. With [`StoreErrorKind::Unavailable`](crate::store::StoreErrorKind::Unavailable)
-    /// the instance may have been created all the same (the answer was lost): a start that
-    /// must happen once is made with [`DurableHost::start_keyed`] and retried.
+    /// The store failed. With
+    /// [`StoreErrorKind::Unavailable`](crate::store::StoreErrorKind::Unavailable) the instance
+    /// may have been created all the same (the answer was lost): a start that must happen once
+    /// is made with [`DurableHost::start_keyed`] and retried.
     Store(StoreError),
     /// [`DurableHost::start_keyed`]: the key names an instance started with another input.
     KeyTaken {
@@ -270,8 +271,9 @@ impl<M: Machine, S: Store> DurableHost<M, S> {
     ///
     /// # Errors
     /// As [`DurableHost::start_correlated`]; [`StartError::KeyTaken`] when the key's instance
-    /// was started with another input; [`StoreErrorKind::Invalid`](crate::store::StoreErrorKind::Invalid)
-    /// when `key` holds U+0000 or is longer than [`MAX_STORED_KEY_BYTES`].
+    /// was started with another input;
+    /// [`StoreErrorKind::Invalid`](crate::store::StoreErrorKind::Invalid) when `key` holds
+    /// U+0000 or is longer than [`MAX_STORED_KEY_BYTES`].
     pub async fn start_keyed(
         &self,
         key: &str,

@@ -250,7 +250,7 @@ fn keyed(workflow: &str, key: &str, state: &str) -> NewInstance {
 
 pub(crate) async fn a_start_key_creates_once_per_workflow<S: Store>(store: &S) {
     let first = create_one(store, keyed("wf", "order-7", r#"{"n":1}"#), at(0)).await;
-    // Claimed and stepped meanwhile: the second start leaves it as it is.
+    // Claimed meanwhile: the second start leaves it as it is, its lease too.
     claim_one(store, first, WORKER, at(1)).await;
     let ids = store
         .create(

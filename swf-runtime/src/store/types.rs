@@ -115,7 +115,8 @@ pub struct NewInstance {
     /// What the `Started` history entry records (the input, for instance).
     pub detail: Value,
     /// The caller's name for this start: an instance of the same workflow created with the
-    /// same key is this one, and is not created again (see [`Store::create`](super::Store::create)).
+    /// same key is this one, and is not created again (see
+    /// [`Store::create`](super::Store::create)).
     pub start_key: Option<String>,
 }
 
