@@ -7,7 +7,8 @@ use jiff::Timestamp;
 
 use super::{
     Claimed, Commit, CommitResult, Definition, Delivery, HistoryEntry, InstanceSummary, ListFilter,
-    NewInstance, OutboxEntry, Routed, Store, StoreError, StoreErrorKind, StoredEvent,
+    NewInstance, OutboxEntry, PurgeFilter, Purged, Routed, Store, StoreError, StoreErrorKind,
+    StoredEvent,
 };
 use crate::host::InstanceId;
 
@@ -236,6 +237,10 @@ impl Store for AnyStore {
 
     async fn redrive(&self, id: InstanceId, now: Timestamp) -> Result<(), StoreError> {
         dispatch!(self, store => store.redrive(id, now))
+    }
+
+    async fn purge(&self, filter: &PurgeFilter) -> Result<Purged, StoreError> {
+        dispatch!(self, store => store.purge(filter))
     }
 }
 

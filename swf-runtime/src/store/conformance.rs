@@ -47,6 +47,8 @@ macro_rules! conformance_tests {
             one_callers_failure_is_not_anothers,
             a_commit_may_move_an_instance_to_another_release,
             a_start_key_creates_once_per_workflow,
+            purge_removes_what_ended_and_what_nothing_holds,
+            purge_goes_in_rounds_oldest_first,
         );
     };
     (@each $fixture:path; $($check:ident),* $(,)?) => {
@@ -297,10 +299,15 @@ pub(crate) async fn a_start_key_creates_once_per_workflow<S: Store>(store: &S) {
 }
 
 /// SQL (the same on both stores) that takes a store back to schema version 1, the release
-/// before start keys: as a store of that release left it.
+/// before start keys and retention: as a store of that release left it.
 pub(crate) const BACK_TO_VERSION_1: &str = "DROP INDEX swf_instance_start_key;
     ALTER TABLE swf_instance DROP COLUMN start_key;
-    DELETE FROM swf_schema_version WHERE version = 2;";
+    DROP INDEX swf_instance_ended;
+    DROP INDEX swf_event_received;
+    DROP INDEX swf_inbox_event;
+    DROP INDEX swf_start_member_event;
+    DROP INDEX swf_outbox_instance;
+    DELETE FROM swf_schema_version WHERE version >= 2;";
 
 /// An instance for a store about to be taken back to version 1.
 pub(crate) async fn before_migration<S: Store>(store: &S) -> InstanceId {
@@ -315,6 +322,9 @@ pub(crate) async fn after_migration<S: Store>(store: &S, existing: InstanceId) {
     let again = create_one(store, keyed("wf", "k", "{}"), at(2)).await;
     assert_eq!(first, again);
     assert!(first > existing);
+    end_at(store, first, Status::Completed, Vec::new(), at(3)).await;
+    let purged = store.purge(&purging(None, at(4), 10)).await.unwrap();
+    assert_eq!(purged.instances, 1, "{purged:?}");
 }
 
 pub(crate) async fn create_claim_lease_and_renew<S: Store>(store: &S) {
@@ -1756,4 +1766,169 @@ pub(crate) async fn a_commit_may_move_an_instance_to_another_release<S: Store>(s
             .unwrap()[0],
     );
     assert_eq!(record(store, id).await.record.definition, release);
+}
+
+/// Steps `id` (claimed at `now`) to `status` at `now`, producing `produced`.
+async fn end_at<S: Store>(
+    store: &S,
+    id: InstanceId,
+    status: Status,
+    produced: Vec<Event>,
+    now: Timestamp,
+) {
+    let claimed = claim_one(store, id, WORKER, now).await;
+    let mut commit = step(&claimed, WORKER, status);
+    commit.produced = produced;
+    committed(&store.commit(vec![commit], now).await.unwrap()[0]);
+}
+
+fn purging(workflow: Option<&str>, before: Timestamp, limit: usize) -> PurgeFilter {
+    PurgeFilter {
+        workflow: workflow.map(str::to_string),
+        before,
+        limit,
+    }
+}
+
+async fn exists<S: Store>(store: &S, id: InstanceId) -> bool {
+    store.instance(id).await.unwrap().is_some()
+}
+
+pub(crate) async fn purge_removes_what_ended_and_what_nothing_holds<S: Store>(store: &S) {
+    let runnable = new_instance("wf", Status::Runnable, &[]);
+    let completed = create_one(store, keyed("wf", "order-1", "{}"), at(0)).await;
+    end_at(store, completed, Status::Completed, Vec::new(), at(10)).await;
+    let failed = create_one(store, runnable.clone(), at(0)).await;
+    end_at(store, failed, Status::Failed, Vec::new(), at(10)).await;
+    let cancelled = create_one(store, runnable.clone(), at(0)).await;
+    store.cancel(cancelled, "why", at(10)).await.unwrap();
+    let sending = create_one(store, runnable.clone(), at(0)).await;
+    end_at(
+        store,
+        sending,
+        Status::Completed,
+        vec![event("out-1")],
+        at(10),
+    )
+    .await;
+    let recent = create_one(store, runnable.clone(), at(0)).await;
+    end_at(store, recent, Status::Completed, Vec::new(), at(50)).await;
+    let old_but_running = create_one(store, runnable.clone(), at(0)).await;
+    let waiting = create_one(store, new_instance("wf", Status::Waiting, &["A"]), at(0)).await;
+    let elsewhere = create_one(store, new_instance("other", Status::Runnable, &[]), at(0)).await;
+    end_at(store, elsewhere, Status::Completed, Vec::new(), at(10)).await;
+    let held = store
+        .deliver(vec![delivery("wf", "held", vec![target("A")])], at(5))
+        .await
+        .unwrap();
+    assert_eq!(delivered(&held[0]).0, vec![waiting]);
+    let unheld = store
+        .deliver(vec![delivery("wf", "unheld", vec![])], at(5))
+        .await
+        .unwrap();
+    let late = store
+        .deliver(vec![delivery("wf", "late", vec![])], at(40))
+        .await
+        .unwrap();
+
+    let purged = store
+        .purge(&purging(Some("wf"), at(30), 100))
+        .await
+        .unwrap();
+    assert_eq!(
+        purged,
+        Purged {
+            instances: 3,
+            events: 1
+        }
+    );
+    for gone in [completed, failed, cancelled] {
+        assert!(!exists(store, gone).await, "instance {gone} ended at 10");
+        assert!(store.history(gone).await.unwrap().is_empty());
+    }
+    for kept in [sending, recent, old_but_running, waiting, elsewhere] {
+        assert!(exists(store, kept).await, "instance {kept} is kept");
+    }
+    assert_eq!(
+        seqs(&record(store, waiting).await.inbox),
+        vec![held[0].seq()],
+        "an event an inbox holds stays"
+    );
+    let again = store
+        .deliver(
+            vec![
+                delivery("wf", "held", vec![]),
+                delivery("wf", "unheld", vec![]),
+                delivery("wf", "late", vec![]),
+            ],
+            at(60),
+        )
+        .await
+        .unwrap();
+    assert_eq!(again[0], Routed::Duplicate { seq: held[0].seq() });
+    assert!(
+        matches!(again[1], Routed::Unmatched { seq, .. } if seq > unheld[0].seq()),
+        "a purged event is new again: {:?}",
+        again[1]
+    );
+    assert_eq!(again[2], Routed::Duplicate { seq: late[0].seq() });
+    let key_again = create_one(store, keyed("wf", "order-1", "{}"), at(60)).await;
+    assert!(
+        key_again > completed,
+        "a purged instance's start key is free"
+    );
+
+    // Once its produced event is delivered, the instance that was sending goes too; every
+    // workflow's when none is named.
+    let outbox = store.claim_outbox(WORKER, at(61), LEASE, 10).await.unwrap();
+    assert_eq!(outbox.len(), 1);
+    store
+        .mark_delivered(&[outbox[0].seq], at(62))
+        .await
+        .unwrap();
+    let purged = store.purge(&purging(None, at(30), 100)).await.unwrap();
+    assert_eq!(purged.instances, 2, "{purged:?}");
+    assert!(!exists(store, sending).await);
+    assert!(!exists(store, elsewhere).await);
+    assert!(exists(store, recent).await);
+    assert_eq!(
+        store.purge(&purging(None, at(30), 100)).await.unwrap(),
+        Purged::default(),
+        "nothing is left to remove"
+    );
+}
+
+pub(crate) async fn purge_goes_in_rounds_oldest_first<S: Store>(store: &S) {
+    let mut ended = Vec::new();
+    for seconds in [3, 1, 2] {
+        let id = create_one(store, new_instance("wf", Status::Runnable, &[]), at(0)).await;
+        end_at(store, id, Status::Completed, Vec::new(), at(seconds)).await;
+        ended.push(id);
+    }
+    for id in ["e-1", "e-2", "e-3"] {
+        store
+            .deliver(vec![delivery("wf", id, vec![])], at(1))
+            .await
+            .unwrap();
+    }
+    let first = store.purge(&purging(None, at(10), 2)).await.unwrap();
+    assert_eq!(
+        first,
+        Purged {
+            instances: 2,
+            events: 2
+        }
+    );
+    assert!(first.may_have_more(2));
+    assert!(exists(store, ended[0]).await, "the latest to end goes last");
+    let second = store.purge(&purging(None, at(10), 2)).await.unwrap();
+    assert_eq!(
+        second,
+        Purged {
+            instances: 1,
+            events: 1
+        }
+    );
+    assert!(!second.may_have_more(2));
+    assert!(!exists(store, ended[0]).await);
 }

@@ -182,6 +182,20 @@ pub trait Store: Clone + Send + Sync + 'static {
         now: Timestamp,
     ) -> impl Future<Output = Result<Vec<StoredEvent>, StoreError>> + Send;
 
+    /// Removes, oldest first and at most `filter.limit` of each kind:
+    /// - instances that ended (completed, failed or cancelled) before `filter.before`, with
+    ///   their history and the events they produced, except one whose produced events are not
+    ///   all delivered yet (it goes once they are). A purged instance's start key is free again;
+    /// - events received before `filter.before` that no inbox and no start group holds. A
+    ///   purged event's `source` and `id` are no longer known: the same event delivered again
+    ///   is taken as new, so the retention is also the window in which duplicates are caught.
+    ///
+    /// Instances that have not ended are never touched, however old.
+    fn purge(
+        &self,
+        filter: &PurgeFilter,
+    ) -> impl Future<Output = Result<Purged, StoreError>> + Send;
+
     /// Resumes a failed instance from its last committed state (the failed step runs again):
     /// status `Runnable`, outcome cleared, revision increased, a `Redriven` history entry.
     ///

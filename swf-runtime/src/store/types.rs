@@ -396,6 +396,36 @@ pub struct OutboxEntry {
     pub event: Event,
 }
 
+/// What [`Store::purge`](super::Store::purge) removes: what ended, arrived or was sent before
+/// an instant, at most `limit` of each kind per call.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PurgeFilter {
+    /// Only this workflow's (every workflow's when `None`).
+    pub workflow: Option<String>,
+    /// Only instances that ended, and events received, before this instant.
+    pub before: Timestamp,
+    /// At most this many instances, and this many events, per call (the oldest first): a
+    /// caller purges in rounds until a round removes fewer, so that no transaction grows
+    /// with the backlog.
+    pub limit: usize,
+}
+
+/// What one [`Store::purge`](super::Store::purge) removed.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Purged {
+    /// Ended instances, each with its history and the events it produced.
+    pub instances: usize,
+    /// Received events that no instance will take any more.
+    pub events: usize,
+}
+
+impl Purged {
+    /// Whether a call with `limit` may have left more to remove (it removed `limit` of a kind).
+    pub fn may_have_more(&self, limit: usize) -> bool {
+        self.instances >= limit || self.events >= limit
+    }
+}
+
 /// Which instances [`Store::list`](super::Store::list) returns.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ListFilter {

@@ -294,7 +294,7 @@ use swf_runtime::InstanceId;
 use swf_runtime::Timestamp;
 use swf_runtime::store::{
     Claimed, Commit, CommitResult, Definition, Delivery, HistoryEntry, InstanceSummary, ListFilter,
-    NewInstance, OutboxEntry, Routed, Store, StoreError, StoredEvent,
+    NewInstance, OutboxEntry, PurgeFilter, Purged, Routed, Store, StoreError, StoredEvent,
 };
 
 impl<S: Store> Store for Counted<S> {
@@ -414,6 +414,10 @@ impl<S: Store> Store for Counted<S> {
     }
     async fn redrive(&self, id: InstanceId, now: Timestamp) -> Result<(), StoreError> {
         self.inner.redrive(id, now).await
+    }
+
+    async fn purge(&self, filter: &PurgeFilter) -> Result<Purged, StoreError> {
+        self.inner.purge(filter).await
     }
 }
 

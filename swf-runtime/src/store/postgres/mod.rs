@@ -16,6 +16,7 @@ mod group;
 mod instances;
 mod names;
 mod operations;
+mod retention;
 mod routing;
 mod schema;
 mod sql;
@@ -33,7 +34,7 @@ use tokio_postgres::NoTls;
 use super::codec::{id_column, invalid, timestamp, unavailable};
 use super::{
     Claimed, Commit, CommitResult, Definition, Delivery, HistoryEntry, InstanceSummary, ListFilter,
-    NewInstance, OutboxEntry, Routed, Store, StoreError, StoredEvent,
+    NewInstance, OutboxEntry, PurgeFilter, Purged, Routed, Store, StoreError, StoredEvent,
 };
 use crate::host::InstanceId;
 use group::CommitQueue;
@@ -377,6 +378,14 @@ impl Store for PostgresStore {
         let leftovers = operations::cancel(&transaction, id, reason, now).await?;
         transaction.commit().await?;
         Ok(leftovers)
+    }
+
+    async fn purge(&self, filter: &PurgeFilter) -> Result<Purged, StoreError> {
+        let mut client = self.core.client().await?;
+        let transaction = client.transaction().await?;
+        let purged = retention::purge(&transaction, filter).await?;
+        transaction.commit().await?;
+        Ok(purged)
     }
 
     async fn redrive(&self, id: InstanceId, now: Timestamp) -> Result<(), StoreError> {

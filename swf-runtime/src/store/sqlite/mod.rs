@@ -13,6 +13,7 @@ mod commits;
 mod instances;
 mod names;
 mod operations;
+mod retention;
 mod routing;
 mod schema;
 mod session;
@@ -32,7 +33,8 @@ use tokio::sync::oneshot;
 use super::codec::{incompatible, invalid, unavailable};
 use super::{
     Claimed, Commit, CommitResult, Definition, Delivery, HistoryEntry, InstanceSummary, ListFilter,
-    NewInstance, OutboxEntry, Routed, Store, StoreError, StoreErrorKind, StoredEvent,
+    NewInstance, OutboxEntry, PurgeFilter, Purged, Routed, Store, StoreError, StoreErrorKind,
+    StoredEvent,
 };
 use crate::host::InstanceId;
 use checkpoint::{Checkpointer, Checkpoints};
@@ -345,6 +347,12 @@ impl Store for SqliteStore {
     ) -> Result<Vec<StoredEvent>, StoreError> {
         let reason = reason.to_string();
         self.call(move |connection| operations::cancel(connection, id, &reason, now))
+            .await
+    }
+
+    async fn purge(&self, filter: &PurgeFilter) -> Result<Purged, StoreError> {
+        let filter = filter.clone();
+        self.call(move |connection| retention::purge(connection, &filter))
             .await
     }
 

@@ -281,3 +281,34 @@ async fn dropping_the_store_closes_both_connections_and_removes_the_log() {
     // drop returns.
     assert!(!directory.path().join("store.db-wal").exists());
 }
+
+/// A purge reads the retention indexes, not the whole tables: on a store of millions of rows,
+/// a scan would hold the one writer for seconds at every round.
+#[tokio::test]
+async fn purges_read_the_retention_indexes() {
+    let (store, directory) = fresh().await.unwrap();
+    drop(store);
+    let connection = rusqlite::Connection::open(directory.path().join("store.db")).unwrap();
+    let plan = |sql: &str| -> String {
+        connection
+            .prepare(&format!("EXPLAIN QUERY PLAN {sql}"))
+            .unwrap()
+            .query_map((0, 10, "wf"), |row| row.get::<_, String>(3))
+            .unwrap()
+            .collect::<Result<Vec<_>, _>>()
+            .unwrap()
+            .join("\n")
+    };
+    let ended = plan(super::retention::ENDED);
+    for index in ["swf_instance_ended", "swf_outbox_instance"] {
+        assert!(ended.contains(index), "{index} unused:\n{ended}");
+    }
+    let events = plan(super::retention::UNHELD_EVENTS);
+    for index in [
+        "swf_event_received",
+        "swf_inbox_event",
+        "swf_start_member_event",
+    ] {
+        assert!(events.contains(index), "{index} unused:\n{events}");
+    }
+}
