@@ -85,7 +85,7 @@ pub(crate) fn after(at: Timestamp, by: Duration) -> Timestamp {
 }
 
 /// `at - by`, stopping at the smallest representable instant.
-fn before(at: Timestamp, by: Duration) -> Timestamp {
+pub(crate) fn before(at: Timestamp, by: Duration) -> Timestamp {
     let by = SignedDuration::try_from(by).unwrap_or(SignedDuration::MAX);
     at.checked_sub(by).unwrap_or(Timestamp::MIN)
 }

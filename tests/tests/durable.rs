@@ -12,7 +12,8 @@ use std::time::Duration;
 
 use swf_runtime::store::postgres::PostgresStore;
 use swf_runtime::store::{
-    HistoryKind, InstanceRecord, ListFilter, NewInstance, Routed, Status, Store, StoreErrorKind,
+    HistoryKind, InstanceRecord, ListFilter, NewInstance, Purged, Routed, Status, Store,
+    StoreErrorKind,
 };
 use swf_runtime::{
     CloudEvent, DurableConfig, DurableHost, Ended, InstanceId, ManualClock, Report, StartError,
@@ -1032,4 +1033,83 @@ async fn a_keyed_start_starts_once_on_postgres() {
         return;
     };
     a_keyed_start_starts_once(store).await;
+}
+
+/// A worker with a retention removes what outlived it: the order that ended, the events no
+/// instance holds (an event purged is new again); the order still waiting stays.
+async fn a_retention_purges_what_ended<S: Store>(store: S) {
+    const DAY: Duration = Duration::from_secs(86_400);
+    let clock = Arc::new(ManualClock::new(epoch()));
+    let host = DurableHost::open(
+        DurableOrderWorkflow::new(Shop::new(0)),
+        store.clone(),
+        config(&clock, "w1").retention(DAY),
+    )
+    .await
+    .unwrap();
+    let worker = Running::start(&host);
+    let ended = host
+        .start_correlated(order_input(7, 1), correlated(7))
+        .await
+        .unwrap();
+    waiting_at(&store, ended, "Pack").await;
+    host.deliver(shipped(7)).await.unwrap();
+    let stray = host.deliver(shipped(404)).await.unwrap();
+    clock.advance(HOUR + SECOND);
+    host.wait(ended).await.unwrap();
+    let waiting = host
+        .start_correlated(order_input(8, 1), correlated(8))
+        .await
+        .unwrap();
+    waiting_at(&store, waiting, "Pack").await;
+    let mut produced = worker.stop().await;
+    assert!(produced.recv().await.is_some(), "the end event was sent");
+
+    // A day later the next worker's first sweep removes the order and both events.
+    clock.advance(DAY + SECOND);
+    let mut reports = host.reports();
+    let worker = Running::start(&host);
+    let purged = loop {
+        match reports.recv().await.unwrap() {
+            Report::Purged { purged } => break purged,
+            Report::StoreFailed { error, .. } => panic!("{error}"),
+            _ => {}
+        }
+    };
+    assert_eq!(
+        purged,
+        Purged {
+            instances: 1,
+            events: 2
+        }
+    );
+    assert!(store.instance(ended).await.unwrap().is_none());
+    assert!(store.history(ended).await.unwrap().is_empty());
+    let error = host.outcome(ended).await.unwrap_err();
+    assert_eq!(error.kind, StoreErrorKind::NotFound);
+    assert!(error.message.contains("purged"), "{error}");
+    assert!(
+        store.instance(waiting).await.unwrap().is_some(),
+        "an instance that had not ended stays"
+    );
+    let again = host.deliver(shipped(404)).await.unwrap();
+    assert!(
+        matches!(again, Routed::Unmatched { seq, .. } if seq > stray.seq()),
+        "a purged event is new again: {again:?}"
+    );
+    drop(worker.stop().await);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_retention_purges_what_ended_on_sqlite() {
+    let (store, _dir) = stores::sqlite().await;
+    a_retention_purges_what_ended(store).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_retention_purges_what_ended_on_postgres() {
+    let Some((store, _schema)) = stores::postgres().await else {
+        return;
+    };
+    a_retention_purges_what_ended(store).await;
 }

@@ -22,8 +22,16 @@ pub struct DurableConfig {
     /// How many instances one worker steps at once.
     pub max_in_flight: usize,
     /// How many requests of one kind (commits, deliveries, creations) go to the store together,
-    /// at most: the store writes each such batch with one disk sync.
+    /// at most: the store writes each such batch with one disk sync. Also how many instances
+    /// (and events) one round of a purge removes.
     pub batch: usize,
+    /// How long the store keeps this workflow's instances once they ended (with their history
+    /// and produced events), and the events it received once no instance holds them: a
+    /// running worker removes older ones every minute ([`Store::purge`](crate::store::Store::purge)).
+    /// `None` (the default) keeps everything. The retention is also the window in which an
+    /// event delivered twice is known as a duplicate, and after which a start key may start
+    /// a new instance.
+    pub retention: Option<Duration>,
     /// The wall clock every deadline is read from, leases included: a clock that runs faster
     /// than real time (or a manual one) makes leases expire faster (or never), so workers that
     /// share a store must run on real time.
@@ -41,6 +49,7 @@ impl Default for DurableConfig {
             poll: Duration::from_millis(500),
             max_in_flight: 512,
             batch: 512,
+            retention: None,
             clock: Arc::new(SystemClock),
             probe: None,
         }
@@ -83,6 +92,14 @@ impl DurableConfig {
         self
     }
 
+    /// Sets how long ended instances and events no instance holds are kept (see
+    /// [`DurableConfig::retention`]).
+    #[must_use]
+    pub fn retention(mut self, retention: Duration) -> Self {
+        self.retention = Some(retention);
+        self
+    }
+
     /// Sets the wall clock.
     #[must_use]
     pub fn clock(mut self, clock: Arc<dyn Clock>) -> Self {
@@ -112,6 +129,7 @@ impl fmt::Debug for DurableConfig {
             .field("poll", &self.poll)
             .field("max_in_flight", &self.max_in_flight)
             .field("batch", &self.batch)
+            .field("retention", &self.retention)
             .finish_non_exhaustive()
     }
 }

@@ -404,7 +404,10 @@ impl<M: Machine, S: Store> DurableHost<M, S> {
         let claimed = self.inner.store.instance(id).await?.ok_or_else(|| {
             StoreError::new(
                 crate::store::StoreErrorKind::NotFound,
-                format!("there is no instance {id}"),
+                format!(
+                    "there is no instance {id}: none was created with this id, or it ended \
+                     longer than the retention ago and was purged"
+                ),
             )
         })?;
         Ok(Ended::of(

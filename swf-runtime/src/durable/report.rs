@@ -9,7 +9,7 @@ use tokio::sync::mpsc;
 
 use crate::error::WorkflowError;
 use crate::host::InstanceId;
-use crate::store::{Status, StoreError};
+use crate::store::{Purged, Status, StoreError};
 
 /// How an instance ended, as the store keeps it.
 #[derive(Debug, Clone, PartialEq)]
@@ -113,6 +113,12 @@ pub enum Report {
         instance: InstanceId,
         /// The panic's message.
         message: String,
+    },
+    /// This worker removed instances that ended, and events no instance holds, longer than the
+    /// retention ago ([`DurableConfig::retention`](super::DurableConfig::retention)).
+    Purged {
+        /// How many of each, in one sweep.
+        purged: Purged,
     },
     /// The sink refused a produced event; it stays in the outbox and is sent again later.
     SinkFailed {

@@ -12,13 +12,16 @@ use jiff::Timestamp;
 use tokio::task::JoinSet;
 
 use super::{DurableHost, EventSink, ProbePoint, Report};
-use crate::clock::after;
+use crate::clock::{after, before};
 use crate::host::{InstanceId, Machine};
-use crate::store::{Claimed, Store};
+use crate::store::{Claimed, PurgeFilter, Purged, Store};
 
 /// The shortest sleep of an idle worker whose store says work is due now but whose claim found
 /// none (another worker took it in between): polling again at once would spin.
 const MIN_IDLE: Duration = Duration::from_millis(5);
+
+/// How often a worker with a retention removes what outlived it, in tokio's time.
+const PURGE_EVERY: Duration = Duration::from_secs(60);
 
 /// How many produced events one round of the outbox sends.
 const OUTBOX_BATCH: usize = 256;
@@ -51,6 +54,11 @@ impl<M: Machine, S: Store> DurableHost<M, S> {
         let mut drivers: JoinSet<InstanceId> = JoinSet::new();
         let renewer = tokio::spawn(self.clone().renew_leases());
         let outbox = tokio::spawn(self.clone().send_produced(sink));
+        let purger = self
+            .inner
+            .config
+            .retention
+            .map(|retention| tokio::spawn(self.clone().purge_expired(retention)));
         let mut look_in_store = true;
         loop {
             while let Some(done) = drivers.try_join_next() {
@@ -91,6 +99,9 @@ impl<M: Machine, S: Store> DurableHost<M, S> {
         }
         self.inner.shared.running.store(false, Ordering::Release);
         renewer.abort();
+        if let Some(purger) = purger {
+            purger.abort();
+        }
         // The outbox sends what the last steps produced, then ends.
         self.inner.produced.notify_one();
         let _ = outbox.await;
@@ -299,6 +310,44 @@ impl<M: Machine, S: Store> DurableHost<M, S> {
             }
             // An instance whose lease was not renewed was taken over: its step's commit will
             // conflict and be dropped.
+        }
+    }
+
+    /// Removes this workflow's instances that ended longer than `retention` ago and the events
+    /// that no instance holds, at once and then every [`PURGE_EVERY`], in rounds of at most
+    /// [`DurableConfig::batch`](super::DurableConfig::batch) (each its own transaction, so
+    /// that steps go on between them).
+    async fn purge_expired(self, retention: Duration) {
+        let limit = self.inner.config.batch;
+        loop {
+            let filter = PurgeFilter {
+                workflow: Some(self.inner.definition.workflow.clone()),
+                before: before(self.now(), retention),
+                limit,
+            };
+            let mut swept = Purged::default();
+            loop {
+                match self.inner.store.purge(&filter).await {
+                    Ok(purged) => {
+                        swept.instances += purged.instances;
+                        swept.events += purged.events;
+                        if !purged.may_have_more(limit) {
+                            break;
+                        }
+                    }
+                    Err(error) => {
+                        self.report(Report::StoreFailed {
+                            during: "purge",
+                            error,
+                        });
+                        break;
+                    }
+                }
+            }
+            if swept != Purged::default() {
+                self.report(Report::Purged { purged: swept });
+            }
+            tokio::time::sleep(PURGE_EVERY).await;
         }
     }
 
