@@ -1,5 +1,5 @@
 //! `swf`, run as users run it, on a SQLite store seeded through the `Store` API: list, show,
-//! cancel, redrive, and the errors they give.
+//! cancel, redrive, purge, and the errors they give.
 #![cfg(feature = "cli")]
 
 use std::process::Command;
@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use swf_runtime::store::sqlite::SqliteStore;
 use swf_runtime::store::{
-    Commit, Definition, HistoryEntry, HistoryKind, NewInstance, Status, Store,
+    Commit, Definition, Delivery, HistoryEntry, HistoryKind, NewInstance, Status, Store,
 };
 use swf_runtime::{InstanceId, Timestamp, json};
 
@@ -187,4 +187,110 @@ async fn errors_say_what_is_wrong() {
         .unwrap();
     assert_eq!(output.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&output.stderr).contains("not a store URL"));
+}
+
+/// Instance `id`, created at `started`, completed at `ended`.
+async fn complete(store: &SqliteStore, id: InstanceId, ended: Timestamp) {
+    let claimed = store
+        .claim_ids(&[id], "w", ended, Duration::from_secs(30))
+        .await
+        .unwrap();
+    let record = &claimed[0].record;
+    let completion = Commit {
+        instance: id,
+        worker: "w".into(),
+        revision: record.revision,
+        state: record.state.clone(),
+        definition: None,
+        position: "Done".into(),
+        status: Status::Completed,
+        wake_at: None,
+        waits: Vec::new(),
+        bind: Vec::new(),
+        consumed: Vec::new(),
+        produced: Vec::new(),
+        children: Vec::new(),
+        outcome: Some(json!({"paid": 70})),
+        lease_until: None,
+        history: HistoryEntry {
+            revision: 0,
+            at: ended,
+            kind: HistoryKind::Completed,
+            from: record.position.clone(),
+            to: "Done".into(),
+            consumed: Vec::new(),
+            produced: Vec::new(),
+            detail: json!({}),
+        },
+    };
+    store.commit(vec![completion], ended).await.unwrap();
+}
+
+fn hours_ago(hours: i64) -> Timestamp {
+    Timestamp::now()
+        .checked_sub(jiff::SignedDuration::from_hours(hours))
+        .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn purges_what_ended_long_ago() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("swf.db");
+    let store = SqliteStore::open(&path).await.unwrap();
+    let mut runnable = instance("Charge");
+    runnable.status = Status::Runnable;
+    runnable.wake_at = None;
+    let ids = store
+        .create(
+            vec![runnable.clone(), runnable.clone(), runnable],
+            hours_ago(80),
+        )
+        .await
+        .unwrap();
+    complete(&store, ids[0], hours_ago(72)).await;
+    complete(&store, ids[1], hours_ago(1)).await;
+    let mut stray = cloudevents::Event::default();
+    cloudevents::event::AttributesWriter::set_id(&mut stray, "stray-1");
+    store
+        .deliver(
+            vec![Delivery {
+                workflow: "order".into(),
+                event: stray,
+                targets: Vec::new(),
+                start: None,
+                unmatched: "nobody waits".into(),
+                claim: None,
+            }],
+            hours_ago(72),
+        )
+        .await
+        .unwrap();
+    drop(store);
+
+    let (code, out, err) = swf(&path, &["purge", "--older-than", "2d"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        out.starts_with("purged 1 instance(s) that ended before ")
+            && out.contains(" and 1 event(s)"),
+        "{out}"
+    );
+    let (code, _, err) = swf(&path, &["show", &ids[0].to_string()]);
+    assert_eq!(code, 1);
+    assert!(err.contains("there is no instance"), "{err}");
+    for kept in [ids[1], ids[2]] {
+        let (code, _, err) = swf(&path, &["show", &kept.to_string()]);
+        assert_eq!(code, 0, "instance {kept}: {err}");
+    }
+    let (code, out, _) = swf(&path, &["purge", "--older-than", "30m", "--json"]);
+    assert_eq!(code, 0);
+    let purged: serde_json::Value = serde_json::from_str(out.trim()).unwrap();
+    assert_eq!(
+        (purged["instances"].clone(), purged["events"].clone()),
+        (json!(1), json!(0))
+    );
+    let (code, _, err) = swf(&path, &["purge", "--older-than", "1mo"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("`1mo` is not an age"), "{err}");
+    let (code, _, err) = swf(&path, &["purge", "--older-than", "1d", "--batch", "0"]);
+    assert_eq!(code, 2, "{err}");
 }

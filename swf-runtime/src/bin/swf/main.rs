@@ -1,6 +1,6 @@
 //! `swf`: operates the workflow instances of a store (SQLite file or PostgreSQL database):
-//! lists them, shows one with its history, cancels one, and resumes a failed one from its last
-//! committed state once the fault is fixed.
+//! lists them, shows one with its history, cancels one, resumes a failed one from its last
+//! committed state once the fault is fixed, and purges what ended long ago.
 //!
 //! Exit status: 0 when the command did what it said, 1 when the store refused or failed (no
 //! such instance, an instance in the wrong status, a store that cannot be reached), 2 for a
@@ -12,7 +12,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 use swf_runtime::InstanceId;
-use swf_runtime::store::{AnyStore, ListFilter, Status, Store, StoreError};
+use swf_runtime::store::{AnyStore, ListFilter, PurgeFilter, Purged, Status, Store, StoreError};
 
 /// Operate the workflow instances of a store.
 #[derive(Debug, Parser)]
@@ -71,6 +71,32 @@ enum Command {
         /// The instance's id.
         id: u64,
     },
+    /// Remove the instances that ended longer ago than `--older-than` (with their history and
+    /// the events they produced) and the received events no instance holds any more. Instances
+    /// that have not ended are never touched.
+    Purge {
+        /// How long ago: `30d`, `12h`, `90 days`, `P30D` (a day is 24 hours).
+        #[arg(long, value_parser = parse_age)]
+        older_than: std::time::Duration,
+        /// Only instances and events of this workflow id.
+        #[arg(long, short)]
+        workflow: Option<String>,
+        /// How many instances (and events) one transaction removes at most.
+        #[arg(long, default_value_t = 1000, value_parser = clap::value_parser!(u32).range(1..))]
+        batch: u32,
+    },
+}
+
+/// `30d`, `12h`, `P30D`: a span of days and smaller units, a day being 24 hours.
+fn parse_age(text: &str) -> Result<std::time::Duration, String> {
+    let refuse = |why: String| {
+        format!("`{text}` is not an age ({why}); write one such as `30d`, `12h` or `P30D`")
+    };
+    let span: jiff::Span = text.parse().map_err(|error| refuse(format!("{error}")))?;
+    let length = span
+        .to_duration(jiff::SpanRelativeTo::days_are_24_hours())
+        .map_err(|_| refuse("months and years have no fixed length: count days".to_string()))?;
+    std::time::Duration::try_from(length).map_err(|_| refuse("it is negative".to_string()))
 }
 
 fn parse_status(text: &str) -> Result<Status, String> {
@@ -141,6 +167,27 @@ async fn run(cli: Cli) -> Result<String, StoreError> {
             let claimed = store.instance(id).await?.ok_or_else(|| not_found(id))?;
             Ok(render::redriven(&claimed, cli.json))
         }
+        Command::Purge {
+            older_than,
+            workflow,
+            batch,
+        } => {
+            let filter = PurgeFilter {
+                workflow,
+                before: before(now, older_than),
+                limit: batch as usize,
+            };
+            let mut total = Purged::default();
+            loop {
+                let purged = store.purge(&filter).await?;
+                total.instances += purged.instances;
+                total.events += purged.events;
+                if !purged.may_have_more(filter.limit) {
+                    break;
+                }
+            }
+            Ok(render::purged(&total, filter.before, cli.json))
+        }
     }
 }
 
@@ -149,4 +196,12 @@ fn not_found(id: InstanceId) -> StoreError {
         swf_runtime::store::StoreErrorKind::NotFound,
         format!("there is no instance {id} in this store"),
     )
+}
+
+/// `now - age`, or the first instant when the age reaches past it.
+fn before(now: swf_runtime::Timestamp, age: std::time::Duration) -> swf_runtime::Timestamp {
+    jiff::SignedDuration::try_from(age)
+        .ok()
+        .and_then(|age| now.checked_sub(age).ok())
+        .unwrap_or(swf_runtime::Timestamp::MIN)
 }

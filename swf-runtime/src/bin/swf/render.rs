@@ -3,8 +3,8 @@
 use std::fmt::Write as _;
 
 use serde_json::{Value, json};
-use swf_runtime::store::{Claimed, HistoryEntry, InstanceSummary, StoredEvent};
-use swf_runtime::{AttributesReader, InstanceId};
+use swf_runtime::store::{Claimed, HistoryEntry, InstanceSummary, Purged, StoredEvent};
+use swf_runtime::{AttributesReader, InstanceId, Timestamp};
 
 /// The listing: one line per instance (or one JSON object per line).
 pub fn list(instances: &[InstanceSummary], as_json: bool) -> String {
@@ -247,5 +247,20 @@ pub fn redriven(claimed: &Claimed, as_json: bool) -> String {
     format!(
         "instance {} is runnable again at `{}` (revision {}): a worker of `{}` runs the failed step again\n",
         record.id, record.position, record.revision, record.definition.workflow
+    )
+}
+
+/// What `purge` removed.
+pub fn purged(purged: &Purged, before: Timestamp, as_json: bool) -> String {
+    if as_json {
+        return format!(
+            "{}\n",
+            json!({"instances": purged.instances, "events": purged.events, "before": before.to_string()})
+        );
+    }
+    format!(
+        "purged {} instance(s) that ended before {before} and {} event(s) received before then \
+         that no instance holds\n",
+        purged.instances, purged.events
     )
 }
