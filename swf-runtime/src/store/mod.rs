@@ -182,7 +182,8 @@ pub trait Store: Clone + Send + Sync + 'static {
         now: Timestamp,
     ) -> impl Future<Output = Result<Vec<StoredEvent>, StoreError>> + Send;
 
-    /// Removes, oldest first and at most `filter.limit` of each kind:
+    /// Removes, at most `filter.limit` of each kind, one workflow after another and the oldest
+    /// first in each:
     /// - instances that ended (completed, failed or cancelled) before `filter.before`, with
     ///   their history and the events they produced, except one whose produced events are not
     ///   all delivered yet (it goes once they are). A purged instance's start key is free again;

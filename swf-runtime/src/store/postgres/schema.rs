@@ -136,13 +136,13 @@ CREATE UNIQUE INDEX swf_instance_start_key ON swf_instance (workflow, start_key)
     WHERE start_key IS NOT NULL;
 ";
 
-/// Retention ([`Store::purge`](crate::store::Store::purge)): the ended instances by when they
-/// ended, the events by when they arrived, and, for each event, whether an inbox or a start
-/// group holds it; an instance's produced events, to find those not yet delivered and to remove
-/// them with it.
+/// Retention ([`Store::purge`](crate::store::Store::purge)): each workflow's ended instances by
+/// when they ended and its events by when they arrived; for each event, whether an inbox or a
+/// start group holds it; an instance's produced events, to find those not yet delivered and to
+/// remove them with it.
 const VERSION_3: &str = "
-CREATE INDEX swf_instance_ended ON swf_instance (updated_at) WHERE status >= 2;
-CREATE INDEX swf_event_received ON swf_event (received_at);
+CREATE INDEX swf_instance_ended ON swf_instance (workflow, updated_at) WHERE status >= 2;
+CREATE INDEX swf_event_received ON swf_event (workflow, received_at);
 CREATE INDEX swf_inbox_event ON swf_inbox (seq);
 CREATE INDEX swf_start_member_event ON swf_start_member (seq);
 CREATE INDEX swf_outbox_instance ON swf_outbox (instance);

@@ -293,7 +293,7 @@ async fn purges_read_the_retention_indexes() {
         connection
             .prepare(&format!("EXPLAIN QUERY PLAN {sql}"))
             .unwrap()
-            .query_map((0, 10, "wf"), |row| row.get::<_, String>(3))
+            .query_map((0, 10, 1), |row| row.get::<_, String>(3))
             .unwrap()
             .collect::<Result<Vec<_>, _>>()
             .unwrap()
