@@ -288,6 +288,9 @@ async fn purges_what_ended_long_ago() {
         (purged["instances"].clone(), purged["events"].clone()),
         (json!(1), json!(0))
     );
+    let (code, _, err) = swf(&path, &["purge", "--older-than", "30s"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("under a minute"), "{err}");
     let (code, _, err) = swf(&path, &["purge", "--older-than", "1mo"]);
     assert_eq!(code, 2);
     assert!(err.contains("`1mo` is not an age"), "{err}");

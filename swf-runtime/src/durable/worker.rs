@@ -9,6 +9,7 @@ use std::time::Duration;
 
 use futures_util::FutureExt;
 use jiff::Timestamp;
+use tokio::sync::oneshot;
 use tokio::task::JoinSet;
 
 use super::{DurableHost, EventSink, ProbePoint, Report};
@@ -22,6 +23,10 @@ const MIN_IDLE: Duration = Duration::from_millis(5);
 
 /// How often a worker with a retention removes what outlived it, in tokio's time.
 const PURGE_EVERY: Duration = Duration::from_secs(60);
+
+/// The shortest retention a worker keeps (see [`Store::purge`]: a delivery still in flight may
+/// have read an instance as waiting that ended since).
+pub(super) const MIN_RETENTION: Duration = Duration::from_secs(60);
 
 /// How many produced events one round of the outbox sends.
 const OUTBOX_BATCH: usize = 256;
@@ -54,11 +59,13 @@ impl<M: Machine, S: Store> DurableHost<M, S> {
         let mut drivers: JoinSet<InstanceId> = JoinSet::new();
         let renewer = tokio::spawn(self.clone().renew_leases());
         let outbox = tokio::spawn(self.clone().send_produced(sink));
-        let purger = self
-            .inner
-            .config
-            .retention
-            .map(|retention| tokio::spawn(self.clone().purge_expired(retention)));
+        // The purger is told to stop rather than aborted: aborted in a PostgreSQL transaction,
+        // it would leave the rollback queued and the rows it locked locked.
+        let (stop_purging, purging_stopped) = oneshot::channel();
+        let purger =
+            self.inner.config.retention.map(|retention| {
+                tokio::spawn(self.clone().purge_expired(retention, purging_stopped))
+            });
         let mut look_in_store = true;
         loop {
             while let Some(done) = drivers.try_join_next() {
@@ -99,8 +106,9 @@ impl<M: Machine, S: Store> DurableHost<M, S> {
         }
         self.inner.shared.running.store(false, Ordering::Release);
         renewer.abort();
+        drop(stop_purging);
         if let Some(purger) = purger {
-            purger.abort();
+            let _ = purger.await;
         }
         // The outbox sends what the last steps produced, then ends.
         self.inner.produced.notify_one();
@@ -313,12 +321,15 @@ impl<M: Machine, S: Store> DurableHost<M, S> {
         }
     }
 
-    /// Removes this workflow's instances that ended longer than `retention` ago and the events
-    /// that no instance holds, at once and then every [`PURGE_EVERY`], in rounds of at most
-    /// [`DurableConfig::batch`](super::DurableConfig::batch) (each its own transaction, so
-    /// that steps go on between them).
-    async fn purge_expired(self, retention: Duration) {
-        let limit = self.inner.config.batch;
+    /// Removes this workflow's instances that ended longer than `retention` ago (at least
+    /// [`MIN_RETENTION`]) and the events that no instance holds, at once and then every
+    /// [`PURGE_EVERY`], in rounds of at most
+    /// [`DurableConfig::batch`](super::DurableConfig::batch) (each a call of its own, so that
+    /// steps go on between them), until `stop` is dropped: between two rounds, never inside one.
+    async fn purge_expired(self, retention: Duration, mut stop: oneshot::Receiver<()>) {
+        let retention = retention.max(MIN_RETENTION);
+        // `batch` is a public field: at least one, or no round would remove anything.
+        let limit = self.inner.config.batch.max(1);
         loop {
             let filter = PurgeFilter {
                 workflow: Some(self.inner.definition.workflow.clone()),
@@ -327,6 +338,9 @@ impl<M: Machine, S: Store> DurableHost<M, S> {
             };
             let mut swept = Purged::default();
             loop {
+                if stop.try_recv() != Err(oneshot::error::TryRecvError::Empty) {
+                    return;
+                }
                 match self.inner.store.purge(&filter).await {
                     Ok(purged) => {
                         swept.instances += purged.instances;
@@ -347,7 +361,10 @@ impl<M: Machine, S: Store> DurableHost<M, S> {
             if swept != Purged::default() {
                 self.report(Report::Purged { purged: swept });
             }
-            tokio::time::sleep(PURGE_EVERY).await;
+            tokio::select! {
+                _ = &mut stop => return,
+                () = tokio::time::sleep(PURGE_EVERY) => {}
+            }
         }
     }
 

@@ -1877,6 +1877,16 @@ pub(crate) async fn purge_removes_what_ended_and_what_nothing_holds<S: Store>(st
         key_again > completed,
         "a purged instance's start key is free"
     );
+    let mut given = new_instance("wf", Status::Runnable, &[]);
+    given.inbox = vec![unheld[0].seq(), late[0].seq()];
+    let given = create_one(store, given, at(60)).await;
+    assert_eq!(
+        seqs(&record(store, given).await.inbox),
+        vec![late[0].seq()],
+        "a purged event given to a new instance is left out"
+    );
+    let leftovers = store.cancel(given, "why", at(60)).await.unwrap();
+    assert_eq!(seqs(&leftovers), vec![late[0].seq()]);
 
     // Once its produced event is delivered, the instance that was sending goes too; every
     // workflow's when none is named.

@@ -53,8 +53,8 @@ pub trait Store: Clone + Send + Sync + 'static {
     ) -> impl Future<Output = Result<Timestamp, StoreError>> + Send;
 
     /// Creates instances. Each gets a fresh id (increasing, never reused), revision 0 and a
-    /// `Started` history entry. The events named in `inbox` (already stored by `deliver`) go
-    /// into its inbox, its correlation values are bound. An instance whose `start_key` an
+    /// `Started` history entry. The events named in `inbox` (already stored by `deliver`, and
+    /// not purged since: a purged one is left out) go into its inbox, its correlation values are bound. An instance whose `start_key` an
     /// instance of its workflow already has (stored before, or earlier in `instances`) is not
     /// created: its id is that instance's, which is left as it is.
     fn create(
@@ -191,7 +191,10 @@ pub trait Store: Clone + Send + Sync + 'static {
     ///   purged event's `source` and `id` are no longer known: the same event delivered again
     ///   is taken as new, so the retention is also the window in which duplicates are caught.
     ///
-    /// Instances that have not ended are never touched, however old.
+    /// Instances that have not ended are never touched, however old. Give a `before` at least
+    /// a minute in the past: on PostgreSQL a delivery that read an instance as waiting could
+    /// otherwise, in a transaction still open, fill the inbox of an instance that ended and was
+    /// removed meanwhile.
     fn purge(
         &self,
         filter: &PurgeFilter,

@@ -396,8 +396,8 @@ pub struct OutboxEntry {
     pub event: Event,
 }
 
-/// What [`Store::purge`](super::Store::purge) removes: what ended, arrived or was sent before
-/// an instant, at most `limit` of each kind per call.
+/// What [`Store::purge`](super::Store::purge) removes: the instances that ended and the events
+/// that arrived before an instant, at most `limit` of each kind per call.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PurgeFilter {
     /// Only this workflow's (every workflow's when `None`).
@@ -420,9 +420,10 @@ pub struct Purged {
 }
 
 impl Purged {
-    /// Whether a call with `limit` may have left more to remove (it removed `limit` of a kind).
+    /// Whether another call with `limit` may remove more: this one removed `limit` of a kind.
+    /// Never with a limit of 0, which removes nothing (a loop on it would not end).
     pub fn may_have_more(&self, limit: usize) -> bool {
-        self.instances >= limit || self.events >= limit
+        limit > 0 && (self.instances >= limit || self.events >= limit)
     }
 }
 
@@ -574,3 +575,19 @@ impl fmt::Display for StoreError {
 }
 
 impl std::error::Error for StoreError {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A caller loops while a round may have left more: a limit of 0 removes nothing, and
+    /// looping on it never ended.
+    #[test]
+    fn only_a_full_round_may_have_left_more() {
+        let purged = |instances, events| Purged { instances, events };
+        assert!(purged(2, 0).may_have_more(2));
+        assert!(purged(0, 2).may_have_more(2));
+        assert!(!purged(1, 1).may_have_more(2));
+        assert!(!purged(0, 0).may_have_more(0));
+    }
+}

@@ -75,7 +75,7 @@ enum Command {
     /// the events they produced) and the received events no instance holds any more. Instances
     /// that have not ended are never touched.
     Purge {
-        /// How long ago: `30d`, `12h`, `90 days`, `P30D` (a day is 24 hours).
+        /// How long ago, at least a minute: `30d`, `12h`, `90 days`, `P30D` (a day is 24 hours).
         #[arg(long, value_parser = parse_age)]
         older_than: std::time::Duration,
         /// Only instances and events of this workflow id.
@@ -96,8 +96,20 @@ fn parse_age(text: &str) -> Result<std::time::Duration, String> {
     let length = span
         .to_duration(jiff::SpanRelativeTo::days_are_24_hours())
         .map_err(|_| refuse("months and years have no fixed length: count days".to_string()))?;
-    std::time::Duration::try_from(length).map_err(|_| refuse("it is negative".to_string()))
+    let age =
+        std::time::Duration::try_from(length).map_err(|_| refuse("it is negative".to_string()))?;
+    if age < MIN_AGE {
+        // A delivery still in flight may have read as waiting an instance that ended since.
+        return Err(refuse(
+            "under a minute: deliveries in flight may still fill what ended that recently"
+                .to_string(),
+        ));
+    }
+    Ok(age)
 }
+
+/// The youngest age `purge` takes.
+const MIN_AGE: std::time::Duration = std::time::Duration::from_secs(60);
 
 fn parse_status(text: &str) -> Result<Status, String> {
     Status::parse(&text.to_ascii_lowercase()).ok_or_else(|| {

@@ -166,7 +166,12 @@ pub(super) async fn insert_instance<C: GenericClient>(
         ).await }),
         Box::pin(async { execute(
             client,
-            "INSERT INTO swf_inbox (instance, seq) SELECT $1, unnest($2::bigint[]) ON CONFLICT DO NOTHING",
+            // An event purged meanwhile is left out, and the lock keeps a purge from taking
+            // one until this commits (it skips locked events): an inbox never names a missing
+            // event.
+            "INSERT INTO swf_inbox (instance, seq)
+             SELECT $1, e.seq FROM swf_event e WHERE e.seq = ANY($2::bigint[]) FOR KEY SHARE
+             ON CONFLICT DO NOTHING",
             &[&id, &inbox],
         ).await }),
         Box::pin(async { execute(

@@ -107,7 +107,11 @@ pub(super) fn insert_instance(
     let inbox: BTreeSet<u64> = new.inbox.iter().chain(extra_inbox).copied().collect();
     for seq in inbox {
         connection
-            .prepare_cached("INSERT OR IGNORE INTO swf_inbox (instance, seq) VALUES (?1, ?2)")?
+            // An event purged meanwhile is left out: an inbox never names a missing event.
+            .prepare_cached(
+                "INSERT OR IGNORE INTO swf_inbox (instance, seq)
+                 SELECT ?1, seq FROM swf_event WHERE seq = ?2",
+            )?
             .execute((id, number_column(seq)?))?;
     }
     connection
