@@ -46,45 +46,16 @@ async fn seeded(path: &std::path::Path) -> (InstanceId, InstanceId) {
         .create(vec![keyed, instance("Charge")], at(0))
         .await
         .unwrap();
-    let mut runnable = instance("Charge");
-    runnable.status = Status::Runnable;
     let failing = ids[1];
-    // Instance 2: claim it as it is due, and commit its failure.
-    let claimed = store
-        .claim_ids(&[failing], "w", at(3700), Duration::from_secs(30))
-        .await
-        .unwrap();
-    let record = &claimed[0].record;
-    let failure = Commit {
-        instance: failing,
-        worker: "w".into(),
-        revision: record.revision,
-        state: record.state.clone(),
-        definition: None,
-        position: "Charge".into(),
-        status: Status::Failed,
-        wake_at: None,
-        waits: Vec::new(),
-        bind: Vec::new(),
-        consumed: Vec::new(),
-        produced: Vec::new(),
-        children: Vec::new(),
-        outcome: Some(
-            json!({"workflow": "order", "task": "Charge", "error": {"name": "CardDeclined", "message": "no", "trace": ""}, "data": {}}),
-        ),
-        lease_until: None,
-        history: HistoryEntry {
-            revision: 0,
-            at: at(3700),
-            kind: HistoryKind::Failed,
-            from: "Charge".into(),
-            to: "Charge".into(),
-            consumed: Vec::new(),
-            produced: Vec::new(),
-            detail: json!({"task": "Charge"}),
-        },
-    };
-    store.commit(vec![failure], at(3700)).await.unwrap();
+    // Instance 2: claimed as it is due, and failed.
+    end(
+        &store,
+        failing,
+        at(3700),
+        (Status::Failed, HistoryKind::Failed),
+        json!({"workflow": "order", "task": "Charge", "error": {"name": "CardDeclined", "message": "no", "trace": ""}, "data": {}}),
+    )
+    .await;
     (ids[0], failing)
 }
 
@@ -189,41 +160,54 @@ async fn errors_say_what_is_wrong() {
     assert!(String::from_utf8_lossy(&output.stderr).contains("not a store URL"));
 }
 
-/// Instance `id`, created at `started`, completed at `ended`.
-async fn complete(store: &SqliteStore, id: InstanceId, ended: Timestamp) {
+/// Claims instance `id` at `now` and commits its end there, where it stands: `status` with
+/// its history entry's `kind`, and `outcome`.
+async fn end(
+    store: &SqliteStore,
+    id: InstanceId,
+    now: Timestamp,
+    (status, kind): (Status, HistoryKind),
+    outcome: serde_json::Value,
+) {
     let claimed = store
-        .claim_ids(&[id], "w", ended, Duration::from_secs(30))
+        .claim_ids(&[id], "w", now, Duration::from_secs(30))
         .await
         .unwrap();
     let record = &claimed[0].record;
-    let completion = Commit {
+    let ending = Commit {
         instance: id,
         worker: "w".into(),
         revision: record.revision,
         state: record.state.clone(),
         definition: None,
-        position: "Done".into(),
-        status: Status::Completed,
+        position: record.position.clone(),
+        status,
         wake_at: None,
         waits: Vec::new(),
         bind: Vec::new(),
         consumed: Vec::new(),
         produced: Vec::new(),
         children: Vec::new(),
-        outcome: Some(json!({"paid": 70})),
+        outcome: Some(outcome),
         lease_until: None,
         history: HistoryEntry {
             revision: 0,
-            at: ended,
-            kind: HistoryKind::Completed,
+            at: now,
+            kind,
             from: record.position.clone(),
-            to: "Done".into(),
+            to: record.position.clone(),
             consumed: Vec::new(),
             produced: Vec::new(),
-            detail: json!({}),
+            detail: json!({"task": record.position}),
         },
     };
-    store.commit(vec![completion], ended).await.unwrap();
+    store.commit(vec![ending], now).await.unwrap();
+}
+
+/// Instance `id`, completed at `now`.
+async fn complete(store: &SqliteStore, id: InstanceId, now: Timestamp) {
+    let completed = (Status::Completed, HistoryKind::Completed);
+    end(store, id, now, completed, json!({"paid": 70})).await;
 }
 
 fn hours_ago(hours: i64) -> Timestamp {
