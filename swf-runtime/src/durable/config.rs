@@ -27,9 +27,10 @@ pub struct DurableConfig {
     pub batch: usize,
     /// How long the store keeps this workflow's instances once they ended (with their history
     /// and produced events), and the events it received once no instance holds them: a
-    /// running worker removes older ones every minute ([`Store::purge`](crate::store::Store::purge)).
-    /// `None` (the default) keeps everything; a retention under a minute counts as a minute. The retention is also the window in which an
-    /// event delivered twice is known as a duplicate, and after which a start key may start
+    /// running worker removes older ones every minute
+    /// ([`Store::purge`](crate::store::Store::purge)). `None` (the default) keeps everything; a
+    /// retention under a minute counts as a minute. The retention is also the window in which
+    /// an event delivered twice is known as a duplicate, and after which a start key may start
     /// a new instance.
     pub retention: Option<Duration>,
     /// The wall clock every deadline is read from, leases included: a clock that runs faster

@@ -26,7 +26,7 @@ const PURGE_EVERY: Duration = Duration::from_secs(60);
 
 /// The shortest retention a worker keeps (see [`Store::purge`]: a delivery still in flight may
 /// have read an instance as waiting that ended since).
-pub(super) const MIN_RETENTION: Duration = Duration::from_secs(60);
+const MIN_RETENTION: Duration = Duration::from_secs(60);
 
 /// How many produced events one round of the outbox sends.
 const OUTBOX_BATCH: usize = 256;

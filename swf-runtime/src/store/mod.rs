@@ -54,9 +54,10 @@ pub trait Store: Clone + Send + Sync + 'static {
 
     /// Creates instances. Each gets a fresh id (increasing, never reused), revision 0 and a
     /// `Started` history entry. The events named in `inbox` (already stored by `deliver`, and
-    /// not purged since: a purged one is left out) go into its inbox, its correlation values are bound. An instance whose `start_key` an
-    /// instance of its workflow already has (stored before, or earlier in `instances`) is not
-    /// created: its id is that instance's, which is left as it is.
+    /// not purged since: a purged one is left out) go into its inbox, its correlation values
+    /// are bound. An instance whose `start_key` an instance of its workflow already has (stored
+    /// before, or earlier in `instances`) is not created: its id is that instance's, which is
+    /// left as it is.
     fn create(
         &self,
         instances: Vec<NewInstance>,
