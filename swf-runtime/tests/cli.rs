@@ -272,6 +272,12 @@ async fn purges_what_ended_long_ago() {
         (purged["instances"].clone(), purged["events"].clone()),
         (json!(1), json!(0))
     );
+    let (code, _, err) = swf(
+        &path,
+        &["purge", "--older-than", "1d", "--workflow", "ordre"],
+    );
+    assert_eq!(code, 1);
+    assert!(err.contains("there is no workflow `ordre`"), "{err}");
     let (code, _, err) = swf(&path, &["purge", "--older-than", "30s"]);
     assert_eq!(code, 2);
     assert!(err.contains("under a minute"), "{err}");

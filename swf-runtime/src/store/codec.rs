@@ -205,3 +205,12 @@ pub(crate) fn conflict_found(revision: i64, lease_worker: Option<&str>, status: 
     };
     format!("revision {revision}, {holder}, {status}")
 }
+
+/// A purge naming a workflow the store has never seen: most likely a typo, which would
+/// otherwise purge nothing and say nothing.
+pub(crate) fn unknown_workflow(name: &str) -> StoreError {
+    StoreError::new(
+        StoreErrorKind::NotFound,
+        format!("there is no workflow `{name}` in this store: check the workflow id"),
+    )
+}

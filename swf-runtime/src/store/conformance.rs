@@ -1906,6 +1906,12 @@ pub(crate) async fn purge_removes_what_ended_and_what_nothing_holds<S: Store>(st
         Purged::default(),
         "nothing is left to remove"
     );
+    let unknown = store
+        .purge(&purging(Some("wf-typo"), at(30), 100))
+        .await
+        .unwrap_err();
+    assert_eq!(unknown.kind, StoreErrorKind::NotFound);
+    assert!(unknown.message.contains("`wf-typo`"), "{unknown}");
 }
 
 pub(crate) async fn purge_goes_in_rounds_oldest_first<S: Store>(store: &S) {

@@ -196,6 +196,10 @@ pub trait Store: Clone + Send + Sync + 'static {
     /// a minute in the past: on PostgreSQL a delivery that read an instance as waiting could
     /// otherwise, in a transaction still open, fill the inbox of an instance that ended and was
     /// removed meanwhile.
+    ///
+    /// # Errors
+    /// [`StoreErrorKind::NotFound`] when `filter.workflow` names a workflow the store has never
+    /// seen.
     fn purge(
         &self,
         filter: &PurgeFilter,

@@ -3,7 +3,7 @@
 use deadpool_postgres::Transaction;
 
 use super::sql::{execute, get, query};
-use crate::store::codec::micros;
+use crate::store::codec::{micros, unknown_workflow};
 use crate::store::{PurgeFilter, Purged, StoreError};
 
 /// Removes what `filter` selects (see [`Store::purge`](crate::store::Store::purge)), one
@@ -24,6 +24,9 @@ pub(super) async fn purge(
         }
         None => query(transaction, "SELECT id FROM swf_workflow ORDER BY id", &[]).await?,
     };
+    if let (Some(name), true) = (&filter.workflow, rows.is_empty()) {
+        return Err(unknown_workflow(name));
+    }
     let mut purged = Purged::default();
     for row in &rows {
         let workflow: i64 = get(row, 0)?;

@@ -1,6 +1,6 @@
 //! Retention: removing the instances that ended and the events nothing holds any more.
 
-use crate::store::codec::micros;
+use crate::store::codec::{micros, unknown_workflow};
 use crate::store::{PurgeFilter, Purged, StoreError};
 
 use super::session::Session;
@@ -27,10 +27,16 @@ pub(super) const UNHELD_EVENTS: &str = "DELETE FROM swf_event WHERE seq IN (
 pub(super) fn purge(connection: &Session, filter: &PurgeFilter) -> Result<Purged, StoreError> {
     let before = micros(filter.before);
     let workflows: Vec<i64> = match &filter.workflow {
-        Some(name) => connection
-            .prepare_cached("SELECT id FROM swf_workflow WHERE name = ?1")?
-            .query_map([name], |row| row.get(0))?
-            .collect::<Result<_, _>>()?,
+        Some(name) => {
+            let found: Vec<i64> = connection
+                .prepare_cached("SELECT id FROM swf_workflow WHERE name = ?1")?
+                .query_map([name], |row| row.get(0))?
+                .collect::<Result<_, _>>()?;
+            if found.is_empty() {
+                return Err(unknown_workflow(name));
+            }
+            found
+        }
         None => connection
             .prepare_cached("SELECT id FROM swf_workflow ORDER BY id")?
             .query_map([], |row| row.get(0))?
