@@ -1830,6 +1830,15 @@ pub(crate) async fn purge_removes_what_ended_and_what_nothing_holds<S: Store>(st
         .deliver(vec![delivery("wf", "late", vec![])], at(40))
         .await
         .unwrap();
+    // Nobody waits for `B`: the event starts a group that waits for an `A`.
+    let in_group = store
+        .deliver(vec![grouped("in-group", "B", None)], at(5))
+        .await
+        .unwrap();
+    assert!(
+        matches!(in_group[0], Routed::Grouped { .. }),
+        "{in_group:?}"
+    );
 
     let purged = store
         .purge(&purging(Some("wf"), at(30), 100))
@@ -1872,6 +1881,17 @@ pub(crate) async fn purge_removes_what_ended_and_what_nothing_holds<S: Store>(st
         again[1]
     );
     assert_eq!(again[2], Routed::Duplicate { seq: late[0].seq() });
+    let regrouped = store
+        .deliver(vec![grouped("in-group", "B", None)], at(60))
+        .await
+        .unwrap();
+    assert_eq!(
+        regrouped[0],
+        Routed::Duplicate {
+            seq: in_group[0].seq()
+        },
+        "an event a start group holds stays"
+    );
     let key_again = create_one(store, keyed("wf", "order-1", "{}"), at(60)).await;
     assert!(
         key_again > completed,
