@@ -343,8 +343,7 @@ impl<M: Machine, S: Store> DurableHost<M, S> {
                 }
                 match self.inner.store.purge(&filter).await {
                     Ok(purged) => {
-                        swept.instances += purged.instances;
-                        swept.events += purged.events;
+                        swept += purged;
                         if !purged.may_have_more(limit) {
                             break;
                         }

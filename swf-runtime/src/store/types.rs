@@ -419,6 +419,14 @@ pub struct Purged {
     pub events: usize,
 }
 
+impl std::ops::AddAssign for Purged {
+    /// Counts another round's removals in.
+    fn add_assign(&mut self, round: Purged) {
+        self.instances += round.instances;
+        self.events += round.events;
+    }
+}
+
 impl Purged {
     /// Whether another call with `limit` may remove more: this one removed `limit` of a kind.
     /// Never with a limit of 0, which removes nothing (a loop on it would not end).
@@ -589,5 +597,18 @@ mod tests {
         assert!(purged(0, 2).may_have_more(2));
         assert!(!purged(1, 1).may_have_more(2));
         assert!(!purged(0, 0).may_have_more(0));
+    }
+
+    #[test]
+    fn rounds_add_up_per_kind() {
+        let mut total = Purged {
+            instances: 1,
+            events: 2,
+        };
+        total += Purged {
+            instances: 3,
+            events: 4,
+        };
+        assert_eq!((total.instances, total.events), (4, 6));
     }
 }

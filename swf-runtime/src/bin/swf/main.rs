@@ -192,8 +192,7 @@ async fn run(cli: Cli) -> Result<String, StoreError> {
             let mut total = Purged::default();
             loop {
                 let purged = store.purge(&filter).await?;
-                total.instances += purged.instances;
-                total.events += purged.events;
+                total += purged;
                 if !purged.may_have_more(filter.limit) {
                     break;
                 }
