@@ -169,12 +169,34 @@ async fn end(
     (status, kind): (Status, HistoryKind),
     outcome: serde_json::Value,
 ) {
+    let ending = stay(store, id, now, (status, kind), None).await;
+    store
+        .commit(
+            vec![Commit {
+                outcome: Some(outcome),
+                ..ending
+            }],
+            now,
+        )
+        .await
+        .unwrap();
+}
+
+/// A commit of instance `id`, claimed at `now`, that leaves it where it stands: `status`
+/// with its history entry's `kind`, the history trimmed `through` that revision.
+async fn stay(
+    store: &SqliteStore,
+    id: InstanceId,
+    now: Timestamp,
+    (status, kind): (Status, HistoryKind),
+    through: Option<u64>,
+) -> Commit {
     let claimed = store
         .claim_ids(&[id], "w", now, Duration::from_secs(30))
         .await
         .unwrap();
     let record = &claimed[0].record;
-    let ending = Commit {
+    Commit {
         instance: id,
         worker: "w".into(),
         revision: record.revision,
@@ -188,8 +210,9 @@ async fn end(
         consumed: Vec::new(),
         produced: Vec::new(),
         children: Vec::new(),
-        outcome: Some(outcome),
+        outcome: None,
         lease_until: None,
+        trim_history_through: through,
         history: HistoryEntry {
             revision: 0,
             at: now,
@@ -200,8 +223,7 @@ async fn end(
             produced: Vec::new(),
             detail: json!({"task": record.position}),
         },
-    };
-    store.commit(vec![ending], now).await.unwrap();
+    }
 }
 
 /// Instance `id`, completed at `now`.
@@ -286,4 +308,33 @@ async fn purges_what_ended_long_ago() {
     assert!(err.contains("`1mo` is not an age"), "{err}");
     let (code, _, err) = swf(&path, &["purge", "--older-than", "1d", "--batch", "0"]);
     assert_eq!(code, 2, "{err}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn shows_what_a_history_limit_dropped() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("swf.db");
+    let (waiting, _) = seeded(&path).await;
+    let store = SqliteStore::open(&path).await.unwrap();
+    let stepped = (Status::Runnable, HistoryKind::Stepped);
+    for (seconds, through) in [(3700, None), (3701, None), (3702, None), (3703, Some(3))] {
+        let commit = stay(&store, waiting, at(seconds), stepped, through).await;
+        store.commit(vec![commit], at(seconds)).await.unwrap();
+    }
+    drop(store);
+
+    let (code, out, _) = swf(&path, &["show", &waiting.to_string()]);
+    assert_eq!(code, 0);
+    let history: Vec<&str> = out
+        .lines()
+        .skip_while(|line| *line != "history")
+        .skip(1)
+        .collect();
+    assert_eq!(history.len(), 3, "{out}");
+    assert!(history[0].contains("started"), "{out}");
+    assert_eq!(
+        history[1], "  ...   3 entries dropped (history limit)",
+        "{out}"
+    );
+    assert!(history[2].trim_start().starts_with("4 "), "{out}");
 }

@@ -1035,6 +1035,93 @@ async fn a_keyed_start_starts_once_on_postgres() {
     a_keyed_start_starts_once(store).await;
 }
 
+mod meter {
+    swf_runtime::workflow!("workflows/durable/meter.sw.yaml");
+
+    /// The meter calls no function.
+    #[derive(Clone)]
+    pub struct NoFunctions;
+
+    impl MeterFunctions for NoFunctions {}
+}
+
+/// A reading of meter `m1`, the last one when `last`.
+fn reading(n: u32, last: bool) -> CloudEvent {
+    meter::MeterEvent::Reading
+        .correlated(&format!("reading-{n}"), "m1", json!({"n": n, "last": last}))
+        .unwrap_or_default()
+}
+
+/// The revisions of instance `id`'s history, oldest first.
+async fn history_revisions<S: Store>(store: &S, id: InstanceId) -> Vec<u64> {
+    let history = store.history(id).await.unwrap();
+    assert_eq!(history[0].kind, HistoryKind::Started, "the input stays");
+    history.iter().map(|entry| entry.revision).collect()
+}
+
+/// A worker with a history limit keeps an instance that steps for ever to its first entry and
+/// its latest ones, while it runs and once it ends.
+async fn a_history_limit_bounds_what_a_long_run_keeps<S: Store>(store: S) {
+    const LIMIT: u64 = 16;
+    let clock = Arc::new(ManualClock::new(epoch()));
+    let host = DurableHost::open(
+        meter::MeterWorkflow::new(meter::NoFunctions),
+        store.clone(),
+        config(&clock, "w1").history_limit(LIMIT),
+    )
+    .await
+    .unwrap();
+    let worker = Running::start(&host);
+    let correlation = BTreeMap::from([(String::from("meterid"), String::from("m1"))]);
+    let id = host.start_correlated(json!({}), correlation).await.unwrap();
+    let mut revision = waiting_at(&store, id, "AwaitReading").await.revision;
+    // Each reading taken before the next comes: three commits a reading (the event taken,
+    // the switch, the wait), 73 in all, of which the limit keeps the latest 16 or 17.
+    for n in 0..24 {
+        host.deliver(reading(n, false)).await.unwrap();
+        revision = until(&store, id, "took the reading", |record| {
+            record.revision > revision && record.status == Status::Waiting
+        })
+        .await
+        .revision;
+    }
+    assert!(revision > 2 * LIMIT, "{revision} steps");
+    // Dropped every `LIMIT / 8` = 2 commits: at an even revision the latest `LIMIT` stay, at an
+    // odd one also the one before them.
+    let kept = |revision: u64| {
+        let first = revision + 1 - LIMIT - revision % 2;
+        std::iter::once(0)
+            .chain(first..=revision)
+            .collect::<Vec<u64>>()
+    };
+    assert_eq!(history_revisions(&store, id).await, kept(revision));
+
+    host.deliver(reading(24, true)).await.unwrap();
+    assert_eq!(
+        host.wait(id).await.unwrap(),
+        Ended::Completed(json!({"n": 24, "last": true, "done": true}))
+    );
+    let ended = store.instance(id).await.unwrap().unwrap().record;
+    assert_eq!(history_revisions(&store, id).await, kept(ended.revision));
+    let history = store.history(id).await.unwrap();
+    assert_eq!(history.last().unwrap().kind, HistoryKind::Completed);
+    drop(worker.stop().await);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_history_limit_bounds_what_a_long_run_keeps_on_sqlite() {
+    let (store, _dir) = stores::sqlite().await;
+    a_history_limit_bounds_what_a_long_run_keeps(store).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_history_limit_bounds_what_a_long_run_keeps_on_postgres() {
+    let Some((store, _schema)) = stores::postgres().await else {
+        return;
+    };
+    a_history_limit_bounds_what_a_long_run_keeps(store).await;
+}
+
 /// A worker with a retention removes what outlived it: the order that ended, the events no
 /// instance holds (an event purged is new again); the order still waiting stays.
 async fn a_retention_purges_what_ended<S: Store>(store: S) {

@@ -33,6 +33,17 @@ pub struct DurableConfig {
     /// an event delivered twice is known as a duplicate, and after which a start key may start
     /// a new instance.
     pub retention: Option<Duration>,
+    /// How many of its latest history entries each instance keeps, besides its first
+    /// (`Started`, with the input) and those that say why it failed (`Failed`, `Redriven`):
+    /// `None` (the default) keeps them all. An instance that runs long (a loop on events, a
+    /// monitor that never ends) otherwise adds an entry per step for as long as it runs, which
+    /// no retention removes, since it has not ended. A commit of this worker drops the older
+    /// ones in its own transaction, once every `clamp(limit / 8, 1, 64)` commits, so an
+    /// instance that steps holds from `limit` to `limit + limit / 8` of them, never more than
+    /// `limit + 63`; an instance with a longer history when the limit is set loses at most
+    /// [`MAX_TRIMMED_PER_COMMIT`](crate::store::MAX_TRIMMED_PER_COMMIT) of its oldest entries
+    /// per such commit, and one that no longer steps keeps what it has.
+    pub history_limit: Option<u64>,
     /// The wall clock every deadline is read from, leases included: a clock that runs faster
     /// than real time (or a manual one) makes leases expire faster (or never), so workers that
     /// share a store must run on real time.
@@ -51,6 +62,7 @@ impl Default for DurableConfig {
             max_in_flight: 512,
             batch: 512,
             retention: None,
+            history_limit: None,
             clock: Arc::new(SystemClock),
             probe: None,
         }
@@ -101,6 +113,24 @@ impl DurableConfig {
         self
     }
 
+    /// Keeps only each instance's first history entry, those that say why it failed, and its
+    /// latest `limit` (at least 1; see [`DurableConfig::history_limit`]).
+    #[must_use]
+    pub fn history_limit(mut self, limit: u64) -> Self {
+        self.history_limit = Some(limit.max(1));
+        self
+    }
+
+    /// Through which revision a commit that makes `revision` drops the history (see
+    /// [`Commit::trim_history_through`](crate::store::Commit::trim_history_through)): once
+    /// every `clamp(limit / 8, 1, 64)` commits, so that with a limit of 16 and more most
+    /// commits delete nothing.
+    pub(super) fn history_trim(&self, revision: u64) -> Option<u64> {
+        let limit = self.history_limit?;
+        let every = (limit / 8).clamp(1, 64);
+        (revision > limit && revision.is_multiple_of(every)).then(|| revision - limit)
+    }
+
     /// Sets the wall clock.
     #[must_use]
     pub fn clock(mut self, clock: Arc<dyn Clock>) -> Self {
@@ -131,6 +161,7 @@ impl fmt::Debug for DurableConfig {
             .field("max_in_flight", &self.max_in_flight)
             .field("batch", &self.batch)
             .field("retention", &self.retention)
+            .field("history_limit", &self.history_limit)
             .finish_non_exhaustive()
     }
 }
@@ -156,4 +187,36 @@ pub enum ProbePoint {
     /// A produced event (outbox sequence number) was handed to the sink; it is about to be
     /// marked delivered.
     Sent(u64),
+}
+
+#[cfg(test)]
+mod tests {
+    use super::DurableConfig;
+
+    /// The revisions at which a commit trims, and through which, for the first `revisions`.
+    fn trims(config: &DurableConfig, revisions: u64) -> Vec<(u64, u64)> {
+        (1..=revisions)
+            .filter_map(|revision| Some((revision, config.history_trim(revision)?)))
+            .collect()
+    }
+
+    #[test]
+    fn a_history_limit_trims_every_eighth_of_it() {
+        assert!(trims(&DurableConfig::default(), 1_000).is_empty());
+        let sixteen = DurableConfig::default().history_limit(16);
+        assert_eq!(trims(&sixteen, 22), [(18, 2), (20, 4), (22, 6)]);
+        // At most every 64th commit, and at least every commit.
+        let large = DurableConfig::default().history_limit(10_000);
+        assert_eq!(
+            trims(&large, 10_200),
+            [(10_048, 48), (10_112, 112), (10_176, 176)]
+        );
+        let one = DurableConfig::default().history_limit(0);
+        assert_eq!(
+            one.history_limit,
+            Some(1),
+            "at least one entry besides the first"
+        );
+        assert_eq!(trims(&one, 3), [(2, 1), (3, 2)]);
+    }
 }

@@ -244,6 +244,7 @@ impl<M: Machine, S: Store> DurableHost<M, S> {
             children: Vec::new(),
             outcome: None,
             lease_until: None,
+            trim_history_through: self.inner.config.history_trim(record.revision + 1),
             history: HistoryEntry {
                 revision: 0,
                 at: now,

@@ -136,6 +136,17 @@ pub(crate) fn history_kind_code(kind: HistoryKind) -> i16 {
         .unwrap_or(i16::MAX)
 }
 
+/// The history entries a trim keeps besides the first: why an instance failed, which its record
+/// no longer says once it is redriven.
+pub(crate) const KEPT_HISTORY_KINDS: [HistoryKind; 2] =
+    [HistoryKind::Failed, HistoryKind::Redriven];
+
+/// The last revision a commit writing `revision` trims, for one asking to trim `through` it:
+/// never the entry it writes (a `through` beyond what a column holds trims all before it).
+pub(crate) fn trimmed_through(through: u64, revision: i64) -> i64 {
+    i64::try_from(through).unwrap_or(i64::MAX).min(revision - 1)
+}
+
 /// A stored history kind.
 pub(crate) fn history_kind(code: i64) -> Result<HistoryKind, StoreError> {
     usize::try_from(code)

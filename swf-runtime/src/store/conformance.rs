@@ -49,6 +49,7 @@ macro_rules! conformance_tests {
             a_start_key_creates_once_per_workflow,
             purge_removes_what_ended_and_what_nothing_holds,
             purge_goes_in_rounds_oldest_first,
+            a_commit_trims_the_history,
         );
     };
     (@each $fixture:path; $($check:ident),* $(,)?) => {
@@ -159,6 +160,7 @@ fn step(claimed: &Claimed, worker: &str, status: Status) -> Commit {
         children: Vec::new(),
         outcome: None,
         lease_until: None,
+        trim_history_through: None,
         history: HistoryEntry {
             revision: 999,
             at: at(0),
@@ -1251,6 +1253,96 @@ pub(crate) async fn instance_and_history<S: Store>(store: &S) {
     let failed = record(store, id).await.record;
     assert_eq!(failed.status, Status::Failed);
     assert_eq!(failed.outcome, Some(json!({"error": "boom"})));
+}
+
+/// The revisions of the history of instance `id`, oldest first.
+async fn history_revisions<S: Store>(store: &S, id: InstanceId) -> Vec<u64> {
+    let history = store.history(id).await.unwrap();
+    history.iter().map(|entry| entry.revision).collect()
+}
+
+pub(crate) async fn a_commit_trims_the_history<S: Store>(store: &S) {
+    let trimmed = create_one(store, new_instance("wf", Status::Runnable, &[]), at(0)).await;
+    let kept = create_one(store, new_instance("wf", Status::Runnable, &[]), at(0)).await;
+    let (mut left, mut right) = (
+        claim_one(store, trimmed, WORKER, at(1)).await,
+        claim_one(store, kept, WORKER, at(1)).await,
+    );
+    let next = |claimed: &Claimed, through: Option<u64>| {
+        let mut commit = step(claimed, WORKER, Status::Runnable);
+        commit.lease_until = Some(at(40));
+        commit.trim_history_through = through;
+        commit
+    };
+    for _ in 0..5 {
+        // One batch, so that PostgreSQL writes both in one statement per table.
+        let commits = vec![next(&left, None), next(&right, None)];
+        for result in store.commit(commits, at(2)).await.unwrap() {
+            committed(&result);
+        }
+        left = record(store, trimmed).await;
+        right = record(store, kept).await;
+    }
+    let commits = vec![next(&left, Some(3)), next(&right, None)];
+    for result in store.commit(commits, at(3)).await.unwrap() {
+        committed(&result);
+    }
+    assert_eq!(history_revisions(store, trimmed).await, vec![0, 4, 5, 6]);
+    assert_eq!(
+        history_revisions(store, kept).await,
+        vec![0, 1, 2, 3, 4, 5, 6],
+        "an instance committed in the same batch without a trim keeps its history"
+    );
+    let history = store.history(trimmed).await.unwrap();
+    assert_eq!(history[0].kind, HistoryKind::Started, "the input stays");
+
+    // A trim at or past the new revision keeps the entry the commit writes.
+    let left = record(store, trimmed).await;
+    commit_one(store, next(&left, Some(99)), at(4)).await;
+    assert_eq!(history_revisions(store, trimmed).await, vec![0, 7]);
+    assert_eq!(record(store, trimmed).await.record.revision, 7);
+
+    // Why it failed stays: the `Failed` entry (8) and the redrive (9), not the steps (7, 10).
+    let mut fail = next(&record(store, trimmed).await, None);
+    (fail.status, fail.history.kind) = (Status::Failed, HistoryKind::Failed);
+    commit_one(store, fail, at(5)).await;
+    store.redrive(trimmed, at(6)).await.unwrap();
+    let claimed = claim_one(store, trimmed, WORKER, at(7)).await;
+    commit_one(store, next(&claimed, None), at(8)).await;
+    let left = record(store, trimmed).await;
+    commit_one(store, next(&left, Some(99)), at(9)).await;
+    assert_eq!(history_revisions(store, trimmed).await, vec![0, 8, 9, 11]);
+
+    // A backlog goes at most `MAX_TRIMMED_PER_COMMIT` entries a commit, the oldest first.
+    let long = create_one(store, new_instance("wf", Status::Runnable, &[]), at(0)).await;
+    let claimed = claim_one(store, long, WORKER, at(1)).await;
+    let backlog = MAX_TRIMMED_PER_COMMIT + 6;
+    let at_revision = |revision: u64, through: Option<u64>| Commit {
+        revision,
+        ..next(&claimed, through)
+    };
+    let steps: Vec<Commit> = (0..backlog)
+        .map(|revision| at_revision(revision, None))
+        .collect();
+    for result in store.commit(steps, at(2)).await.unwrap() {
+        committed(&result);
+    }
+    commit_one(store, at_revision(backlog, Some(u64::MAX)), at(3)).await;
+    let kept: Vec<u64> = std::iter::once(0)
+        .chain(MAX_TRIMMED_PER_COMMIT + 1..=backlog + 1)
+        .collect();
+    assert_eq!(history_revisions(store, long).await, kept);
+    commit_one(store, at_revision(backlog + 1, Some(u64::MAX)), at(4)).await;
+    assert_eq!(
+        history_revisions(store, long).await,
+        vec![0, backlog + 2],
+        "the next trim takes the rest"
+    );
+}
+
+/// Commits `commit` alone, which must commit.
+async fn commit_one<S: Store>(store: &S, commit: Commit, now: Timestamp) {
+    committed(&store.commit(vec![commit], now).await.unwrap()[0]);
 }
 
 pub(crate) async fn cancel_ends_and_fences<S: Store>(store: &S) {

@@ -99,8 +99,9 @@ pub trait Store: Clone + Send + Sync + 'static {
     /// Commits transitions, each atomically and only if its instance is still at
     /// [`Commit::revision`] and leased to [`Commit::worker`]: the new state, status, wake time
     /// and waits; the correlation bindings; the consumed inbox events removed; the produced
-    /// events appended to the outbox; the child instances created; one history entry. The
-    /// revision becomes `revision + 1`. Results are in the order of `commits`.
+    /// events appended to the outbox; the child instances created; one history entry, and the
+    /// older ones [`Commit::trim_history_through`] names removed. The revision becomes
+    /// `revision + 1`. Results are in the order of `commits`.
     fn commit(
         &self,
         commits: Vec<Commit>,
@@ -164,7 +165,8 @@ pub trait Store: Clone + Send + Sync + 'static {
         id: InstanceId,
     ) -> impl Future<Output = Result<Option<Claimed>, StoreError>> + Send;
 
-    /// The history of one instance, oldest first.
+    /// The history of one instance, oldest first: every entry but those a commit's
+    /// [`trim_history_through`](Commit::trim_history_through) removed (a gap in the revisions).
     fn history(
         &self,
         id: InstanceId,

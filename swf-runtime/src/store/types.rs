@@ -221,7 +221,19 @@ pub struct Commit {
     /// What the history records of this transition (its `revision` is ignored: the store
     /// writes `revision + 1`).
     pub history: HistoryEntry,
+    /// `Some(through)`: the store also removes the instance's oldest history entries of
+    /// revisions 1 to `through`, at most [`MAX_TRIMMED_PER_COMMIT`] of them, keeping its first
+    /// (`Started`, which holds the input), its `Failed` and `Redriven` entries (why it failed,
+    /// which its record no longer says once redriven) and the one this commit writes (a
+    /// `through` at or past it counts as the revision before it). A worker with a
+    /// [`history_limit`](crate::DurableConfig::history_limit) sets it.
+    pub trim_history_through: Option<u64>,
 }
+
+/// The most history entries one commit removes ([`Commit::trim_history_through`]): a limit
+/// set on an instance with a long history removes its backlog over several commits, each a
+/// short transaction, never in one that holds up every commit batched with it.
+pub const MAX_TRIMMED_PER_COMMIT: u64 = 1_024;
 
 /// What became of one [`Commit`].
 #[derive(Debug, Clone, PartialEq)]

@@ -149,7 +149,16 @@ pub fn show(claimed: &Claimed, history: &[HistoryEntry], as_json: bool) -> Strin
         }
     }
     let _ = writeln!(out, "history");
+    let mut previous: Option<u64> = None;
     for entry in history {
+        // Every revision writes an entry: a gap is what a worker's history limit dropped.
+        if let Some(dropped) = previous.and_then(|before| entry.revision.checked_sub(before + 1))
+            && dropped > 0
+        {
+            let entries = if dropped == 1 { "entry" } else { "entries" };
+            let _ = writeln!(out, "  ...   {dropped} {entries} dropped (history limit)");
+        }
+        previous = Some(entry.revision);
         let _ = writeln!(out, "  {}", history_line(entry));
     }
     out

@@ -15,10 +15,11 @@ use super::Core;
 use super::instances::{Pending, Resolved, insert_instance, pipeline, resolve, stored_event};
 use super::sql::{execute, get, query};
 use crate::store::codec::{
-    CORRELATION_ATTRIBUTE, EVENT_DEFINITION, conflict_found, encode_event, history_kind_code,
-    id_column, json_text, micros, number, number_column, status, status_code, strings_text,
+    CORRELATION_ATTRIBUTE, EVENT_DEFINITION, KEPT_HISTORY_KINDS, conflict_found, encode_event,
+    history_kind_code, id_column, json_text, micros, number, number_column, status, status_code,
+    strings_text, trimmed_through,
 };
-use crate::store::{Commit, CommitResult, StoreError, StoredEvent};
+use crate::store::{Commit, CommitResult, MAX_TRIMMED_PER_COMMIT, StoreError, StoredEvent};
 
 /// A commit with its instance id, time, and names as ids (resolved before the transaction).
 pub(super) struct Prepared<'a> {
@@ -355,6 +356,8 @@ struct Rows {
     bindings: (Vec<i64>, Vec<i64>, Vec<String>),
     outbox: (Vec<i64>, Vec<String>),
     history: HistoryRows,
+    /// Instances and the last revision of the history entries they drop.
+    trimmed: (Vec<i64>, Vec<i64>),
 }
 
 #[derive(Default)]
@@ -378,6 +381,10 @@ async fn write(
     revisions: &HashMap<i64, i64>,
 ) -> Result<(), StoreError> {
     let rows = rows(prepared, committed, revisions)?;
+    let (kept, at_most) = (
+        KEPT_HISTORY_KINDS.map(history_kind_code).to_vec(),
+        number_column(MAX_TRIMMED_PER_COMMIT)?,
+    );
     let mut statements: Vec<Pending<'_>> = Vec::new();
     let history = &rows.history;
     statements.push(Box::pin(async {
@@ -401,6 +408,26 @@ async fn write(
         )
         .await
     }));
+    if !rows.trimmed.0.is_empty() {
+        // A range of the primary key, at most `MAX_TRIMMED_PER_COMMIT` revisions from each
+        // instance's oldest removable entry: half the planning time of a `LATERAL (... LIMIT
+        // n)` join (0.15 against 0.33 ms), which every commit pays.
+        statements.push(Box::pin(async {
+            execute(
+                transaction,
+                "DELETE FROM swf_history h
+                 USING unnest($1::bigint[], $2::bigint[]) AS t(instance, through)
+                 WHERE h.instance = t.instance AND h.revision BETWEEN 1 AND t.through
+                   AND h.kind <> ALL($3::smallint[])
+                   AND h.revision < $4 + (
+                       SELECT min(revision) FROM swf_history m
+                       WHERE m.instance = t.instance AND m.revision >= 1
+                         AND m.kind <> ALL($3::smallint[]))",
+                &[&rows.trimmed.0, &rows.trimmed.1, &kept, &at_most],
+            )
+            .await
+        }));
+    }
     if !rows.outbox.0.is_empty() {
         statements.push(Box::pin(async {
             execute(
@@ -501,11 +528,14 @@ fn rows(
             rows.outbox.0.push(id);
             rows.outbox.1.push(encode_event(event)?.body);
         }
+        let revision = revisions.get(&id).copied().unwrap_or_default();
+        if let Some(through) = commit.trim_history_through {
+            rows.trimmed.0.push(id);
+            rows.trimmed.1.push(trimmed_through(through, revision));
+        }
         let history = &mut rows.history;
         history.instance.push(id);
-        history
-            .revision
-            .push(revisions.get(&id).copied().unwrap_or_default());
+        history.revision.push(revision);
         history.at.push(micros(*now));
         history.kind.push(history_kind_code(commit.history.kind));
         history.from.push(commit.history.from.clone());

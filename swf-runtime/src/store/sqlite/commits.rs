@@ -7,10 +7,11 @@ use super::instances::{bind, insert_instance, stored_event};
 use super::names::{definition_row, name_id};
 use super::session::Session;
 use crate::store::codec::{
-    EVENT_DEFINITION, conflict_found, encode_event, history_kind_code, id_column, json_text,
-    micros, number, number_column, status, status_code, strings_text,
+    EVENT_DEFINITION, KEPT_HISTORY_KINDS, conflict_found, encode_event, history_kind_code,
+    id_column, json_text, micros, number, number_column, status, status_code, strings_text,
+    trimmed_through,
 };
-use crate::store::{Commit, CommitResult, Status, StoreError, StoredEvent};
+use crate::store::{Commit, CommitResult, MAX_TRIMMED_PER_COMMIT, Status, StoreError, StoredEvent};
 
 /// What a commit stores as text, encoded before it reaches the store's thread (which every
 /// request waits for).
@@ -159,6 +160,25 @@ fn commit_one(
             texts.history_produced,
             texts.history_detail,
         ])?;
+    if let Some(through) = commit.trim_history_through {
+        // At most `MAX_TRIMMED_PER_COMMIT` revisions from the oldest removable entry: a range
+        // of the primary key, where `IN (... ORDER BY revision LIMIT n)` built a table first.
+        connection
+            .prepare_cached(
+                "DELETE FROM swf_history
+                 WHERE instance = ?1 AND revision BETWEEN 1 AND ?2 AND kind NOT IN (?3, ?4)
+                   AND revision < ?5 + (
+                       SELECT MIN(revision) FROM swf_history
+                       WHERE instance = ?1 AND revision >= 1 AND kind NOT IN (?3, ?4))",
+            )?
+            .execute(rusqlite::params![
+                id,
+                trimmed_through(through, revision),
+                history_kind_code(KEPT_HISTORY_KINDS[0]),
+                history_kind_code(KEPT_HISTORY_KINDS[1]),
+                number_column(MAX_TRIMMED_PER_COMMIT)?,
+            ])?;
+    }
     Ok(CommitResult::Committed {
         revision: number(revision)?,
         children,
