@@ -1338,6 +1338,15 @@ pub(crate) async fn a_commit_trims_the_history<S: Store>(store: &S) {
         vec![0, backlog + 2],
         "the next trim takes the rest"
     );
+    // Two trims of one instance in one batch (PostgreSQL writes it in two rounds).
+    let twice = vec![
+        at_revision(backlog + 2, Some(u64::MAX)),
+        at_revision(backlog + 3, Some(u64::MAX)),
+    ];
+    for result in store.commit(twice, at(5)).await.unwrap() {
+        committed(&result);
+    }
+    assert_eq!(history_revisions(store, long).await, vec![0, backlog + 4]);
 }
 
 /// Commits `commit` alone, which must commit.
