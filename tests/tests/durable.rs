@@ -1097,6 +1097,11 @@ async fn a_history_limit_bounds_what_a_long_run_keeps<S: Store>(store: S) {
     assert_eq!(history_revisions(&store, id).await, kept(revision));
 
     host.deliver(reading(24, true)).await.unwrap();
+    // Fails within seconds, rather than waiting for ever, should the last reading not end it.
+    until(&store, id, "completed", |record| {
+        record.status == Status::Completed
+    })
+    .await;
     assert_eq!(
         host.wait(id).await.unwrap(),
         Ended::Completed(json!({"n": 24, "last": true, "done": true}))
