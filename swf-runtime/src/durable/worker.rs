@@ -15,7 +15,7 @@ use tokio::task::JoinSet;
 use super::{DurableHost, EventSink, ProbePoint, Report};
 use crate::clock::{after, before};
 use crate::host::{InstanceId, Machine};
-use crate::store::{Claimed, PurgeFilter, Purged, Store};
+use crate::store::{Claimed, MIN_PURGE_AGE, PurgeFilter, Purged, Store};
 
 /// The shortest sleep of an idle worker whose store says work is due now but whose claim found
 /// none (another worker took it in between): polling again at once would spin.
@@ -23,10 +23,6 @@ const MIN_IDLE: Duration = Duration::from_millis(5);
 
 /// How often a worker with a retention removes what outlived it, in tokio's time.
 const PURGE_EVERY: Duration = Duration::from_secs(60);
-
-/// The shortest retention a worker keeps (see [`Store::purge`]: a delivery still in flight may
-/// have read an instance as waiting that ended since).
-const MIN_RETENTION: Duration = Duration::from_secs(60);
 
 /// How many produced events one round of the outbox sends.
 const OUTBOX_BATCH: usize = 256;
@@ -322,12 +318,12 @@ impl<M: Machine, S: Store> DurableHost<M, S> {
     }
 
     /// Removes this workflow's instances that ended longer than `retention` ago (at least
-    /// [`MIN_RETENTION`]) and the events that no instance holds, at once and then every
+    /// [`MIN_PURGE_AGE`]) and the events that no instance holds, at once and then every
     /// [`PURGE_EVERY`], in rounds of at most
     /// [`DurableConfig::batch`](super::DurableConfig::batch) (each a call of its own, so that
     /// steps go on between them), until `stop` is dropped: between two rounds, never inside one.
     async fn purge_expired(self, retention: Duration, mut stop: oneshot::Receiver<()>) {
-        let retention = retention.max(MIN_RETENTION);
+        let retention = retention.max(MIN_PURGE_AGE);
         // `batch` is a public field: at least one, or no round would remove anything.
         let limit = self.inner.config.batch.max(1);
         loop {

@@ -195,9 +195,7 @@ pub trait Store: Clone + Send + Sync + 'static {
     ///   is taken as new, so the retention is also the window in which duplicates are caught.
     ///
     /// Instances that have not ended are never touched, however old. Give a `before` at least
-    /// a minute in the past: on PostgreSQL a delivery that read an instance as waiting could
-    /// otherwise, in a transaction still open, fill the inbox of an instance that ended and was
-    /// removed meanwhile.
+    /// [`MIN_PURGE_AGE`] in the past (it says why).
     ///
     /// # Errors
     /// [`StoreErrorKind::NotFound`] when `filter.workflow` names a workflow the store has never

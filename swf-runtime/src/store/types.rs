@@ -408,6 +408,12 @@ pub struct OutboxEntry {
     pub event: Event,
 }
 
+/// The youngest age a purge should take (a `before` at least this far in the past): on
+/// PostgreSQL a delivery that read an instance as waiting could otherwise, in a transaction
+/// still open, fill the inbox of an instance that ended and was removed meanwhile. A worker's
+/// retention and `swf purge --older-than` hold to it.
+pub const MIN_PURGE_AGE: Duration = Duration::from_secs(60);
+
 /// What [`Store::purge`](super::Store::purge) removes: the instances that ended and the events
 /// that arrived before an instant, at most `limit` of each kind per call.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -12,7 +12,9 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 use swf_runtime::InstanceId;
-use swf_runtime::store::{AnyStore, ListFilter, PurgeFilter, Purged, Status, Store, StoreError};
+use swf_runtime::store::{
+    AnyStore, ListFilter, MIN_PURGE_AGE, PurgeFilter, Purged, Status, Store, StoreError,
+};
 
 /// Operate the workflow instances of a store.
 #[derive(Debug, Parser)]
@@ -98,7 +100,7 @@ fn parse_age(text: &str) -> Result<std::time::Duration, String> {
         .map_err(|_| refuse("months and years have no fixed length: count days".to_string()))?;
     let age =
         std::time::Duration::try_from(length).map_err(|_| refuse("it is negative".to_string()))?;
-    if age < MIN_AGE {
+    if age < MIN_PURGE_AGE {
         // A delivery still in flight may have read as waiting an instance that ended since.
         return Err(refuse(
             "under a minute: deliveries in flight may still fill what ended that recently"
@@ -107,9 +109,6 @@ fn parse_age(text: &str) -> Result<std::time::Duration, String> {
     }
     Ok(age)
 }
-
-/// The youngest age `purge` takes.
-const MIN_AGE: std::time::Duration = std::time::Duration::from_secs(60);
 
 fn parse_status(text: &str) -> Result<Status, String> {
     Status::parse(&text.to_ascii_lowercase()).ok_or_else(|| {
