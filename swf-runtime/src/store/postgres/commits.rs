@@ -381,10 +381,6 @@ async fn write(
     revisions: &HashMap<i64, i64>,
 ) -> Result<(), StoreError> {
     let rows = rows(prepared, committed, revisions)?;
-    let (kept, at_most) = (
-        KEPT_HISTORY_KINDS.map(history_kind_code).to_vec(),
-        number_column(MAX_TRIMMED_PER_COMMIT)?,
-    );
     let mut statements: Vec<Pending<'_>> = Vec::new();
     let history = &rows.history;
     statements.push(Box::pin(async {
@@ -413,6 +409,8 @@ async fn write(
         // instance's oldest removable entry: half the planning time of a `LATERAL (... LIMIT
         // n)` join (0.15 against 0.33 ms), which every commit pays.
         statements.push(Box::pin(async {
+            let kept = KEPT_HISTORY_KINDS.map(history_kind_code).to_vec();
+            let at_most = number_column(MAX_TRIMMED_PER_COMMIT)?;
             execute(
                 transaction,
                 "DELETE FROM swf_history h
