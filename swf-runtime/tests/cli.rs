@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use swf_runtime::store::sqlite::SqliteStore;
 use swf_runtime::store::{
-    Commit, Definition, Delivery, HistoryEntry, HistoryKind, NewInstance, Status, Store,
+    Commit, Definition, Delivery, HistoryEntry, HistoryKind, NewInstance, Status, Store, Versions,
 };
 use swf_runtime::{InstanceId, Timestamp, json};
 
@@ -192,7 +192,7 @@ async fn stay(
     through: Option<u64>,
 ) -> Commit {
     let claimed = store
-        .claim_ids(&[id], "w", now, Duration::from_secs(30))
+        .claim_ids(&[id], &Versions::Any, "w", now, Duration::from_secs(30))
         .await
         .unwrap();
     let record = &claimed[0].record;

@@ -489,6 +489,88 @@ async fn a_changed_definition_refuses_what_it_cannot_resume_on_sqlite() {
     a_changed_definition_refuses_what_it_cannot_resume(store).await;
 }
 
+/// Workers pinned to their version: an instance started by version 1 is left, woken, by a
+/// worker of version 2 (which would resume it: its position exists there) and runs to its end
+/// on version 1 once a worker of it comes back, while version 2 runs its own.
+async fn pinned_workers_run_the_instances_of_their_version<S: Store>(store: S) {
+    let clock = Arc::new(ManualClock::new(epoch()));
+    let v1 = DurableHost::open(
+        DurableOrderWorkflow::new(Shop::new(0)),
+        store.clone(),
+        config(&clock, "v1").pinned(),
+    )
+    .await
+    .unwrap();
+    let worker = Running::start(&v1);
+    let old = v1
+        .start_correlated(order_input(2, 1), correlated(2))
+        .await
+        .unwrap();
+    waiting_at(&store, old, "Pack").await;
+    clock.advance(HOUR);
+    waiting_at(&store, old, "AwaitShipping").await;
+    worker.stop().await;
+
+    let v2 = DurableHost::open(
+        v2::DurableOrderWorkflow::new(Shop::new(0)),
+        store.clone(),
+        config(&clock, "v2").pinned(),
+    )
+    .await
+    .unwrap();
+    let worker = Running::start(&v2);
+    // The event for the old instance comes through a worker of version 2: stored and the
+    // instance woken, not taken.
+    v2.deliver(shipped(2)).await.unwrap();
+    let new = v2
+        .start_correlated(order_input(3, 1), correlated(3))
+        .await
+        .unwrap();
+    waiting_at(&store, new, "Packing").await;
+    clock.advance(HOUR);
+    waiting_at(&store, new, "AwaitShipping").await;
+    v2.deliver(shipped(3)).await.unwrap();
+    assert_eq!(
+        v2.wait(new).await.unwrap(),
+        Ended::Completed(order_output(3, 1))
+    );
+    worker.stop().await;
+    let left = store.instance(old).await.unwrap().unwrap().record;
+    assert_eq!(
+        (
+            left.status,
+            left.position.as_str(),
+            left.definition.version.as_deref(),
+            left.lease
+        ),
+        (Status::Runnable, "AwaitShipping", Some("1.0"), None),
+        "version 2 left it"
+    );
+
+    let worker = Running::start(&v1);
+    assert_eq!(
+        v1.wait(old).await.unwrap(),
+        Ended::Completed(order_output(2, 1))
+    );
+    worker.stop().await;
+    let finished = store.instance(old).await.unwrap().unwrap().record;
+    assert_eq!(finished.definition.version.as_deref(), Some("1.0"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pinned_workers_run_the_instances_of_their_version_on_sqlite() {
+    let (store, _dir) = stores::sqlite().await;
+    pinned_workers_run_the_instances_of_their_version(store).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pinned_workers_run_the_instances_of_their_version_on_postgres() {
+    let Some((store, _schema)) = stores::postgres().await else {
+        return;
+    };
+    pinned_workers_run_the_instances_of_their_version(store).await;
+}
+
 mod family {
     swf_runtime::workflow!(
         "workflows/events/parent.sw.yaml",

@@ -44,6 +44,17 @@ pub struct DurableConfig {
     /// [`MAX_TRIMMED_PER_COMMIT`](crate::store::MAX_TRIMMED_PER_COMMIT) of its oldest entries
     /// per such commit, and one that no longer steps keeps what it has.
     pub history_limit: Option<u64>,
+    /// Whether this worker steps only the instances that a definition of its own version (the
+    /// workflow's `version`) started. `false` (the default): it resumes any instance of its
+    /// workflow whose task its definition has, so a release takes over the instances the one
+    /// before started, as they stand (and refuses, leaving for an older worker, those at a
+    /// task it no longer has). `true`: an instance stays on the version it started with, as a
+    /// Step Functions execution does and Temporal's pinned workflows do: during a deploy the
+    /// workers of each version run their own instances, and the older version's workers are
+    /// retired once `swf list` shows none of its instances left unended. Instances are still
+    /// started, and events still delivered, by any worker; an event that wakes an instance of
+    /// another version wakes it for its own workers.
+    pub pinned: bool,
     /// The wall clock every deadline is read from, leases included: a clock that runs faster
     /// than real time (or a manual one) makes leases expire faster (or never), so workers that
     /// share a store must run on real time.
@@ -63,6 +74,7 @@ impl Default for DurableConfig {
             batch: 512,
             retention: None,
             history_limit: None,
+            pinned: false,
             clock: Arc::new(SystemClock),
             probe: None,
         }
@@ -131,6 +143,13 @@ impl DurableConfig {
         (revision > limit && revision.is_multiple_of(every)).then(|| revision - limit)
     }
 
+    /// Steps only the instances its own version started (see [`DurableConfig::pinned`]).
+    #[must_use]
+    pub fn pinned(mut self) -> Self {
+        self.pinned = true;
+        self
+    }
+
     /// Sets the wall clock.
     #[must_use]
     pub fn clock(mut self, clock: Arc<dyn Clock>) -> Self {
@@ -162,6 +181,7 @@ impl fmt::Debug for DurableConfig {
             .field("batch", &self.batch)
             .field("retention", &self.retention)
             .field("history_limit", &self.history_limit)
+            .field("pinned", &self.pinned)
             .finish_non_exhaustive()
     }
 }

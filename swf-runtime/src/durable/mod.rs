@@ -40,7 +40,7 @@ use crate::events::Io;
 use crate::host::{InstanceId, Machine};
 use crate::store::{
     Claimed, Commit, CommitResult, Definition, Delivery, InstanceRecord, Lease, NewInstance,
-    Routed, Status, Store, StoreError, StoredEvent, WakeClaim,
+    Routed, Status, Store, StoreError, StoredEvent, Versions, WakeClaim,
 };
 use batch::Batcher;
 
@@ -76,6 +76,8 @@ struct Inner<M, S> {
     store: S,
     config: DurableConfig,
     definition: Definition,
+    /// The instances this worker steps: of its own version when pinned, else of any.
+    versions: Versions,
     /// When the workflow's definition was first registered in the store: where duration-only
     /// schedules count from, for every worker.
     deployed_at: Timestamp,
@@ -179,6 +181,11 @@ impl<M: Machine, S: Store> DurableHost<M, S> {
             hash: machine.definition_hash().to_owned(),
         };
         let deployed_at = store.register(&definition, config.clock.now()).await?;
+        let versions = if config.pinned {
+            Versions::Only(definition.version.clone())
+        } else {
+            Versions::Any
+        };
         let batch = config.batch;
         let clock = Arc::clone(&config.clock);
         let commits = {
@@ -196,6 +203,7 @@ impl<M: Machine, S: Store> DurableHost<M, S> {
         let deliveries = {
             let (store, clock, shared) = (store.clone(), Arc::clone(&clock), Arc::clone(&shared));
             let (worker, lease, max) = (config.worker.clone(), config.lease, config.max_in_flight);
+            let versions = versions.clone();
             Batcher::spawn(batch, move |mut deliveries: Vec<Delivery>| {
                 // Decided per batch, not per call of `deliver`: a caller queued behind a full
                 // batch would otherwise have found no room when it called.
@@ -205,6 +213,7 @@ impl<M: Machine, S: Store> DurableHost<M, S> {
                         worker: worker.clone(),
                         lease,
                         limit: 1,
+                        versions: versions.clone(),
                     });
                 }
                 let (store, now) = (store.clone(), clock.now());
@@ -225,6 +234,7 @@ impl<M: Machine, S: Store> DurableHost<M, S> {
                 store,
                 config,
                 definition,
+                versions,
                 deployed_at,
                 commits,
                 deliveries,

@@ -134,6 +134,7 @@ impl<M: Machine, S: Store> DurableHost<M, S> {
             .store
             .claim_ids(
                 &woken,
+                &self.inner.versions,
                 &self.inner.config.worker,
                 now,
                 self.inner.config.lease,
@@ -160,6 +161,7 @@ impl<M: Machine, S: Store> DurableHost<M, S> {
             .store
             .claim(
                 &self.inner.definition.workflow,
+                &self.inner.versions,
                 &config.worker,
                 now,
                 config.lease,
@@ -218,7 +220,7 @@ impl<M: Machine, S: Store> DurableHost<M, S> {
             match self
                 .inner
                 .store
-                .next_wake(&self.inner.definition.workflow, now)
+                .next_wake(&self.inner.definition.workflow, &self.inner.versions, now)
                 .await
             {
                 Ok(Some(at)) => until = Some(at.max(after(now, MIN_IDLE))),

@@ -8,7 +8,7 @@ use jiff::Timestamp;
 use super::{
     Claimed, Commit, CommitResult, Definition, Delivery, HistoryEntry, InstanceSummary, ListFilter,
     NewInstance, OutboxEntry, PurgeFilter, Purged, Routed, Store, StoreError, StoreErrorKind,
-    StoredEvent,
+    StoredEvent, Versions,
 };
 use crate::host::InstanceId;
 
@@ -141,22 +141,24 @@ impl Store for AnyStore {
     async fn claim(
         &self,
         workflow: &str,
+        versions: &Versions,
         worker: &str,
         now: Timestamp,
         lease: Duration,
         limit: usize,
     ) -> Result<Vec<Claimed>, StoreError> {
-        dispatch!(self, store => store.claim(workflow, worker, now, lease, limit))
+        dispatch!(self, store => store.claim(workflow, versions, worker, now, lease, limit))
     }
 
     async fn claim_ids(
         &self,
         ids: &[InstanceId],
+        versions: &Versions,
         worker: &str,
         now: Timestamp,
         lease: Duration,
     ) -> Result<Vec<Claimed>, StoreError> {
-        dispatch!(self, store => store.claim_ids(ids, worker, now, lease))
+        dispatch!(self, store => store.claim_ids(ids, versions, worker, now, lease))
     }
 
     async fn renew(
@@ -195,9 +197,10 @@ impl Store for AnyStore {
     async fn next_wake(
         &self,
         workflow: &str,
+        versions: &Versions,
         now: Timestamp,
     ) -> Result<Option<Timestamp>, StoreError> {
-        dispatch!(self, store => store.next_wake(workflow, now))
+        dispatch!(self, store => store.next_wake(workflow, versions, now))
     }
 
     async fn claim_outbox(

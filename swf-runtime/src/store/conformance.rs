@@ -50,6 +50,7 @@ macro_rules! conformance_tests {
             purge_removes_what_ended_and_what_nothing_holds,
             purge_goes_in_rounds_oldest_first,
             a_commit_trims_the_history,
+            a_pinned_worker_takes_only_its_version,
         );
     };
     (@each $fixture:path; $($check:ident),* $(,)?) => {
@@ -181,7 +182,10 @@ async fn create_one<S: Store>(store: &S, instance: NewInstance, now: Timestamp) 
 }
 
 async fn claim_one<S: Store>(store: &S, id: InstanceId, worker: &str, now: Timestamp) -> Claimed {
-    let mut claimed = store.claim_ids(&[id], worker, now, LEASE).await.unwrap();
+    let mut claimed = store
+        .claim_ids(&[id], &Versions::Any, worker, now, LEASE)
+        .await
+        .unwrap();
     assert_eq!(claimed.len(), 1, "instance {id} should be claimable");
     claimed.remove(0)
 }
@@ -211,6 +215,7 @@ fn claiming(mut delivery: Delivery, worker: &str, limit: usize) -> Delivery {
         worker: worker.to_string(),
         lease: LEASE,
         limit,
+        versions: Versions::Any,
     });
     delivery
 }
@@ -352,7 +357,10 @@ pub(crate) async fn create_claim_lease_and_renew<S: Store>(store: &S) {
         vec!["Paid".to_string()]
     );
 
-    let claimed = store.claim("wf", WORKER, at(1), LEASE, 10).await.unwrap();
+    let claimed = store
+        .claim("wf", &Versions::Any, WORKER, at(1), LEASE, 10)
+        .await
+        .unwrap();
     let claimed_ids: Vec<_> = claimed.iter().map(|claimed| claimed.record.id).collect();
     assert_eq!(claimed_ids, vec![ids[0]], "only the runnable one has work");
     let lease = claimed[0].record.lease.clone().unwrap();
@@ -360,14 +368,14 @@ pub(crate) async fn create_claim_lease_and_renew<S: Store>(store: &S) {
     assert_eq!(lease.until, at(31));
     assert!(
         store
-            .claim("wf", OTHER, at(20), LEASE, 10)
+            .claim("wf", &Versions::Any, OTHER, at(20), LEASE, 10)
             .await
             .unwrap()
             .is_empty()
     );
     assert!(
         store
-            .claim("wf", OTHER, at(31), LEASE, 10)
+            .claim("wf", &Versions::Any, OTHER, at(31), LEASE, 10)
             .await
             .unwrap()
             .is_empty(),
@@ -375,7 +383,7 @@ pub(crate) async fn create_claim_lease_and_renew<S: Store>(store: &S) {
     );
     assert!(
         store
-            .claim("other-wf", OTHER, at(40), LEASE, 10)
+            .claim("other-wf", &Versions::Any, OTHER, at(40), LEASE, 10)
             .await
             .unwrap()
             .is_empty()
@@ -391,13 +399,16 @@ pub(crate) async fn create_claim_lease_and_renew<S: Store>(store: &S) {
     );
     assert!(
         store
-            .claim("wf", OTHER, at(60), LEASE, 10)
+            .claim("wf", &Versions::Any, OTHER, at(60), LEASE, 10)
             .await
             .unwrap()
             .is_empty(),
         "renewed"
     );
-    let taken = store.claim("wf", OTHER, at(101), LEASE, 10).await.unwrap();
+    let taken = store
+        .claim("wf", &Versions::Any, OTHER, at(101), LEASE, 10)
+        .await
+        .unwrap();
     assert_eq!(taken.len(), 1, "an expired lease makes it claimable");
     assert_eq!(taken[0].record.lease.as_ref().unwrap().worker, OTHER);
     assert_eq!(
@@ -412,14 +423,14 @@ pub(crate) async fn create_claim_lease_and_renew<S: Store>(store: &S) {
     let timed = create_one(store, timed, at(0)).await;
     assert!(
         store
-            .claim_ids(&[timed], WORKER, at(499), LEASE)
+            .claim_ids(&[timed], &Versions::Any, WORKER, at(499), LEASE)
             .await
             .unwrap()
             .is_empty()
     );
     assert_eq!(
         store
-            .claim_ids(&[timed], WORKER, at(500), LEASE)
+            .claim_ids(&[timed], &Versions::Any, WORKER, at(500), LEASE)
             .await
             .unwrap()
             .len(),
@@ -439,7 +450,10 @@ pub(crate) async fn concurrent_claims_are_disjoint<S: Store>(store: &S) {
             let worker = format!("worker-{worker}");
             let mut mine = Vec::new();
             for _ in 0..3 {
-                let claimed = store.claim("wf", &worker, at(1), LEASE, 7).await.unwrap();
+                let claimed = store
+                    .claim("wf", &Versions::Any, &worker, at(1), LEASE, 7)
+                    .await
+                    .unwrap();
                 mine.extend(claimed.into_iter().map(|claimed| claimed.record.id));
             }
             mine
@@ -451,7 +465,10 @@ pub(crate) async fn concurrent_claims_are_disjoint<S: Store>(store: &S) {
             assert!(seen.insert(id), "instance {id} was claimed twice");
         }
     }
-    let rest = store.claim("wf", "last", at(1), LEASE, 1000).await.unwrap();
+    let rest = store
+        .claim("wf", &Versions::Any, "last", at(1), LEASE, 1000)
+        .await
+        .unwrap();
     for claimed in rest {
         assert!(
             seen.insert(claimed.record.id),
@@ -676,7 +693,10 @@ pub(crate) async fn ending_removes_waits_bindings_and_inbox<S: Store>(store: &S)
     assert!(ended.record.correlation.is_empty());
     assert!(ended.inbox.is_empty());
     assert_eq!(ended.record.lease, None);
-    assert_eq!(store.next_wake("wf", at(4)).await.unwrap(), None);
+    assert_eq!(
+        store.next_wake("wf", &Versions::Any, at(4)).await.unwrap(),
+        None
+    );
     let routed = store
         .deliver(
             vec![delivery(
@@ -1086,27 +1106,43 @@ pub(crate) async fn unmatched_events_keep_their_reason<S: Store>(store: &S) {
 }
 
 pub(crate) async fn next_wake_follows_work_and_leases<S: Store>(store: &S) {
-    assert_eq!(store.next_wake("wf", at(0)).await.unwrap(), None);
+    assert_eq!(
+        store.next_wake("wf", &Versions::Any, at(0)).await.unwrap(),
+        None
+    );
     create_one(store, new_instance("wf", Status::Waiting, &["A"]), at(0)).await;
     assert_eq!(
-        store.next_wake("wf", at(0)).await.unwrap(),
+        store.next_wake("wf", &Versions::Any, at(0)).await.unwrap(),
         None,
         "only an event wakes it"
     );
     let mut timed = new_instance("wf", Status::Waiting, &[]);
     timed.wake_at = Some(at(100));
     create_one(store, timed, at(0)).await;
-    assert_eq!(store.next_wake("wf", at(1)).await.unwrap(), Some(at(100)));
+    assert_eq!(
+        store.next_wake("wf", &Versions::Any, at(1)).await.unwrap(),
+        Some(at(100))
+    );
     let runnable = create_one(store, new_instance("wf", Status::Runnable, &[]), at(5)).await;
-    let wake = store.next_wake("wf", at(6)).await.unwrap().unwrap();
+    let wake = store
+        .next_wake("wf", &Versions::Any, at(6))
+        .await
+        .unwrap()
+        .unwrap();
     assert!(wake <= at(6), "a runnable instance is due now: {wake}");
     claim_one(store, runnable, WORKER, at(7)).await;
     assert_eq!(
-        store.next_wake("wf", at(8)).await.unwrap(),
+        store.next_wake("wf", &Versions::Any, at(8)).await.unwrap(),
         Some(at(37)),
         "its lease expires at 37"
     );
-    assert_eq!(store.next_wake("other-wf", at(8)).await.unwrap(), None);
+    assert_eq!(
+        store
+            .next_wake("other-wf", &Versions::Any, at(8))
+            .await
+            .unwrap(),
+        None
+    );
 }
 
 pub(crate) async fn outbox_is_leased_and_marked<S: Store>(store: &S) {
@@ -1425,7 +1461,7 @@ pub(crate) async fn redrive_resumes_failed<S: Store>(store: &S) {
     committed(&store.commit(vec![fail], at(3)).await.unwrap()[0]);
     assert!(
         store
-            .claim("wf", WORKER, at(4), LEASE, 10)
+            .claim("wf", &Versions::Any, WORKER, at(4), LEASE, 10)
             .await
             .unwrap()
             .is_empty()
@@ -1446,7 +1482,7 @@ pub(crate) async fn redrive_resumes_failed<S: Store>(store: &S) {
     );
     assert_eq!(
         store
-            .claim("wf", WORKER, at(6), LEASE, 10)
+            .claim("wf", &Versions::Any, WORKER, at(6), LEASE, 10)
             .await
             .unwrap()
             .len(),
@@ -1556,14 +1592,14 @@ pub(crate) async fn a_delivery_leases_what_it_wakes<S: Store>(store: &S) {
     // Nobody else claims it while the lease lives, not even by id.
     assert!(
         store
-            .claim_ids(&[id], OTHER, at(11), LEASE)
+            .claim_ids(&[id], &Versions::Any, OTHER, at(11), LEASE)
             .await
             .unwrap()
             .is_empty()
     );
     assert!(
         store
-            .claim("wf", OTHER, at(11), LEASE, 10)
+            .claim("wf", &Versions::Any, OTHER, at(11), LEASE, 10)
             .await
             .unwrap()
             .is_empty()
@@ -1608,7 +1644,7 @@ pub(crate) async fn a_delivery_leases_what_it_wakes<S: Store>(store: &S) {
         .collect();
     assert_eq!(leased, waiters[..2].to_vec());
     let rest = store
-        .claim_ids(&waiters, OTHER, at(31), LEASE)
+        .claim_ids(&waiters, &Versions::Any, OTHER, at(31), LEASE)
         .await
         .unwrap();
     assert_eq!(rest.len(), 1);
@@ -1800,7 +1836,10 @@ pub(crate) async fn one_callers_failure_is_not_anothers<S: Store>(store: &S) {
         .map(|_| new_instance("wf", Status::Runnable, &[]))
         .collect();
     let ids = store.create(instances, at(0)).await.unwrap();
-    let claimed = store.claim("wf", WORKER, at(1), LEASE, 100).await.unwrap();
+    let claimed = store
+        .claim("wf", &Versions::Any, WORKER, at(1), LEASE, 100)
+        .await
+        .unwrap();
     assert_eq!(claimed.len(), ids.len());
     let broken = claimed[7].record.id;
     let mut tasks = Vec::new();
@@ -1867,6 +1906,83 @@ pub(crate) async fn a_commit_may_move_an_instance_to_another_release<S: Store>(s
             .unwrap()[0],
     );
     assert_eq!(record(store, id).await.record.definition, release);
+}
+
+/// `instance` as a definition of workflow `wf` with `version` started it.
+fn of_version(mut instance: NewInstance, version: Option<&str>) -> NewInstance {
+    instance.definition = Definition {
+        workflow: "wf".to_string(),
+        version: version.map(str::to_string),
+        hash: format!("wf-{}", version.unwrap_or("unversioned")),
+    };
+    instance
+}
+
+fn only(version: Option<&str>) -> Versions {
+    Versions::Only(version.map(str::to_string))
+}
+
+pub(crate) async fn a_pinned_worker_takes_only_its_version<S: Store>(store: &S) {
+    let runnable = || new_instance("wf", Status::Runnable, &[]);
+    let first = create_one(store, of_version(runnable(), Some("1.0")), at(0)).await;
+    let second = create_one(store, of_version(runnable(), Some("2")), at(1)).await;
+    let unversioned = create_one(store, of_version(runnable(), None), at(2)).await;
+    // What a worker sleeps until counts only the instances it may take.
+    let wake =
+        |versions: Versions| async move { store.next_wake("wf", &versions, at(3)).await.unwrap() };
+    assert_eq!(wake(Versions::Any).await, Some(at(0)));
+    assert_eq!(wake(only(Some("2"))).await, Some(at(1)));
+    assert_eq!(wake(only(None)).await, Some(at(2)), "no version is one too");
+    assert_eq!(wake(only(Some("3"))).await, None);
+
+    let ids = |claimed: Vec<Claimed>| -> Vec<InstanceId> {
+        claimed.iter().map(|claimed| claimed.record.id).collect()
+    };
+    let claimed = store
+        .claim("wf", &only(Some("2")), WORKER, at(3), LEASE, 10)
+        .await
+        .unwrap();
+    assert_eq!(ids(claimed), vec![second]);
+    let by_id = store
+        .claim_ids(
+            &[first, unversioned],
+            &only(Some("2")),
+            WORKER,
+            at(3),
+            LEASE,
+        )
+        .await
+        .unwrap();
+    assert!(by_id.is_empty(), "{by_id:?}");
+    let by_id = store
+        .claim_ids(&[first, unversioned], &only(None), WORKER, at(3), LEASE)
+        .await
+        .unwrap();
+    assert_eq!(ids(by_id), vec![unversioned]);
+    let rest = store
+        .claim("wf", &Versions::Any, OTHER, at(3), LEASE, 10)
+        .await
+        .unwrap();
+    assert_eq!(ids(rest), vec![first], "the others are leased");
+
+    // A delivery wakes the waiters of every version, and leases only those of its own.
+    let waiting = || new_instance("wf", Status::Waiting, &["Paid"]);
+    let old = create_one(store, of_version(waiting(), Some("1.0")), at(4)).await;
+    let new = create_one(store, of_version(waiting(), Some("2")), at(4)).await;
+    let mut pinned = claiming(delivery("wf", "e-1", vec![target("Paid")]), WORKER, 10);
+    if let Some(claim) = &mut pinned.claim {
+        claim.versions = only(Some("2"));
+    }
+    let routed = store.deliver(vec![pinned], at(5)).await.unwrap();
+    assert_eq!(delivered(&routed[0]), (vec![old, new], vec![old, new]));
+    assert_eq!(ids(claimed_by_delivery(&routed[0])), vec![new]);
+    let old_now = record(store, old).await.record;
+    assert_eq!((old_now.status, old_now.lease), (Status::Runnable, None));
+    let taken = store
+        .claim("wf", &only(Some("1.0")), OTHER, at(6), LEASE, 10)
+        .await
+        .unwrap();
+    assert_eq!(ids(taken), vec![old], "left for a worker of its version");
 }
 
 /// Steps `id` (claimed at `now`) to `status` at `now`, producing `produced`.

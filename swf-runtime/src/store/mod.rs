@@ -65,24 +65,28 @@ pub trait Store: Clone + Send + Sync + 'static {
     ) -> impl Future<Output = Result<Vec<InstanceId>, StoreError>> + Send;
 
     /// Claims up to `limit` instances of `workflow` that have work: status `Runnable`, or
-    /// `Waiting` with `wake_at <= now`, whose lease is absent or expired (`until < now`). Each is
-    /// leased to `worker` until `now + lease` and returned with its inbox (oldest event first).
-    /// Instances due earliest come first. Two concurrent claims never return the same instance
-    /// unless its lease expired in between.
+    /// `Waiting` with `wake_at <= now`, whose lease is absent or expired (`until < now`), and
+    /// whose definition's version `versions` admits. Each is leased to `worker` until
+    /// `now + lease` and returned with its inbox (oldest event first). Instances due earliest
+    /// come first. Two concurrent claims never return the same instance unless its lease
+    /// expired in between.
     fn claim(
         &self,
         workflow: &str,
+        versions: &Versions,
         worker: &str,
         now: Timestamp,
         lease: Duration,
         limit: usize,
     ) -> impl Future<Output = Result<Vec<Claimed>, StoreError>> + Send;
 
-    /// Claims the instances `ids` (those of them that have work and no live lease, as
-    /// [`Store::claim`]), for a host that knows which instances an event just woke.
+    /// Claims the instances `ids` (those of them that have work, no live lease and a version
+    /// `versions` admits, as [`Store::claim`]), for a host that knows which instances an event
+    /// just woke.
     fn claim_ids(
         &self,
         ids: &[InstanceId],
+        versions: &Versions,
         worker: &str,
         now: Timestamp,
         lease: Duration,
@@ -126,12 +130,14 @@ pub trait Store: Clone + Send + Sync + 'static {
         now: Timestamp,
     ) -> impl Future<Output = Result<Vec<StoredEvent>, StoreError>> + Send;
 
-    /// The earliest instant at which an instance of `workflow` without a live lease has work
-    /// (`now` or earlier when one is runnable), or at which a lease expires; `None` when no
-    /// instance has anything to do. A host sleeps until then (or until it is told of new work).
+    /// The earliest instant at which an instance of `workflow` (of a version `versions` admits)
+    /// without a live lease has work (`now` or earlier when one is runnable), or at which a
+    /// lease expires; `None` when no instance has anything to do. A host sleeps until then (or
+    /// until it is told of new work).
     fn next_wake(
         &self,
         workflow: &str,
+        versions: &Versions,
         now: Timestamp,
     ) -> impl Future<Output = Result<Option<Timestamp>, StoreError>> + Send;
 

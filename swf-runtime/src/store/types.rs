@@ -295,7 +295,7 @@ pub struct Delivery {
 /// stores the event: it saves the worker a claim and a second read of each instance.
 ///
 /// Of the instances the delivery makes `Runnable`, those without a live lease (absent, or
-/// expired: `until < now`) are leased to `worker` until `now + lease`, at most `limit` of them
+/// expired: `until < now`) and of a version `versions` admits are leased to `worker` until `now + lease`, at most `limit` of them
 /// (lowest ids first), and returned in [`Routed::Delivered::claimed`] with their inbox, as
 /// [`Store::claim_ids`](super::Store::claim_ids) would return them. The others stay runnable
 /// for any worker to claim.
@@ -307,6 +307,45 @@ pub struct WakeClaim {
     pub lease: Duration,
     /// The most instances to lease (the worker's free slots).
     pub limit: usize,
+    /// Of which versions: a woken instance of another is woken, not leased.
+    pub versions: Versions,
+}
+
+/// Which instances of a workflow a worker steps, by the version of the definition each runs
+/// (the workflow's `version`, as [`Definition::version`] records it).
+///
+/// [`Versions::Any`] lets a worker resume an instance that another definition started, as long
+/// as its own definition has the task the instance stands at; [`Versions::Only`] pins it to
+/// the instances of one version, as Step Functions runs an execution on the version it started
+/// with and Temporal's pinned workflows stay on their build.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
+pub enum Versions {
+    /// Every version.
+    #[default]
+    Any,
+    /// Only the instances whose definition has this version (`None`: a definition without
+    /// one).
+    Only(Option<String>),
+}
+
+impl Versions {
+    /// Whether an instance whose definition has `version` is among these.
+    #[must_use]
+    pub fn admit(&self, version: Option<&str>) -> bool {
+        match self {
+            Versions::Any => true,
+            Versions::Only(only) => only.as_deref() == version,
+        }
+    }
+
+    /// `Some(version)` when pinned to one (a store's query parameter), `None` for every version.
+    #[must_use]
+    pub fn pinned(&self) -> Option<Option<&str>> {
+        match self {
+            Versions::Any => None,
+            Versions::Only(only) => Some(only.as_deref()),
+        }
+    }
 }
 
 /// A definition an event matches.

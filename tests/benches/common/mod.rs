@@ -295,6 +295,7 @@ use swf_runtime::Timestamp;
 use swf_runtime::store::{
     Claimed, Commit, CommitResult, Definition, Delivery, HistoryEntry, InstanceSummary, ListFilter,
     NewInstance, OutboxEntry, PurgeFilter, Purged, Routed, Store, StoreError, StoredEvent,
+    Versions,
 };
 
 impl<S: Store> Store for Counted<S> {
@@ -316,14 +317,16 @@ impl<S: Store> Store for Counted<S> {
     async fn claim(
         &self,
         workflow: &str,
+        versions: &Versions,
         worker: &str,
         now: Timestamp,
         lease: Duration,
         limit: usize,
     ) -> Result<Vec<Claimed>, StoreError> {
-        let claimed = self
-            .timed(1, 0, self.inner.claim(workflow, worker, now, lease, limit))
-            .await;
+        let claim = self
+            .inner
+            .claim(workflow, versions, worker, now, lease, limit);
+        let claimed = self.timed(1, 0, claim).await;
         if let Ok(claimed) = &claimed {
             self.stats[1]
                 .items
@@ -334,12 +337,13 @@ impl<S: Store> Store for Counted<S> {
     async fn claim_ids(
         &self,
         ids: &[InstanceId],
+        versions: &Versions,
         worker: &str,
         now: Timestamp,
         lease: Duration,
     ) -> Result<Vec<Claimed>, StoreError> {
-        self.timed(2, ids.len(), self.inner.claim_ids(ids, worker, now, lease))
-            .await
+        let claim = self.inner.claim_ids(ids, versions, worker, now, lease);
+        self.timed(2, ids.len(), claim).await
     }
     async fn renew(
         &self,
@@ -377,9 +381,11 @@ impl<S: Store> Store for Counted<S> {
     async fn next_wake(
         &self,
         workflow: &str,
+        versions: &Versions,
         now: Timestamp,
     ) -> Result<Option<Timestamp>, StoreError> {
-        self.timed(5, 1, self.inner.next_wake(workflow, now)).await
+        self.timed(5, 1, self.inner.next_wake(workflow, versions, now))
+            .await
     }
     async fn claim_outbox(
         &self,

@@ -18,7 +18,7 @@ use crate::store::codec::{
 };
 use crate::store::{
     Claimed, Definition, HistoryKind, InstanceId, InstanceRecord, Lease, NewInstance, StoreError,
-    StoredEvent,
+    StoredEvent, Versions,
 };
 
 /// A statement sent without waiting for the previous one's answer (tokio-postgres pipelines
@@ -297,18 +297,22 @@ fn record(row: &Row) -> Result<InstanceRecord, StoreError> {
 pub(super) async fn claim<C: GenericClient>(
     client: &C,
     workflow: i64,
+    versions: &Versions,
     worker: &str,
     now: Timestamp,
     lease: Duration,
     limit: usize,
 ) -> Result<Vec<Claimed>, StoreError> {
     let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+    let (pinned, version) = version_columns(versions);
     let rows = query(
         client,
         "WITH picked AS (
             SELECT id, due_at FROM swf_instance
             WHERE workflow = $1 AND due_at IS NOT NULL AND due_at <= $2
               AND (lease_until IS NULL OR lease_until < $2)
+              AND (NOT $6 OR (SELECT d.version FROM swf_definition d
+                              WHERE d.id = swf_instance.definition) IS NOT DISTINCT FROM $7)
             ORDER BY due_at, id LIMIT $3
             FOR UPDATE SKIP LOCKED)
          UPDATE swf_instance i SET lease_worker = $4, lease_until = $5, nudged = false
@@ -320,6 +324,8 @@ pub(super) async fn claim<C: GenericClient>(
             &limit,
             &worker,
             &deadline(now, lease)?,
+            &pinned,
+            &version,
         ],
     )
     .await?;
@@ -330,6 +336,7 @@ pub(super) async fn claim<C: GenericClient>(
 pub(super) async fn claim_ids<C: GenericClient>(
     client: &C,
     ids: &[InstanceId],
+    versions: &Versions,
     worker: &str,
     now: Timestamp,
     lease: Duration,
@@ -338,17 +345,27 @@ pub(super) async fn claim_ids<C: GenericClient>(
         .iter()
         .map(|id| id_column(*id))
         .collect::<Result<Vec<_>, _>>()?;
+    let (pinned, version) = version_columns(versions);
     let rows = query(
         client,
         "WITH picked AS (
             SELECT id, due_at FROM swf_instance
             WHERE id = ANY($1) AND due_at IS NOT NULL AND due_at <= $2
               AND (lease_until IS NULL OR lease_until < $2)
+              AND (NOT $5 OR (SELECT d.version FROM swf_definition d
+                              WHERE d.id = swf_instance.definition) IS NOT DISTINCT FROM $6)
             FOR UPDATE SKIP LOCKED)
          UPDATE swf_instance i SET lease_worker = $3, lease_until = $4, nudged = false
          FROM picked WHERE i.id = picked.id
          RETURNING i.id, picked.due_at",
-        &[&ids, &micros(now), &worker, &deadline(now, lease)?],
+        &[
+            &ids,
+            &micros(now),
+            &worker,
+            &deadline(now, lease)?,
+            &pinned,
+            &version,
+        ],
     )
     .await?;
     load(client, &in_due_order(&rows)?).await
@@ -398,15 +415,30 @@ pub(super) async fn renew<C: GenericClient>(
 pub(super) async fn next_wake<C: GenericClient>(
     client: &C,
     workflow: i64,
+    versions: &Versions,
 ) -> Result<Option<Timestamp>, StoreError> {
+    let (pinned, version) = version_columns(versions);
+    // In due order, not `min()`: the index gives the first due row of the version at once.
     let rows = query(
         client,
-        "SELECT min(due_at) FROM swf_instance WHERE workflow = $1 AND due_at IS NOT NULL",
-        &[&workflow],
+        "SELECT due_at FROM swf_instance
+         WHERE workflow = $1 AND due_at IS NOT NULL
+           AND (NOT $2 OR (SELECT d.version FROM swf_definition d
+                           WHERE d.id = swf_instance.definition) IS NOT DISTINCT FROM $3)
+         ORDER BY due_at LIMIT 1",
+        &[&workflow, &pinned, &version],
     )
     .await?;
     match rows.first() {
         Some(row) => timestamp_opt(get(row, 0)?),
         None => Ok(None),
+    }
+}
+
+/// A [`Versions`] as the two parameters the queries test: pinned or not, and the version.
+pub(super) fn version_columns(versions: &Versions) -> (bool, Option<&str>) {
+    match versions.pinned() {
+        Some(version) => (true, version),
+        None => (false, None),
     }
 }

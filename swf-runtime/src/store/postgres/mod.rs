@@ -35,6 +35,7 @@ use super::codec::{id_column, invalid, timestamp, unavailable};
 use super::{
     Claimed, Commit, CommitResult, Definition, Delivery, HistoryEntry, InstanceSummary, ListFilter,
     NewInstance, OutboxEntry, PurgeFilter, Purged, Routed, Store, StoreError, StoredEvent,
+    Versions,
 };
 use crate::host::InstanceId;
 use group::CommitQueue;
@@ -256,6 +257,7 @@ impl Store for PostgresStore {
     async fn claim(
         &self,
         workflow: &str,
+        versions: &Versions,
         worker: &str,
         now: Timestamp,
         lease: Duration,
@@ -266,7 +268,8 @@ impl Store for PostgresStore {
             return Ok(Vec::new());
         };
         let transaction = client.transaction().await?;
-        let claimed = instances::claim(&transaction, workflow, worker, now, lease, limit).await?;
+        let claimed =
+            instances::claim(&transaction, workflow, versions, worker, now, lease, limit).await?;
         transaction.commit().await?;
         Ok(claimed)
     }
@@ -274,13 +277,14 @@ impl Store for PostgresStore {
     async fn claim_ids(
         &self,
         ids: &[InstanceId],
+        versions: &Versions,
         worker: &str,
         now: Timestamp,
         lease: Duration,
     ) -> Result<Vec<Claimed>, StoreError> {
         let mut client = self.core.client().await?;
         let transaction = client.transaction().await?;
-        let claimed = instances::claim_ids(&transaction, ids, worker, now, lease).await?;
+        let claimed = instances::claim_ids(&transaction, ids, versions, worker, now, lease).await?;
         transaction.commit().await?;
         Ok(claimed)
     }
@@ -326,13 +330,14 @@ impl Store for PostgresStore {
     async fn next_wake(
         &self,
         workflow: &str,
+        versions: &Versions,
         _now: Timestamp,
     ) -> Result<Option<Timestamp>, StoreError> {
         let client = self.core.client().await?;
         let Some(workflow) = self.core.names.find_workflow(&client, workflow).await? else {
             return Ok(None);
         };
-        instances::next_wake(&client, workflow).await
+        instances::next_wake(&client, workflow, versions).await
     }
 
     async fn claim_outbox(

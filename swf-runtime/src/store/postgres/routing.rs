@@ -335,11 +335,15 @@ async fn receive(
             // The woken rows are locked by this transaction already: no other worker can
             // lease them in between. Leasing hands the inbox, this event included, to the
             // worker: not nudged.
+            let (pinned, version) = super::instances::version_columns(&claim.versions);
             let leased = query(
                 transaction,
                 "WITH picked AS (
                     SELECT id FROM swf_instance
                     WHERE id = ANY($1) AND (lease_until IS NULL OR lease_until < $2)
+                      AND (NOT $6 OR (SELECT d.version FROM swf_definition d
+                                      WHERE d.id = swf_instance.definition)
+                                     IS NOT DISTINCT FROM $7)
                     ORDER BY id LIMIT $3)
                  UPDATE swf_instance i SET lease_worker = $4, lease_until = $5, nudged = false
                  FROM picked WHERE i.id = picked.id
@@ -350,6 +354,8 @@ async fn receive(
                     &i64::try_from(claim.limit).unwrap_or(i64::MAX),
                     &claim.worker,
                     &deadline(now, claim.lease)?,
+                    &pinned,
+                    &version,
                 ],
             )
             .await?;

@@ -16,7 +16,7 @@ use crate::store::codec::{
 };
 use crate::store::{
     Claimed, Definition, HistoryKind, InstanceId, InstanceRecord, Lease, NewInstance, StoreError,
-    StoredEvent,
+    StoredEvent, Versions,
 };
 
 /// A query of instance rows as [`record_of`] reads them, with `$where` after
@@ -312,6 +312,7 @@ fn record_of(row: &Row<'_>) -> rusqlite::Result<Result<InstanceRecord, StoreErro
 pub(super) fn claim(
     connection: &Session,
     workflow: &str,
+    versions: &Versions,
     worker: &str,
     now: Timestamp,
     lease: Duration,
@@ -321,14 +322,19 @@ pub(super) fn claim(
         return Ok(Vec::new());
     };
     let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+    let (pinned, version) = version_columns(versions);
     let ids: Vec<i64> = connection
         .prepare_cached(
             "SELECT id FROM swf_instance
              WHERE workflow = ?1 AND due_at IS NOT NULL AND due_at <= ?2
                AND (lease_until IS NULL OR lease_until < ?2)
+               AND (NOT ?4 OR (SELECT d.version FROM swf_definition d
+                               WHERE d.id = swf_instance.definition) IS ?5)
              ORDER BY due_at, id LIMIT ?3",
         )?
-        .query_map((workflow, micros(now), limit), |row| row.get(0))?
+        .query_map((workflow, micros(now), limit, pinned, version), |row| {
+            row.get(0)
+        })?
         .collect::<Result<_, _>>()?;
     let mut records = Vec::with_capacity(ids.len());
     for id in ids {
@@ -341,6 +347,7 @@ pub(super) fn claim(
 pub(super) fn claim_ids(
     connection: &Session,
     ids: &[InstanceId],
+    versions: &Versions,
     worker: &str,
     now: Timestamp,
     lease: Duration,
@@ -355,7 +362,8 @@ pub(super) fn claim_ids(
             ))?
             .query_row((id_column(id)?, micros(now)), record_of)
             .optional()?
-            .transpose()?;
+            .transpose()?
+            .filter(|record| versions.admit(record.definition.version.as_deref()));
         claimable.extend(found);
     }
     lease_all(connection, claimable, worker, deadline(now, lease)?)
@@ -413,14 +421,32 @@ pub(super) fn renew(
 pub(super) fn next_wake(
     connection: &Session,
     workflow: &str,
+    versions: &Versions,
 ) -> Result<Option<Timestamp>, StoreError> {
     let Some(workflow) = find_workflow(connection, workflow)? else {
         return Ok(None);
     };
+    let (pinned, version) = version_columns(versions);
+    // In due order, not `min()`: the index gives the first due row of the version at once,
+    // where `min()` under the version's test would read every due row.
     let due: Option<i64> = connection
         .prepare_cached(
-            "SELECT min(due_at) FROM swf_instance WHERE workflow = ?1 AND due_at IS NOT NULL",
+            "SELECT due_at FROM swf_instance
+             WHERE workflow = ?1 AND due_at IS NOT NULL
+               AND (NOT ?2 OR (SELECT d.version FROM swf_definition d
+                               WHERE d.id = swf_instance.definition) IS ?3)
+             ORDER BY due_at LIMIT 1",
         )?
-        .query_row([workflow], |row| row.get(0))?;
+        .query_row((workflow, pinned, version), |row| row.get(0))
+        .optional()?;
     timestamp_opt(due)
+}
+
+/// A [`Versions`] as the two parameters the queries test: pinned or not, and the version
+/// (`IS` compares a missing version as equal to a missing one).
+pub(super) fn version_columns(versions: &Versions) -> (bool, Option<&str>) {
+    match versions.pinned() {
+        Some(version) => (true, version),
+        None => (false, None),
+    }
 }

@@ -34,7 +34,7 @@ use super::codec::{incompatible, invalid, unavailable};
 use super::{
     Claimed, Commit, CommitResult, Definition, Delivery, HistoryEntry, InstanceSummary, ListFilter,
     NewInstance, OutboxEntry, PurgeFilter, Purged, Routed, Store, StoreError, StoreErrorKind,
-    StoredEvent,
+    StoredEvent, Versions,
 };
 use crate::host::InstanceId;
 use checkpoint::{Checkpointer, Checkpoints};
@@ -220,14 +220,16 @@ impl Store for SqliteStore {
     async fn claim(
         &self,
         workflow: &str,
+        versions: &Versions,
         worker: &str,
         now: Timestamp,
         lease: Duration,
         limit: usize,
     ) -> Result<Vec<Claimed>, StoreError> {
-        let (workflow, worker) = (workflow.to_string(), worker.to_string());
+        let (workflow, versions, worker) =
+            (workflow.to_string(), versions.clone(), worker.to_string());
         self.call(move |connection| {
-            instances::claim(connection, &workflow, &worker, now, lease, limit)
+            instances::claim(connection, &workflow, &versions, &worker, now, lease, limit)
         })
         .await
     }
@@ -235,13 +237,16 @@ impl Store for SqliteStore {
     async fn claim_ids(
         &self,
         ids: &[InstanceId],
+        versions: &Versions,
         worker: &str,
         now: Timestamp,
         lease: Duration,
     ) -> Result<Vec<Claimed>, StoreError> {
-        let (ids, worker) = (ids.to_vec(), worker.to_string());
-        self.call(move |connection| instances::claim_ids(connection, &ids, &worker, now, lease))
-            .await
+        let (ids, versions, worker) = (ids.to_vec(), versions.clone(), worker.to_string());
+        self.call(move |connection| {
+            instances::claim_ids(connection, &ids, &versions, &worker, now, lease)
+        })
+        .await
     }
 
     async fn renew(
@@ -296,10 +301,11 @@ impl Store for SqliteStore {
     async fn next_wake(
         &self,
         workflow: &str,
+        versions: &Versions,
         _now: Timestamp,
     ) -> Result<Option<Timestamp>, StoreError> {
-        let workflow = workflow.to_string();
-        self.call(move |connection| instances::next_wake(connection, &workflow))
+        let (workflow, versions) = (workflow.to_string(), versions.clone());
+        self.call(move |connection| instances::next_wake(connection, &workflow, &versions))
             .await
     }
 

@@ -193,7 +193,9 @@ fn receive(
         let wakes = status_now == Status::Waiting && waits_for_it;
         let free = lease.is_none_or(|until| until < at);
         match (&delivery.claim, lease_until, record) {
-            (Some(claim), Some(until), Some(mut record)) if wakes && free => {
+            (Some(claim), Some(until), Some(mut record))
+                if wakes && free && claim.versions.admit(record.definition.version.as_deref()) =>
+            {
                 // Leasing hands the inbox, this event included, to the worker: not nudged.
                 connection
                     .prepare_cached(
