@@ -375,7 +375,13 @@ impl<M: Machine, S: Store> DurableHost<M, S> {
             let entries = match self
                 .inner
                 .store
-                .claim_outbox(&config.worker, now, config.lease, OUTBOX_BATCH)
+                .claim_outbox(
+                    &self.inner.definition.workflow,
+                    &config.worker,
+                    now,
+                    config.lease,
+                    OUTBOX_BATCH,
+                )
                 .await
             {
                 Ok(entries) => entries,

@@ -205,12 +205,13 @@ impl Store for AnyStore {
 
     async fn claim_outbox(
         &self,
+        workflow: &str,
         worker: &str,
         now: Timestamp,
         lease: Duration,
         limit: usize,
     ) -> Result<Vec<OutboxEntry>, StoreError> {
-        dispatch!(self, store => store.claim_outbox(worker, now, lease, limit))
+        dispatch!(self, store => store.claim_outbox(workflow, worker, now, lease, limit))
     }
 
     async fn mark_delivered(&self, seqs: &[u64], now: Timestamp) -> Result<(), StoreError> {

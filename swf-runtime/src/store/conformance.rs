@@ -51,6 +51,7 @@ macro_rules! conformance_tests {
             purge_goes_in_rounds_oldest_first,
             a_commit_trims_the_history,
             a_pinned_worker_takes_only_its_version,
+            each_workflow_claims_its_own_outbox,
         );
     };
     (@each $fixture:path; $($check:ident),* $(,)?) => {
@@ -500,7 +501,7 @@ pub(crate) async fn commit_conflicts_write_nothing<S: Store>(store: &S) {
     assert_eq!(store.history(id).await.unwrap().len(), 1);
     assert!(
         store
-            .claim_outbox(WORKER, at(3), LEASE, 10)
+            .claim_outbox("wf", WORKER, at(3), LEASE, 10)
             .await
             .unwrap()
             .is_empty()
@@ -582,7 +583,10 @@ pub(crate) async fn commit_writes_everything<S: Store>(store: &S) {
     assert_eq!(child.parent, Some(id));
     assert_eq!(child.definition.workflow, "child-wf");
 
-    let outbox = store.claim_outbox(WORKER, at(13), LEASE, 10).await.unwrap();
+    let outbox = store
+        .claim_outbox("wf", WORKER, at(13), LEASE, 10)
+        .await
+        .unwrap();
     let produced: Vec<_> = outbox.iter().map(|entry| entry.event.clone()).collect();
     assert_eq!(produced, vec![event("out-1"), event("out-2")]);
     assert!(outbox.iter().all(|entry| entry.instance == id));
@@ -637,7 +641,7 @@ pub(crate) async fn commit_is_all_or_nothing<S: Store>(store: &S) {
     assert_eq!(store.history(id).await.unwrap().len(), 1);
     assert!(
         store
-            .claim_outbox(WORKER, at(3), LEASE, 10)
+            .claim_outbox("wf", WORKER, at(3), LEASE, 10)
             .await
             .unwrap()
             .is_empty()
@@ -1152,7 +1156,7 @@ pub(crate) async fn outbox_is_leased_and_marked<S: Store>(store: &S) {
     commit.produced = vec![event("out-1"), event("out-2"), event("out-3")];
     committed(&store.commit(vec![commit], at(2)).await.unwrap()[0]);
     let first = store
-        .claim_outbox(WORKER, at(3), Duration::from_secs(10), 2)
+        .claim_outbox("wf", WORKER, at(3), Duration::from_secs(10), 2)
         .await
         .unwrap();
     assert_eq!(
@@ -1164,14 +1168,14 @@ pub(crate) async fn outbox_is_leased_and_marked<S: Store>(store: &S) {
     );
     assert!(first[0].seq < first[1].seq);
     let rest = store
-        .claim_outbox(OTHER, at(4), Duration::from_secs(10), 10)
+        .claim_outbox("wf", OTHER, at(4), Duration::from_secs(10), 10)
         .await
         .unwrap();
     assert_eq!(rest.len(), 1, "leased entries are not claimed again");
     assert_eq!(rest[0].event, event("out-3"));
     store.mark_delivered(&[first[0].seq], at(5)).await.unwrap();
     let expired = store
-        .claim_outbox(OTHER, at(15), Duration::from_secs(10), 10)
+        .claim_outbox("wf", OTHER, at(15), Duration::from_secs(10), 10)
         .await
         .unwrap();
     assert_eq!(
@@ -1184,7 +1188,7 @@ pub(crate) async fn outbox_is_leased_and_marked<S: Store>(store: &S) {
     store.mark_delivered(&all, at(16)).await.unwrap();
     assert!(
         store
-            .claim_outbox(WORKER, at(100), LEASE, 10)
+            .claim_outbox("wf", WORKER, at(100), LEASE, 10)
             .await
             .unwrap()
             .is_empty()
@@ -1818,7 +1822,10 @@ pub(crate) async fn a_batch_may_step_one_instance_twice<S: Store>(store: &S) {
     let after = record(store, id).await.record;
     assert_eq!((after.revision, after.status), (2, Status::Waiting));
     assert_eq!(after.waits, vec!["A".to_string()]);
-    let outbox = store.claim_outbox(WORKER, at(3), LEASE, 10).await.unwrap();
+    let outbox = store
+        .claim_outbox("wf", WORKER, at(3), LEASE, 10)
+        .await
+        .unwrap();
     let produced: Vec<_> = outbox.into_iter().map(|entry| entry.event).collect();
     assert_eq!(produced, vec![event("out-1"), event("out-2")]);
     let revisions: Vec<_> = store
@@ -1869,7 +1876,10 @@ pub(crate) async fn one_callers_failure_is_not_anothers<S: Store>(store: &S) {
             assert_eq!(committed(&results[0]).0, 1, "instance {id}");
         }
     }
-    let outbox = store.claim_outbox(WORKER, at(3), LEASE, 100).await.unwrap();
+    let outbox = store
+        .claim_outbox("wf", WORKER, at(3), LEASE, 100)
+        .await
+        .unwrap();
     assert_eq!(outbox.len(), ids.len() - 1);
     assert!(outbox.iter().all(|entry| entry.instance != broken));
 }
@@ -1983,6 +1993,44 @@ pub(crate) async fn a_pinned_worker_takes_only_its_version<S: Store>(store: &S) 
         .await
         .unwrap();
     assert_eq!(ids(taken), vec![old], "left for a worker of its version");
+}
+
+pub(crate) async fn each_workflow_claims_its_own_outbox<S: Store>(store: &S) {
+    let mut produced_by = Vec::new();
+    for (workflow, out) in [
+        ("wf", "out-wf"),
+        ("other-wf", "out-other"),
+        ("wf", "out-wf-2"),
+    ] {
+        let id = create_one(store, new_instance(workflow, Status::Runnable, &[]), at(0)).await;
+        let claimed = claim_one(store, id, WORKER, at(1)).await;
+        let mut commit = step(&claimed, WORKER, Status::Runnable);
+        commit.produced = vec![event(out)];
+        committed(&store.commit(vec![commit], at(2)).await.unwrap()[0]);
+        produced_by.push(id);
+    }
+    let claim = |workflow: &'static str| async move {
+        store
+            .claim_outbox(workflow, WORKER, at(3), LEASE, 10)
+            .await
+            .unwrap()
+            .into_iter()
+            .map(|entry| (entry.instance, entry.event))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(
+        claim("other-wf").await,
+        vec![(produced_by[1], event("out-other"))],
+        "another workflow's events are not its to send"
+    );
+    assert_eq!(
+        claim("wf").await,
+        vec![
+            (produced_by[0], event("out-wf")),
+            (produced_by[2], event("out-wf-2"))
+        ]
+    );
+    assert!(claim("never-seen").await.is_empty());
 }
 
 /// Steps `id` (claimed at `now`) to `status` at `now`, producing `produced`.
@@ -2127,7 +2175,10 @@ pub(crate) async fn purge_removes_what_ended_and_what_nothing_holds<S: Store>(st
 
     // Once its produced event is delivered, the instance that was sending goes too; every
     // workflow's when none is named.
-    let outbox = store.claim_outbox(WORKER, at(61), LEASE, 10).await.unwrap();
+    let outbox = store
+        .claim_outbox("wf", WORKER, at(61), LEASE, 10)
+        .await
+        .unwrap();
     assert_eq!(outbox.len(), 1);
     store
         .mark_delivered(&[outbox[0].seq], at(62))

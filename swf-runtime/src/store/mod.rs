@@ -141,11 +141,14 @@ pub trait Store: Clone + Send + Sync + 'static {
         now: Timestamp,
     ) -> impl Future<Output = Result<Option<Timestamp>, StoreError>> + Send;
 
-    /// Claims up to `limit` produced events not yet delivered, oldest first, leased to `worker`
-    /// until `now + lease` (so that two workers do not send the same event at once; an expired
-    /// lease makes it claimable again: delivery is at least once).
+    /// Claims up to `limit` events that instances of `workflow` produced and that are not yet
+    /// delivered, oldest first, leased to `worker` until `now + lease` (so that two workers do
+    /// not send the same event at once; an expired lease makes it claimable again: delivery is
+    /// at least once). Each workflow's events go to the sink of a worker of that workflow, not
+    /// of whichever workflow's worker asks first.
     fn claim_outbox(
         &self,
+        workflow: &str,
         worker: &str,
         now: Timestamp,
         lease: Duration,

@@ -389,13 +389,18 @@ impl<S: Store> Store for Counted<S> {
     }
     async fn claim_outbox(
         &self,
+        workflow: &str,
         worker: &str,
         now: Timestamp,
         lease: Duration,
         limit: usize,
     ) -> Result<Vec<OutboxEntry>, StoreError> {
-        self.timed(6, 1, self.inner.claim_outbox(worker, now, lease, limit))
-            .await
+        self.timed(
+            6,
+            1,
+            self.inner.claim_outbox(workflow, worker, now, lease, limit),
+        )
+        .await
     }
     async fn mark_delivered(&self, seqs: &[u64], now: Timestamp) -> Result<(), StoreError> {
         self.timed(7, seqs.len(), self.inner.mark_delivered(seqs, now))

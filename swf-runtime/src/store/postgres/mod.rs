@@ -342,13 +342,17 @@ impl Store for PostgresStore {
 
     async fn claim_outbox(
         &self,
+        workflow: &str,
         worker: &str,
         now: Timestamp,
         lease: Duration,
         limit: usize,
     ) -> Result<Vec<OutboxEntry>, StoreError> {
         let client = self.core.client().await?;
-        operations::claim_outbox(&client, worker, now, lease, limit).await
+        let Some(workflow) = self.core.names.find_workflow(&client, workflow).await? else {
+            return Ok(Vec::new());
+        };
+        operations::claim_outbox(&client, workflow, worker, now, lease, limit).await
     }
 
     async fn mark_delivered(&self, seqs: &[u64], now: Timestamp) -> Result<(), StoreError> {

@@ -229,6 +229,7 @@ pub(super) async fn redrive(
 /// Claims produced events not yet delivered, oldest first; rows another claim holds are skipped.
 pub(super) async fn claim_outbox<C: GenericClient>(
     client: &C,
+    workflow: i64,
     worker: &str,
     now: Timestamp,
     lease: Duration,
@@ -238,13 +239,20 @@ pub(super) async fn claim_outbox<C: GenericClient>(
     let rows = query(
         client,
         "WITH picked AS (
-            SELECT seq FROM swf_outbox
-            WHERE delivered_at IS NULL AND (lease_until IS NULL OR lease_until < $1)
-            ORDER BY seq LIMIT $2 FOR UPDATE SKIP LOCKED)
+            SELECT o.seq FROM swf_outbox o
+            WHERE o.delivered_at IS NULL AND (o.lease_until IS NULL OR o.lease_until < $1)
+              AND EXISTS (SELECT 1 FROM swf_instance i WHERE i.id = o.instance AND i.workflow = $5)
+            ORDER BY o.seq LIMIT $2 FOR UPDATE OF o SKIP LOCKED)
          UPDATE swf_outbox o SET lease_worker = $3, lease_until = $4
          FROM picked WHERE o.seq = picked.seq
          RETURNING o.seq, o.instance, o.body",
-        &[&micros(now), &limit, &worker, &deadline(now, lease)?],
+        &[
+            &micros(now),
+            &limit,
+            &worker,
+            &deadline(now, lease)?,
+            &workflow,
+        ],
     )
     .await?;
     let mut entries = rows

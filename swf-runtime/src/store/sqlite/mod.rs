@@ -311,14 +311,15 @@ impl Store for SqliteStore {
 
     async fn claim_outbox(
         &self,
+        workflow: &str,
         worker: &str,
         now: Timestamp,
         lease: Duration,
         limit: usize,
     ) -> Result<Vec<OutboxEntry>, StoreError> {
-        let worker = worker.to_string();
+        let (workflow, worker) = (workflow.to_string(), worker.to_string());
         self.call(move |connection| {
-            operations::claim_outbox(connection, &worker, now, lease, limit)
+            operations::claim_outbox(connection, &workflow, &worker, now, lease, limit)
         })
         .await
     }

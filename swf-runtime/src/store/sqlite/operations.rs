@@ -6,6 +6,7 @@ use jiff::Timestamp;
 use rusqlite::OptionalExtension;
 
 use super::commits::end;
+use super::names::find_workflow;
 use super::session::Session;
 use crate::store::codec::{
     LIST_CAP, deadline, event, history_kind, history_kind_code, id_column, instance_id, json_text,
@@ -223,23 +224,30 @@ pub(super) fn redrive(
     )
 }
 
-/// Claims produced events not yet delivered, oldest first.
+/// Claims the events instances of `workflow` produced and that are not yet delivered, oldest
+/// first.
 pub(super) fn claim_outbox(
     connection: &Session,
+    workflow: &str,
     worker: &str,
     now: Timestamp,
     lease: Duration,
     limit: usize,
 ) -> Result<Vec<OutboxEntry>, StoreError> {
+    let Some(workflow) = find_workflow(connection, workflow)? else {
+        return Ok(Vec::new());
+    };
     let until = deadline(now, lease)?;
     let limit = i64::try_from(limit).unwrap_or(i64::MAX);
     let rows: Vec<(i64, i64, String)> = connection
         .prepare_cached(
-            "SELECT seq, instance, body FROM swf_outbox
-             WHERE delivered_at IS NULL AND (lease_until IS NULL OR lease_until < ?1)
-             ORDER BY seq LIMIT ?2",
+            "SELECT o.seq, o.instance, o.body FROM swf_outbox o
+             JOIN swf_instance i ON i.id = o.instance
+             WHERE o.delivered_at IS NULL AND (o.lease_until IS NULL OR o.lease_until < ?1)
+               AND i.workflow = ?3
+             ORDER BY o.seq LIMIT ?2",
         )?
-        .query_map((micros(now), limit), |row| {
+        .query_map((micros(now), limit, workflow), |row| {
             Ok((row.get(0)?, row.get(1)?, row.get(2)?))
         })?
         .collect::<Result<_, _>>()?;
