@@ -571,6 +571,55 @@ async fn pinned_workers_run_the_instances_of_their_version_on_postgres() {
     pinned_workers_run_the_instances_of_their_version(store).await;
 }
 
+/// A worker loop whose future is dropped (its task aborted) no longer counts as running here:
+/// an instance started afterwards is not leased to it, and another worker steps it.
+async fn a_dropped_worker_loop_leases_nothing<S: Store>(store: S) {
+    let (clock, _shop, host) = order_host(&store, 0).await;
+    let (sink, _produced) = mpsc::channel(64);
+    let looping = tokio::spawn({
+        let host = host.clone();
+        async move { host.run(sink, std::future::pending()).await }
+    });
+    let before = host
+        .start_correlated(order_input(1, 1), correlated(1))
+        .await
+        .unwrap();
+    waiting_at(&store, before, "Pack").await;
+    looping.abort();
+    assert!(looping.await.unwrap_err().is_cancelled());
+
+    let after = host
+        .start_correlated(order_input(2, 1), correlated(2))
+        .await
+        .unwrap();
+    let created = store.instance(after).await.unwrap().unwrap().record;
+    assert_eq!(created.lease, None, "leased to a loop that no longer runs");
+    let other = DurableHost::open(
+        DurableOrderWorkflow::new(Shop::new(0)),
+        store.clone(),
+        config(&clock, "w2"),
+    )
+    .await
+    .unwrap();
+    let worker = Running::start(&other);
+    waiting_at(&store, after, "Pack").await;
+    worker.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_dropped_worker_loop_leases_nothing_on_sqlite() {
+    let (store, _dir) = stores::sqlite().await;
+    a_dropped_worker_loop_leases_nothing(store).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_dropped_worker_loop_leases_nothing_on_postgres() {
+    let Some((store, _schema)) = stores::postgres().await else {
+        return;
+    };
+    a_dropped_worker_loop_leases_nothing(store).await;
+}
+
 mod family {
     swf_runtime::workflow!(
         "workflows/events/parent.sw.yaml",

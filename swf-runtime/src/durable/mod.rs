@@ -494,14 +494,14 @@ impl<M: Machine, S: Store> DurableHost<M, S> {
 
     /// A lease for an instance created here, when this process steps instances.
     fn local_lease(&self) -> Option<Lease> {
-        self.inner
-            .shared
-            .running
-            .load(Ordering::Acquire)
-            .then(|| Lease {
+        // Not while the loop stops: it would not step what it was handed.
+        let shared = &self.inner.shared;
+        (shared.running.load(Ordering::Acquire) && !shared.stopping.load(Ordering::Acquire)).then(
+            || Lease {
                 worker: self.inner.config.worker.clone(),
                 until: after(self.now(), self.inner.config.lease),
-            })
+            },
+        )
     }
 
     /// The `Io` of one step of instance `name` at `revision`, holding `inbox` and bound to

@@ -10,9 +10,9 @@ use std::time::Duration;
 use futures_util::FutureExt;
 use jiff::Timestamp;
 use tokio::sync::oneshot;
-use tokio::task::JoinSet;
+use tokio::task::{AbortHandle, JoinHandle, JoinSet};
 
-use super::{DurableHost, EventSink, ProbePoint, Report};
+use super::{DurableHost, EventSink, ProbePoint, Report, Shared};
 use crate::clock::{after, before};
 use crate::host::{InstanceId, Machine};
 use crate::store::{Claimed, MIN_PURGE_AGE, PurgeFilter, Purged, Store};
@@ -37,6 +37,30 @@ enum Woke {
     Shutdown,
 }
 
+/// Ends what [`DurableHost::run`] started when its future is dropped before it returns
+/// (its task aborted, or a `select!` branch that lost): the drivers go with its `JoinSet`, and
+/// this stops the lease renewer (which would keep the leases of the instances they stepped
+/// for as long as the process lives), the outbox sender and the purger, and tells starts and
+/// deliveries that no worker runs here (which would lease new instances to it). The instances
+/// whose steps were cut off are taken over once their leases expire, as a dead worker's are.
+/// After a shutdown that completed, it changes nothing.
+struct StopWhenDropped<'a> {
+    shared: &'a Shared,
+    tasks: Vec<AbortHandle>,
+}
+
+impl Drop for StopWhenDropped<'_> {
+    fn drop(&mut self) {
+        for task in &self.tasks {
+            task.abort();
+        }
+        self.shared.running.store(false, Ordering::Release);
+        let mut local = self.shared.local();
+        local.in_flight.clear();
+        local.woken.clear();
+    }
+}
+
 impl<M: Machine, S: Store> DurableHost<M, S> {
     /// Runs this worker until `shutdown` completes: claims the instances of this workflow that
     /// have work (those created or woken here at once, the others as the store says, every
@@ -47,7 +71,9 @@ impl<M: Machine, S: Store> DurableHost<M, S> {
     ///
     /// On shutdown it stops claiming, lets each step in progress finish and commit (releasing
     /// its instance to any worker), and returns. A store that fails is reported
-    /// ([`Report::StoreFailed`]) and tried again; it never ends the loop.
+    /// ([`Report::StoreFailed`]) and tried again; it never ends the loop. Dropping the future
+    /// instead (aborting its task) stops it at once, as if the process had died: the steps in
+    /// progress are dropped, and their instances are taken over once their leases expire.
     pub async fn run<K: EventSink>(&self, sink: K, shutdown: impl Future<Output = ()>) {
         self.inner.shared.stopping.store(false, Ordering::Release);
         self.inner.shared.running.store(true, Ordering::Release);
@@ -62,6 +88,14 @@ impl<M: Machine, S: Store> DurableHost<M, S> {
             self.inner.config.retention.map(|retention| {
                 tokio::spawn(self.clone().purge_expired(retention, purging_stopped))
             });
+        let _dropped = StopWhenDropped {
+            shared: &self.inner.shared,
+            tasks: [Some(&renewer), Some(&outbox), purger.as_ref()]
+                .into_iter()
+                .flatten()
+                .map(JoinHandle::abort_handle)
+                .collect(),
+        };
         let mut look_in_store = true;
         loop {
             while let Some(done) = drivers.try_join_next() {
