@@ -338,3 +338,33 @@ async fn shows_what_a_history_limit_dropped() {
     );
     assert!(history[2].trim_start().starts_with("4 "), "{out}");
 }
+
+/// `swf list --json | head -1`: the reader goes before the listing is written.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reader_that_stops_early_is_not_a_failure() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("swf.db");
+    let store = SqliteStore::open(&path).await.unwrap();
+    // Well over a pipe's 64 KiB of JSON lines, so that the writer meets the closed pipe.
+    let instances = (0..1_000).map(|_| instance("Pack")).collect();
+    store.create(instances, at(0)).await.unwrap();
+    drop(store);
+    let mut child = Command::new(env!("CARGO_BIN_EXE_swf"))
+        .args([
+            "--store",
+            path.to_str().unwrap(),
+            "--json",
+            "list",
+            "--limit",
+            "1000",
+        ])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    let output = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    assert!(stderr.is_empty(), "{stderr}");
+}

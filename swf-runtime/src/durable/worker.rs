@@ -111,9 +111,11 @@ impl<M: Machine, S: Store> DurableHost<M, S> {
                 claimed = self.claim_local(free).await;
                 let room = free - claimed.len();
                 if room > 0 && look_in_store {
-                    let found = self.claim_from_store(room).await;
+                    let asked = room.min(self.inner.config.batch);
+                    let found = self.claim_from_store(asked).await;
                     // A full claim means more may be waiting: look again without sleeping.
-                    look_in_store = found.len() == room;
+                    // (Full is what was asked: a batch, when there is room for more.)
+                    look_in_store = found.len() == asked;
                     claimed.extend(found);
                 }
             }
@@ -187,7 +189,7 @@ impl<M: Machine, S: Store> DurableHost<M, S> {
         claimed
     }
 
-    async fn claim_from_store(&self, room: usize) -> Vec<Claimed> {
+    async fn claim_from_store(&self, limit: usize) -> Vec<Claimed> {
         let now = self.now();
         let config = &self.inner.config;
         match self
@@ -199,7 +201,7 @@ impl<M: Machine, S: Store> DurableHost<M, S> {
                 &config.worker,
                 now,
                 config.lease,
-                room.min(config.batch),
+                limit,
             )
             .await
         {

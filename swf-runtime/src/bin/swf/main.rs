@@ -8,6 +8,7 @@
 
 mod render;
 
+use std::io::Write;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
@@ -132,8 +133,20 @@ fn main() -> ExitCode {
     };
     match runtime.block_on(run(cli)) {
         Ok(text) => {
-            print!("{text}");
-            ExitCode::SUCCESS
+            let mut stdout = std::io::stdout().lock();
+            match stdout
+                .write_all(text.as_bytes())
+                .and_then(|()| stdout.flush())
+            {
+                Ok(()) => ExitCode::SUCCESS,
+                // A reader that has read enough (`swf list | head`) is not a failure; `print!`
+                // panicked on it (exit status 101).
+                Err(error) if error.kind() == std::io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
+                Err(error) => {
+                    eprintln!("error: cannot write the output: {error}");
+                    ExitCode::FAILURE
+                }
+            }
         }
         Err(error) => {
             eprintln!("error: {error}");
