@@ -227,11 +227,19 @@ async fn receivers_of(
     target: &Target,
     ids: &ResolvedTarget,
 ) -> Result<Vec<i64>, StoreError> {
+    // Each receiver's row is locked, and one that a concurrent commit has ended (completed or
+    // cancelled: codes 2 and 4) left out: its waits or binding were read before that commit,
+    // which removes what this delivery would write (the event would go to an inbox nobody
+    // reads, reported delivered; a binding would keep the value for an instance that ended).
+    // Under the lock, a commit that ends it comes after and removes it all. A failed one
+    // keeps its bindings and inbox for a redrive, so it still receives.
     let (value, attribute) = match (&target.correlation, ids.attribute) {
         (None, _) | (_, None) => {
             let rows = query(
                 transaction,
-                "SELECT instance FROM swf_wait WHERE name = $1",
+                "SELECT w.instance FROM swf_wait w JOIN swf_instance i ON i.id = w.instance
+                 WHERE w.name = $1 AND i.status NOT IN (2, 4)
+                 ORDER BY w.instance FOR NO KEY UPDATE OF i",
                 &[&ids.definition],
             )
             .await?;
@@ -248,7 +256,9 @@ async fn receivers_of(
     .await?;
     let bound = query(
         transaction,
-        "SELECT instance FROM swf_binding WHERE attribute = $1 AND value = $2",
+        "SELECT b.instance FROM swf_binding b JOIN swf_instance i ON i.id = b.instance
+         WHERE b.attribute = $1 AND b.value = $2 AND i.status NOT IN (2, 4)
+         ORDER BY b.instance FOR NO KEY UPDATE OF i",
         &[&attribute, value],
     )
     .await?;
@@ -269,6 +279,16 @@ async fn receivers_of(
             return Ok(Vec::new());
         };
         let instance: i64 = get(row, 0)?;
+        let live = query(
+            transaction,
+            "SELECT 1 FROM swf_instance WHERE id = $1 AND status NOT IN (2, 4) FOR NO KEY UPDATE",
+            &[&instance],
+        )
+        .await?;
+        if live.is_empty() {
+            // It ended since its wait was read; the next look no longer sees that wait.
+            continue;
+        }
         // Another delivery may have bound it (to another value) since: then try the next one.
         let bound = execute(
             transaction,

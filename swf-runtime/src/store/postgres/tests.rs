@@ -312,3 +312,92 @@ fn connections_notice_a_vanished_server_unless_the_url_says_otherwise() {
     assert!(!off.get_keepalives());
     assert_eq!(off.get_keepalives_interval(), None);
 }
+
+/// A delivery that read an instance's wait or binding just before a commit ended it (the commit
+/// still open, holding the instance's row) must not put the event in its inbox or bind the
+/// value to it once that commit is in: it reached an instance that ended, reported delivered,
+/// and its binding kept the value from every later instance.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_delivery_racing_the_end_of_its_receiver_reaches_nobody() {
+    let Some((store, schema)) = fresh().await else {
+        return;
+    };
+    let (client, connection) = tokio_postgres::connect(URL, tokio_postgres::NoTls)
+        .await
+        .unwrap();
+    tokio::spawn(connection);
+    client
+        .batch_execute(&format!("SET search_path TO {}", schema.name))
+        .await
+        .unwrap();
+    // Bound to `o-1` (rule 1), then unbound and waiting (rule 2, which binds it).
+    for bound in [true, false] {
+        let instance = crate::store::NewInstance {
+            definition: definition(),
+            state: "{}".to_string(),
+            position: "Wait".to_string(),
+            status: crate::store::Status::Waiting,
+            wake_at: None,
+            waits: vec!["Paid".to_string()],
+            correlation: if bound {
+                vec![("orderId".to_string(), "o-1".to_string())]
+            } else {
+                Vec::new()
+            },
+            inbox: Vec::new(),
+            parent: None,
+            lease: None,
+            detail: serde_json::json!({"input": {}}),
+            start_key: None,
+        };
+        let id = store.create(vec![instance], at(0)).await.unwrap()[0];
+        let row = i64::try_from(id.get()).unwrap();
+        // What a commit that completes it does first: its row, then its waits and bindings.
+        client.batch_execute("BEGIN").await.unwrap();
+        client
+            .execute("UPDATE swf_instance SET status = 2 WHERE id = $1", &[&row])
+            .await
+            .unwrap();
+        client
+            .execute("DELETE FROM swf_wait WHERE instance = $1", &[&row])
+            .await
+            .unwrap();
+        client
+            .execute("DELETE FROM swf_binding WHERE instance = $1", &[&row])
+            .await
+            .unwrap();
+        let target = crate::store::Target {
+            definition: "Paid".to_string(),
+            correlation: Some(("orderId".to_string(), Some("o-1".to_string()))),
+        };
+        let delivering = tokio::spawn({
+            let store = store.clone();
+            let event = format!("e-{bound}");
+            async move {
+                store
+                    .deliver(vec![delivery("wf", &event, vec![target])], at(1))
+                    .await
+            }
+        });
+        tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+        client.batch_execute("COMMIT").await.unwrap();
+        let routed = delivering.await.unwrap().unwrap();
+        assert!(
+            matches!(routed[0], crate::store::Routed::Unmatched { .. }),
+            "bound {bound}: {routed:?}"
+        );
+        let left: i64 = client
+            .query_one(
+                "SELECT (SELECT count(*) FROM swf_binding WHERE instance = $1)
+                      + (SELECT count(*) FROM swf_inbox WHERE instance = $1)",
+                &[&row],
+            )
+            .await
+            .unwrap()
+            .get(0);
+        assert_eq!(
+            left, 0,
+            "bound {bound}: a binding or inbox row of an ended instance"
+        );
+    }
+}
