@@ -1336,3 +1336,106 @@ async fn a_retention_purges_what_ended_on_postgres() {
     };
     a_retention_purges_what_ended(store).await;
 }
+
+mod labels {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicU32, Ordering};
+
+    use swf_runtime::{FunctionError, Value, json};
+
+    swf_runtime::workflow!("workflows/durable/label.sw.yaml");
+
+    /// `label` fails its first call (the printer jams), then prints the tracking number.
+    #[derive(Clone, Default)]
+    pub struct Printer {
+        calls: Arc<AtomicU32>,
+    }
+
+    impl DurableLabelFunctions for Printer {
+        async fn label(&self, args: Value) -> Result<Value, FunctionError> {
+            if self.calls.fetch_add(1, Ordering::SeqCst) == 0 {
+                return Err(FunctionError::new("the printer jammed"));
+            }
+            let tracking = args["tracking"].as_str().unwrap_or_default();
+            Ok(json!(format!("LBL-{tracking}")))
+        }
+    }
+}
+
+/// A step that took an event and failed in the call after it is not committed: the failed
+/// instance keeps the event in its inbox, and its binding; nothing is reported unmatched; a
+/// redrive runs the step again, which takes the event again and completes with its data.
+async fn a_redriven_step_takes_its_event_again<S: Store>(store: S) {
+    let clock = Arc::new(ManualClock::new(epoch()));
+    let host = DurableHost::open(
+        labels::DurableLabelWorkflow::new(labels::Printer::default()),
+        store.clone(),
+        config(&clock, "w1"),
+    )
+    .await
+    .unwrap();
+    let mut reports = host.reports();
+    let worker = Running::start(&host);
+    let id = host
+        .start_correlated(json!({"orderId": 7}), correlated(7))
+        .await
+        .unwrap();
+    waiting_at(&store, id, "AwaitShipping").await;
+    let shipped = host.deliver(shipped(7)).await.unwrap();
+    let Ended::Failed(error) = host.wait(id).await.unwrap() else {
+        panic!("the first label fails the instance");
+    };
+    assert!(error.to_string().contains("the printer jammed"), "{error}");
+    let failed = store.instance(id).await.unwrap().unwrap();
+    assert_eq!(failed.record.position, "AwaitShipping");
+    assert_eq!(
+        failed
+            .inbox
+            .iter()
+            .map(|event| event.seq)
+            .collect::<Vec<_>>(),
+        vec![shipped.seq()],
+        "the event the failed step took is kept"
+    );
+    assert_eq!(
+        failed.record.correlation,
+        vec![(String::from("orderid"), String::from("7"))]
+    );
+
+    store.redrive(id, epoch()).await.unwrap();
+    // Without its event, the step would wait for it for ever.
+    let ended = tokio::time::timeout(Duration::from_secs(30), host.wait(id))
+        .await
+        .expect("the redriven instance ends")
+        .unwrap();
+    assert_eq!(
+        ended,
+        Ended::Completed(json!({
+            "orderId": 7,
+            "accepted": true,
+            "tracking": "TRK-7",
+            "label": "LBL-TRK-7",
+        }))
+    );
+    worker.stop().await;
+    while let Ok(report) = reports.try_recv() {
+        assert!(
+            !matches!(report, Report::Unmatched { .. }),
+            "the failed instance gave up no event: {report:?}"
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_redriven_step_takes_its_event_again_on_sqlite() {
+    let (store, _dir) = stores::sqlite().await;
+    a_redriven_step_takes_its_event_again(store).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_redriven_step_takes_its_event_again_on_postgres() {
+    let Some((store, _schema)) = stores::postgres().await else {
+        return;
+    };
+    a_redriven_step_takes_its_event_again(store).await;
+}

@@ -145,6 +145,8 @@ impl<M: Machine, S: Store> DurableHost<M, S> {
                     if produced_any {
                         self.inner.produced.notify_one();
                     }
+                    // Only a completed instance gives events up: a failed one keeps its inbox
+                    // for a redrive.
                     for left in leftovers {
                         self.report(Report::Unmatched {
                             event: Box::new(left.event),
@@ -322,8 +324,9 @@ impl<M: Machine, S: Store> DurableHost<M, S> {
                 }
             }
             Err(error) => {
-                // The failed step is not committed: the instance keeps its last committed state
-                // (and inbox), from which a redrive runs the step again.
+                // The failed step is not committed: the instance keeps its last committed state,
+                // and the store its inbox (what the step consumed included) and bindings, from
+                // which a redrive runs the step again.
                 commit.history.consumed = Vec::new();
                 commit.history.produced = Vec::new();
                 commit.state = record.state.clone();

@@ -75,7 +75,8 @@ pub enum Report {
         ended: Ended,
     },
     /// An event that no instance will ever take: it matched nothing, was left in the inbox of
-    /// an instance that ended, or belonged to a start group that timed out.
+    /// an instance that completed, or belonged to a start group that timed out. (A failed
+    /// instance keeps its inbox for a redrive: nothing of it is reported.)
     Unmatched {
         /// The event.
         event: Box<Event>,

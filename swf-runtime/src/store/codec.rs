@@ -136,6 +136,14 @@ pub(crate) fn history_kind_code(kind: HistoryKind) -> i16 {
         .unwrap_or(i16::MAX)
 }
 
+/// Whether a commit to `status` empties the instance's inbox and removes its bindings: a
+/// completed or cancelled instance takes no event any more, but a failed one keeps both for a
+/// redrive, which runs the failed step again (it must find the events that step took) and may
+/// wait for more events of the values it is bound to.
+pub(crate) fn clears_inbox_and_bindings(status: Status) -> bool {
+    matches!(status, Status::Completed | Status::Cancelled)
+}
+
 /// The history entries a trim keeps besides the first: why an instance failed, which its record
 /// no longer says once it is redriven.
 pub(crate) const KEPT_HISTORY_KINDS: [HistoryKind; 2] =

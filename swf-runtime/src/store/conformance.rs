@@ -52,6 +52,8 @@ macro_rules! conformance_tests {
             a_commit_trims_the_history,
             a_pinned_worker_takes_only_its_version,
             each_workflow_claims_its_own_outbox,
+            a_failed_instance_keeps_its_inbox_and_bindings_for_a_redrive,
+            a_purge_removes_a_failed_instances_inbox_and_bindings,
         );
     };
     (@each $fixture:path; $($check:ident),* $(,)?) => {
@@ -2235,4 +2237,159 @@ pub(crate) async fn purge_goes_in_rounds_oldest_first<S: Store>(store: &S) {
     );
     assert!(!second.may_have_more(2));
     assert!(!exists(store, ended[0]).await);
+}
+
+/// A failed step is not committed: a redrive runs it again, and it must find the events it
+/// took and early ones, and still own the values it is bound to. Completing lets go of both.
+pub(crate) async fn a_failed_instance_keeps_its_inbox_and_bindings_for_a_redrive<S: Store>(
+    store: &S,
+) {
+    let id = create_one(
+        store,
+        bound(
+            new_instance("wf", Status::Waiting, &["A"]),
+            "orderId",
+            "o-1",
+        ),
+        at(0),
+    )
+    .await;
+    let for_o1 = |event: &str, definition: &str| {
+        delivery(
+            "wf",
+            event,
+            vec![correlated(definition, "orderId", Some("o-1"))],
+        )
+    };
+    let early = store
+        .deliver(vec![for_o1("e-1", "A"), for_o1("e-2", "B")], at(1))
+        .await
+        .unwrap();
+    let taken = early[0].seq();
+    let claimed = claim_one(store, id, WORKER, at(2)).await;
+    assert_eq!(seqs(&claimed.inbox), vec![taken, early[1].seq()]);
+    let mut fail = step(&claimed, WORKER, Status::Failed);
+    fail.state = claimed.record.state.clone();
+    fail.consumed = vec![taken];
+    fail.waits = vec!["A".to_string()];
+    fail.outcome = Some(json!({"error": "boom"}));
+    fail.history.kind = HistoryKind::Failed;
+    let (_, _, leftovers) = committed(&store.commit(vec![fail], at(3)).await.unwrap()[0]);
+    assert!(leftovers.is_empty(), "nothing is given up: {leftovers:?}");
+    let failed = record(store, id).await;
+    assert_eq!(failed.record.status, Status::Failed);
+    assert_eq!(
+        seqs(&failed.inbox),
+        vec![taken, early[1].seq()],
+        "the event the failed step took stays"
+    );
+    assert_eq!(
+        failed.record.correlation,
+        vec![("orderId".to_string(), "o-1".to_string())]
+    );
+    assert!(failed.record.waits.is_empty(), "nothing wakes it");
+    assert_eq!(failed.record.lease, None);
+    assert_eq!(store.next_wake("wf", at(4)).await.unwrap(), None);
+
+    // Its values still route to it (into its inbox, not waking it), not to an instance that
+    // waits unbound: after a redrive it may wait for them.
+    let unbound = create_one(store, new_instance("wf", Status::Waiting, &["A"]), at(4)).await;
+    let meanwhile = store
+        .deliver(vec![for_o1("e-3", "A")], at(5))
+        .await
+        .unwrap();
+    assert_eq!(delivered(&meanwhile[0]), (vec![id], Vec::new()));
+    assert_eq!(record(store, id).await.record.status, Status::Failed);
+    assert!(record(store, unbound).await.inbox.is_empty());
+    assert!(
+        store
+            .claim("wf", WORKER, at(6), LEASE, 10)
+            .await
+            .unwrap()
+            .is_empty(),
+        "a failed instance is not claimed"
+    );
+
+    store.redrive(id, at(7)).await.unwrap();
+    let claimed = claim_one(store, id, WORKER, at(8)).await;
+    assert_eq!(claimed.record.status, Status::Runnable);
+    assert_eq!(
+        seqs(&claimed.inbox),
+        vec![taken, early[1].seq(), meanwhile[0].seq()]
+    );
+    assert_eq!(
+        claimed.record.correlation,
+        vec![("orderId".to_string(), "o-1".to_string())]
+    );
+    let mut complete = step(&claimed, WORKER, Status::Completed);
+    complete.consumed = vec![taken];
+    complete.outcome = Some(json!({"done": true}));
+    complete.history.kind = HistoryKind::Completed;
+    let (_, _, leftovers) = committed(&store.commit(vec![complete], at(9)).await.unwrap()[0]);
+    assert_eq!(
+        seqs(&leftovers),
+        vec![early[1].seq(), meanwhile[0].seq()],
+        "completing gives up what it never took"
+    );
+    let completed = record(store, id).await;
+    assert!(completed.inbox.is_empty());
+    assert!(completed.record.correlation.is_empty());
+    let after = store
+        .deliver(vec![for_o1("e-4", "A")], at(10))
+        .await
+        .unwrap();
+    assert_eq!(
+        delivered(&after[0]).0,
+        vec![unbound],
+        "its value is free: the longest waiter binds it"
+    );
+}
+
+/// Purging a failed instance removes the inbox and bindings it kept; until then its inbox
+/// holds its events.
+pub(crate) async fn a_purge_removes_a_failed_instances_inbox_and_bindings<S: Store>(store: &S) {
+    let id = create_one(
+        store,
+        bound(
+            new_instance("wf", Status::Waiting, &["A"]),
+            "orderId",
+            "o-1",
+        ),
+        at(0),
+    )
+    .await;
+    let paid = |event: &str| delivery("wf", event, vec![correlated("A", "orderId", Some("o-1"))]);
+    let held = store.deliver(vec![paid("e-1")], at(1)).await.unwrap();
+    end_at(store, id, Status::Failed, Vec::new(), at(10)).await;
+    assert_eq!(seqs(&record(store, id).await.inbox), vec![held[0].seq()]);
+
+    // Received before the purge's instant, but held by the inbox of an instance that stays.
+    let purged = store.purge(&purging(None, at(5), 100)).await.unwrap();
+    assert_eq!(purged, Purged::default());
+    assert_eq!(
+        store.deliver(vec![paid("e-1")], at(20)).await.unwrap()[0],
+        Routed::Duplicate { seq: held[0].seq() },
+        "an event a failed instance's inbox holds stays"
+    );
+
+    let purged = store.purge(&purging(None, at(30), 100)).await.unwrap();
+    assert_eq!(
+        purged,
+        Purged {
+            instances: 1,
+            events: 1
+        }
+    );
+    assert!(!exists(store, id).await);
+    let waiting = create_one(store, new_instance("wf", Status::Waiting, &["A"]), at(40)).await;
+    let routed = store.deliver(vec![paid("e-1")], at(41)).await.unwrap();
+    assert!(
+        routed[0].seq() > held[0].seq(),
+        "its inbox went with it, and then its event: {routed:?}"
+    );
+    assert_eq!(
+        delivered(&routed[0]).0,
+        vec![waiting],
+        "its binding went with it"
+    );
 }

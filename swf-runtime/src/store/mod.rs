@@ -106,6 +106,12 @@ pub trait Store: Clone + Send + Sync + 'static {
     /// events appended to the outbox; the child instances created; one history entry, and the
     /// older ones [`Commit::trim_history_through`] names removed. The revision becomes
     /// `revision + 1`. Results are in the order of `commits`.
+    ///
+    /// A transition to `Completed` or `Cancelled` removes the instance's waits, bindings and
+    /// inbox, and returns the events it never took ([`CommitResult::Committed`]'s
+    /// `leftovers`). One to `Failed` removes only its waits: the failed step is not committed,
+    /// so the instance keeps its inbox (the events that step consumed included:
+    /// [`Commit::consumed`] removes nothing then) and its bindings, which a redrive needs.
     fn commit(
         &self,
         commits: Vec<Commit>,
@@ -181,9 +187,13 @@ pub trait Store: Clone + Send + Sync + 'static {
         id: InstanceId,
     ) -> impl Future<Output = Result<Vec<HistoryEntry>, StoreError>> + Send;
 
-    /// Cancels an instance that has not ended: status `Cancelled`, its lease and waits removed,
-    /// its revision increased (so that a worker stepping it cannot commit), a `Cancelled` history
-    /// entry with `reason`. Returns the events left in its inbox, which it will never take.
+    /// Cancels an instance that has not ended: status `Cancelled`, its lease, waits, bindings
+    /// and inbox removed, its revision increased (so that a worker stepping it cannot commit),
+    /// a `Cancelled` history entry with `reason`. Returns the events left in its inbox, which
+    /// it will never take.
+    ///
+    /// A failed instance is refused too: the inbox and bindings it keeps for a redrive go when
+    /// it is purged (or when, redriven, it completes or is cancelled).
     ///
     /// # Errors
     /// [`StoreErrorKind::NotFound`], or [`StoreErrorKind::Ended`] for an instance that ended.
@@ -197,11 +207,13 @@ pub trait Store: Clone + Send + Sync + 'static {
     /// Removes, at most `filter.limit` of each kind, one workflow after another and the oldest
     /// first in each:
     /// - instances that ended (completed, failed or cancelled) before `filter.before`, with
-    ///   their history and the events they produced, except one whose produced events are not
-    ///   all delivered yet (it goes once they are). A purged instance's start key is free again;
-    /// - events received before `filter.before` that no inbox and no start group holds. A
-    ///   purged event's `source` and `id` are no longer known: the same event delivered again
-    ///   is taken as new, so the retention is also the window in which duplicates are caught.
+    ///   their history, the events they produced and what a failed one kept (its inbox and
+    ///   bindings), except one whose produced events are not all delivered yet (it goes once
+    ///   they are). A purged instance's start key is free again;
+    /// - events received before `filter.before` that no inbox (a failed instance's included)
+    ///   and no start group holds. A purged event's `source` and `id` are no longer known: the
+    ///   same event delivered again is taken as new, so the retention is also the window in
+    ///   which duplicates are caught.
     ///
     /// Instances that have not ended are never touched, however old. Give a `before` at least
     /// [`MIN_PURGE_AGE`] in the past (it says why).
@@ -215,7 +227,9 @@ pub trait Store: Clone + Send + Sync + 'static {
     ) -> impl Future<Output = Result<Purged, StoreError>> + Send;
 
     /// Resumes a failed instance from its last committed state (the failed step runs again):
-    /// status `Runnable`, outcome cleared, revision increased, a `Redriven` history entry.
+    /// status `Runnable`, outcome cleared, revision increased, a `Redriven` history entry. Its
+    /// inbox is as its failed commit left it (the events the failed step took are there to take
+    /// again), with the events its bindings routed to it since (see [`Delivery`]).
     ///
     /// # Errors
     /// [`StoreErrorKind::NotFound`], or [`StoreErrorKind::NotFailed`] for an instance that is not

@@ -33,7 +33,8 @@ pub enum Status {
     /// It ended with an output.
     Completed,
     /// It halted on an error that nothing handled; [`Store::redrive`](super::Store::redrive)
-    /// resumes it from its last committed state.
+    /// resumes it from its last committed state, with the inbox and correlation bindings it
+    /// keeps meanwhile.
     Failed,
     /// An operator cancelled it.
     Cancelled,
@@ -192,8 +193,10 @@ pub struct Commit {
     pub definition: Option<Definition>,
     /// The new position, for people.
     pub position: String,
-    /// The new status. An ended status removes the instance's waits, correlation bindings
-    /// (so that its values route to no ended instance) and inbox. `Waiting` is stored as
+    /// The new status. An ended status removes the instance's waits; `Completed` and
+    /// `Cancelled` also its correlation bindings (so that its values route to no instance that
+    /// will never take them) and inbox, while `Failed` keeps both for a redrive (see
+    /// [`Store::commit`](super::Store::commit)). `Waiting` is stored as
     /// `Runnable` when any event reached its inbox after it was last claimed: the step could
     /// not see that event (whatever the instance waited for when the step began, the step may
     /// end waiting for it), so the instance must run again to look.
@@ -206,7 +209,8 @@ pub struct Commit {
     /// Correlation values it bound in this step (attribute, value); an attribute already bound
     /// keeps its value.
     pub bind: Vec<(String, String)>,
-    /// The inbox events (by seq) the step consumed: removed from its inbox.
+    /// The inbox events (by seq) the step consumed: removed from its inbox, unless the status
+    /// is `Failed` (the step is not committed, and runs again after a redrive).
     pub consumed: Vec<u64>,
     /// The events the step produced, appended to the outbox in this order. Each has its final,
     /// stable id.
@@ -244,7 +248,9 @@ pub enum CommitResult {
         revision: u64,
         /// The ids of the children created, in order.
         children: Vec<InstanceId>,
-        /// For an instance that ended: the events left in its inbox, which it will never take.
+        /// For an instance that completed or was cancelled: the events left in its inbox (but
+        /// those it consumed), which it will never take. Empty for one that failed, which keeps
+        /// its inbox for a redrive, and for one that has not ended.
         leftovers: Vec<StoredEvent>,
     },
     /// Not committed: the instance is not at that revision or not leased to that worker (another
@@ -260,7 +266,10 @@ pub enum CommitResult {
 /// The store routes it as follows, and records the result (also for duplicates to come):
 ///
 /// 1. For each target with a correlation value `v` for attribute `a`: every instance of the
-///    workflow that has not ended and is bound to `a = v` receives it.
+///    workflow bound to `a = v` receives it. Completed and cancelled instances are bound to
+///    nothing; a failed one keeps its bindings, so that the events of its values wait in its
+///    inbox (they do not wake it) for a redrive, rather than binding another instance or going
+///    unmatched.
 /// 2. Otherwise, for that same target: with a correlation attribute, the instance that has
 ///    waited longest for the target's definition among those not bound for `a` receives it
 ///    and is bound to `a = v` (if there is one); without a correlation attribute, every

@@ -15,9 +15,9 @@ use super::Core;
 use super::instances::{Pending, Resolved, insert_instance, pipeline, resolve, stored_event};
 use super::sql::{execute, get, query};
 use crate::store::codec::{
-    CORRELATION_ATTRIBUTE, EVENT_DEFINITION, KEPT_HISTORY_KINDS, conflict_found, encode_event,
-    history_kind_code, id_column, json_text, micros, number, number_column, status, status_code,
-    strings_text, trimmed_through,
+    CORRELATION_ATTRIBUTE, EVENT_DEFINITION, KEPT_HISTORY_KINDS, clears_inbox_and_bindings,
+    conflict_found, encode_event, history_kind_code, id_column, json_text, micros, number,
+    number_column, status, status_code, strings_text, trimmed_through,
 };
 use crate::store::{Commit, CommitResult, MAX_TRIMMED_PER_COMMIT, StoreError, StoredEvent};
 
@@ -304,7 +304,8 @@ async fn conflicts(
         .collect()
 }
 
-/// Empties the inboxes of the instances that ended; returns the events they never consumed.
+/// Empties the inboxes of the instances that completed or were cancelled; returns the events
+/// they never consumed. (A failed instance keeps its inbox for a redrive.)
 async fn end(
     transaction: &Transaction<'_>,
     prepared: &[Prepared<'_>],
@@ -314,7 +315,7 @@ async fn end(
     let (mut consumed_by, mut consumed) = (Vec::new(), Vec::new());
     for &index in committed {
         let entry = &prepared[index];
-        if !entry.commit.status.has_ended() {
+        if !clears_inbox_and_bindings(entry.commit.status) {
             continue;
         }
         ended.push(entry.id);
@@ -349,7 +350,10 @@ async fn end(
 /// Columns of many rows, one vector per column.
 #[derive(Default)]
 struct Rows {
+    /// Instances that ended: their waits go.
     ended: Vec<i64>,
+    /// Those of them that completed or were cancelled: their bindings go too.
+    unbound: Vec<i64>,
     live: Vec<i64>,
     consumed: (Vec<i64>, Vec<i64>),
     waits: (Vec<i64>, Vec<i64>, Vec<i64>),
@@ -448,11 +452,13 @@ async fn write(
             )
             .await
         }));
+    }
+    if !rows.unbound.is_empty() {
         statements.push(Box::pin(async {
             execute(
                 transaction,
                 "DELETE FROM swf_binding WHERE instance = ANY($1)",
-                &[&rows.ended],
+                &[&rows.unbound],
             )
             .await
         }));
@@ -546,7 +552,12 @@ fn rows(
             .push(strings_text(&commit.history.produced));
         history.detail.push(json_text(&commit.history.detail));
         if commit.status.has_ended() {
+            // A failed step is not committed: its `consumed` stay in the inbox for the redrive
+            // that runs it again.
             rows.ended.push(id);
+            if clears_inbox_and_bindings(commit.status) {
+                rows.unbound.push(id);
+            }
             continue;
         }
         rows.live.push(id);

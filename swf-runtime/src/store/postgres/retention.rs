@@ -73,8 +73,8 @@ async fn ended(
         for sql in [
             "DELETE FROM swf_history WHERE instance = ANY($1)",
             "DELETE FROM swf_outbox WHERE instance = ANY($1)",
-            // An ended instance holds none of these; removed in case a store written by an
-            // older release left some.
+            // What a failed instance kept for a redrive (its inbox and bindings); the others
+            // hold none of these but may, written by an older release.
             "DELETE FROM swf_inbox WHERE instance = ANY($1)",
             "DELETE FROM swf_wait WHERE instance = ANY($1)",
             "DELETE FROM swf_binding WHERE instance = ANY($1)",

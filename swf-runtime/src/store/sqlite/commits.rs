@@ -7,9 +7,9 @@ use super::instances::{bind, insert_instance, stored_event};
 use super::names::{definition_row, name_id};
 use super::session::Session;
 use crate::store::codec::{
-    EVENT_DEFINITION, KEPT_HISTORY_KINDS, conflict_found, encode_event, history_kind_code,
-    id_column, json_text, micros, number, number_column, status, status_code, strings_text,
-    trimmed_through,
+    EVENT_DEFINITION, KEPT_HISTORY_KINDS, clears_inbox_and_bindings, conflict_found, encode_event,
+    history_kind_code, id_column, json_text, micros, number, number_column, status, status_code,
+    strings_text, trimmed_through,
 };
 use crate::store::{Commit, CommitResult, MAX_TRIMMED_PER_COMMIT, Status, StoreError, StoredEvent};
 
@@ -116,8 +116,13 @@ fn commit_one(
             .prepare_cached("UPDATE swf_instance SET definition = ?2 WHERE id = ?1")?
             .execute((id, definition))?;
     }
-    let leftovers = if ended {
+    let leftovers = if clears_inbox_and_bindings(commit.status) {
         end(connection, id, &commit.consumed)?
+    } else if ended {
+        // Failed: the step is not committed, so its `consumed` stay in the inbox for the redrive
+        // that runs it again. Nothing wakes a failed instance.
+        remove_waits(connection, id)?;
+        Vec::new()
     } else {
         for seq in &commit.consumed {
             connection
@@ -232,9 +237,9 @@ fn conflict(connection: &Session, commit: &Commit, id: i64) -> Result<CommitResu
     Ok(CommitResult::Conflict { found })
 }
 
-/// Removes what an ended instance no longer needs: its waits, bindings and inbox. Returns the
-/// events of its inbox other than `consumed` (those its last step took), oldest first: it will
-/// never take them.
+/// Removes what a completed or cancelled instance no longer needs: its waits, bindings and
+/// inbox. Returns the events of its inbox other than `consumed` (those its last step took),
+/// oldest first: it will never take them.
 pub(super) fn end(
     connection: &Session,
     id: i64,
@@ -261,11 +266,16 @@ pub(super) fn end(
         leftovers.push(stored_event(seq, &body, received_at)?);
     }
     leftovers.sort_by_key(|event| event.seq);
-    connection
-        .prepare_cached("DELETE FROM swf_wait WHERE instance = ?1")?
-        .execute([id])?;
+    remove_waits(connection, id)?;
     connection
         .prepare_cached("DELETE FROM swf_binding WHERE instance = ?1")?
         .execute([id])?;
     Ok(leftovers)
+}
+
+fn remove_waits(connection: &Session, id: i64) -> Result<(), StoreError> {
+    connection
+        .prepare_cached("DELETE FROM swf_wait WHERE instance = ?1")?
+        .execute([id])?;
+    Ok(())
 }
