@@ -133,6 +133,12 @@ async fn lists_shows_cancels_and_redrives() {
         out.contains(&format!("cancelled instance {waiting}")),
         "{out}"
     );
+    let (_, out, _) = swf(&path, &["show", &waiting.to_string()]);
+    assert!(out.contains("status       cancelled"), "{out}");
+    assert!(
+        out.contains(r#"outcome      {"reason":"customer left"}"#),
+        "{out}"
+    );
     let (code, _, err) = swf(&path, &["cancel", &waiting.to_string()]);
     assert_eq!(code, 1);
     assert!(err.contains("error:"), "{err}");

@@ -1439,3 +1439,34 @@ async fn a_redriven_step_takes_its_event_again_on_postgres() {
     };
     a_redriven_step_takes_its_event_again(store).await;
 }
+
+/// `wait` on a cancelled instance answers the reason it was cancelled for.
+async fn a_cancelled_instance_says_why<S: Store>(store: S) {
+    let (_clock, _shop, host) = order_host(&store, 1).await;
+    let worker = Running::start(&host);
+    let id = host
+        .start_correlated(order_input(7, 1), correlated(7))
+        .await
+        .unwrap();
+    waiting_at(&store, id, "Charge").await;
+    store.cancel(id, "customer left", epoch()).await.unwrap();
+    assert_eq!(
+        host.wait(id).await.unwrap(),
+        Ended::Cancelled(String::from("customer left"))
+    );
+    worker.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cancelled_instance_says_why_on_sqlite() {
+    let (store, _dir) = stores::sqlite().await;
+    a_cancelled_instance_says_why(store).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cancelled_instance_says_why_on_postgres() {
+    let Some((store, _schema)) = stores::postgres().await else {
+        return;
+    };
+    a_cancelled_instance_says_why(store).await;
+}

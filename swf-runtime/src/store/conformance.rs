@@ -54,6 +54,7 @@ macro_rules! conformance_tests {
             each_workflow_claims_its_own_outbox,
             a_failed_instance_keeps_its_inbox_and_bindings_for_a_redrive,
             a_purge_removes_a_failed_instances_inbox_and_bindings,
+            a_cancelled_instance_keeps_its_reason,
         );
     };
     (@each $fixture:path; $($check:ident),* $(,)?) => {
@@ -2392,4 +2393,13 @@ pub(crate) async fn a_purge_removes_a_failed_instances_inbox_and_bindings<S: Sto
         vec![waiting],
         "its binding went with it"
     );
+}
+
+/// A cancelled instance's outcome is the reason it was cancelled for: it says how it ended.
+pub(crate) async fn a_cancelled_instance_keeps_its_reason<S: Store>(store: &S) {
+    let id = create_one(store, new_instance("wf", Status::Waiting, &["A"]), at(0)).await;
+    store.cancel(id, "customer left", at(1)).await.unwrap();
+    let cancelled = record(store, id).await.record;
+    assert_eq!(cancelled.status, Status::Cancelled);
+    assert_eq!(cancelled.outcome, Some(json!({"reason": "customer left"})));
 }

@@ -189,8 +189,8 @@ pub trait Store: Clone + Send + Sync + 'static {
 
     /// Cancels an instance that has not ended: status `Cancelled`, its lease, waits, bindings
     /// and inbox removed, its revision increased (so that a worker stepping it cannot commit),
-    /// a `Cancelled` history entry with `reason`. Returns the events left in its inbox, which
-    /// it will never take.
+    /// `{"reason": reason}` as its outcome and a `Cancelled` history entry with `reason`.
+    /// Returns the events left in its inbox, which it will never take.
     ///
     /// A failed instance is refused too: the inbox and bindings it keeps for a redrive go when
     /// it is purged (or when, redriven, it completes or is cancelled).

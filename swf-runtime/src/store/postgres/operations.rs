@@ -106,7 +106,9 @@ async fn current(
     ))
 }
 
-/// Writes an operator's transition: a new status and revision, and its history entry.
+/// Writes an operator's transition: a new status and revision, and its history entry. A
+/// cancelled instance's outcome is that entry's detail (the reason: how it ended, which
+/// `DurableHost::wait` answers); a redriven one has none.
 async fn operate(
     transaction: &Transaction<'_>,
     id: i64,
@@ -116,19 +118,19 @@ async fn operate(
     detail: &serde_json::Value,
     now: Timestamp,
 ) -> Result<(), StoreError> {
-    let new_status = if kind == HistoryKind::Cancelled {
-        Status::Cancelled
+    let (new_status, outcome) = if kind == HistoryKind::Cancelled {
+        (Status::Cancelled, Some(json_text(detail)))
     } else {
-        Status::Runnable
+        (Status::Runnable, None)
     };
     let at = micros(now);
     let next = revision + 1;
     execute(
         transaction,
         "UPDATE swf_instance SET status = $2, revision = $3, wake_at = NULL, lease_worker = NULL,
-            lease_until = NULL, nudged = false, updated_at = $4, outcome = NULL
+            lease_until = NULL, nudged = false, updated_at = $4, outcome = $5
          WHERE id = $1",
-        &[&id, &status_code(new_status), &next, &at],
+        &[&id, &status_code(new_status), &next, &at, &outcome],
     )
     .await?;
     execute(

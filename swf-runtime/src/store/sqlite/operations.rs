@@ -131,7 +131,9 @@ fn current(connection: &Session, id: i64) -> Result<(Status, i64, String), Store
     Ok((status(status_column)?, revision, position))
 }
 
-/// Writes an operator's transition: a new status and revision, and its history entry.
+/// Writes an operator's transition: a new status and revision, and its history entry. A
+/// cancelled instance's outcome is that entry's detail (the reason: how it ended, which
+/// `DurableHost::wait` answers); a redriven one has none.
 fn operate(
     connection: &Session,
     id: i64,
@@ -141,19 +143,19 @@ fn operate(
     detail: &serde_json::Value,
     now: Timestamp,
 ) -> Result<(), StoreError> {
-    let new_status = if kind == HistoryKind::Cancelled {
-        Status::Cancelled
+    let (new_status, outcome) = if kind == HistoryKind::Cancelled {
+        (Status::Cancelled, Some(json_text(detail)))
     } else {
-        Status::Runnable
+        (Status::Runnable, None)
     };
     let at = micros(now);
     connection
         .prepare_cached(
             "UPDATE swf_instance SET status = ?2, revision = ?3, wake_at = NULL, lease_worker = NULL,
-                lease_until = NULL, nudged = 0, updated_at = ?4, outcome = NULL
+                lease_until = NULL, nudged = 0, updated_at = ?4, outcome = ?5
              WHERE id = ?1",
         )?
-        .execute((id, status_code(new_status), revision + 1, at))?;
+        .execute((id, status_code(new_status), revision + 1, at, outcome))?;
     connection
         .prepare_cached(
             "INSERT INTO swf_history (instance, revision, at, kind, from_position, to_position,
