@@ -2290,7 +2290,10 @@ pub(crate) async fn a_failed_instance_keeps_its_inbox_and_bindings_for_a_redrive
     );
     assert!(failed.record.waits.is_empty(), "nothing wakes it");
     assert_eq!(failed.record.lease, None);
-    assert_eq!(store.next_wake("wf", at(4)).await.unwrap(), None);
+    assert_eq!(
+        store.next_wake("wf", &Versions::Any, at(4)).await.unwrap(),
+        None
+    );
 
     // Its values still route to it (into its inbox, not waking it), not to an instance that
     // waits unbound: after a redrive it may wait for them.
@@ -2304,7 +2307,7 @@ pub(crate) async fn a_failed_instance_keeps_its_inbox_and_bindings_for_a_redrive
     assert!(record(store, unbound).await.inbox.is_empty());
     assert!(
         store
-            .claim("wf", WORKER, at(6), LEASE, 10)
+            .claim("wf", &Versions::Any, WORKER, at(6), LEASE, 10)
             .await
             .unwrap()
             .is_empty(),

@@ -232,7 +232,9 @@ async fn receivers_of(
     // which removes what this delivery would write (the event would go to an inbox nobody
     // reads, reported delivered; a binding would keep the value for an instance that ended).
     // Under the lock, a commit that ends it comes after and removes it all. A failed one
-    // keeps its bindings and inbox for a redrive, so it still receives.
+    // keeps its bindings and inbox for a redrive, so it still receives; a purge locks the
+    // rows it removes (skipping those a delivery holds), so the two never cross either: a
+    // delivery that waited for a purge finds the row gone and leaves it out.
     let (value, attribute) = match (&target.correlation, ids.attribute) {
         (None, _) | (_, None) => {
             let rows = query(

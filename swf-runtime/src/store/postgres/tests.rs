@@ -313,10 +313,11 @@ fn connections_notice_a_vanished_server_unless_the_url_says_otherwise() {
     assert_eq!(off.get_keepalives_interval(), None);
 }
 
-/// A delivery that read an instance's wait or binding just before a commit ended it (the commit
-/// still open, holding the instance's row) must not put the event in its inbox or bind the
-/// value to it once that commit is in: it reached an instance that ended, reported delivered,
-/// and its binding kept the value from every later instance.
+/// A delivery that read an instance's wait or binding just before a commit ended it, or a purge
+/// removed it (the other transaction still open, holding the instance's row), must not put
+/// the event in its inbox or bind the value to it once that transaction is in: it reached an
+/// instance that had ended (reported delivered, never taken; held for ever in the inbox of one
+/// that was gone), and its binding kept the value from every later instance.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_delivery_racing_the_end_of_its_receiver_reaches_nobody() {
     let Some((store, schema)) = fresh().await else {
@@ -330,8 +331,13 @@ async fn a_delivery_racing_the_end_of_its_receiver_reaches_nobody() {
         .batch_execute(&format!("SET search_path TO {}", schema.name))
         .await
         .unwrap();
-    // Bound to `o-1` (rule 1), then unbound and waiting (rule 2, which binds it).
-    for bound in [true, false] {
+    // A commit completing an instance found by its binding (rule 1) and one found by its wait
+    // (rule 2, which binds it); a purge of a failed instance, which keeps its binding.
+    for (case, bound, failed) in [
+        ("completed, bound", true, false),
+        ("completed, waiting", false, false),
+        ("failed, purged", true, true),
+    ] {
         let instance = crate::store::NewInstance {
             definition: definition(),
             state: "{}".to_string(),
@@ -352,27 +358,46 @@ async fn a_delivery_racing_the_end_of_its_receiver_reaches_nobody() {
         };
         let id = store.create(vec![instance], at(0)).await.unwrap()[0];
         let row = i64::try_from(id.get()).unwrap();
-        // What a commit that completes it does first: its row, then its waits and bindings.
+        if failed {
+            // What a failed commit leaves: no waits, the binding kept.
+            client
+                .execute("UPDATE swf_instance SET status = 3 WHERE id = $1", &[&row])
+                .await
+                .unwrap();
+            client
+                .execute("DELETE FROM swf_wait WHERE instance = $1", &[&row])
+                .await
+                .unwrap();
+        }
+        // What the commit or the purge does first: the instance's row (updated or locked),
+        // then what hangs from it.
         client.batch_execute("BEGIN").await.unwrap();
-        client
-            .execute("UPDATE swf_instance SET status = 2 WHERE id = $1", &[&row])
-            .await
-            .unwrap();
-        client
-            .execute("DELETE FROM swf_wait WHERE instance = $1", &[&row])
-            .await
-            .unwrap();
-        client
-            .execute("DELETE FROM swf_binding WHERE instance = $1", &[&row])
-            .await
-            .unwrap();
+        let first = if failed {
+            "SELECT id FROM swf_instance WHERE id = $1 FOR UPDATE"
+        } else {
+            "UPDATE swf_instance SET status = 2 WHERE id = $1"
+        };
+        client.execute(first, &[&row]).await.unwrap();
+        for then in [
+            "DELETE FROM swf_wait WHERE instance = $1",
+            "DELETE FROM swf_binding WHERE instance = $1",
+            "DELETE FROM swf_inbox WHERE instance = $1",
+        ] {
+            client.execute(then, &[&row]).await.unwrap();
+        }
+        if failed {
+            client
+                .execute("DELETE FROM swf_instance WHERE id = $1", &[&row])
+                .await
+                .unwrap();
+        }
         let target = crate::store::Target {
             definition: "Paid".to_string(),
             correlation: Some(("orderId".to_string(), Some("o-1".to_string()))),
         };
         let delivering = tokio::spawn({
             let store = store.clone();
-            let event = format!("e-{bound}");
+            let event = format!("e-{row}");
             async move {
                 store
                     .deliver(vec![delivery("wf", &event, vec![target])], at(1))
@@ -384,7 +409,7 @@ async fn a_delivery_racing_the_end_of_its_receiver_reaches_nobody() {
         let routed = delivering.await.unwrap().unwrap();
         assert!(
             matches!(routed[0], crate::store::Routed::Unmatched { .. }),
-            "bound {bound}: {routed:?}"
+            "{case}: {routed:?}"
         );
         let left: i64 = client
             .query_one(
@@ -397,7 +422,7 @@ async fn a_delivery_racing_the_end_of_its_receiver_reaches_nobody() {
             .get(0);
         assert_eq!(
             left, 0,
-            "bound {bound}: a binding or inbox row of an ended instance"
+            "{case}: a binding or inbox row of an ended instance"
         );
     }
 }
