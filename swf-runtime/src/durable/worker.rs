@@ -10,7 +10,7 @@ use std::time::Duration;
 use futures_util::FutureExt;
 use jiff::Timestamp;
 use tokio::sync::oneshot;
-use tokio::task::{AbortHandle, JoinHandle, JoinSet};
+use tokio::task::{AbortHandle, JoinSet};
 
 use super::{DurableHost, EventSink, ProbePoint, Report, Shared};
 use crate::clock::{after, before};
@@ -39,14 +39,18 @@ enum Woke {
 
 /// Ends what [`DurableHost::run`] started when its future is dropped before it returns
 /// (its task aborted, or a `select!` branch that lost): the drivers go with its `JoinSet`, and
-/// this stops the lease renewer (which would keep the leases of the instances they stepped
-/// for as long as the process lives), the outbox sender and the purger, and tells starts and
-/// deliveries that no worker runs here (which would lease new instances to it). The instances
-/// whose steps were cut off are taken over once their leases expire, as a dead worker's are.
-/// After a shutdown that completed, it changes nothing.
+/// this aborts the lease renewer (which would keep the leases of the instances they stepped
+/// for as long as the process lives) and the outbox sender, tells the purger to stop between
+/// two rounds (by dropping `stop_purging`: aborted inside a PostgreSQL transaction, it would
+/// leave its rows locked until the rollback runs), and tells starts and deliveries that no
+/// worker runs here (which would lease new instances to it). The instances whose steps were
+/// cut off, and those handed to the loop that it never stepped, are taken over once their
+/// leases expire, as a dead worker's are. After a shutdown that completed, only the latter
+/// are left to forget.
 struct StopWhenDropped<'a> {
     shared: &'a Shared,
-    tasks: Vec<AbortHandle>,
+    tasks: [AbortHandle; 2],
+    stop_purging: Option<oneshot::Sender<()>>,
 }
 
 impl Drop for StopWhenDropped<'_> {
@@ -54,10 +58,12 @@ impl Drop for StopWhenDropped<'_> {
         for task in &self.tasks {
             task.abort();
         }
+        drop(self.stop_purging.take());
         self.shared.running.store(false, Ordering::Release);
         let mut local = self.shared.local();
         local.in_flight.clear();
         local.woken.clear();
+        local.handoff.clear();
     }
 }
 
@@ -88,13 +94,10 @@ impl<M: Machine, S: Store> DurableHost<M, S> {
             self.inner.config.retention.map(|retention| {
                 tokio::spawn(self.clone().purge_expired(retention, purging_stopped))
             });
-        let _dropped = StopWhenDropped {
+        let mut dropped = StopWhenDropped {
             shared: &self.inner.shared,
-            tasks: [Some(&renewer), Some(&outbox), purger.as_ref()]
-                .into_iter()
-                .flatten()
-                .map(JoinHandle::abort_handle)
-                .collect(),
+            tasks: [renewer.abort_handle(), outbox.abort_handle()],
+            stop_purging: Some(stop_purging),
         };
         let mut look_in_store = true;
         loop {
@@ -138,7 +141,7 @@ impl<M: Machine, S: Store> DurableHost<M, S> {
         }
         self.inner.shared.running.store(false, Ordering::Release);
         renewer.abort();
-        drop(stop_purging);
+        drop(dropped.stop_purging.take());
         if let Some(purger) = purger {
             let _ = purger.await;
         }

@@ -55,6 +55,7 @@ macro_rules! conformance_tests {
             a_failed_instance_keeps_its_inbox_and_bindings_for_a_redrive,
             a_purge_removes_a_failed_instances_inbox_and_bindings,
             a_cancelled_instance_keeps_its_reason,
+            a_failed_instance_may_be_cancelled,
         );
     };
     (@each $fixture:path; $($check:ident),* $(,)?) => {
@@ -2242,6 +2243,38 @@ pub(crate) async fn purge_goes_in_rounds_oldest_first<S: Store>(store: &S) {
 
 /// A failed step is not committed: a redrive runs it again, and it must find the events it
 /// took and early ones, and still own the values it is bound to. Completing lets go of both.
+/// A failed instance keeps its bindings, so the events of its values reach it and start
+/// nothing: an operator who gives up on it cancels it, and they reach others again.
+pub(crate) async fn a_failed_instance_may_be_cancelled<S: Store>(store: &S) {
+    let id = create_one(
+        store,
+        bound(new_instance("wf", Status::Runnable, &[]), "orderId", "o-1"),
+        at(0),
+    )
+    .await;
+    let claimed = claim_one(store, id, WORKER, at(1)).await;
+    let mut fail = step(&claimed, WORKER, Status::Failed);
+    fail.history.kind = HistoryKind::Failed;
+    committed(&store.commit(vec![fail], at(2)).await.unwrap()[0]);
+    let for_o1 = |event: &str| delivery("wf", event, vec![correlated("A", "orderId", Some("o-1"))]);
+    let held = store.deliver(vec![for_o1("e-1")], at(3)).await.unwrap();
+    assert_eq!(delivered(&held[0]), (vec![id], Vec::new()));
+
+    let left = store.cancel(id, "gave up", at(4)).await.unwrap();
+    assert_eq!(seqs(&left), vec![held[0].seq()], "what it kept is given up");
+    let cancelled = record(store, id).await;
+    assert_eq!(cancelled.record.status, Status::Cancelled);
+    assert!(cancelled.record.correlation.is_empty());
+    assert!(cancelled.inbox.is_empty());
+    let after = store.deliver(vec![for_o1("e-2")], at(5)).await.unwrap();
+    assert!(
+        matches!(after[0], Routed::Unmatched { .. }),
+        "no longer bound: {after:?}"
+    );
+    let again = store.cancel(id, "twice", at(6)).await.unwrap_err();
+    assert_eq!(again.kind, StoreErrorKind::Ended);
+}
+
 pub(crate) async fn a_failed_instance_keeps_its_inbox_and_bindings_for_a_redrive<S: Store>(
     store: &S,
 ) {

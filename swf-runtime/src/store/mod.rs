@@ -187,16 +187,19 @@ pub trait Store: Clone + Send + Sync + 'static {
         id: InstanceId,
     ) -> impl Future<Output = Result<Vec<HistoryEntry>, StoreError>> + Send;
 
-    /// Cancels an instance that has not ended: status `Cancelled`, its lease, waits, bindings
-    /// and inbox removed, its revision increased (so that a worker stepping it cannot commit),
-    /// `{"reason": reason}` as its outcome and a `Cancelled` history entry with `reason`.
-    /// Returns the events left in its inbox, which it will never take.
+    /// Cancels an instance that has not completed or been cancelled: status `Cancelled`, its
+    /// lease, waits, bindings and inbox removed, its revision increased (so that a worker
+    /// stepping it cannot commit), `{"reason": reason}` as its outcome and a `Cancelled`
+    /// history entry with `reason`. Returns the events left in its inbox, which it will never
+    /// take.
     ///
-    /// A failed instance is refused too: the inbox and bindings it keeps for a redrive go when
-    /// it is purged (or when, redriven, it completes or is cancelled).
+    /// A failed instance may be cancelled: it gives up its redrive, and the inbox and bindings
+    /// it kept for one (while it keeps them, the events of its correlation values reach it,
+    /// not a new instance, see [`Delivery`]).
     ///
     /// # Errors
-    /// [`StoreErrorKind::NotFound`], or [`StoreErrorKind::Ended`] for an instance that ended.
+    /// [`StoreErrorKind::NotFound`], or [`StoreErrorKind::Ended`] for an instance that
+    /// completed or was cancelled.
     fn cancel(
         &self,
         id: InstanceId,

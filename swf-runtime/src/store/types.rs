@@ -146,7 +146,8 @@ pub struct InstanceRecord {
     pub parent: Option<InstanceId>,
     /// Its current lease, if any (possibly expired).
     pub lease: Option<Lease>,
-    /// The output of a completed instance, or the error of a failed one (with its data).
+    /// The output of a completed instance, the error of a failed one (with its data), or
+    /// `{"reason": ...}` for a cancelled one.
     pub outcome: Option<Value>,
     /// When it was created.
     pub created_at: Timestamp,
@@ -456,10 +457,10 @@ pub struct OutboxEntry {
     pub event: Event,
 }
 
-/// The youngest age a purge should take (a `before` at least this far in the past): on
-/// PostgreSQL a delivery that read an instance as waiting could otherwise, in a transaction
-/// still open, fill the inbox of an instance that ended and was removed meanwhile. A worker's
-/// retention and `swf purge --older-than` hold to it.
+/// The youngest age a purge should take (a `before` at least this far in the past): a purged
+/// event's `source` and `id` are forgotten, so the same event delivered again is taken as new,
+/// and a sender retries within seconds of an answer it lost; under a minute, a retried event
+/// could run twice. A worker's retention and `swf purge --older-than` hold to it.
 pub const MIN_PURGE_AGE: Duration = Duration::from_secs(60);
 
 /// What [`Store::purge`](super::Store::purge) removes: the instances that ended and the events

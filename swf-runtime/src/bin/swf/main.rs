@@ -60,7 +60,8 @@ enum Command {
         /// The instance's id.
         id: u64,
     },
-    /// Cancel an instance that has not ended: it stops at its last committed state.
+    /// Cancel an instance that has not ended, or a failed one (it is not redriven then): it stops
+    /// at its last committed state.
     Cancel {
         /// The instance's id.
         id: u64,
@@ -102,9 +103,9 @@ fn parse_age(text: &str) -> Result<std::time::Duration, String> {
     let age =
         std::time::Duration::try_from(length).map_err(|_| refuse("it is negative".to_string()))?;
     if age < MIN_PURGE_AGE {
-        // A delivery still in flight may have read as waiting an instance that ended since.
+        // A sender retrying an event whose answer it lost must still find it known.
         return Err(refuse(
-            "under a minute: deliveries in flight may still fill what ended that recently"
+            "under a minute: an event a sender retries after that would be taken as new"
                 .to_string(),
         ));
     }

@@ -160,7 +160,8 @@ pub(super) async fn cancel(
 ) -> Result<Vec<StoredEvent>, StoreError> {
     let id = id_column(id)?;
     let (status, revision, position) = current(transaction, id).await?;
-    if status.has_ended() {
+    // A failed instance may be cancelled: it gives up its redrive and what it kept for it.
+    if matches!(status, Status::Completed | Status::Cancelled) {
         return Err(StoreError::new(
             StoreErrorKind::Ended,
             format!("instance {id} has ended ({status})"),

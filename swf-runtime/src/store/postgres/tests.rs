@@ -404,7 +404,32 @@ async fn a_delivery_racing_the_end_of_its_receiver_reaches_nobody() {
                     .await
             }
         });
-        tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+        // Once the delivery waits for this transaction, it has read the wait or the binding.
+        let this: i32 = client
+            .query_one("SELECT pg_backend_pid()", &[])
+            .await
+            .unwrap()
+            .get(0);
+        let mut waited = false;
+        for _ in 0..1_000 {
+            let blocked: i64 = client
+                .query_one(
+                    "SELECT count(*) FROM pg_stat_activity WHERE $1 = ANY(pg_blocking_pids(pid))",
+                    &[&this],
+                )
+                .await
+                .unwrap()
+                .get(0);
+            if blocked > 0 {
+                waited = true;
+                break;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+        }
+        assert!(
+            waited,
+            "{case}: the delivery never waited for the ending transaction"
+        );
         client.batch_execute("COMMIT").await.unwrap();
         let routed = delivering.await.unwrap().unwrap();
         assert!(

@@ -182,7 +182,8 @@ pub(super) fn cancel(
 ) -> Result<Vec<StoredEvent>, StoreError> {
     let id = id_column(id)?;
     let (status, revision, position) = current(connection, id)?;
-    if status.has_ended() {
+    // A failed instance may be cancelled: it gives up its redrive and what it kept for it.
+    if matches!(status, Status::Completed | Status::Cancelled) {
         return Err(StoreError::new(
             StoreErrorKind::Ended,
             format!("instance {id} has ended ({status})"),
