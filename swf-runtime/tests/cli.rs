@@ -92,6 +92,11 @@ async fn lists_shows_cancels_and_redrives() {
         "{out}"
     );
 
+    let (code, out, _) = swf(&path, &["list", "--workflow-version", "1.0"]);
+    assert_eq!((code, out.lines().count()), (0, 3), "{out}");
+    let (code, out, _) = swf(&path, &["list", "--workflow-version", "2.0"]);
+    assert_eq!((code, out.as_str()), (0, "no instances\n"));
+
     let (code, out, _) = swf(&path, &["list", "--status", "failed", "--json"]);
     assert_eq!(code, 0);
     let listed: serde_json::Value = serde_json::from_str(out.trim()).unwrap();

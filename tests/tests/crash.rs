@@ -139,10 +139,9 @@ async fn scenario(crash: Option<&str>) -> Outcome {
 async fn read(db: &Path, dir: &Path) -> Outcome {
     let store = SqliteStore::open(db).await.unwrap();
     let all = ListFilter {
-        workflow: None,
         statuses: Vec::new(),
-        before: None,
         limit: 100,
+        ..ListFilter::default()
     };
     let mut orders = BTreeMap::new();
     for summary in store.list(&all).await.unwrap() {

@@ -43,10 +43,9 @@ fn wait(mut child: Child, what: &str, limit: Duration) -> std::process::ExitStat
 
 async fn completed<S: Store>(store: &S) -> usize {
     let filter = ListFilter {
-        workflow: None,
         statuses: vec![Status::Completed],
-        before: None,
         limit: ORDERS as usize,
+        ..ListFilter::default()
     };
     store.list(&filter).await.unwrap().len()
 }
@@ -123,10 +122,9 @@ async fn three_workers_share_a_thousand_orders_and_one_is_killed() {
 
     // Every order completed with its output; each transition is committed once.
     let all = ListFilter {
-        workflow: None,
         statuses: Vec::new(),
-        before: None,
         limit: 2 * ORDERS as usize,
+        ..ListFilter::default()
     };
     let instances = store.list(&all).await.unwrap();
     assert_eq!(instances.len(), ORDERS as usize);

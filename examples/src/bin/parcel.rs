@@ -178,8 +178,8 @@ async fn unfinished(store: &SqliteStore) -> Result<Option<InstanceId>, Box<dyn E
     let filter = ListFilter {
         workflow: Some("parcel".into()),
         statuses: vec![Status::Runnable, Status::Waiting],
-        before: None,
         limit: 1,
+        ..ListFilter::default()
     };
     Ok(store.list(&filter).await?.first().map(|summary| summary.id))
 }

@@ -51,8 +51,8 @@ pub struct DurableConfig {
     /// task it no longer has). `true`: an instance stays on the version it started with, as a
     /// Step Functions execution does and Temporal's pinned workflows do: during a deploy the
     /// workers of each version run their own instances, and the older version's workers are
-    /// retired once `swf list` shows none of its instances left that have not ended, nor failed
-    /// ones to redrive. Instances are still started, and events still delivered, by any worker;
+    /// retired once `swf list --workflow-version` shows none of its instances left that have not
+    /// ended, nor failed ones to redrive. Instances are still started, and events still delivered, by any worker;
     /// an event that wakes an instance of another version wakes it for its own workers. The
     /// version is the one of the definition an instance last ran under: a worker that is not
     /// pinned moves an instance it steps to its own, so the pin holds when every worker of the

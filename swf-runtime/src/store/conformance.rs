@@ -1220,6 +1220,7 @@ pub(crate) async fn list_pages_newest_first<S: Store>(store: &S) {
         statuses,
         before,
         limit: 2,
+        ..ListFilter::default()
     };
     let first = store.list(&page(None, vec![])).await.unwrap();
     assert_eq!(
@@ -1997,6 +1998,22 @@ pub(crate) async fn a_pinned_worker_takes_only_its_version<S: Store>(store: &S) 
         .await
         .unwrap();
     assert_eq!(ids(taken), vec![old], "left for a worker of its version");
+
+    // What is left of one version, for an operator retiring its workers.
+    let listed = |versions: Versions| async move {
+        let filter = ListFilter {
+            workflow: Some("wf".to_string()),
+            versions,
+            limit: 100,
+            ..ListFilter::default()
+        };
+        let listed = store.list(&filter).await.unwrap();
+        listed.iter().map(|summary| summary.id).collect::<Vec<_>>()
+    };
+    assert_eq!(listed(only(Some("2"))).await, vec![new, second]);
+    assert_eq!(listed(only(Some("1.0"))).await, vec![old, first]);
+    assert_eq!(listed(only(None)).await, vec![unversioned]);
+    assert_eq!(listed(Versions::Any).await.len(), 5);
 }
 
 pub(crate) async fn each_workflow_claims_its_own_outbox<S: Store>(store: &S) {

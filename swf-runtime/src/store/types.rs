@@ -507,6 +507,9 @@ impl Purged {
 pub struct ListFilter {
     /// Only this workflow's.
     pub workflow: Option<String>,
+    /// Only those whose definition has a version these admit (a pinned deploy's old version,
+    /// say: see [`DurableConfig::pinned`](crate::DurableConfig::pinned)).
+    pub versions: Versions,
     /// Only those with one of these statuses (all when empty).
     pub statuses: Vec<Status>,
     /// Only those with an id below this one (for paging, newest first).

@@ -234,10 +234,9 @@ async fn awaiting_shipping(
     shipped: &mut BTreeSet<InstanceId>,
 ) -> Result<Vec<u64>, String> {
     let filter = ListFilter {
-        workflow: None,
         statuses: vec![Status::Waiting],
-        before: None,
         limit: 10_000,
+        ..ListFilter::default()
     };
     let waiting = store
         .list(&filter)
@@ -265,10 +264,9 @@ async fn awaiting_shipping(
 
 async fn all_ended(store: &AnyStore) -> Result<bool, String> {
     let filter = ListFilter {
-        workflow: None,
         statuses: vec![Status::Runnable, Status::Waiting],
-        before: None,
         limit: 1,
+        ..ListFilter::default()
     };
     store
         .list(&filter)
@@ -279,10 +277,9 @@ async fn all_ended(store: &AnyStore) -> Result<bool, String> {
 
 async fn kill_once_waiting_at(store: AnyStore, task: String) {
     let filter = ListFilter {
-        workflow: None,
         statuses: vec![Status::Waiting],
-        before: None,
         limit: 1_000,
+        ..ListFilter::default()
     };
     loop {
         if let Ok(waiting) = store.list(&filter).await

@@ -14,7 +14,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 use swf_runtime::InstanceId;
 use swf_runtime::store::{
-    AnyStore, ListFilter, MIN_PURGE_AGE, PurgeFilter, Purged, Status, Store, StoreError,
+    AnyStore, ListFilter, MIN_PURGE_AGE, PurgeFilter, Purged, Status, Store, StoreError, Versions,
 };
 
 /// Operate the workflow instances of a store.
@@ -44,6 +44,10 @@ enum Command {
         /// Only instances of this workflow id.
         #[arg(long, short)]
         workflow: Option<String>,
+        /// Only instances whose definition has this version (the workflow's `version`): what
+        /// is left of a release before its workers go.
+        #[arg(long = "workflow-version")]
+        workflow_version: Option<String>,
         /// Only instances with this status (runnable, waiting, completed, failed, cancelled);
         /// may be given several times.
         #[arg(long = "status", value_parser = parse_status)]
@@ -162,12 +166,15 @@ async fn run(cli: Cli) -> Result<String, StoreError> {
     match cli.command {
         Command::List {
             workflow,
+            workflow_version,
             statuses,
             limit,
             before,
         } => {
             let filter = ListFilter {
                 workflow,
+                versions: workflow_version
+                    .map_or(Versions::Any, |version| Versions::Only(Some(version))),
                 statuses,
                 before: before.map(InstanceId::new),
                 limit,

@@ -29,7 +29,15 @@ pub(super) async fn list<C: GenericClient>(
         .collect();
     let before = filter.before.map(id_column).transpose()?;
     let limit = i64::try_from(filter.limit.min(LIST_CAP)).unwrap_or(0);
-    let params: [&(dyn ToSql + Sync); 4] = [&filter.workflow, &statuses, &before, &limit];
+    let (pinned, version) = super::instances::version_columns(&filter.versions);
+    let params: [&(dyn ToSql + Sync); 6] = [
+        &filter.workflow,
+        &statuses,
+        &before,
+        &limit,
+        &pinned,
+        &version,
+    ];
     let rows = query(
         client,
         "SELECT i.id, w.name, d.version, i.status, i.position, i.revision, i.created_at, i.updated_at
@@ -39,6 +47,7 @@ pub(super) async fn list<C: GenericClient>(
          WHERE ($1::text IS NULL OR w.name = $1)
            AND (cardinality($2::smallint[]) = 0 OR i.status = ANY($2))
            AND ($3::bigint IS NULL OR i.id < $3)
+           AND (NOT $5 OR d.version IS NOT DISTINCT FROM $6::text)
          ORDER BY i.id DESC LIMIT $4",
         &params,
     )

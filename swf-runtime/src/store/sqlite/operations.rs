@@ -33,6 +33,10 @@ pub(super) fn list(
         values.push(workflow.clone().into());
         sql.push_str(&format!(" AND w.name = ?{}", values.len()));
     }
+    if let Some(version) = filter.versions.pinned() {
+        values.push(version.map(str::to_owned).into());
+        sql.push_str(&format!(" AND d.version IS ?{}", values.len()));
+    }
     if !filter.statuses.is_empty() {
         let codes: Vec<String> = filter
             .statuses
