@@ -791,10 +791,21 @@ async fn text_no_store_holds_is_refused_alone<S: Store>(store: S) {
         .correlated("ship-3", "3\u{0}", json!({}))
         .unwrap();
     let nul_binding = BTreeMap::from([(String::from("orderid"), String::from("6\u{0}"))]);
-    let (by_id, by_source, by_value, fine, refused_start, started) = tokio::join!(
+    // JSON data under a content type the CloudEvents reader takes for text: stored, it could
+    // not be read back, and every claim of the instance whose inbox held it would fail.
+    let json_as_text = EventBuilderV10::new()
+        .id("ship-7")
+        .source("warehouse")
+        .ty("order.shipped")
+        .extension("orderid", "7")
+        .data("text/plain", json!({"carrier": "post"}))
+        .build()
+        .unwrap();
+    let (by_id, by_source, by_value, by_data, fine, refused_start, started) = tokio::join!(
         host.deliver(nul_id),
         host.deliver(nul_source),
         host.deliver(nul_value),
+        host.deliver(json_as_text),
         host.deliver(shipped(404)),
         host.start_correlated(order_input(6, 1), nul_binding),
         host.start(order_input(5, 1)),
@@ -818,6 +829,16 @@ async fn text_no_store_holds_is_refused_alone<S: Store>(store: S) {
             error.message
         );
     }
+    let error = by_data.expect_err("JSON data as text refused");
+    assert_eq!(error.kind, StoreErrorKind::Invalid, "{}", error.message);
+    assert!(
+        error.message.contains("its content type is \"text/plain\"")
+            && error
+                .message
+                .contains("give it the content type application/json"),
+        "{}",
+        error.message
+    );
     assert!(
         matches!(fine.unwrap(), Routed::Unmatched { .. }),
         "nobody waits for order 404"

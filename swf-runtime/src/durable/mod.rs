@@ -393,7 +393,8 @@ impl<M: Machine, S: Store> DurableHost<M, S> {
     /// [`StoreErrorKind::Invalid`](crate::store::StoreErrorKind::Invalid), on every store,
     /// for an event whose id, source or correlation value holds U+0000 (CloudEvents does not
     /// allow it, PostgreSQL cannot store it) or is longer than [`MAX_STORED_KEY_BYTES`] (the
-    /// stores index them): such an event is never stored, do not retry it.
+    /// stores index them), or whose JSON data has a content type under which it could not be
+    /// read back (`text/plain`, say): such an event is never stored, do not retry it.
     pub async fn deliver(&self, event: Event) -> Result<Routed, StoreError> {
         let delivery = self.delivery(event.clone());
         text::refuse_unstorable_event(&delivery)?;

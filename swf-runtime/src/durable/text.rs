@@ -8,7 +8,7 @@
 
 use std::collections::BTreeMap;
 
-use cloudevents::AttributesReader;
+use cloudevents::{AttributesReader, Data, Event};
 
 use crate::store::{Delivery, StoreError, StoreErrorKind};
 
@@ -51,15 +51,37 @@ fn invalid(message: String) -> StoreError {
     StoreError::new(StoreErrorKind::Invalid, message)
 }
 
+/// Why the stores could not read `event` back, if they could not. The CloudEvents SDK writes
+/// JSON data as JSON under any content type, but reads it back as JSON only under a JSON one
+/// (`application/json`, a `+json` type without parameters; case counts): any other is taken for
+/// a string and fails. Stored, such an event would fail every later read of the inbox that
+/// holds it, and with it every claim of its instance.
+fn unreadable(event: &Event) -> Option<String> {
+    let content_type = event.datacontenttype()?;
+    if content_type == "application/json" || !matches!(event.data(), Some(Data::Json(_))) {
+        return None;
+    }
+    // A body that does not serialize is the store's to report.
+    let body = serde_json::to_string(event).ok()?;
+    let error = serde_json::from_str::<Event>(&body).err()?;
+    Some(format!(
+        "its data is JSON but its content type is {}, under which the CloudEvents reader takes \
+         data for a string ({error}), so no store could read it back: give it the content type \
+         application/json",
+        shown(content_type)
+    ))
+}
+
 /// `Invalid` when the event of `delivery` has U+0000 in its id, its source, or a value of the
 /// correlation attributes of the definitions it matches, or one of them is longer than
-/// [`MAX_STORED_KEY_BYTES`].
+/// [`MAX_STORED_KEY_BYTES`], or its data could not be read back ([`unreadable`]).
 pub(super) fn refuse_unstorable_event(delivery: &Delivery) -> Result<(), StoreError> {
     let event = &delivery.event;
     let (id, source) = (event.id(), event.source().as_str());
     let found = fault(id)
         .map(|why| format!("its id {why}"))
         .or_else(|| fault(source).map(|why| format!("its source {why}")))
+        .or_else(|| unreadable(event))
         .or_else(|| {
             delivery
                 .targets
