@@ -251,6 +251,40 @@ pub(crate) fn waits_for_nothing<S: ScopeState>(
     )
 }
 
+/// The error of an instance of `workflow` that waits at `state`, with no deadline, for `wait`'s
+/// events alone, none of which `workflow` defines (a sub-flow's own definitions): a host routes
+/// by its workflow's definitions, so none can reach it. `data` is its saved state.
+// Cold, as `WorkflowError::new`: made only when a run fails.
+#[cold]
+pub(crate) fn waits_for_unroutable<S: ScopeState>(
+    workflow: &str,
+    state: &S,
+    wait: &Wait,
+    data: Value,
+) -> WorkflowError {
+    let position = state.position();
+    let names: Vec<String> = wait
+        .events
+        .iter()
+        .map(|spec| format!("`{}`", spec.name))
+        .collect();
+    WorkflowError::new(
+        workflow,
+        position.clone(),
+        ErrorObject::new(
+            crate::host::HOST_ERROR,
+            format!(
+                "the instance waits at `{position}`, with no timeout, for {}, which workflow \
+                 `{workflow}` does not define (a sub-flow's own events): the host routes events by \
+                 its workflow's definitions, so none can reach it; define them in `{workflow}` \
+                 as the sub-flow does",
+                names.join(", ")
+            ),
+        ),
+        data,
+    )
+}
+
 /// The error of an instance of `workflow` that waits at `state` for `wait`'s events alone,
 /// none of which can reach it any more; `data` is what the caller keeps of it (its saved
 /// state, for a host).

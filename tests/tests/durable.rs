@@ -648,6 +648,63 @@ mod family {
     }
 }
 
+mod approval {
+    swf_runtime::workflow!(
+        "workflows/durable/approver.sw.yaml",
+        "workflows/durable/approval.sw.yaml"
+    );
+
+    #[derive(Clone)]
+    pub struct Nothing;
+
+    impl DurableApproverFunctions for Nothing {}
+    impl DurableApprovalFunctions for Nothing {}
+}
+
+/// A sub-flow waiting, with no timeout, for an event its parent does not define would be stored
+/// waiting for ever (the host routes by the parent's definitions): the instance fails instead,
+/// saying which events and what to do.
+async fn a_wait_no_event_can_reach_fails<S: Store>(store: S) {
+    use approval::{DurableApproverWorkflow, Nothing};
+    let clock = Arc::new(ManualClock::new(epoch()));
+    let host = DurableHost::open(
+        DurableApproverWorkflow::new(Nothing),
+        store.clone(),
+        config(&clock, "w1"),
+    )
+    .await
+    .unwrap();
+    let worker = Running::start(&host);
+    let id = host.start(json!({})).await.unwrap();
+    let ended = tokio::time::timeout(Duration::from_secs(10), host.wait(id))
+        .await
+        .expect("stored waiting for ever")
+        .unwrap();
+    worker.stop().await;
+    let Ended::Failed(error) = ended else {
+        panic!("not failed: {ended:?}");
+    };
+    let message = &error.error().message;
+    assert!(
+        message.contains("for `Approved`, which workflow `durable-approver` does not define"),
+        "{message}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_wait_no_event_can_reach_fails_on_sqlite() {
+    let (store, _dir) = stores::sqlite().await;
+    a_wait_no_event_can_reach_fails(store).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_wait_no_event_can_reach_fails_on_postgres() {
+    let Some((store, _schema)) = stores::postgres().await else {
+        return;
+    };
+    a_wait_no_event_can_reach_fails(store).await;
+}
+
 async fn a_detached_sub_flow_becomes_an_instance_of_its_own<S: Store>(store: S) {
     use family::{ChildWorkflow, Maths, ParentWorkflow};
     use swf_runtime::store::ListFilter;

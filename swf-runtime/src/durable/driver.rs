@@ -268,6 +268,17 @@ impl<M: Machine, S: Store> DurableHost<M, S> {
                     let workflow = &self.inner.definition.workflow;
                     return Err(crate::drive::waits_for_nothing(workflow, state, data));
                 }
+                // Waiting only for a sub-flow's own events, which no delivery routes here: it
+                // would be stored waiting for ever.
+                Progress::Waiting(state, wait)
+                    if wait.until.is_none() && self.wait_names(wait).is_empty() =>
+                {
+                    let data = serde_json::to_value(state).unwrap_or(Value::Null);
+                    let workflow = &self.inner.definition.workflow;
+                    return Err(crate::drive::waits_for_unroutable(
+                        workflow, state, wait, data,
+                    ));
+                }
                 Progress::Waiting(state, _) => state,
             };
             match codec::encode(state) {
