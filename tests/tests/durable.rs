@@ -648,6 +648,77 @@ mod family {
     }
 }
 
+/// A worker whose slots are all taken leases no instance started in its process: it would
+/// hold it (its lease renewed) until a slot frees, where another worker can step it now.
+async fn a_busy_worker_leases_no_new_instance<S: Store>(store: S) {
+    use std::sync::Mutex;
+    use std::sync::mpsc;
+    let clock = Arc::new(ManualClock::new(epoch()));
+    let (entered, in_charge) = mpsc::channel::<()>();
+    let (release, released) = mpsc::channel::<()>();
+    let released = Mutex::new(released);
+    let first = AtomicBool::new(true);
+    // The first charge blocks its thread until released: the worker's one slot stays taken.
+    let hook: swf_tests::shop::Hook = Arc::new(move |function, _| {
+        if function == "charge" && first.swap(false, Ordering::SeqCst) {
+            let _ = entered.send(());
+            let _ = released
+                .lock()
+                .unwrap()
+                .recv_timeout(Duration::from_secs(10));
+        }
+    });
+    let busy = DurableHost::open(
+        DurableOrderWorkflow::new(Shop::new(0).with_hook(hook)),
+        store.clone(),
+        config(&clock, "w1").max_in_flight(1),
+    )
+    .await
+    .unwrap();
+    let idle = DurableHost::open(
+        DurableOrderWorkflow::new(Shop::new(0)),
+        store.clone(),
+        config(&clock, "w2"),
+    )
+    .await
+    .unwrap();
+    let busy_worker = Running::start(&busy);
+    let idle_worker = Running::start(&idle);
+    let charging = busy
+        .start_correlated(order_input(1, 1), correlated(1))
+        .await
+        .unwrap();
+    tokio::task::spawn_blocking(move || in_charge.recv_timeout(Duration::from_secs(10)))
+        .await
+        .unwrap()
+        .expect("the first charge began");
+    let next = busy
+        .start_correlated(order_input(2, 1), correlated(2))
+        .await
+        .unwrap();
+    let created = store.instance(next).await.unwrap().unwrap().record;
+    assert_eq!(created.lease, None, "leased to a worker with no free slot");
+    waiting_at(&store, next, "Pack").await;
+    release.send(()).unwrap();
+    waiting_at(&store, charging, "Pack").await;
+    busy_worker.stop().await;
+    idle_worker.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_busy_worker_leases_no_new_instance_on_sqlite() {
+    let (store, _dir) = stores::sqlite().await;
+    a_busy_worker_leases_no_new_instance(store).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_busy_worker_leases_no_new_instance_on_postgres() {
+    let Some((store, _schema)) = stores::postgres().await else {
+        return;
+    };
+    a_busy_worker_leases_no_new_instance(store).await;
+}
+
 mod approval {
     swf_runtime::workflow!(
         "workflows/durable/approver.sw.yaml",

@@ -119,15 +119,25 @@ impl Shared {
         self.local.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
+    /// Whether a worker loop runs in this process and is not stopping: what it is handed or
+    /// told of, it steps.
+    fn steps_here(&self) -> bool {
+        self.running.load(Ordering::Acquire) && !self.stopping.load(Ordering::Acquire)
+    }
+
     /// How many deliveries of a batch may ask the store to lease what they wake to this
-    /// worker: while it steps instances here, as many as `max` less the instances already
-    /// handed over and not yet stepped. (Those of the batch before may not have been handed
-    /// over yet: at most two batches' worth wait, each instance a few KB.)
+    /// worker (and whether a start here may lease its instance to it): while it steps
+    /// instances here, its free slots, `max` less the instances it steps and those handed
+    /// over and not yet stepped. A busy worker leases nothing more: what it would hold waiting
+    /// for a slot (its lease renewed) no idle worker could take. (Those of the batch before may
+    /// not have been handed over yet: at most two batches' worth wait, each instance a few
+    /// KB.)
     fn lease_room(&self, max: usize) -> usize {
-        if !self.running.load(Ordering::Acquire) || self.stopping.load(Ordering::Acquire) {
+        if !self.steps_here() {
             return 0;
         }
-        max.saturating_sub(self.local().handoff.len())
+        let local = self.local();
+        max.saturating_sub(local.handoff.len() + local.in_flight.len())
     }
 }
 
@@ -346,9 +356,11 @@ impl<M: Machine, S: Store> DurableHost<M, S> {
                     inbox: Vec::new(),
                 });
             }
-            None => {
+            None if self.inner.shared.steps_here() => {
                 self.local().woken.insert(id);
             }
+            // Another worker, or this process's once it runs, claims it from the store.
+            None => {}
         }
         self.inner.work.notify_one();
         Ok(id)
@@ -495,14 +507,17 @@ impl<M: Machine, S: Store> DurableHost<M, S> {
 
     /// A lease for an instance created here, when this process steps instances.
     fn local_lease(&self) -> Option<Lease> {
-        // Not while the loop stops: it would not step what it was handed.
-        let shared = &self.inner.shared;
-        (shared.running.load(Ordering::Acquire) && !shared.stopping.load(Ordering::Acquire)).then(
-            || Lease {
-                worker: self.inner.config.worker.clone(),
-                until: after(self.now(), self.inner.config.lease),
-            },
-        )
+        // Not while the loop stops (it would not step what it was handed), nor while it has no
+        // free slot (it would hold the instance from the other workers until it has one).
+        (self
+            .inner
+            .shared
+            .lease_room(self.inner.config.max_in_flight)
+            > 0)
+        .then(|| Lease {
+            worker: self.inner.config.worker.clone(),
+            until: after(self.now(), self.inner.config.lease),
+        })
     }
 
     /// The `Io` of one step of instance `name` at `revision`, holding `inbox` and bound to
@@ -549,19 +564,24 @@ impl<M: Machine, S: Store> DurableHost<M, S> {
                 let leased: BTreeSet<InstanceId> =
                     claimed.iter().map(|claimed| claimed.record.id).collect();
                 local.handoff.append(claimed);
-                local.woken.extend(
-                    woken
-                        .iter()
-                        .copied()
-                        .filter(|instance| !leased.contains(instance)),
-                );
+                // Only a loop that runs here takes them out again.
+                if self.inner.shared.steps_here() {
+                    local.woken.extend(
+                        woken
+                            .iter()
+                            .copied()
+                            .filter(|instance| !leased.contains(instance)),
+                    );
+                }
                 drop(local);
                 if !woken.is_empty() {
                     self.inner.work.notify_one();
                 }
             }
             Routed::Started { instance, .. } => {
-                self.local().woken.insert(*instance);
+                if self.inner.shared.steps_here() {
+                    self.local().woken.insert(*instance);
+                }
                 self.inner.work.notify_one();
             }
             Routed::Unmatched { reason, .. } => self.report(Report::Unmatched {
