@@ -207,7 +207,7 @@ impl<M: Machine, S: Store> DurableHost<M, S> {
             .local()
             .in_flight
             .get_mut(&record.id)
-            .map(std::mem::take)
+            .map(|in_flight| std::mem::take(&mut in_flight.mailbox))
             .unwrap_or_default();
         for event in arrived {
             if !taken.contains(&event.seq) && !inbox.iter().any(|known| known.seq == event.seq) {

@@ -100,7 +100,19 @@ struct Local {
     /// Instances an event delivered here made runnable.
     woken: BTreeSet<InstanceId>,
     /// The instances being stepped here, with the events delivered here to them meanwhile.
-    in_flight: BTreeMap<InstanceId, Vec<StoredEvent>>,
+    in_flight: BTreeMap<InstanceId, InFlight>,
+    /// The last driver spawned here (see [`InFlight::driver`]).
+    drivers: u64,
+}
+
+/// An instance a driver of this process steps.
+struct InFlight {
+    /// Which driver: an instance that one driver released may be claimed again and a new
+    /// driver spawned before the worker loop hears that the first one ended; only its own
+    /// entry goes with it.
+    driver: u64,
+    /// The events delivered here to it meanwhile.
+    mailbox: Vec<StoredEvent>,
 }
 
 /// What the worker loop shares with the task that sends deliveries to the store, which asks
@@ -551,8 +563,8 @@ impl<M: Machine, S: Store> DurableHost<M, S> {
             } => {
                 let mut local = self.local();
                 for instance in instances {
-                    if let Some(mailbox) = local.in_flight.get_mut(instance) {
-                        mailbox.push(StoredEvent {
+                    if let Some(in_flight) = local.in_flight.get_mut(instance) {
+                        in_flight.mailbox.push(StoredEvent {
                             seq: *seq,
                             event: event.clone(),
                             received_at: self.now(),

@@ -12,7 +12,7 @@ use jiff::Timestamp;
 use tokio::sync::oneshot;
 use tokio::task::{AbortHandle, JoinSet};
 
-use super::{DurableHost, EventSink, ProbePoint, Report, Shared};
+use super::{DurableHost, EventSink, InFlight, ProbePoint, Report, Shared};
 use crate::clock::{after, before};
 use crate::host::{InstanceId, Machine};
 use crate::store::{Claimed, MIN_PURGE_AGE, PurgeFilter, Purged, Store};
@@ -84,7 +84,7 @@ impl<M: Machine, S: Store> DurableHost<M, S> {
         self.inner.shared.stopping.store(false, Ordering::Release);
         self.inner.shared.running.store(true, Ordering::Release);
         let mut shutdown = pin!(shutdown);
-        let mut drivers: JoinSet<InstanceId> = JoinSet::new();
+        let mut drivers: JoinSet<(InstanceId, u64)> = JoinSet::new();
         let renewer = tokio::spawn(self.clone().renew_leases());
         let outbox = tokio::spawn(self.clone().send_produced(sink));
         // The purger is told to stop rather than aborted: aborted in a PostgreSQL transaction,
@@ -219,9 +219,19 @@ impl<M: Machine, S: Store> DurableHost<M, S> {
         }
     }
 
-    fn spawn_driver(&self, drivers: &mut JoinSet<InstanceId>, claimed: Claimed) {
+    fn spawn_driver(&self, drivers: &mut JoinSet<(InstanceId, u64)>, claimed: Claimed) {
         let id = claimed.record.id;
-        self.local().in_flight.insert(id, Vec::new());
+        let driver = {
+            let mut local = self.local();
+            local.drivers += 1;
+            let driver = local.drivers;
+            let in_flight = InFlight {
+                driver,
+                mailbox: Vec::new(),
+            };
+            local.in_flight.insert(id, in_flight);
+            driver
+        };
         let host = self.clone();
         drivers.spawn(async move {
             // A panic in the workflow's own code (a function's panic is already an error of
@@ -233,14 +243,22 @@ impl<M: Machine, S: Store> DurableHost<M, S> {
                     message: crate::action::panic_message(payload.as_ref()),
                 });
             }
-            id
+            (id, driver)
         });
     }
 
-    fn finished(&self, done: Result<InstanceId, tokio::task::JoinError>) {
+    fn finished(&self, done: Result<(InstanceId, u64), tokio::task::JoinError>) {
         // Drivers are never aborted and catch their panics: a join error cannot happen.
-        if let Ok(id) = done {
-            self.local().in_flight.remove(&id);
+        if let Ok((id, driver)) = done {
+            let mut local = self.local();
+            // A newer driver of the instance keeps its entry (its lease renewed, its mailbox).
+            if local
+                .in_flight
+                .get(&id)
+                .is_some_and(|in_flight| in_flight.driver == driver)
+            {
+                local.in_flight.remove(&id);
+            }
         }
     }
 
@@ -248,7 +266,7 @@ impl<M: Machine, S: Store> DurableHost<M, S> {
     /// more), the poll interval, work made here, a step finishing (when full), or shutdown.
     async fn idle(
         &self,
-        drivers: &mut JoinSet<InstanceId>,
+        drivers: &mut JoinSet<(InstanceId, u64)>,
         free: usize,
         shutdown: std::pin::Pin<&mut impl Future<Output = ()>>,
     ) -> Woke {
