@@ -251,6 +251,14 @@ pub(crate) fn waits_for_nothing<S: ScopeState>(
     )
 }
 
+/// The names of the definitions `wait` waits for, quoted for a message.
+fn waited_names(wait: &Wait) -> Vec<String> {
+    wait.events
+        .iter()
+        .map(|spec| format!("`{}`", spec.name))
+        .collect()
+}
+
 /// The error of an instance of `workflow` that waits at `state`, with no deadline, for `wait`'s
 /// events alone, none of which `workflow` defines (a sub-flow's own definitions): a host routes
 /// by its workflow's definitions, so none can reach it. `data` is its saved state.
@@ -263,11 +271,7 @@ pub(crate) fn waits_for_unroutable<S: ScopeState>(
     data: Value,
 ) -> WorkflowError {
     let position = state.position();
-    let names: Vec<String> = wait
-        .events
-        .iter()
-        .map(|spec| format!("`{}`", spec.name))
-        .collect();
+    let names = waited_names(wait);
     WorkflowError::new(
         workflow,
         position.clone(),
@@ -297,11 +301,7 @@ pub(crate) fn stranded<S: ScopeState>(
     data: Value,
 ) -> WorkflowError {
     let position = state.position();
-    let names: Vec<String> = wait
-        .events
-        .iter()
-        .map(|spec| format!("`{}`", spec.name))
-        .collect();
+    let names = waited_names(wait);
     let waited = if names.is_empty() {
         String::from("events")
     } else {
