@@ -140,6 +140,8 @@ codes! {
         "A parameter string is a JSONPath only when it starts with `$`; `order.total` is passed as that text. It names a member of the data by the schema: write `$.order.total` to pass the member's value.";
     NO_TYPED_API = "W0004", "data schemas without Rust types",
         "The workflow's `dataInputSchema` and `dataOutputSchema` are turned into Rust types (by typify) for its typed entry point `run_typed`. These schemas could not be: the workflow has no `run_typed`, and its data is still validated against them.";
+    SUB_FLOW_EVENT_UNDEFINED = "W0005", "sub-flow waiting for an event its caller does not define",
+        "A sub-flow that the workflow waits for runs inside the workflow's instance, and a host (`Host`, `DurableHost`) routes events by the workflow's own definitions: an event the sub-flow waits for reaches it only if the calling workflow defines it the same way (name, source, type, correlationToken). Under a host no such event reaches it: its wait ends only at a timeout, and a `DurableHost` fails a wait without one. Add the definition to the calling workflow's `events`. (The plain `run`, given events through its `Io`, matches them by the sub-flow's own definitions.)";
 }
 
 #[cfg(test)]
