@@ -1,8 +1,6 @@
 //! Stepping one claimed instance: step, commit, and go on while it has work and this worker
 //! holds it.
 
-use std::collections::BTreeSet;
-
 use cloudevents::{AttributesReader, Event};
 use jiff::Timestamp;
 use serde_json::{Value, json};
@@ -71,8 +69,6 @@ impl<M: Machine, S: Store> DurableHost<M, S> {
             mut record,
             mut inbox,
         } = claimed;
-        // The events the steps of this claim took (see `take_mailbox`).
-        let mut taken = BTreeSet::new();
         let mut state: M::State = match codec::decode(&record, &self.inner.definition) {
             Ok(state) => state,
             Err(reason) => {
@@ -84,7 +80,7 @@ impl<M: Machine, S: Store> DurableHost<M, S> {
             }
         };
         loop {
-            self.take_mailbox(&record, &mut inbox, &taken);
+            self.take_mailbox(&record, &mut inbox);
             self.inner
                 .config
                 .at(ProbePoint::Step(record.id, record.revision));
@@ -161,7 +157,6 @@ impl<M: Machine, S: Store> DurableHost<M, S> {
                         });
                     }
                     inbox.retain(|event| !after.consumed.contains(&event.seq));
-                    taken.extend(after.consumed);
                     for (attribute, value) in after.bind {
                         if !record.correlation.iter().any(|(a, _)| *a == attribute) {
                             record.correlation.push((attribute, value));
@@ -194,15 +189,9 @@ impl<M: Machine, S: Store> DurableHost<M, S> {
     }
 
     /// Moves the events delivered in this process to the instance while it was stepped into
-    /// its inbox, in arrival order, but those that a step of this claim already took: a
-    /// delivery tells the mailbox after the store answered it, and by then this claim may have
-    /// read the event from the store, taken it and committed.
-    fn take_mailbox(
-        &self,
-        record: &InstanceRecord,
-        inbox: &mut Vec<StoredEvent>,
-        taken: &BTreeSet<u64>,
-    ) {
+    /// its inbox, in arrival order. (Only events this claim cannot have read from the store
+    /// reach its mailbox: see `DurableHost::routed`.)
+    fn take_mailbox(&self, record: &InstanceRecord, inbox: &mut Vec<StoredEvent>) {
         let arrived = self
             .local()
             .in_flight
@@ -210,7 +199,7 @@ impl<M: Machine, S: Store> DurableHost<M, S> {
             .map(|in_flight| std::mem::take(&mut in_flight.mailbox))
             .unwrap_or_default();
         for event in arrived {
-            if !taken.contains(&event.seq) && !inbox.iter().any(|known| known.seq == event.seq) {
+            if !inbox.iter().any(|known| known.seq == event.seq) {
                 inbox.push(event);
             }
         }

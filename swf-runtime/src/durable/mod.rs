@@ -103,6 +103,9 @@ struct Local {
     in_flight: BTreeMap<InstanceId, InFlight>,
     /// The last driver spawned here (see [`InFlight::driver`]).
     drivers: u64,
+    /// Starts in progress that lease their instance to this worker: slots taken before the
+    /// store answers, so that starts made at once do not all find the same free slot.
+    reserved: usize,
 }
 
 /// An instance a driver of this process steps.
@@ -115,11 +118,25 @@ struct InFlight {
     mailbox: Vec<StoredEvent>,
 }
 
+/// A slot a start took for the instance it leases to this worker: given back when the start
+/// hands the instance over or fails (or is dropped).
+struct Reserved<'a> {
+    shared: &'a Shared,
+}
+
+impl Drop for Reserved<'_> {
+    fn drop(&mut self) {
+        let mut local = self.shared.local();
+        local.reserved = local.reserved.saturating_sub(1);
+    }
+}
+
 /// What the worker loop shares with the task that sends deliveries to the store, which asks
 /// the store to lease the instances a delivery wakes to this worker while it has room.
 struct Shared {
     local: Mutex<Local>,
-    /// A worker loop runs in this process: instances created here are stepped here at once.
+    /// A worker loop runs in this process: instances created here are stepped here at once
+    /// while it has a free slot.
     running: AtomicBool,
     /// The worker loop is stopping: steps in progress commit and release their instances.
     stopping: AtomicBool,
@@ -149,7 +166,7 @@ impl Shared {
             return 0;
         }
         let local = self.local();
-        max.saturating_sub(local.handoff.len() + local.in_flight.len())
+        max.saturating_sub(local.handoff.len() + local.in_flight.len() + local.reserved)
     }
 }
 
@@ -270,7 +287,8 @@ impl<M: Machine, S: Store> DurableHost<M, S> {
     }
 
     /// Creates an instance from `input`. Once this returns, the instance is in the store: a
-    /// worker steps it (this process's at once, when it runs [`DurableHost::run`]).
+    /// worker steps it (this process's at once, when it runs [`DurableHost::run`] and has a
+    /// free slot).
     ///
     /// # Errors
     /// The workflow's refusal of the input, or the store's error.
@@ -330,8 +348,12 @@ impl<M: Machine, S: Store> DurableHost<M, S> {
         // A keyed start may find the key's instance already there (leased to another worker,
         // or ended): this worker claims it by id as an event would wake it, which takes it
         // only if it has work and no live lease.
-        if start_key.is_none() {
-            instance.lease = self.local_lease();
+        let mut slot = None;
+        if start_key.is_none()
+            && let Some((lease, reserved)) = self.local_lease()
+        {
+            instance.lease = Some(lease);
+            slot = Some(reserved);
         }
         instance.start_key = start_key;
         let id = self
@@ -374,6 +396,8 @@ impl<M: Machine, S: Store> DurableHost<M, S> {
             // Another worker, or this process's once it runs, claims it from the store.
             None => {}
         }
+        // Handed over: the instance counts among the handoff now.
+        drop(slot);
         self.inner.work.notify_one();
         Ok(id)
     }
@@ -422,12 +446,15 @@ impl<M: Machine, S: Store> DurableHost<M, S> {
     pub async fn deliver(&self, event: Event) -> Result<Routed, StoreError> {
         let delivery = self.delivery(event.clone());
         text::refuse_unstorable_event(&delivery)?;
+        // The drivers that may have read their inbox before this event is stored (see
+        // `routed`).
+        let drivers = self.local().drivers;
         let mut routed = self.inner.deliveries.ask(delivery).await?;
         if let Routed::Unmatched { reason, .. } = &mut routed {
             self.unmatched_reason(&event, reason);
         }
         self.inner.config.at(ProbePoint::Stored);
-        self.routed(event, &mut routed);
+        self.routed(event, &mut routed, drivers);
         Ok(routed)
     }
 
@@ -517,19 +544,21 @@ impl<M: Machine, S: Store> DurableHost<M, S> {
         let _ = self.inner.reports.send(report);
     }
 
-    /// A lease for an instance created here, when this process steps instances.
-    fn local_lease(&self) -> Option<Lease> {
-        // Not while the loop stops (it would not step what it was handed), nor while it has no
-        // free slot (it would hold the instance from the other workers until it has one).
-        (self
-            .inner
-            .shared
-            .lease_room(self.inner.config.max_in_flight)
-            > 0)
-        .then(|| Lease {
+    /// A lease for an instance created here, when this process steps instances and has a free
+    /// slot, which the start holds (see [`Local::reserved`]) until it hands the instance over.
+    /// Not while the loop stops (it would not step what it was handed), nor while it has no
+    /// free slot (it would hold the instance from the other workers until it has one).
+    fn local_lease(&self) -> Option<(Lease, Reserved<'_>)> {
+        let shared = &self.inner.shared;
+        if shared.lease_room(self.inner.config.max_in_flight) == 0 {
+            return None;
+        }
+        shared.local().reserved += 1;
+        let lease = Lease {
             worker: self.inner.config.worker.clone(),
             until: after(self.now(), self.inner.config.lease),
-        })
+        };
+        Some((lease, Reserved { shared }))
     }
 
     /// The `Io` of one step of instance `name` at `revision`, holding `inbox` and bound to
@@ -553,7 +582,13 @@ impl<M: Machine, S: Store> DurableHost<M, S> {
 
     /// Acts on how the store routed `event`: events for instances stepped here join their
     /// inboxes at once, woken and started instances are stepped, unmatched events reported.
-    fn routed(&self, event: Event, routed: &mut Routed) {
+    /// Tells this process what a delivery did. Its event goes to the mailbox of an instance a
+    /// driver steps here only if that driver was spawned before the delivery was sent (numbers
+    /// up to `drivers`): it may have read its inbox before the event was stored. A later one
+    /// read it after (the event is there, and it may have taken it already), or before the
+    /// event was stored by a claim that began earlier, in which case the store marked the
+    /// instance (`nudged`) and its next wait is made runnable again.
+    fn routed(&self, event: Event, routed: &mut Routed, drivers: u64) {
         match routed {
             Routed::Delivered {
                 seq,
@@ -563,7 +598,11 @@ impl<M: Machine, S: Store> DurableHost<M, S> {
             } => {
                 let mut local = self.local();
                 for instance in instances {
-                    if let Some(in_flight) = local.in_flight.get_mut(instance) {
+                    if let Some(in_flight) = local
+                        .in_flight
+                        .get_mut(instance)
+                        .filter(|in_flight| in_flight.driver <= drivers)
+                    {
                         in_flight.mailbox.push(StoredEvent {
                             seq: *seq,
                             event: event.clone(),
