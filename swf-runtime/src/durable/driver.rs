@@ -260,8 +260,8 @@ impl<M: Machine, S: Store> DurableHost<M, S> {
             },
         };
         let stepped = stepped.and_then(|progress| {
-            let state = match &progress {
-                Progress::Ran(state) => state,
+            let (state, waits) = match &progress {
+                Progress::Ran(state) => (state, Vec::new()),
                 // Stored as waiting, it would never be woken: failed instead, its last
                 // committed state kept.
                 Progress::Waiting(state, wait) if wait.is_forever() => {
@@ -269,26 +269,27 @@ impl<M: Machine, S: Store> DurableHost<M, S> {
                     let workflow = &self.inner.definition.workflow;
                     return Err(crate::drive::waits_for_nothing(workflow, state, data));
                 }
-                // Waiting only for a sub-flow's own events, which no delivery routes here: it
-                // would be stored waiting for ever.
-                Progress::Waiting(state, wait)
-                    if wait.until.is_none() && self.wait_names(wait).is_empty() =>
-                {
-                    let data = serde_json::to_value(state).unwrap_or(Value::Null);
-                    let workflow = &self.inner.definition.workflow;
-                    return Err(crate::drive::waits_for_unroutable(
-                        workflow, state, wait, data,
-                    ));
+                Progress::Waiting(state, wait) => {
+                    let waits = self.wait_names(wait);
+                    // Waiting only for a sub-flow's own events, which no delivery routes
+                    // here: it would be stored waiting for ever.
+                    if wait.until.is_none() && waits.is_empty() {
+                        let data = serde_json::to_value(state).unwrap_or(Value::Null);
+                        let workflow = &self.inner.definition.workflow;
+                        return Err(crate::drive::waits_for_unroutable(
+                            workflow, state, wait, data,
+                        ));
+                    }
+                    (state, waits)
                 }
-                Progress::Waiting(state, _) => state,
             };
             match codec::encode(state) {
-                Ok(text) => Ok((progress, text)),
+                Ok(text) => Ok((progress, text, waits)),
                 Err(message) => Err(self.host_failure(record, message)),
             }
         });
         let then = match stepped {
-            Ok((progress, text)) => {
+            Ok((progress, text, waits)) => {
                 commit.children = children
                     .into_iter()
                     .map(|child| self.child_instance(record, &bound, child))
@@ -325,7 +326,7 @@ impl<M: Machine, S: Store> DurableHost<M, S> {
                         commit.state = text;
                         commit.status = Status::Waiting;
                         commit.wake_at = wait.until;
-                        commit.waits = self.wait_names(&wait);
+                        commit.waits = waits;
                         commit.history.kind = HistoryKind::Waiting;
                         commit.history.detail = json!({
                             "until": wait.until.map(|until| until.to_string()),
