@@ -218,6 +218,26 @@ impl Task {
         }
     }
 
+    /// The event names the task waits for (an event task's refs, a switch's event conditions,
+    /// a callback's event), in document order.
+    pub fn waited_event_refs(&self) -> Vec<&Spanned<String>> {
+        match &self.kind {
+            TaskKind::Event { events_actions, .. } => events_actions
+                .iter()
+                .flat_map(|e| e.event_refs.iter())
+                .collect(),
+            TaskKind::Switch(switch) => match &switch.conditions {
+                SwitchConditions::Event(conditions) => conditions
+                    .iter()
+                    .filter_map(|c| c.event_ref.as_ref())
+                    .collect(),
+                SwitchConditions::Data(_) => Vec::new(),
+            },
+            TaskKind::Callback { event_ref, .. } => event_ref.iter().collect(),
+            _ => Vec::new(),
+        }
+    }
+
     /// Nested scopes (parallel branches, a foreach body), in document order.
     pub fn nested_scopes(&self) -> Vec<&Scope> {
         match &self.kind {

@@ -3,7 +3,7 @@
 
 use super::{Context, suggest};
 use crate::diagnostic::{Code, Diagnostics};
-use crate::ir::{EndKind, SwitchConditions, Task, TaskKind};
+use crate::ir::{EndKind, Task};
 use crate::source::Spanned;
 
 pub(super) fn check_task(cx: &Context<'_>, task: &Task, diags: &mut Diagnostics) {
@@ -19,19 +19,7 @@ pub(super) fn check_task(cx: &Context<'_>, task: &Task, diags: &mut Diagnostics)
 
 /// Every event name the task refers to: consumed events first, then produced ones.
 fn event_refs(task: &Task) -> Vec<&Spanned<String>> {
-    let mut out: Vec<&Spanned<String>> = Vec::new();
-    match &task.kind {
-        TaskKind::Event { events_actions, .. } => {
-            out.extend(events_actions.iter().flat_map(|e| e.event_refs.iter()));
-        }
-        TaskKind::Switch(switch) => {
-            if let SwitchConditions::Event(conditions) = &switch.conditions {
-                out.extend(conditions.iter().filter_map(|c| c.event_ref.as_ref()));
-            }
-        }
-        TaskKind::Callback { event_ref, .. } => out.extend(event_ref.iter()),
-        _ => {}
-    }
+    let mut out = task.waited_event_refs();
     let produced = task
         .transitions()
         .into_iter()

@@ -2,7 +2,7 @@
 //! and no workflow that runs itself again through its sub-flows.
 
 use crate::diagnostic::{Code, Diagnostics};
-use crate::ir::{EventDef, Scope, SwitchConditions, TaskKind, Workflow};
+use crate::ir::{EventDef, Scope, TaskKind, Workflow};
 use crate::source::Spanned;
 use petgraph::algo::tarjan_scc;
 use petgraph::graph::DiGraph;
@@ -210,20 +210,10 @@ fn describe(event: &EventDef) -> String {
 
 /// The `workflowId` of every subflow task the workflow waits for, nested scopes included.
 fn waited_sub_flows(scope: &Scope) -> Vec<&Spanned<String>> {
-    let mut out = Vec::new();
-    for task in &scope.tasks {
-        if let TaskKind::SubFlow {
-            workflow_id: Some(id),
-            wait_for_completion: true,
-        } = &task.kind
-        {
-            out.push(id);
-        }
-        for nested in task.nested_scopes() {
-            out.extend(waited_sub_flows(nested));
-        }
-    }
-    out
+    sub_flow_calls(scope)
+        .into_iter()
+        .filter_map(|(id, waited)| waited.then_some(id))
+        .collect()
 }
 
 /// The event names the scope's tasks wait for (event tasks, event conditions, callbacks),
@@ -231,18 +221,7 @@ fn waited_sub_flows(scope: &Scope) -> Vec<&Spanned<String>> {
 fn waited_refs(scope: &Scope) -> Vec<&Spanned<String>> {
     let mut out = Vec::new();
     for task in &scope.tasks {
-        match &task.kind {
-            TaskKind::Event { events_actions, .. } => {
-                out.extend(events_actions.iter().flat_map(|e| e.event_refs.iter()));
-            }
-            TaskKind::Switch(switch) => {
-                if let SwitchConditions::Event(conditions) = &switch.conditions {
-                    out.extend(conditions.iter().filter_map(|c| c.event_ref.as_ref()));
-                }
-            }
-            TaskKind::Callback { event_ref, .. } => out.extend(event_ref.iter()),
-            _ => {}
-        }
+        out.extend(task.waited_event_refs());
         for nested in task.nested_scopes() {
             out.extend(waited_refs(nested));
         }
@@ -252,17 +231,26 @@ fn waited_refs(scope: &Scope) -> Vec<&Spanned<String>> {
 
 /// The `workflowId` of every subflow task, in document order, nested scopes included.
 pub fn sub_flows(scope: &Scope) -> Vec<&Spanned<String>> {
+    sub_flow_calls(scope)
+        .into_iter()
+        .map(|(id, _)| id)
+        .collect()
+}
+
+/// Each subflow task's `workflowId` and whether the task waits for it, in document order,
+/// nested scopes included.
+fn sub_flow_calls(scope: &Scope) -> Vec<(&Spanned<String>, bool)> {
     let mut out = Vec::new();
     for task in &scope.tasks {
         if let TaskKind::SubFlow {
             workflow_id: Some(id),
-            ..
+            wait_for_completion,
         } = &task.kind
         {
-            out.push(id);
+            out.push((id, *wait_for_completion));
         }
         for nested in task.nested_scopes() {
-            out.extend(sub_flows(nested));
+            out.extend(sub_flow_calls(nested));
         }
     }
     out
