@@ -6,7 +6,7 @@
 use super::fields::{Fields, Flavour, Progress};
 use super::names::{SERDE_COMPLETED, SERDE_TERMINATED, serde_name};
 use super::{Context, api, events, rt};
-use crate::ir::{SwitchConditions, TaskKind};
+use crate::ir::TaskKind;
 use proc_macro2::TokenStream;
 use quote::quote;
 
@@ -537,23 +537,14 @@ fn listening(cx: &Context<'_>, index: usize, fields: &Fields) -> TokenStream {
 /// `&specs[i]` for each event definition the task waits for, in order (`specs` bound to the
 /// workflow's event specs).
 fn waited_specs(cx: &Context<'_>, index: usize) -> Vec<TokenStream> {
-    let task = cx.task(index);
-    let indices: Vec<usize> = match &task.kind {
-        TaskKind::Event { events_actions, .. } => events::event_indices(cx, events_actions),
-        TaskKind::Switch(switch) => match &switch.conditions {
-            SwitchConditions::Event(conditions) => conditions
-                .iter()
-                .filter_map(|c| c.event_ref.as_ref())
-                .filter_map(|r| cx.event_index(&r.value))
-                .collect(),
-            SwitchConditions::Data(_) => Vec::new(),
-        },
-        TaskKind::Callback { event_ref, .. } => event_ref
-            .iter()
-            .filter_map(|r| cx.event_index(&r.value))
-            .collect(),
-        _ => Vec::new(),
-    };
+    let mut indices = Vec::new();
+    for name in cx.task(index).waited_event_refs() {
+        if let Some(index) = cx.event_index(&name.value)
+            && !indices.contains(&index)
+        {
+            indices.push(index);
+        }
+    }
     let specs = events::specs_path(cx);
     indices
         .into_iter()
