@@ -251,6 +251,12 @@ pub(crate) fn member_step<F: Future>(origin: u64, step: u32, start: impl FnOnce(
     start()
 }
 
+/// Whether the code running now is inside a nested scope (a parallel branch, a foreach
+/// iteration, a sub-flow run inline) rather than at the top of its instance's state.
+pub(crate) fn in_nested_scope() -> bool {
+    SCOPE.is_set()
+}
+
 /// The step a parallel or foreach task starting its members now counts their calls' keys
 /// from: the instance's current step, or, inside another such task, that task's origin.
 pub fn step_origin(io: &Io) -> u64 {

@@ -205,11 +205,16 @@ impl Calls {
 #[derive(Clone, Default)]
 struct Greeter {
     calls: Calls,
+    /// How long each greeting takes.
+    takes: Duration,
 }
 
 impl greeting::GreetingFunctions for Greeter {
     async fn greeting_function(&self, args: Value) -> Result<Value, FunctionError> {
         self.calls.push(&args);
+        if !self.takes.is_zero() {
+            sleep(self.takes).await;
+        }
         let greeting = args["greeting"].as_str().unwrap_or("Hello");
         let name = args["customerName"]
             .as_str()
@@ -335,6 +340,33 @@ async fn greeting_through_a_host_reaches_every_waiting_instance_then_starts_one(
         greeter.calls.taken()[2],
         json!({"greeting": null, "customerName": "John Michaels"})
     );
+}
+
+/// An instance that took its event no longer waits for it: the next customer, arriving while
+/// the first is greeted, starts an instance of its own instead of landing in the busy one's
+/// inbox, where nothing would take it and it would be reported unconsumed when it ended.
+#[tokio::test(start_paused = true)]
+async fn a_customer_arriving_during_a_greeting_starts_an_instance_of_its_own() {
+    let greeter = Greeter {
+        takes: MINUTE,
+        ..Greeter::default()
+    };
+    let (host, mut running) = Running::start(
+        GreetingWorkflow::new(greeter.clone()),
+        HostConfig::default(),
+    );
+    running.send(arrival("c-1")).await;
+    // Instance 1 takes c-1 and is a minute into its greeting.
+    sleep(SECOND).await;
+    assert_eq!(greeter.calls.taken().len(), 1);
+    running.send(arrival("c-2")).await;
+    let (mut outcomes, produced, unmatched) = running.finish(host).await;
+    assert!(unmatched.is_empty(), "{unmatched:?}");
+    assert!(produced.is_empty());
+    outcomes.sort_by_key(|outcome| outcome.instance);
+    let instances: Vec<InstanceId> = outcomes.iter().map(|outcome| outcome.instance).collect();
+    assert_eq!(instances, [InstanceId::new(1), InstanceId::new(2)]);
+    assert_eq!(greeter.calls.taken().len(), 2);
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -44,6 +44,11 @@ pub(crate) struct InboxState {
     /// Set when no event will ever be delivered again (the host's events channel closed): a
     /// wait for events alone can then never end.
     sealed: bool,
+    /// Set when a step took the events its state waited for, until the instance next says what
+    /// it waits for: a host's router still lists it among the waiters meanwhile (its listening
+    /// ends with the step, and the step runs the actions of what it took), but it no longer
+    /// waits, so an event offered to it as a waiter is refused ([`Inbox::offer_to_waiter`]).
+    took: bool,
     next_seq: u64,
     /// Counts arrivals (deliveries and events put back), so that a driver can tell whether
     /// anything arrived since it last looked.
@@ -58,6 +63,22 @@ pub(crate) struct InboxState {
 }
 
 impl InboxState {
+    /// The instance took what its state waited for (see [`InboxState::took`]); a member of a
+    /// parallel or foreach task taking its events does not say so, as others may still wait.
+    pub(crate) fn took_its_events(&mut self) {
+        self.took = true;
+    }
+
+    /// The instance says what it waits for again: events reach it as a waiter.
+    pub(crate) fn waits_again(&mut self) {
+        self.took = false;
+    }
+
+    /// Whether an event offered to the instance as a waiter is for it.
+    pub(crate) fn waits(&self) -> bool {
+        !self.took
+    }
+
     /// Binds `attribute` to `value` unless it is already bound: the value as bound (for the
     /// host's registry to index the instance under, sharing it) when this call bound it.
     pub(crate) fn bind(&mut self, attribute: &'static str, value: &str) -> Option<Arc<str>> {
@@ -254,6 +275,9 @@ pub(crate) enum Offered {
     Spilled,
     /// Refused: the instance has ended. The event is given back in its box.
     Closed(Box<Event>),
+    /// Refused: offered to the instance as a waiter, but its step has already taken what it
+    /// waited for. The event is given back in its box.
+    NotWaiting(Box<Event>),
 }
 
 impl Inbox {
@@ -336,10 +360,25 @@ impl Inbox {
 
     /// Appends `event` without waiting, also beyond the capacity (see [`Spill`]).
     pub(crate) fn offer(&self, event: Box<Event>) -> Offered {
+        self.offer_unless(event, false)
+    }
+
+    /// [`Inbox::offer`] to an instance chosen because it waits for the event's definition (not
+    /// because it is bound to the event's correlation value): refused once its step has taken
+    /// what it waited for, so that the event goes to the other waiters or starts an instance.
+    /// Checked under the lock the step takes its events under, so no event slips in between.
+    pub(crate) fn offer_to_waiter(&self, event: Box<Event>) -> Offered {
+        self.offer_unless(event, true)
+    }
+
+    fn offer_unless(&self, event: Box<Event>, waiting_only: bool) -> Offered {
         let offered = {
             let mut state = self.lock();
             if state.closed {
                 return Offered::Closed(event);
+            }
+            if waiting_only && !state.waits() {
+                return Offered::NotWaiting(event);
             }
             state.push(event);
             if state.events.len() > self.capacity {

@@ -12,7 +12,7 @@ use cloudevents::Event;
 use smallvec::SmallVec;
 
 use super::EventSpec;
-use super::inbox::Inbox;
+use super::inbox::{Inbox, Offered};
 use crate::host::{ById, InstanceId};
 
 /// The registry of one host.
@@ -83,8 +83,29 @@ impl Correlated {
     }
 }
 
-/// The instances an event goes to, with their inboxes: mostly one.
-pub(crate) type Receivers = SmallVec<[(InstanceId, Arc<Inbox>); 2]>;
+/// The instances an event goes to: mostly one.
+pub(crate) type Receivers = SmallVec<[Receiver; 2]>;
+
+/// An instance an event goes to.
+#[derive(Debug)]
+pub(crate) struct Receiver {
+    pub(crate) instance: InstanceId,
+    pub(crate) inbox: Arc<Inbox>,
+    /// Chosen only because it waits for the event's definition (no correlation token), not
+    /// by a value it is bound to: offered with [`Inbox::offer_to_waiter`].
+    pub(crate) as_waiter: bool,
+}
+
+impl Receiver {
+    /// Offers `event` to the instance, as a waiter or by value.
+    pub(crate) fn offer(&self, event: Box<Event>) -> Offered {
+        if self.as_waiter {
+            self.inbox.offer_to_waiter(event)
+        } else {
+            self.inbox.offer(event)
+        }
+    }
+}
 
 /// A registry shared by a host's router and its instances.
 pub(crate) type SharedRegistry = Arc<Mutex<Registry>>;
@@ -216,13 +237,14 @@ impl Registry {
         event: &Event,
         matching: &[usize],
     ) -> Receivers {
-        let mut chosen: SmallVec<[InstanceId; 4]> = SmallVec::new();
+        // Ids with whether each was chosen by a value (bound, or bound here).
+        let mut chosen: SmallVec<[(InstanceId, bool); 4]> = SmallVec::new();
         for &index in matching {
             let Some(spec) = events.get(index) else {
                 continue;
             };
             match spec.correlation {
-                None => chosen.extend(self.waiters(index)),
+                None => chosen.extend(self.waiters(index).map(|id| (id, false))),
                 Some(attribute) => {
                     let Some(value) = spec.correlation_text(event) else {
                         continue;
@@ -232,17 +254,30 @@ impl Registry {
                         .get(attribute)
                         .and_then(|values| values.get(value.as_ref()));
                     match bound {
-                        Some(bound) if !bound.is_empty() => chosen.extend(bound.iter().copied()),
-                        _ => chosen.extend(self.bind_oldest_waiter(index, attribute, &value)),
+                        Some(bound) if !bound.is_empty() => {
+                            chosen.extend(bound.iter().map(|&id| (id, true)));
+                        }
+                        _ => {
+                            let waiter = self.bind_oldest_waiter(index, attribute, &value);
+                            chosen.extend(waiter.map(|id| (id, true)));
+                        }
                     }
                 }
             }
         }
-        chosen.sort_unstable();
-        chosen.dedup();
+        // By value first where an instance was chosen both ways: a value it is bound to
+        // reaches it whether it waits or not.
+        chosen.sort_unstable_by_key(|&(id, by_value)| (id, !by_value));
+        chosen.dedup_by_key(|&mut (id, _)| id);
         chosen
             .into_iter()
-            .filter_map(|instance| Some((instance, self.inboxes.get(&instance)?.clone())))
+            .filter_map(|(instance, by_value)| {
+                Some(Receiver {
+                    instance,
+                    inbox: self.inboxes.get(&instance)?.clone(),
+                    as_waiter: !by_value,
+                })
+            })
             .collect()
     }
 
@@ -257,34 +292,44 @@ impl Registry {
     /// An instance already bound to that very value qualifies too: it bound itself while taking
     /// an event and is about to index the value (it releases its inbox lock first). Waiters
     /// found bound to another value leave the list for good, as they will only ever receive
-    /// this definition's events by value.
+    /// this definition's events by value; a waiter whose step has taken what it waited for is
+    /// passed over and stays listed until its step ends its listening.
     fn bind_oldest_waiter(
         &mut self,
         spec: usize,
         attribute: &'static str,
         value: &str,
     ) -> Option<InstanceId> {
+        let mut after = None;
         let chosen = loop {
             let (ticket, instance) = self
                 .waiting
                 .get(&spec)
-                .and_then(|waits| waits.first_key_value())
+                .and_then(|waits| match after {
+                    None => waits.first_key_value(),
+                    Some(after) => waits.range(after + 1..).next(),
+                })
                 .map(|(&ticket, &instance)| (ticket, instance))?;
-            // The value as the instance holds it, if it suits (bound now, or already).
-            let suits = self.inboxes.get(&instance).and_then(|inbox| {
+            // The value as the instance holds it, if it suits (bound now, or already); `None`
+            // for a waiter that no longer waits.
+            let suits = self.inboxes.get(&instance).map(|inbox| {
                 let mut state = inbox.lock();
-                state.bind(attribute, value).or_else(|| {
+                if !state.waits() {
+                    return None;
+                }
+                Some(state.bind(attribute, value).or_else(|| {
                     state
                         .correlation
                         .shared(attribute)
                         .filter(|bound| &***bound == value)
                         .cloned()
-                })
+                }))
             });
-            if let Some(shared) = suits {
-                break (instance, shared);
+            match suits {
+                Some(Some(Some(shared))) => break (instance, shared),
+                Some(None) => after = Some(ticket),
+                Some(Some(None)) | None => self.end_wait(ticket, &[spec]),
             }
-            self.end_wait(ticket, &[spec]);
         };
         let (chosen, value) = chosen;
         self.index_value(chosen, attribute, &value);
@@ -337,8 +382,12 @@ mod tests {
         Arc::new(Inbox::new(4, correlation, Vec::new()))
     }
 
-    fn same(left: &[(InstanceId, Arc<Inbox>)], right: &[&Arc<Inbox>]) -> bool {
-        left.len() == right.len() && left.iter().zip(right).all(|((_, l), r)| Arc::ptr_eq(l, r))
+    fn same(left: &[Receiver], right: &[&Arc<Inbox>]) -> bool {
+        left.len() == right.len()
+            && left
+                .iter()
+                .zip(right)
+                .all(|(l, r)| Arc::ptr_eq(&l.inbox, r))
     }
 
     #[test]
@@ -398,6 +447,37 @@ mod tests {
             };
             assert!(Arc::ptr_eq(&key, &held), "value {value} is held twice");
         }
+    }
+
+    /// A waiter whose step took what it waited for (and now runs its actions) is passed over:
+    /// a value binds the next waiter, and an event for its definition without a token is
+    /// refused by it, until it says what it waits for again. It stays listed meanwhile.
+    #[test]
+    fn a_waiter_that_took_its_events_no_longer_receives_as_a_waiter() {
+        let mut registry = Registry::default();
+        let (busy, idle) = (inbox(&[]), inbox(&[]));
+        registry.insert(InstanceId::new(1), busy.clone());
+        registry.insert(InstanceId::new(2), idle.clone());
+        registry.begin_wait(InstanceId::new(1), &[(0, Some("patientid")), (1, None)]);
+        registry.begin_wait(InstanceId::new(2), &[(0, Some("patientid"))]);
+        busy.lock().took_its_events();
+        let to = registry.receivers(EVENTS, &event("reading", Some("5")), &[0]);
+        assert!(same(&to, &[&idle]), "instance 2 is bound instead");
+        assert!(!to[0].as_waiter, "bound, it receives by value");
+        assert_eq!(busy.lock().correlation.get("patientid"), None);
+        assert!(registry.waiters(0).any(|id| id == InstanceId::new(1)));
+        let alarm = || Box::new(event("alarm", None));
+        let to = registry.receivers(EVENTS, &alarm(), &[1]);
+        assert!(same(&to, &[&busy]) && to[0].as_waiter);
+        assert!(matches!(to[0].offer(alarm()), Offered::NotWaiting(_)));
+        assert!(busy.lock().events.is_empty());
+        busy.lock().waits_again();
+        assert_eq!(to[0].offer(alarm()), Offered::Queued);
+        let to = registry.receivers(EVENTS, &event("reading", Some("6")), &[0]);
+        assert!(
+            same(&to, &[&busy]),
+            "waiting again, it is bound to the next value"
+        );
     }
 
     #[test]

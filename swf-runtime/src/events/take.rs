@@ -53,6 +53,7 @@ impl Io {
                 .iter()
                 .filter_map(|&index| events.get(index).map(|spec| (index, spec)))
         };
+        let nested = crate::action::in_nested_scope();
         let taken = {
             let mut guard = self.inner.inbox().lock();
             let state = &mut *guard;
@@ -68,6 +69,9 @@ impl Io {
                 });
             found.and_then(|(position, index, fit)| {
                 let queued = state.take(position)?;
+                if !nested {
+                    state.took_its_events();
+                }
                 let bound = fit.and_then(|(attribute, value)| {
                     state
                         .bind(attribute, &value)
@@ -159,11 +163,15 @@ impl Io {
         specs: &[(usize, &'static EventSpec)],
         decide: &Decide<'_>,
     ) -> Option<(usize, Taken)> {
+        let nested = crate::action::in_nested_scope();
         let (taken, bound) = {
             let mut guard = self.inner.inbox().lock();
             let state = &mut *guard;
             let (positions, (tag, keep)) = choose(state, specs, decide)?;
             let (events, bound) = take_chosen(state, specs, &positions, &keep);
+            if !nested {
+                state.took_its_events();
+            }
             ((tag, events), bound)
         };
         self.inner.inbox().notify_freed();

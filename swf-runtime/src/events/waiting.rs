@@ -110,7 +110,8 @@ impl Listening<'_> {
         // The host routes by its workflow's definitions; a sub-flow's own definitions count
         // where they are the same.
         let mut tokens: Vec<(usize, Option<&'static str>)> = {
-            let state = self.io.inner.inbox().lock();
+            let mut state = self.io.inner.inbox().lock();
+            state.waits_again();
             wait.events
                 .iter()
                 .filter_map(|spec| {

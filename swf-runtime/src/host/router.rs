@@ -112,23 +112,27 @@ impl<M: Machine> Shared<M> {
         // The last receiver (mostly the only one) gets the event itself, not a copy.
         let last = receivers.pop();
         let mut delivered = false;
-        for (instance, inbox) in receivers {
+        for receiver in receivers {
             // Never waits for one instance: a full inbox keeps the event in its overflow.
-            // Refused only by an instance that ended meanwhile.
-            if !matches!(inbox.offer(event.clone()), Offered::Closed(_)) {
+            // Refused only by an instance that ended meanwhile, or, offered as a waiter, one
+            // whose step took what it waited for.
+            if matches!(
+                receiver.offer(event.clone()),
+                Offered::Queued | Offered::Spilled
+            ) {
                 delivered = true;
-                if let Some(parked) = self.unpark(instance) {
-                    activate(instance, parked);
+                if let Some(parked) = self.unpark(receiver.instance) {
+                    activate(receiver.instance, parked);
                 }
             }
         }
         let event = match last {
             None => *event,
-            Some((instance, inbox)) => match inbox.offer(event) {
-                Offered::Closed(back) => *back,
+            Some(receiver) => match receiver.offer(event) {
+                Offered::Closed(back) | Offered::NotWaiting(back) => *back,
                 Offered::Queued | Offered::Spilled => {
-                    if let Some(parked) = self.unpark(instance) {
-                        activate(instance, parked);
+                    if let Some(parked) = self.unpark(receiver.instance) {
+                        activate(receiver.instance, parked);
                     }
                     return;
                 }
