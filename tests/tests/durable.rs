@@ -1174,6 +1174,43 @@ async fn text_no_store_holds_is_refused_alone_on_postgres() {
     text_no_store_holds_is_refused_alone(store).await;
 }
 
+/// An event whose data is JSON text under a JSON content type is read as that JSON, by the step
+/// that takes it from the store as by one given it in memory: stored as the text, it came back
+/// as a JSON string, so an order whose step read it from its inbox (it came while the order
+/// was packing) failed to merge a string into its data.
+async fn json_text_reads_the_same_once_stored<S: Store>(store: S) {
+    let (clock, _shop, host) = order_host(&store, 0).await;
+    let worker = Running::start(&host);
+    let id = host
+        .start_correlated(order_input(8, 1), correlated(8))
+        .await
+        .unwrap();
+    waiting_at(&store, id, "Pack").await;
+    let mut event = shipped(8);
+    event.set_data("application/json", String::from(r#"{"tracking": "TRK-8"}"#));
+    host.deliver(event).await.unwrap();
+    clock.advance(HOUR);
+    assert_eq!(
+        host.wait(id).await.unwrap(),
+        Ended::Completed(order_output(8, 1))
+    );
+    drop(worker.stop().await);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn json_text_reads_the_same_once_stored_on_sqlite() {
+    let (store, _dir) = stores::sqlite().await;
+    json_text_reads_the_same_once_stored(store).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn json_text_reads_the_same_once_stored_on_postgres() {
+    let Some((store, _schema)) = stores::postgres().await else {
+        return;
+    };
+    json_text_reads_the_same_once_stored(store).await;
+}
+
 /// Cuts every connection of the store whose `application_name` is `name`, every few
 /// milliseconds until stopped; gives back how many it cut.
 fn cut_connections(name: String, stop: Arc<AtomicBool>) -> tokio::task::JoinHandle<u64> {

@@ -441,9 +441,12 @@ impl<M: Machine, S: Store> DurableHost<M, S> {
     /// [`StoreErrorKind::Invalid`](crate::store::StoreErrorKind::Invalid), on every store,
     /// for an event whose id, source or correlation value holds U+0000 (CloudEvents does not
     /// allow it, PostgreSQL cannot store it) or is longer than [`MAX_STORED_KEY_BYTES`] (the
-    /// stores index them), or whose JSON data has a content type under which it could not be
-    /// read back (`text/plain`, say): such an event is never stored, do not retry it.
+    /// stores index them), or whose data a store would not give back as it is: JSON data under
+    /// a content type the CloudEvents reader takes for text (`text/plain`, say), bytes without
+    /// a content type. Such an event is never stored, do not retry it. (Text under a JSON
+    /// content type that parses is stored as that JSON, as every step reads it.)
     pub async fn deliver(&self, event: Event) -> Result<Routed, StoreError> {
+        let event = crate::events::with_json_text_parsed(event);
         let delivery = self.delivery(event.clone());
         text::refuse_unstorable_event(&delivery)?;
         // The drivers that may have read their inbox before this event is stored (see

@@ -10,6 +10,8 @@ use std::collections::BTreeMap;
 
 use cloudevents::{AttributesReader, Data, Event};
 
+use crate::events::event_data;
+
 use crate::store::{Delivery, StoreError, StoreErrorKind};
 
 /// The longest event id, event source, correlation attribute or correlation value the stores
@@ -51,25 +53,47 @@ fn invalid(message: String) -> StoreError {
     StoreError::new(StoreErrorKind::Invalid, message)
 }
 
-/// Why the stores could not read `event` back, if they could not. The CloudEvents SDK writes
-/// JSON data as JSON under any content type, but reads it back as JSON only under a JSON one
-/// (`application/json`, a `+json` type without parameters; case counts): any other is taken for
-/// a string and fails. Stored, such an event would fail every later read of the inbox that
-/// holds it, and with it every claim of its instance.
+/// Why the stores could not read `event` back as it is, if they could not: a step that runs
+/// again (after a crash, a lease that ran out, on another worker) reads the stored event, and
+/// must see the data the first run saw (see [`event_data`]). Deliver it as
+/// [`with_json_text_parsed`](crate::events::with_json_text_parsed) makes it, which stores JSON text under a JSON content type as
+/// JSON. The CloudEvents SDK writes JSON data as JSON under any content type, but reads it
+/// back as JSON only under a JSON one (`application/json`, a `+json` type without parameters;
+/// case counts): any other is taken for a string and fails, and an inbox holding such an event
+/// would fail every claim of its instance. And it reads bytes without a content type back as
+/// JSON, where the event had none.
 fn unreadable(event: &Event) -> Option<String> {
-    let content_type = event.datacontenttype()?;
-    if content_type == "application/json" || !matches!(event.data(), Some(Data::Json(_))) {
-        return None;
+    match (event.data(), event.datacontenttype()) {
+        // What every producer of JSON events sends, read back as it was written.
+        (None, _) | (Some(Data::Json(_)), None | Some("application/json")) => return None,
+        _ => {}
     }
     // A body that does not serialize is the store's to report.
     let body = serde_json::to_string(event).ok()?;
-    let error = serde_json::from_str::<Event>(&body).err()?;
-    Some(format!(
-        "its data is JSON but its content type is {}, under which the CloudEvents reader takes \
-         data for a string ({error}), so no store could read it back: give it the content type \
-         application/json",
-        shown(content_type)
-    ))
+    let content_type = event
+        .datacontenttype()
+        .map_or_else(|| String::from("none"), shown);
+    let back = match serde_json::from_str::<Event>(&body) {
+        Ok(back) => back,
+        Err(error) => {
+            return Some(format!(
+                "its data is JSON but its content type is {content_type}, under which the \
+                 CloudEvents reader takes data for a string ({error}), so no store could read \
+                 it back: give it the content type application/json"
+            ));
+        }
+    };
+    let (data, stored) = (event_data(event), event_data(&back));
+    (data != stored).then(|| {
+        format!(
+            "a store would give it back with other data: its data reads as {} under its content \
+             type ({content_type}), but {} once stored, so a step that ran again after a crash \
+             would see other data: give it a content type that says what its data is \
+             (application/json for JSON, application/octet-stream for bytes)",
+            shown(&data.to_string()),
+            shown(&stored.to_string()),
+        )
+    })
 }
 
 /// `Invalid` when the event of `delivery` has U+0000 in its id, its source, or a value of the
@@ -141,4 +165,69 @@ pub(super) fn refuse_unstorable_worker(worker: &str) -> Result<(), StoreError> {
         )));
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use cloudevents::{EventBuilder, EventBuilderV10};
+    use serde_json::json;
+
+    use super::*;
+    use crate::events::with_json_text_parsed;
+
+    fn event(content_type: Option<&str>, data: Data) -> Event {
+        let mut event = EventBuilderV10::new()
+            .id("1")
+            .source("s")
+            .ty("t")
+            .build()
+            .unwrap_or_default();
+        match content_type {
+            Some(content_type) => drop(event.set_data(content_type, data)),
+            None => drop(event.set_data_unchecked(data)),
+        }
+        event
+    }
+
+    /// Every event delivered is stored in the form that reads back with the data a step saw,
+    /// or refused: text under a JSON content type is stored as its JSON; bytes without a
+    /// content type (none to a step, JSON to the reader) and JSON under a text type are
+    /// refused.
+    #[test]
+    fn an_event_is_stored_as_it_reads_or_refused() {
+        let text = |text: &str| Data::String(text.to_owned());
+        let stored = [
+            event(Some("application/json"), text(r#"{"total": 5}"#)),
+            event(Some("application/json"), text("not json")),
+            event(Some("application/ld+json"), text("[1, 2]")),
+            event(None, text("plain")),
+            event(Some("text/plain"), text(r#"{"total": 5}"#)),
+            event(Some("text/plain"), Data::Binary(b"bytes".to_vec())),
+            event(
+                Some("application/json"),
+                Data::Binary(br#"{"a": 1}"#.to_vec()),
+            ),
+            event(None, Data::Json(json!({"a": 1}))),
+            event(Some("application/json"), Data::Json(json!("text"))),
+        ];
+        for event in stored {
+            let event = with_json_text_parsed(event);
+            assert_eq!(unreadable(&event), None, "{event}");
+        }
+        let refused = [
+            (
+                event(None, Data::Binary(br#"{"a": 1}"#.to_vec())),
+                r#"reads as "null" under its content type (none), but "{\"a\":1}" once stored"#,
+            ),
+            (
+                event(Some("text/plain"), Data::Json(json!({"a": 1}))),
+                "under which the CloudEvents reader takes data for a string",
+            ),
+        ];
+        for (event, why) in refused {
+            let event = with_json_text_parsed(event);
+            let message = unreadable(&event).unwrap_or_default();
+            assert!(message.contains(why), "{message}");
+        }
+    }
 }

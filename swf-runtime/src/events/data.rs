@@ -28,6 +28,22 @@ pub fn event_data(event: &Event) -> Value {
     }
 }
 
+/// `event` with its text data parsed when [`event_data`] reads it as JSON (a JSON content type
+/// and text that parses): the form whose CloudEvents JSON, read back, gives the same data. The
+/// text itself would be written as a JSON string, which the reader takes for a string.
+pub(crate) fn with_json_text_parsed(mut event: Event) -> Event {
+    let parsed = match event.data() {
+        Some(Data::String(text)) if event.datacontenttype().is_some_and(is_json_content_type) => {
+            serde_json::from_str::<Value>(text).ok()
+        }
+        _ => None,
+    };
+    if let Some(value) = parsed {
+        event.set_data_unchecked(value);
+    }
+    event
+}
+
 /// The content types the CloudEvents JSON format treats as JSON.
 fn is_json_content_type(content_type: &str) -> bool {
     // Compared without a lower-cased copy: this runs for every event consumed.

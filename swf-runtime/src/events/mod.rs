@@ -15,6 +15,7 @@ mod waiting;
 mod tests;
 
 pub use data::event_data;
+pub(crate) use data::with_json_text_parsed;
 pub use definitions::{Refusal, Undeliverable};
 pub(crate) use io::ChildStart;
 pub use io::{DEFAULT_INBOX_CAPACITY, Io, IoBuilder, PlainRunIo, plain_run_io};
