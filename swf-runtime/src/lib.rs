@@ -140,7 +140,7 @@ pub mod __private {
     pub use crate::host::{Machine, StartOnEvents};
     pub use crate::progress::{
         ActionResume, Attempt, CallbackPhase, Progress, Wait, deadline, deadline_of, passed,
-        progress, ran, settle,
+        progress, ran, retried_deadline, retried_deadline_of, settle,
     };
     pub use crate::schedule::{SCHEDULE_ERROR, ScheduleWindow, check_schedule};
     pub use crate::trace::{WorkflowInfo, traced_run};

@@ -151,6 +151,22 @@ pub fn deadline_of(io: &Io, duration: Option<Duration>) -> Option<Timestamp> {
     duration.map(|duration| deadline(io, duration))
 }
 
+/// [`deadline`] of a task that `retry` restarts: counted from when the retry's attempt
+/// starts, the end of its wait, since a task's timeout and delay run "from when the task
+/// becomes active" (the tasks draft), not from the failure that scheduled the retry.
+pub fn retried_deadline(io: &Io, retry: &RetryProgress, duration: Duration) -> Timestamp {
+    after(retry.starts_at(io.now()), duration)
+}
+
+/// [`deadline_of`] of a task that `retry` restarts (see [`retried_deadline`]).
+pub fn retried_deadline_of(
+    io: &Io,
+    retry: &RetryProgress,
+    duration: Option<Duration>,
+) -> Option<Timestamp> {
+    duration.map(|duration| retried_deadline(io, retry, duration))
+}
+
 /// Whether `deadline` (if any) has come.
 pub fn passed(io: &Io, deadline: Option<Timestamp>) -> bool {
     deadline.is_some_and(|deadline| io.now() >= deadline)

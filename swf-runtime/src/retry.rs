@@ -78,6 +78,12 @@ impl RetryProgress {
         self.not_before
     }
 
+    /// When the next attempt starts, seen at `now`: when its wait ends, or now if it has.
+    pub fn starts_at(&self, now: Timestamp) -> Timestamp {
+        self.not_before
+            .map_or(now, |not_before| not_before.max(now))
+    }
+
     /// The progress after one more retry under definition `index`, failing at `now`; `None`
     /// when the definition has no attempts left, so `onError` decides.
     pub fn next(

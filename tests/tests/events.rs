@@ -64,6 +64,9 @@ mod tickets {
 mod track {
     swf_runtime::workflow!("workflows/events/ev-track.sw.yaml");
 }
+mod retried {
+    swf_runtime::workflow!("workflows/events/ev-retried.sw.yaml");
+}
 
 use approval::{ApprovalEvent, ApprovalState, ApprovalWorkflow};
 use collect::{EvCollectEvent, EvCollectWorkflow};
@@ -367,6 +370,51 @@ async fn a_customer_arriving_during_a_greeting_starts_an_instance_of_its_own() {
     let instances: Vec<InstanceId> = outcomes.iter().map(|outcome| outcome.instance).collect();
     assert_eq!(instances, [InstanceId::new(1), InstanceId::new(2)]);
     assert_eq!(greeter.calls.taken().len(), 2);
+}
+
+/// `record`: busy the first time, then records the amount.
+#[derive(Clone, Default)]
+struct Ledger {
+    calls: Calls,
+}
+
+impl retried::EvRetriedFunctions for Ledger {
+    async fn record(&self, args: Value) -> Result<Value, FunctionError> {
+        self.calls.push(&args);
+        if self.calls.taken().len() == 1 {
+            return Err(FunctionError::named("Busy", "the ledger is busy"));
+        }
+        Ok(args["amount"].clone())
+    }
+}
+
+/// A retried event task waits for a new event for its whole timeout, counted from when the
+/// retry starts: counted from the failure, a retry whose interval (15 minutes) outlasts the
+/// timeout (10 minutes) found its deadline passed as it started, and took the task's
+/// transition without an event, without its actions and without the error.
+#[tokio::test(start_paused = true)]
+async fn a_retried_wait_for_an_event_has_its_whole_timeout() {
+    let ledger = Ledger::default();
+    let workflow = retried::EvRetriedWorkflow::new(ledger.clone());
+    let io = Io::standalone();
+    let started = Instant::now();
+    let payments = io.clone();
+    tokio::spawn(async move {
+        let paid = |id: &str, amount: u64| {
+            retried::EvRetriedEvent::Paid
+                .event(id, json!({"amount": amount}))
+                .unwrap()
+        };
+        sleep(MINUTE).await;
+        payments.deliver(paid("p-1", 5)).await.unwrap();
+        // The retry starts 15 minutes after the failure, at 16 minutes, and waits until 26.
+        sleep(24 * MINUTE).await;
+        payments.deliver(paid("p-2", 7)).await.unwrap();
+    });
+    let output = workflow.run_with(json!({}), &io).await.unwrap();
+    assert_eq!(started.elapsed(), 25 * MINUTE);
+    assert_eq!(output, json!({"amount": 7, "recorded": 7}));
+    assert_eq!(ledger.calls.taken().len(), 2);
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -337,7 +337,7 @@ pub(super) fn emit_error_path(cx: &Context<'_>, index: usize) -> TokenStream {
             }
         });
         let policies = retry_policies(&task.retry);
-        let again = super::scope::fresh_variant(cx, index, quote!(input), quote!(retry));
+        let again = super::scope::fresh_variant(cx, index, quote!(input), Some(quote!(retry)));
         // The first retry definition whose condition matches decides; once it is exhausted,
         // onError runs. A retry restarts the task from its input, as if entered again.
         quote! {

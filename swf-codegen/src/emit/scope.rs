@@ -232,7 +232,7 @@ pub(super) fn enter_call(
     log: Option<TokenStream>,
 ) -> TokenStream {
     if log.is_none() && enters_inline(cx, index) {
-        let variant = fresh_variant(cx, index, data, quote!(::core::default::Default::default()));
+        let variant = fresh_variant(cx, index, data, None);
         return quote!(::core::result::Result::Ok(#variant));
     }
     let enter = cx.enter_fn(index);
@@ -243,7 +243,7 @@ pub(super) fn enter_call(
 
 /// The variant that entering task `index` builds, when it enters inline.
 fn inline_variant(cx: &Context<'_>, index: usize, data: TokenStream) -> TokenStream {
-    fresh_variant(cx, index, data, quote!(::core::default::Default::default()))
+    fresh_variant(cx, index, data, None)
 }
 
 /// Whether entering task `index` only builds its variant (no input filter, no compensation
@@ -277,12 +277,7 @@ fn emit_enter(cx: &Context<'_>, index: usize) -> TokenStream {
         Log::Compensating => Some(quote!(, compensating: #rt::Compensating)),
     };
     let io = enter_takes_io(cx, index).then(|| quote!(, io: &#rt::Io));
-    let variant = fresh_variant(
-        cx,
-        index,
-        quote!(data),
-        quote!(::core::default::Default::default()),
-    );
+    let variant = fresh_variant(cx, index, quote!(data), None);
     quote! {
         fn #enter(data: #rt::Value #log #io) -> ::core::result::Result<#state, #rt::WorkflowError> {
             #filter
@@ -291,27 +286,34 @@ fn emit_enter(cx: &Context<'_>, index: usize) -> TokenStream {
     }
 }
 
-/// Task `index`'s variant as it is when the task becomes active, with `data` and `retry` (when
-/// it retries): its deadline counted from now, nothing started yet. The compensation record is
-/// the local of the same name.
+/// Task `index`'s variant as it is when the task becomes active, with `data`, and with `retry`
+/// (the local of that name, a `RetryProgress`) when a retry restarts it: nothing started yet,
+/// its deadline counted from now, or from when the retry's attempt starts. The compensation
+/// record is the local of the same name.
 pub(super) fn fresh_variant(
     cx: &Context<'_>,
     index: usize,
     data: TokenStream,
-    retry: TokenStream,
+    retry: Option<TokenStream>,
 ) -> TokenStream {
     let rt = rt();
     let state = cx.state_ident();
     let variant = cx.variant(index);
     let fields = Fields::of(cx, index);
     // Shorthand when the value is the local `retry`, as clippy wants in the user's crate.
-    let retry = fields.retry.then(|| {
-        if retry.to_string() == "retry" {
-            quote!(retry,)
-        } else {
-            quote!(retry: #retry,)
-        }
+    let retried = retry.is_some();
+    let retry = fields.retry.then(|| match &retry {
+        Some(retry) if retry.to_string() == "retry" => quote!(retry,),
+        Some(retry) => quote!(retry: #retry,),
+        None => quote!(retry: ::core::default::Default::default(),),
     });
+    // `until` from `duration` (an `Option` when `optional`).
+    let until = |duration: TokenStream, optional: bool| match (retried, optional) {
+        (false, false) => quote!(until: #rt::deadline(io, #duration),),
+        (false, true) => quote!(until: #rt::deadline_of(io, #duration),),
+        (true, false) => quote!(until: #rt::retried_deadline(io, &retry, #duration),),
+        (true, true) => quote!(until: #rt::retried_deadline_of(io, &retry, #duration),),
+    };
     let log = match fields.log {
         Log::None => TokenStream::new(),
         Log::Record => quote!(compensations,),
@@ -324,17 +326,11 @@ pub(super) fn fresh_variant(
                 TaskKind::Delay { time_delay } => time_delay.as_ref().map_or(0, |d| d.millis),
                 _ => 0,
             };
-            quote!(until: #rt::deadline(io, #rt::Duration::from_millis(#millis)),)
+            until(quote!(#rt::Duration::from_millis(#millis)), false)
         }
-        Progress::WaitEnd => {
-            let timeout = wait_timeout(cx, index);
-            quote!(until: #rt::deadline_of(io, #timeout),)
-        }
+        Progress::WaitEnd => until(wait_timeout(cx, index), true),
         Progress::Resume { wait_end } => {
-            let until = wait_end.then(|| {
-                let timeout = wait_timeout(cx, index);
-                quote!(until: #rt::deadline_of(io, #timeout),)
-            });
+            let until = wait_end.then(|| until(wait_timeout(cx, index), true));
             quote!(#until resume: ::core::option::Option::None,)
         }
         Progress::Callback => quote!(phase: #rt::CallbackPhase::Call,),
@@ -348,7 +344,13 @@ pub(super) fn fresh_variant(
     } else {
         quote!(data: #data)
     };
-    quote!(#state::#variant { #data, #retry #log #progress })
+    if retried {
+        // The deadline reads the retry before the field takes it (fields are evaluated in
+        // the order written).
+        quote!(#state::#variant { #data, #progress #retry #log })
+    } else {
+        quote!(#state::#variant { #data, #retry #log #progress })
+    }
 }
 
 /// The timeout of a task's wait for events, from when it becomes active: an event task's
