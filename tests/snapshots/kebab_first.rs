@@ -1669,7 +1669,7 @@ const _: () = {
                                         WorkflowError::new(
                                             "car-auction",
                                             "Charge",
-                                            merge_error,
+                                            merge_error.while_handling(&error),
                                             data,
                                         ),
                                     );

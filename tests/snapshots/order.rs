@@ -747,7 +747,12 @@ const _: () = {
                                 ) {
                                     let data = handled;
                                     return Err(
-                                        WorkflowError::new("order", "ChargeCard", merge_error, data),
+                                        WorkflowError::new(
+                                            "order",
+                                            "ChargeCard",
+                                            merge_error.while_handling(&error),
+                                            data,
+                                        ),
                                     );
                                 }
                                 return Ok(OrderState::Declined {

@@ -911,7 +911,12 @@ const _: () = {
                                 ) {
                                     let data = handled;
                                     return Err(
-                                        WorkflowError::new("saga", "Charge", merge_error, data),
+                                        WorkflowError::new(
+                                            "saga",
+                                            "Charge",
+                                            merge_error.while_handling(&error),
+                                            data,
+                                        ),
                                     );
                                 }
                                 return self

@@ -646,6 +646,14 @@ async fn error_data_that_cannot_merge_fails_the_run() {
         "{}",
         err.error().message
     );
+    // The error it handled is not lost.
+    assert!(
+        err.error()
+            .message
+            .ends_with("(while handling Picky: picky)"),
+        "{}",
+        err.error().message
+    );
     assert!(workflow.functions().calls_of("inspect").is_empty());
 }
 

@@ -357,8 +357,19 @@ pub(super) fn emit_error_path(cx: &Context<'_>, index: usize) -> TokenStream {
         }
     });
 
-    let filter_failure = fail(cx, quote!(#name), quote!(filter_error), quote!(data));
-    let merge_failure = fail(cx, quote!(#name), quote!(merge_error), quote!(data));
+    // A handler that fails says which error it handled.
+    let filter_failure = fail(
+        cx,
+        quote!(#name),
+        quote!(filter_error.while_handling(&error)),
+        quote!(data),
+    );
+    let merge_failure = fail(
+        cx,
+        quote!(#name),
+        quote!(merge_error.while_handling(&error)),
+        quote!(data),
+    );
     let handlers: Vec<TokenStream> = task
         .on_error
         .iter()

@@ -57,6 +57,20 @@ impl ErrorObject {
         self
     }
 
+    /// This error, raised by an `onError` handler (its error data filter, merge or output
+    /// filter) while it handled `handled`: its message names the handled error, and its trace,
+    /// when it has none of its own, is the handled error's, so the failure that started it is
+    /// not lost.
+    #[cold]
+    #[must_use]
+    pub fn while_handling(mut self, handled: &ErrorObject) -> Self {
+        self.message = format!("{} (while handling {handled})", self.message);
+        if self.trace.is_empty() {
+            self.trace.clone_from(&handled.trace);
+        }
+        self
+    }
+
     /// The error as a JSON object: `{"name": …, "message": …, "trace": …}`.
     pub fn to_json(&self) -> Value {
         json!({
@@ -94,6 +108,22 @@ impl std::error::Error for ErrorObject {}
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_handlers_failure_names_the_error_it_handled() {
+        let handled = ErrorObject::new("Picky", "picky").with_trace("at charge");
+        let failure = ErrorObject::new(ErrorObject::DATA, "cannot merge").while_handling(&handled);
+        assert_eq!(failure.name, ErrorObject::DATA);
+        assert_eq!(
+            failure.message,
+            "cannot merge (while handling Picky: picky)"
+        );
+        assert_eq!(failure.trace, "at charge");
+        let traced = ErrorObject::new(ErrorObject::DATA, "cannot merge")
+            .with_trace("own")
+            .while_handling(&handled);
+        assert_eq!(traced.trace, "own");
+    }
 
     #[test]
     fn json_shapes_follow_the_drafts() {
