@@ -673,7 +673,7 @@ const _: () = {
                             )
                         }
                         rt::CallbackPhase::Wait { until, .. } => {
-                            match io.take_any(Self::event_specs(), &[0usize])? {
+                            match io.take_any(Self::event_specs(), &[0usize], *until)? {
                                 Some((_, event)) => {
                                     let mut event_data = rt::event_data(&event);
                                     rt::filter_in_place(&PATH_DECISION, &mut event_data)?;
@@ -743,7 +743,7 @@ const _: () = {
         ) -> impl ::core::future::Future<Output = Step<ApprovalState>> + 'a {
             async move {
                 let attempt: Result<Attempt<()>, ErrorObject> = async {
-                    match io.take_any(Self::event_specs(), &[1usize, 2usize])? {
+                    match io.take_any(Self::event_specs(), &[1usize, 2usize], until)? {
                         Some((index, event)) => {
                             match index {
                                 1usize => {

@@ -630,6 +630,7 @@ const _: () = {
                             Self::event_specs(),
                             &[0usize, 1usize, 2usize],
                             &entries,
+                            until,
                         )?
                     {
                         Some(taken) => taken,

@@ -17,7 +17,7 @@ use swf_runtime::store::{
 };
 use swf_runtime::{
     CloudEvent, DurableConfig, DurableHost, Ended, InstanceId, ManualClock, Report, StartError,
-    Timestamp, json,
+    Timestamp, Value, json,
 };
 use swf_tests::shop::{DurableOrderWorkflow, Shop, order_input, order_output, shipped};
 use swf_tests::stores;
@@ -1209,6 +1209,50 @@ async fn json_text_reads_the_same_once_stored_on_postgres() {
         return;
     };
     json_text_reads_the_same_once_stored(store).await;
+}
+
+/// A wait ends at its deadline, however late the step that finds it runs: the shipping notice
+/// that came an hour after the day the order waited for it, while no worker ran, is not taken
+/// by the step that runs when a worker comes back; the wait times out (the order goes on
+/// without tracking) and the notice stays in the inbox.
+async fn an_event_after_the_deadline_does_not_end_the_wait<S: Store>(store: S) {
+    let (clock, _shop, host) = order_host(&store, 0).await;
+    let worker = Running::start(&host);
+    let id = host
+        .start_correlated(order_input(9, 1), correlated(9))
+        .await
+        .unwrap();
+    waiting_at(&store, id, "Pack").await;
+    clock.advance(HOUR);
+    waiting_at(&store, id, "AwaitShipping").await;
+    drop(worker.stop().await);
+    // The day passes with no worker; the notice comes an hour late.
+    clock.advance(25 * HOUR);
+    host.deliver(shipped(9)).await.unwrap();
+    clock.advance(HOUR);
+    let worker = Running::start(&host);
+    let mut expected = order_output(9, 1);
+    let untracked = |data: &mut Value| data.as_object_mut().map(|data| data.remove("tracking"));
+    untracked(&mut expected);
+    for picked in expected["picked"].as_array_mut().unwrap() {
+        untracked(picked);
+    }
+    assert_eq!(host.wait(id).await.unwrap(), Ended::Completed(expected));
+    drop(worker.stop().await);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_event_after_the_deadline_does_not_end_the_wait_on_sqlite() {
+    let (store, _dir) = stores::sqlite().await;
+    an_event_after_the_deadline_does_not_end_the_wait(store).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_event_after_the_deadline_does_not_end_the_wait_on_postgres() {
+    let Some((store, _schema)) = stores::postgres().await else {
+        return;
+    };
+    an_event_after_the_deadline_does_not_end_the_wait(store).await;
 }
 
 /// Cuts every connection of the store whose `application_name` is `name`, every few

@@ -387,7 +387,7 @@ pub(super) fn emit_event_task(
             let chosen: ::core::option::Option<(usize, ::core::option::Option<::std::boxed::Box<#rt::CloudEvent>>)> =
                 #resumed_entry
                 {
-                    match io.take_any(Self::event_specs(), &[#(#wanted),*])? {
+                    match io.take_any(Self::event_specs(), &[#(#wanted),*], until)? {
                         ::core::option::Option::Some((index, event)) => {
                             let entry = match index {
                                 #(#arms)*
@@ -434,7 +434,7 @@ pub(super) fn emit_event_task(
             }
         });
         let take = quote! {
-            match io.take_all(Self::event_specs(), &[#(#wanted),*])? {
+            match io.take_all(Self::event_specs(), &[#(#wanted),*], until)? {
                 ::core::option::Option::Some(events) => ::core::option::Option::Some(events),
                 // Timed out: the task transitions without performing its actions.
                 ::core::option::Option::None if #rt::passed(io, until) => {
@@ -557,7 +557,7 @@ fn emit_event_conditions(
     // condition holds, so the first entry's exit is never taken by a timeout.
     let timed_out_entry = earliest_entry_timeout(entries).map_or(0, |(_, e)| e);
     let take = quote! {
-        match io.take_entries(Self::event_specs(), &[#(#wanted),*], &entries)? {
+        match io.take_entries(Self::event_specs(), &[#(#wanted),*], &entries, until)? {
             ::core::option::Option::Some(taken) => taken,
             // Timed out: the entry's transition, without performing its actions.
             ::core::option::Option::None if #rt::passed(io, until) => {
@@ -641,7 +641,7 @@ pub(super) fn emit_event_switch(
         .collect();
     let default = conditions.len();
     quote! {
-        match io.take_any(Self::event_specs(), &[#(#wanted),*])? {
+        match io.take_any(Self::event_specs(), &[#(#wanted),*], until)? {
             ::core::option::Option::Some((index, event)) => match index {
                 #(#arms)*
                 _ => ::core::result::Result::Ok(#rt::Attempt::Exit(#default)),
@@ -694,7 +694,7 @@ pub(super) fn emit_callback(
                     ::core::option::Option::None,
                 ))
             }
-            #rt::CallbackPhase::Wait { until, .. } => match io.take_any(Self::event_specs(), &[#event])? {
+            #rt::CallbackPhase::Wait { until, .. } => match io.take_any(Self::event_specs(), &[#event], *until)? {
                 ::core::option::Option::Some((_, event)) => {
                     #merge
                     ::core::result::Result::Ok(#rt::Attempt::Exit(0))

@@ -87,7 +87,10 @@ impl<M: Machine, S: Store> DurableHost<M, S> {
             let io = self.io_for(
                 record.revision,
                 &record.id.to_string(),
-                inbox.iter().map(|e| (e.seq, e.event.clone())).collect(),
+                inbox
+                    .iter()
+                    .map(|e| (e.seq, e.received_at, e.event.clone()))
+                    .collect(),
                 &record.correlation,
             );
             let span = crate::trace::task_span(&state);

@@ -570,7 +570,7 @@ impl<M: Machine, S: Store> DurableHost<M, S> {
         &self,
         revision: u64,
         name: &str,
-        inbox: Vec<(u64, Event)>,
+        inbox: Vec<(u64, Timestamp, Event)>,
         correlation: &[(String, String)],
     ) -> Io {
         Io::durable(

@@ -10,6 +10,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use cloudevents::Event;
+use jiff::Timestamp;
 use smallvec::SmallVec;
 use tokio::sync::Notify;
 
@@ -22,9 +23,19 @@ use super::spec::EventSpec;
 #[derive(Debug)]
 pub(crate) struct Queued {
     pub(crate) seq: u64,
+    /// When it arrived, where that is known (a durable host's stored events): a wait whose
+    /// deadline came first does not take it, however late the step that finds it runs.
+    pub(crate) arrived_at: Option<Timestamp>,
     /// Boxed: a CloudEvent is some 350 bytes, and the box the router put it in is the one the
     /// step that takes it borrows it from (moved by pointer, not copied at every hand-over).
     pub(crate) event: Box<Event>,
+}
+
+impl Queued {
+    /// Whether it arrived at or after `until`: a wait with that deadline had ended by then.
+    pub(crate) fn arrived_after(&self, until: Option<Timestamp>) -> bool {
+        matches!((self.arrived_at, until), (Some(at), Some(until)) if at >= until)
+    }
 }
 
 /// What the inbox lock protects.
@@ -102,7 +113,11 @@ impl InboxState {
             // at a time.
             self.events.reserve_exact(1);
         }
-        self.events.push_back(Queued { seq, event });
+        self.events.push_back(Queued {
+            seq,
+            arrived_at: None,
+            event,
+        });
         self.arrivals += 1;
     }
 
@@ -317,21 +332,22 @@ impl Inbox {
         Self::holding(state, capacity)
     }
 
-    /// An inbox holding events that a store keeps, with their stored sequence numbers (in
-    /// arrival order), bound to `correlation`.
+    /// An inbox holding events that a store keeps, with their stored sequence numbers and
+    /// arrival times (in arrival order), bound to `correlation`.
     pub(crate) fn stored(
         capacity: usize,
         correlation: impl Into<Bindings>,
-        events: Vec<(u64, Event)>,
+        events: Vec<(u64, Timestamp, Event)>,
     ) -> Self {
-        let next_seq = events.last().map_or(0, |(seq, _)| seq + 1);
+        let next_seq = events.last().map_or(0, |(seq, _, _)| seq + 1);
         let state = InboxState {
             correlation: correlation.into(),
             records: true,
             events: events
                 .into_iter()
-                .map(|(seq, event)| Queued {
+                .map(|(seq, arrived_at, event)| Queued {
                     seq,
+                    arrived_at: Some(arrived_at),
                     event: Box::new(event),
                 })
                 .collect(),
@@ -664,7 +680,11 @@ mod tests {
             "a waiting instance holds no buffer"
         );
 
-        let stored = Inbox::stored(64, Bindings::default(), vec![(5, event("5"))]);
+        let stored = Inbox::stored(
+            64,
+            Bindings::default(),
+            vec![(5, Timestamp::UNIX_EPOCH, event("5"))],
+        );
         let mut state = stored.lock();
         assert!(state.take(0).is_some());
         assert!(state.bind("orderId", "7").is_some());

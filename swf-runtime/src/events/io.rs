@@ -300,7 +300,7 @@ impl Io {
     pub(crate) fn durable(
         prefix: String,
         revision: u64,
-        inbox: Vec<(u64, Event)>,
+        inbox: Vec<(u64, Timestamp, Event)>,
         correlation: BTreeMap<String, String>,
         clock: Arc<dyn Clock>,
         deployed_at: Timestamp,

@@ -1,11 +1,17 @@
 //! Taking events from an instance's inbox: [`Io::take_any`], [`Io::take_all`],
 //! [`Io::take_until`] and [`Io::take_entries`]. None of them waits: a step that finds nothing
 //! to take reports what it waits for, and its driver waits (see [`Io::wait_for`]).
+//!
+//! Each takes the deadline of the wait (`until`): an event known to have arrived at or after
+//! it (a durable host's stored events carry their arrival) is left in the inbox, since the
+//! wait had ended by then. So a step that runs late, after workers were down past the
+//! deadline, times out as the wait did, rather than taking what came too late.
 
 use std::borrow::Cow;
 use std::sync::Arc;
 
 use cloudevents::Event;
+use jiff::Timestamp;
 
 use super::inbox::{Bindings, InboxState};
 use super::{EVENT_ERROR, EventSpec, Io};
@@ -28,7 +34,9 @@ impl Io {
     /// attribute and the instance is bound to the same value or to none (then it binds the
     /// instance). If it suits several wanted definitions, the first in `wanted` order is
     /// reported. Returns the index of the definition in `events` and the event, in the box the
-    /// host's router put it in (not moved again on its way to the step that takes it).
+    /// host's router put it in (not moved again on its way to the step that takes it). An event
+    /// known to have arrived at or after `until`, the wait's deadline, is not taken (see the
+    /// module); nor by the other `take_*`.
     ///
     /// # Errors
     /// An `EventError` when `wanted` is empty or names no definition of `events`: a bug of the
@@ -37,6 +45,7 @@ impl Io {
         &self,
         events: &'static [EventSpec],
         wanted: &[usize],
+        until: Option<Timestamp>,
     ) -> Result<Option<(usize, Box<Event>)>, ErrorObject> {
         // Checked, not collected: this runs for every event an instance takes.
         if let Some(&index) = wanted.iter().find(|&&index| events.get(index).is_none()) {
@@ -61,6 +70,7 @@ impl Io {
                 .events
                 .iter()
                 .enumerate()
+                .filter(|(_, queued)| !queued.arrived_after(until))
                 .find_map(|(position, queued)| {
                     specs().find_map(|(index, spec)| {
                         fit(spec, &queued.event, &state.correlation)
@@ -102,8 +112,9 @@ impl Io {
         &self,
         events: &'static [EventSpec],
         wanted: &[usize],
+        until: Option<Timestamp>,
     ) -> Result<Option<Vec<(usize, Event)>>, ErrorObject> {
-        self.take_until(events, wanted, &|arrived| arrived.iter().all(|a| *a))
+        self.take_until(events, wanted, &|arrived| arrived.iter().all(|a| *a), until)
     }
 
     /// Takes events of the definitions `events[i]` for `i` in `wanted` (the oldest suitable
@@ -119,12 +130,17 @@ impl Io {
         events: &'static [EventSpec],
         wanted: &[usize],
         holds: &(dyn Fn(&[bool]) -> bool + Sync),
+        until: Option<Timestamp>,
     ) -> Result<Option<Vec<(usize, Event)>>, ErrorObject> {
         let specs = resolve(events, wanted)?;
         satisfiable(&specs, holds)?;
         let all: Vec<usize> = (0..specs.len()).collect();
         Ok(self
-            .take_slots(&specs, &|present| holds(present).then(|| (0, all.clone())))
+            .take_slots(
+                &specs,
+                &|present| holds(present).then(|| (0, all.clone())),
+                until,
+            )
             .map(|(_, taken)| taken))
     }
 
@@ -142,6 +158,7 @@ impl Io {
         events: &'static [EventSpec],
         wanted: &[usize],
         entries: &[EventEntry<'_>],
+        until: Option<Timestamp>,
     ) -> Result<Option<(usize, Taken)>, ErrorObject> {
         let specs = resolve(events, wanted)?;
         satisfiable(&specs, &|present| {
@@ -151,7 +168,7 @@ impl Io {
             let entry = entries.iter().position(|e| (e.holds)(present))?;
             entries.get(entry).map(|e| (entry, e.uses.to_vec()))
         };
-        Ok(self.take_slots(&specs, &decide))
+        Ok(self.take_slots(&specs, &decide, until))
     }
 
     /// Fills one slot per entry of `specs` with the oldest suitable events, in arrival order,
@@ -162,12 +179,13 @@ impl Io {
         &self,
         specs: &[(usize, &'static EventSpec)],
         decide: &Decide<'_>,
+        until: Option<Timestamp>,
     ) -> Option<(usize, Taken)> {
         let nested = crate::action::in_nested_scope();
         let (taken, bound) = {
             let mut guard = self.inner.inbox().lock();
             let state = &mut *guard;
-            let (positions, (tag, keep)) = choose(state, specs, decide)?;
+            let (positions, (tag, keep)) = choose(state, specs, decide, until)?;
             let (events, bound) = take_chosen(state, specs, &positions, &keep);
             if !nested {
                 state.took_its_events();
@@ -200,6 +218,7 @@ fn choose(
     state: &InboxState,
     specs: &[(usize, &EventSpec)],
     decide: &Decide<'_>,
+    until: Option<Timestamp>,
 ) -> Option<(Vec<Option<usize>>, Decision)> {
     let mut correlation = state.correlation.clone();
     let mut positions: Vec<Option<usize>> = vec![None; specs.len()];
@@ -208,6 +227,9 @@ fn choose(
         return Some((positions, keep));
     }
     for (position, queued) in state.events.iter().enumerate() {
+        if queued.arrived_after(until) {
+            continue;
+        }
         let hit = specs
             .iter()
             .zip(&positions)

@@ -127,7 +127,7 @@ impl Waits for Io {
         timeout: Option<Duration>,
     ) -> Result<Option<(usize, Event)>, ErrorObject> {
         waiting(self, events, wanted, timeout, || {
-            self.take_any(events, wanted)
+            self.take_any(events, wanted, None)
                 .map(|taken| taken.map(|(index, event)| (index, *event)))
         })
         .await
@@ -140,7 +140,7 @@ impl Waits for Io {
         timeout: Option<Duration>,
     ) -> Result<Option<Vec<(usize, Event)>>, ErrorObject> {
         waiting(self, events, wanted, timeout, || {
-            self.take_all(events, wanted)
+            self.take_all(events, wanted, None)
         })
         .await
     }
@@ -153,7 +153,7 @@ impl Waits for Io {
         timeout: Option<Duration>,
     ) -> Result<Option<Vec<(usize, Event)>>, ErrorObject> {
         waiting(self, events, wanted, timeout, || {
-            self.take_until(events, wanted, holds)
+            self.take_until(events, wanted, holds, None)
         })
         .await
     }
@@ -677,4 +677,42 @@ async fn a_plain_runs_inbox_is_made_only_when_a_wait_needs_it() {
     assert_eq!(io.arrivals(), 0);
     // Any other `Io` has its inbox from the start: events may be delivered before its run.
     assert!(Io::standalone().inner.made_inbox().is_some());
+}
+
+/// A stored event that arrived at or after a wait's deadline is not taken by that wait (it
+/// had ended), by any of the takes; a wait with a later deadline, or none, takes it.
+#[test]
+fn an_event_that_arrived_after_the_deadline_is_left_in_the_inbox() {
+    let arrived = Timestamp::UNIX_EPOCH + jiff::SignedDuration::from_hours(2);
+    let reading = event(HEART_RATE, "hr", Some("p1"), json!({"bpm": 80}));
+    let stored = || {
+        Io::durable(
+            String::from("w-1"),
+            1,
+            vec![(0, arrived, reading.clone())],
+            BTreeMap::new(),
+            Arc::new(ManualClock::new(arrived)),
+            Timestamp::UNIX_EPOCH,
+        )
+    };
+    let before = Some(arrived - jiff::SignedDuration::from_hours(1));
+    let after = Some(arrived + jiff::SignedDuration::from_secs(1));
+    for until in [before, Some(arrived)] {
+        let io = stored();
+        assert!(matches!(
+            io.take_any(EVENTS, &[HEART_RATE], until),
+            Ok(None)
+        ));
+        assert!(matches!(
+            io.take_all(EVENTS, &[HEART_RATE], until),
+            Ok(None)
+        ));
+        assert_eq!(io.inner.inbox().lock().events.len(), 1, "left in the inbox");
+    }
+    for until in [after, None] {
+        let taken = stored().take_any(EVENTS, &[HEART_RATE], until);
+        assert!(matches!(taken, Ok(Some((HEART_RATE, _)))), "{until:?}");
+        let taken = stored().take_all(EVENTS, &[HEART_RATE], until);
+        assert!(matches!(taken, Ok(Some(_))), "{until:?}");
+    }
 }

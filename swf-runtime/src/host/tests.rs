@@ -196,7 +196,7 @@ impl Machine for Plan {
             return Ok(Progress::Ran(state));
         };
         match step {
-            Step::Any(wanted, timeout) => match io.take_any(EVENTS, &wanted) {
+            Step::Any(wanted, timeout) => match io.take_any(EVENTS, &wanted, state.until) {
                 Ok(Some((index, event))) => store(&mut state.data, index, &event),
                 Ok(None) => {
                     if state.until.is_none() {
@@ -210,7 +210,7 @@ impl Machine for Plan {
                 }
                 Err(e) => return Err(failure("Any", e, state.data)),
             },
-            Step::All(wanted) => match io.take_all(EVENTS, &wanted) {
+            Step::All(wanted) => match io.take_all(EVENTS, &wanted, None) {
                 Ok(Some(found)) => {
                     for (index, event) in found {
                         store(&mut state.data, index, &event);
