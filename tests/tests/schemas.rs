@@ -162,6 +162,34 @@ async fn the_typed_entry_point_takes_and_gives_the_schemas_types() {
     assert_eq!(rejected.status, SchemaOrdersOutputStatus::Rejected);
 }
 
+/// A titled input schema and an output schema of `{}`: typify names the first after its title
+/// and makes no type for the second; `run_typed` still takes and gives them, by the names it
+/// gives them (the workflow did not build: it named types typify never made).
+mod titled {
+    use swf_runtime::{FunctionError, Value, json};
+
+    swf_runtime::workflow!("workflows/schemas/titled.sw.yaml");
+
+    struct Scales;
+
+    impl SchemaTitledFunctions for Scales {
+        async fn weigh(&self, args: Value) -> Result<Value, FunctionError> {
+            Ok(json!(args["weight"].as_f64().unwrap_or_default() * 1000.0))
+        }
+    }
+
+    #[tokio::test]
+    async fn types_named_otherwise_are_known_by_the_typed_names() {
+        let input: schema_titled_data::SchemaTitledInput =
+            schema_titled_data::Parcel { weight: 1.5 };
+        let output: schema_titled_data::SchemaTitledOutput = SchemaTitledWorkflow::new(Scales)
+            .run_typed(input)
+            .await
+            .expect("runs");
+        assert_eq!(output, json!({"weight": 1.5, "grams": 1500.0}));
+    }
+}
+
 mod plain_output {
     use swf_runtime::{FunctionError, SCHEMA_ERROR, Value, json};
 
