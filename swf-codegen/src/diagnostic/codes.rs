@@ -79,7 +79,7 @@ codes! {
     BAD_REGEX = "E0119", "regular expression that does not compile",
         "The `matches`/`notmatches` operators and the `matches` expression operator compile their pattern at build time with the `regex` crate's syntax.";
     INDEFINITE_TARGET = "E0120", "results path that is not a plain location",
-        "A results path names the place where a result is written, so it may contain only names and indexes (`$.a.b`, `$.list[0]`), no filters or wildcards.";
+        "A results path names the place where a result is written (an action's results, the event data an event filter places, the error an error filter places, a foreach's `inputParameter` and `outputCollection`), so it may contain only names and indexes (`$.a.b`, `$.list[0]`), no filters or wildcards.";
     NOT_YET_COMPILED = "E0121", "construct not compiled yet",
         "The construct parses and validates, but this version of the code generator cannot run it yet. The message names the construct.";
     BAD_INTERVAL = "E0122", "retry interval that does not parse",

@@ -617,6 +617,23 @@ fn event_actions_wait_for_a_condition_over_trigger_names() {
 }
 
 #[test]
+fn event_and_error_filters_write_only_to_definite_paths() {
+    let text = EVENTS
+        .replace("resultPath: $.received", "resultPath: \"$.received[*]\"")
+        .replace(
+            "    eventActions:",
+            "    onError:\n      - condition: \"name eq 'E'\"\n        filter: {resultPath: \"$..error\"}\n        transition: Late\n    eventActions:",
+        );
+    let diags = check(&text);
+    assert_eq!(diags.len(), 2, "{diags:#?}");
+    assert!(diags.iter().all(|d| d.code == Code::INDEFINITE_TARGET));
+    assert_eq!(diags[0].span, Span::new(15, 30));
+    assert!(diags[0].message.contains("`$..error`"), "{diags:#?}");
+    assert_eq!(diags[1].span, Span::new(24, 52));
+    assert!(diags[1].message.contains("`$.received[*]`"), "{diags:#?}");
+}
+
+#[test]
 fn an_event_state_that_leaves_through_its_entries_validates() {
     assert_eq!(check(EVENTS), []);
 }
