@@ -39,7 +39,7 @@ codes! {
     UNKNOWN_VALUE = "E0005", "unknown enumerated value",
         "The value must be one of the listed words (case does not matter), such as a task type, an action mode, an operator or an end kind.";
     DUPLICATE_KEY = "E0006", "key given twice",
-        "The same key appears twice in one mapping (keys are compared regardless of case). Keep one.";
+        "The same key appears twice in one mapping (keys are compared regardless of case), or one field is given under two of its spellings (a switch's `dataConditions` and `conditions`). Keep one.";
     DUPLICATE_TASK = "E0101", "duplicate task name",
         "Task names must be unique inside their scope (the workflow, a parallel branch or a foreach body), because transitions name their target. Rename one of the tasks.";
     NO_START = "E0102", "no start task",
@@ -103,7 +103,7 @@ codes! {
     NO_DIALECT = "E0131", "file that matches no draft dialect",
         "None of the keys that tell the drafts apart was found (`tasks`/`states`, `startsAt`, `starts-at`, `trigger-defs`, ...). Check that this is a workflow definition, or name the dialect explicitly.";
     NOT_ALLOWED_HERE = "E0132", "field this kind of state cannot have",
-        "The dialect does not allow this field on this kind of state: a RELAY state performs no actions, an END state has no transition, a state that ends has no transition.";
+        "The dialect does not allow this field on this kind of state: a RELAY state performs no actions, an END state has no transition, a state that ends has no transition, a SWITCH state or switch task leaves through its conditions and `default` only, not a `transition` of its own.";
     BAD_EVENT_CONDITION = "E0133", "event condition that is not over event names",
         "An event condition (v0.1 `eventActions.condition`, the kebab-case drafts' `event-expression`) combines event names with `and`, `or` and parentheses: it holds once the events it needs have arrived. Comparisons and `not` cannot be waited for.";
     BAD_COMPENSATION = "E0134", "compensatedBy that names no compensation task",

@@ -264,3 +264,125 @@ tasks:
         ]
     );
 }
+
+/// Every diagnostic of the front end and of validation, in file order.
+fn check(text: &str) -> Vec<crate::diagnostic::Diagnostic> {
+    crate::pipeline::check(&SourceFile::new("wf.yaml", text))
+        .1
+        .into_sorted()
+}
+
+const SWITCH_WITH_TRANSITION: &str = "id: w
+name: W
+tasks:
+  - name: A
+    type: switch
+    start: {kind: default}
+    dataConditions:
+      - {path: $.n, operator: equals, value: '1', transition: {nextTask: B}}
+    default: {nextTask: B}
+    transition: {nextTask: C}
+  - name: B
+    type: inject
+    end: {kind: default}
+  - name: C
+    type: inject
+    end: {kind: default}
+";
+
+#[test]
+fn a_switch_task_has_no_transition_of_its_own() {
+    let diags = check(SWITCH_WITH_TRANSITION);
+    let found: Vec<(Code, Span)> = diags.iter().map(|d| (d.code, d.span)).collect();
+    // Refused, the transition leads nowhere: only it would have reached C.
+    assert_eq!(
+        found,
+        [
+            (Code::NOT_ALLOWED_HERE, Span::new(10, 5)),
+            (Code::UNREACHABLE, Span::new(14, 11)),
+        ],
+        "{diags:#?}"
+    );
+    let d = &diags[0];
+    assert!(d.message.contains("no `transition` of its own"), "{d:#?}");
+    assert!(
+        d.help.as_deref().unwrap_or("").contains("`default`"),
+        "{d:#?}"
+    );
+    let wf = parse(SWITCH_WITH_TRANSITION).0.expect("a workflow");
+    assert!(wf.scope.tasks[0].transition.is_none());
+}
+
+#[test]
+fn a_switch_s_conditions_under_two_spellings_are_reported_and_both_read() {
+    let diags = check(
+        "id: w
+name: W
+tasks:
+  - name: A
+    type: switch
+    start: {kind: default}
+    dataConditions:
+      - {path: $.n, operator: equals, value: '1', transition: {nextTask: B}}
+    conditions:
+      - {path: $.n, operator: equals, value: '2', transition: {nextTask: C}}
+    default: {nextTask: B}
+  - name: B
+    type: inject
+    end: {kind: default}
+  - name: C
+    type: inject
+    end: {kind: default}
+",
+    );
+    assert_eq!(diags.len(), 1, "{diags:#?}");
+    let d = &diags[0];
+    assert_eq!((d.code, d.span), (Code::DUPLICATE_KEY, Span::new(9, 5)));
+    assert!(
+        d.message.contains(
+            "data conditions are given twice, as `dataConditions` (at line 7) and as `conditions`"
+        ),
+        "{d:#?}"
+    );
+
+    // Event conditions, `conditions` first: the second key in the file is the one pointed at.
+    let (wf, diags) = parse(
+        "id: w
+name: W
+events:
+  - {name: a, source: s, type: t}
+  - {name: b, source: s, type: t}
+tasks:
+  - name: A
+    type: switch
+    start: {kind: default}
+    eventTimeout: PT1M
+    conditions:
+      - {eventRef: a, transition: {nextTask: B}}
+    eventConditions:
+      - {eventRef: b, transition: {nextTask: B}}
+    default: {nextTask: B}
+  - name: B
+    type: inject
+    end: {kind: default}
+",
+    );
+    let items = diags.items();
+    assert_eq!(items.len(), 1, "{items:#?}");
+    assert_eq!(
+        (items[0].code, items[0].span),
+        (Code::DUPLICATE_KEY, Span::new(13, 5))
+    );
+    let wf = wf.expect("a workflow");
+    let TaskKind::Switch(switch) = &wf.scope.tasks[0].kind else {
+        panic!("switch")
+    };
+    let SwitchConditions::Event(conditions) = &switch.conditions else {
+        panic!("event conditions")
+    };
+    let refs: Vec<&str> = conditions
+        .iter()
+        .filter_map(|c| c.event_ref.as_ref().map(|r| r.as_str()))
+        .collect();
+    assert_eq!(refs, ["a", "b"]);
+}
