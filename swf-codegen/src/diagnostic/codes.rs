@@ -103,7 +103,7 @@ codes! {
     NO_DIALECT = "E0131", "file that matches no draft dialect",
         "None of the keys that tell the drafts apart was found (`tasks`/`states`, `startsAt`, `starts-at`, `trigger-defs`, ...). Check that this is a workflow definition, or name the dialect explicitly.";
     NOT_ALLOWED_HERE = "E0132", "field this kind of state cannot have",
-        "The dialect does not allow this field on this kind of state: a RELAY state performs no actions, an END state has no transition, a state that ends has no transition, a SWITCH state or switch task leaves through its conditions and `default` only, not a `transition` of its own.";
+        "The dialect does not allow this field on this kind of state: a RELAY state performs no actions, an END state has no transition, a state that ends has no transition, a SWITCH state or switch task leaves through its conditions and `default` only, not a `transition` of its own, only an end of kind `event` has a `produceEvent`, only a start of kind `scheduled` has a `schedule`.";
     BAD_EVENT_CONDITION = "E0133", "event condition that is not over event names",
         "An event condition (v0.1 `eventActions.condition`, the kebab-case drafts' `event-expression`) combines event names with `and`, `or` and parentheses: it holds once the events it needs have arrived. Comparisons and `not` cannot be waited for.";
     BAD_COMPENSATION = "E0134", "compensatedBy that names no compensation task",

@@ -386,3 +386,92 @@ tasks:
         .collect();
     assert_eq!(refs, ["a", "b"]);
 }
+
+/// A workflow whose one task `A` (line 6) starts with `start` and ends with `end`.
+fn start_and_end(start: &str, end: &str) -> String {
+    format!(
+        "id: w
+name: W
+events:
+  - {{name: Done, source: s, type: t}}
+tasks:
+  - name: A
+    type: inject
+    start: {start}
+    end: {end}
+"
+    )
+}
+
+#[test]
+fn an_end_definition_needs_its_kind() {
+    let diags = check(&start_and_end("{kind: default}", "{}"));
+    assert_eq!(diags.len(), 1, "{diags:#?}");
+    let d = &diags[0];
+    assert_eq!((d.code, d.span), (Code::MISSING_FIELD, Span::new(9, 10)));
+    assert!(d.message.contains("no `kind`"), "{d:#?}");
+
+    // Missing beside a `produceEvent`, the end is read as an event end: its reference is checked.
+    let diags = check(&start_and_end(
+        "{kind: default}",
+        "{produceEvent: {eventRef: Dne}}",
+    ));
+    let found: Vec<(Code, Span)> = diags.iter().map(|d| (d.code, d.span)).collect();
+    assert_eq!(
+        found,
+        [
+            (Code::MISSING_FIELD, Span::new(9, 10)),
+            (Code::UNDEFINED_EVENT, Span::new(9, 36)),
+        ],
+        "{diags:#?}"
+    );
+
+    // The later fragment's end object has no kind: `compensate` alone is the default end.
+    let wf = parse_ok(&start_and_end("{kind: default}", "{compensate: false}"));
+    assert!(matches!(
+        wf.scope.tasks[0].end.as_ref().map(|e| &e.kind),
+        Some(EndKind::Default)
+    ));
+}
+
+#[test]
+fn produce_event_belongs_to_an_event_end_only() {
+    for kind in ["default", "terminate"] {
+        let diags = check(&start_and_end(
+            "{kind: default}",
+            &format!("{{kind: {kind}, produceEvent: {{eventRef: Done}}}}"),
+        ));
+        assert_eq!(diags.len(), 1, "{diags:#?}");
+        let d = &diags[0];
+        assert_eq!(d.code, Code::NOT_ALLOWED_HERE, "{d:#?}");
+        assert_eq!(d.span, Span::new(9, 19 + kind.len() as u32));
+        assert!(
+            d.message
+                .contains(&format!("end of kind `{kind}` produces no event")),
+            "{d:#?}"
+        );
+        assert!(d.help.as_deref().unwrap_or("").contains("`kind: event`"));
+    }
+    parse_ok(&start_and_end(
+        "{kind: default}",
+        "{kind: event, produceEvent: {eventRef: Done}}",
+    ));
+}
+
+#[test]
+fn a_default_start_has_no_schedule() {
+    let diags = check(&start_and_end(
+        "{kind: default, schedule: {interval: PT1H}}",
+        "{kind: default}",
+    ));
+    assert_eq!(diags.len(), 1, "{diags:#?}");
+    let d = &diags[0];
+    assert_eq!((d.code, d.span), (Code::NOT_ALLOWED_HERE, Span::new(8, 28)));
+    assert!(d.message.contains("`default` has no `schedule`"), "{d:#?}");
+    assert!(
+        d.help
+            .as_deref()
+            .unwrap_or("")
+            .contains("`kind: scheduled`")
+    );
+}
