@@ -88,19 +88,24 @@ impl Kebab<'_> {
             .iter()
             .filter_map(|item| self.state(item))
             .collect();
-        // A state without a name (reported) is kept this far only to know whether it was the
-        // start: nothing can transition to it.
-        let unnamed_start = tasks
-            .iter()
-            .any(|t| t.name.value.is_empty() && t.start.is_some());
-        tasks.retain(|t| !t.name.value.is_empty());
+        // A state without a name (reported) is left out: nothing can transition to it. Unless
+        // it is the start: then it stays, recovered, so that the scope starts where the file
+        // says rather than at a state taken in its place, and no graph finding follows from a
+        // guess.
+        for task in tasks
+            .iter_mut()
+            .filter(|t| t.name.value.is_empty() && t.start.is_some())
+        {
+            task.recovered = true;
+        }
+        tasks.retain(|t| !t.name.value.is_empty() || t.start.is_some());
         let started = match starts_at {
             Some(starts_at) => self.mark_start(&mut tasks, starts_at, owner),
             // The second draft's missing `starts-at` is reported where it is missing.
             None if self.second() => false,
             None => {
                 tasks.iter().any(|t| t.start.is_some())
-                    || (!unnamed_start && self.no_start_flag(&tasks, owner, owner_span))
+                    || self.no_start_flag(&tasks, owner, owner_span)
             }
         };
         if !started && let Some(index) = likely_start(&tasks) {
@@ -185,7 +190,19 @@ impl Kebab<'_> {
         let mut map = MapReader::new(node, "state", self.cx.diags)?;
         // Reported here rather than by `finish`, which a state of unknown type skips.
         let name = match map.take(&["name"]) {
-            Some(n) => reader::string(n, "name", self.cx.diags),
+            Some(n) => {
+                let name = reader::string(n, "name", self.cx.diags);
+                if name.as_ref().is_some_and(|name| name.value.is_empty()) {
+                    self.cx
+                        .diags
+                        .error(Code::INVALID_VALUE, n.span, "this state's `name` is empty")
+                        .help(
+                            "give the state a name, unique among the states of its scope: \
+                             transitions and the start name states by it",
+                        );
+                }
+                name
+            }
             None => {
                 self.cx
                     .diags
