@@ -6,6 +6,7 @@ use super::yaml::{Entry, Node, NodeKind, ScalarValue};
 use crate::diagnostic::{Code, Diagnostics};
 use crate::source::{Span, Spanned};
 use serde_json::Value;
+use std::collections::HashMap;
 
 /// Keys whose content is kept verbatim and never interpreted.
 const VERBATIM_KEYS: &[&str] = &["metadata", "extensions"];
@@ -148,12 +149,15 @@ impl<'a> MapReader<'a> {
     }
 }
 
+/// DUPLICATE_KEY at each key that repeats an earlier one regardless of case, in document order.
+/// The lowercased key → its first entry: linear in the number of keys, as a huge mapping must be.
 fn check_case_duplicates(entries: &[Entry], what: &str, diags: &mut Diagnostics) {
-    for (index, entry) in entries.iter().enumerate() {
-        if let Some(first) = entries[..index]
-            .iter()
-            .find(|e| e.key.eq_ignore_ascii_case(&entry.key))
-        {
+    let mut firsts: HashMap<String, &Entry> = HashMap::with_capacity(entries.len());
+    for entry in entries {
+        let first = *firsts
+            .entry(entry.key.to_ascii_lowercase())
+            .or_insert(entry);
+        if !std::ptr::eq(first, entry) {
             diags
                 .error(
                     Code::DUPLICATE_KEY,
@@ -361,6 +365,52 @@ mod tests {
         let mut diags = Diagnostics::new("t.yaml");
         MapReader::new(&n, "task", &mut diags).expect("mapping");
         assert_eq!(diags.items()[0].code, Code::DUPLICATE_KEY);
+    }
+
+    #[test]
+    fn case_duplicates_are_found_in_a_huge_mapping_in_document_order() {
+        // 200,000 keys: a quadratic check would compare 2·10^10 pairs, far beyond a test's time.
+        const KEYS: u32 = 200_000;
+        let entry = |key: String, line: u32| Entry {
+            key,
+            key_span: Span::new(line, 1),
+            value: node("0"),
+        };
+        let mut entries: Vec<Entry> = (1..=KEYS).map(|i| entry(format!("key{i}"), i)).collect();
+        entries.push(entry("KEY7".to_owned(), KEYS + 1));
+        entries.push(entry("Key3".to_owned(), KEYS + 2));
+        entries.push(entry("kEy7".to_owned(), KEYS + 3));
+        let map = Node {
+            kind: NodeKind::Map(entries),
+            span: Span::new(1, 1),
+        };
+        let mut diags = Diagnostics::new("t.yaml");
+        MapReader::new(&map, "workflow definition", &mut diags).expect("mapping");
+        let found: Vec<(Code, u32, &str)> = diags
+            .items()
+            .iter()
+            .map(|d| (d.code, d.span.line, d.message.as_str()))
+            .collect();
+        assert_eq!(
+            found,
+            [
+                (
+                    Code::DUPLICATE_KEY,
+                    KEYS + 1,
+                    "`KEY7` is given twice in this workflow definition (as `key7` at line 7)"
+                ),
+                (
+                    Code::DUPLICATE_KEY,
+                    KEYS + 2,
+                    "`Key3` is given twice in this workflow definition (as `key3` at line 3)"
+                ),
+                (
+                    Code::DUPLICATE_KEY,
+                    KEYS + 3,
+                    "`kEy7` is given twice in this workflow definition (as `key7` at line 7)"
+                ),
+            ]
+        );
     }
 
     #[test]
