@@ -39,7 +39,7 @@ codes! {
     UNKNOWN_VALUE = "E0005", "unknown enumerated value",
         "The value must be one of the listed words (case does not matter), such as a task type, an action mode, an operator or an end kind.";
     DUPLICATE_KEY = "E0006", "key given twice",
-        "The same key appears twice in one mapping (keys are compared regardless of case), or one field is given under two of its spellings (a switch's `dataConditions` and `conditions`). Keep one.";
+        "The same key appears twice in one mapping (keys are compared regardless of case), or one field is given under two of its spellings (`tasks` and `states`, `nextTask` and `nextState`, a filter's `dataOutputPath` and `dataInputPath`, `n` and `numCompleted`, a switch's `dataConditions` and `conditions`). Keep one.";
     DUPLICATE_TASK = "E0101", "duplicate task name",
         "Task names must be unique inside their scope (the workflow, a parallel branch or a foreach body), because transitions name their target. Rename one of the tasks.";
     NO_START = "E0102", "no start task",

@@ -19,6 +19,9 @@ pub struct MapReader<'a> {
     used: Vec<bool>,
     known: Vec<&'static str>,
     missing: Vec<&'static str>,
+    /// `(second, first)`: entries that give a field already taken under another of its
+    /// spellings (`tasks` and `states`), reported by `finish`.
+    respelled: Vec<(usize, usize)>,
 }
 
 impl<'a> MapReader<'a> {
@@ -34,6 +37,7 @@ impl<'a> MapReader<'a> {
                     used: vec![false; entries.len()],
                     known: Vec::new(),
                     missing: Vec::new(),
+                    respelled: Vec::new(),
                 })
             }
             _ => {
@@ -61,17 +65,24 @@ impl<'a> MapReader<'a> {
         self.take_entry(spellings).map(|e| &e.value)
     }
 
-    /// Like [`take`](Self::take), with the key's own position.
+    /// Like [`take`](Self::take), with the key's own position. A later key that gives the same
+    /// field again is taken too: under the same spelling in another case it is reported as a
+    /// duplicate already, under another spelling `finish` reports it.
     pub fn take_entry(&mut self, spellings: &[&'static str]) -> Option<&'a Entry> {
         self.known.extend_from_slice(spellings);
         let entries = self.entries;
-        for (index, entry) in entries.iter().enumerate() {
-            if spellings.iter().any(|s| s.eq_ignore_ascii_case(&entry.key)) {
+        let spelt = |entry: &Entry| spellings.iter().any(|s| s.eq_ignore_ascii_case(&entry.key));
+        let first = entries.iter().position(spelt)?;
+        self.used[first] = true;
+        for (index, entry) in entries.iter().enumerate().skip(first + 1) {
+            if spelt(entry) {
                 self.used[index] = true;
-                return Some(entry);
+                if !entry.key.eq_ignore_ascii_case(&entries[first].key) {
+                    self.respelled.push((index, first));
+                }
             }
         }
-        None
+        entries.get(first)
     }
 
     /// A required key. Its absence is reported when the reader finishes, unless an unknown key
@@ -99,6 +110,26 @@ impl<'a> MapReader<'a> {
     /// Reports every key nobody asked for, suggesting the closest known one, then every required
     /// key that is missing and was not suggested as a rename.
     pub fn finish(self, diags: &mut Diagnostics) {
+        for &(second, first) in &self.respelled {
+            let (Some(second), Some(first)) = (self.entries.get(second), self.entries.get(first))
+            else {
+                continue;
+            };
+            diags
+                .error(
+                    Code::DUPLICATE_KEY,
+                    second.key_span,
+                    format!(
+                        "the same field is given twice in this {}: as `{}` (at line {}) and as \
+                         `{}`",
+                        self.what, first.key, first.key_span.line, second.key
+                    ),
+                )
+                .help(format!(
+                    "`{}` and `{}` are two spellings of one field: keep one of them",
+                    first.key, second.key
+                ));
+        }
         let mut suggested: Vec<&str> = Vec::new();
         for (entry, used) in self.entries.iter().zip(&self.used) {
             if *used
@@ -365,6 +396,42 @@ mod tests {
         let mut diags = Diagnostics::new("t.yaml");
         MapReader::new(&n, "task", &mut diags).expect("mapping");
         assert_eq!(diags.items()[0].code, Code::DUPLICATE_KEY);
+    }
+
+    #[test]
+    fn one_field_under_two_spellings_is_reported_at_the_second() {
+        let n = node("dataOutputPath: $.a\nid: x\ndataInputPath: $.b\n");
+        let mut diags = Diagnostics::new("t.yaml");
+        let mut reader = MapReader::new(&n, "event data filter", &mut diags).expect("mapping");
+        let taken = reader.take(&["dataOutputPath", "dataInputPath"]);
+        assert_eq!(taken.map(|n| n.span), Some(Span::new(1, 17)));
+        reader.take(&["id"]);
+        reader.finish(&mut diags);
+        let [d] = diags.items() else {
+            panic!("one diagnostic: {:#?}", diags.items())
+        };
+        assert_eq!((d.code, d.span), (Code::DUPLICATE_KEY, Span::new(3, 1)));
+        assert_eq!(
+            d.message,
+            "the same field is given twice in this event data filter: as `dataOutputPath` (at \
+             line 1) and as `dataInputPath`"
+        );
+        assert!(!d.message.contains("unknown key"));
+        assert!(
+            d.help.as_deref().unwrap_or("").contains("keep one of them"),
+            "{d:#?}"
+        );
+    }
+
+    #[test]
+    fn a_key_repeated_in_another_case_is_reported_once() {
+        let n = node("name: a\nNAME: b\n");
+        let mut diags = Diagnostics::new("t.yaml");
+        let mut reader = MapReader::new(&n, "task", &mut diags).expect("mapping");
+        reader.take(&["name"]);
+        reader.finish(&mut diags);
+        let codes: Vec<Code> = diags.items().iter().map(|d| d.code).collect();
+        assert_eq!(codes, [Code::DUPLICATE_KEY], "{:#?}", diags.items());
     }
 
     #[test]
