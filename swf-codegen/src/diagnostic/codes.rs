@@ -29,7 +29,7 @@ macro_rules! codes {
 
 codes! {
     SYNTAX = "E0001", "the file is not valid YAML or JSON",
-        "The file could not be read as YAML (JSON is a subset of YAML). Fix the syntax at the position shown.";
+        "The file could not be read as YAML (JSON is a subset of YAML), or a scalar's YAML 1.2 core-schema tag does not allow its text (`!!int 1.5`, `!!float abc`, `!!bool yes`). Fix the syntax at the position shown.";
     UNKNOWN_KEY = "E0002", "unknown key",
         "The key is not part of the dialect's schema. Keys are matched regardless of case; when a known key is close, the message names it. `metadata` and `extensions` may hold anything.";
     WRONG_TYPE = "E0003", "value of the wrong type",
