@@ -129,7 +129,7 @@ codes! {
     PATH_NEVER_SELECTS = "E0153", "data path that can never select anything",
         "The data schemas say the path can never select a value: a member that a closed object (`additionalProperties: false`) does not declare, a member of a value that is never an object, an index into a value that is never an array. The help names the closest declared member. How the data's shape is followed through the tasks is in the README (\"Data schemas\").";
     COMPARISON_KIND = "E0154", "comparison the data schema rules out",
-        "A numeric comparison (a number as the value) on a value the data schema says is only a string, or a string comparison (`Str*` operators) on one it says is only a number, cannot be what was meant: `\"999\"` compared with 1000 compares as text. Compare the value as what it is, or fix the schema.";
+        "An order (`lessthan`, `greaterthan`, ... with a number as the value, as the runtime reads it: `1e400` and `inf` are text) on a value the data schema says is only a string, or a string comparison (`Str*` operators) on one it says is only a number, cannot be what was meant: `\"999\"` compared with 1000 compares as text. Compare the value as what it is, or fix the schema.";
     NOT_A_COLLECTION = "E0155", "inputCollection that is never an array",
         "A foreach task iterates over the array its `inputCollection` selects; the data schema says the value there is never an array. Select the array.";
     IGNORED_NEXT_STATE = "W0001", "next-state on a state that ends",
