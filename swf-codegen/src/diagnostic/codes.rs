@@ -29,7 +29,7 @@ macro_rules! codes {
 
 codes! {
     SYNTAX = "E0001", "the file is not valid YAML or JSON",
-        "The file could not be read as YAML (JSON is a subset of YAML). Fix the syntax at the position shown.";
+        "The file could not be read as YAML (JSON is a subset of YAML), or a scalar's YAML 1.2 core-schema tag does not allow its text (`!!int 1.5`, `!!float abc`, `!!bool yes`). Fix the syntax at the position shown.";
     UNKNOWN_KEY = "E0002", "unknown key",
         "The key is not part of the dialect's schema. Keys are matched regardless of case; when a known key is close, the message names it. `metadata` and `extensions` may hold anything.";
     WRONG_TYPE = "E0003", "value of the wrong type",
@@ -39,7 +39,7 @@ codes! {
     UNKNOWN_VALUE = "E0005", "unknown enumerated value",
         "The value must be one of the listed words (case does not matter), such as a task type, an action mode, an operator or an end kind.";
     DUPLICATE_KEY = "E0006", "key given twice",
-        "The same key appears twice in one mapping (keys are compared regardless of case). Keep one.";
+        "The same key appears twice in one mapping (keys are compared regardless of case), or one field is given under two of its spellings (`tasks` and `states`, `nextTask` and `nextState`, a filter's `dataOutputPath` and `dataInputPath`, `n` and `numCompleted`, a switch's `dataConditions` and `conditions`). Keep one.";
     DUPLICATE_TASK = "E0101", "duplicate task name",
         "Task names must be unique inside their scope (the workflow, a parallel branch or a foreach body), because transitions name their target. Rename one of the tasks.";
     NO_START = "E0102", "no start task",
@@ -79,7 +79,7 @@ codes! {
     BAD_REGEX = "E0119", "regular expression that does not compile",
         "The `matches`/`notmatches` operators and the `matches` expression operator compile their pattern at build time with the `regex` crate's syntax.";
     INDEFINITE_TARGET = "E0120", "results path that is not a plain location",
-        "A results path names the place where a result is written, so it may contain only names and indexes (`$.a.b`, `$.list[0]`), no filters or wildcards.";
+        "A results path names the place where a result is written (an action's results, the event data an event filter places, the error an error filter places, a foreach's `inputParameter` and `outputCollection`), so it may contain only names and indexes (`$.a.b`, `$.list[0]`), no filters or wildcards.";
     NOT_YET_COMPILED = "E0121", "construct not compiled yet",
         "The construct parses and validates, but this version of the code generator cannot run it yet. The message names the construct.";
     BAD_INTERVAL = "E0122", "retry interval that does not parse",
@@ -103,7 +103,7 @@ codes! {
     NO_DIALECT = "E0131", "file that matches no draft dialect",
         "None of the keys that tell the drafts apart was found (`tasks`/`states`, `startsAt`, `starts-at`, `trigger-defs`, ...). Check that this is a workflow definition, or name the dialect explicitly.";
     NOT_ALLOWED_HERE = "E0132", "field this kind of state cannot have",
-        "The dialect does not allow this field on this kind of state: a RELAY state performs no actions, an END state has no transition, a state that ends has no transition.";
+        "The dialect does not allow this field on this kind of state: a RELAY state performs no actions, an END state has no transition, a state that ends has no transition, a SWITCH state or switch task leaves through its conditions and `default` only, not a `transition` of its own, only an end of kind `event` has a `produceEvent`, only a start of kind `scheduled` has a `schedule`.";
     BAD_EVENT_CONDITION = "E0133", "event condition that is not over event names",
         "An event condition (v0.1 `eventActions.condition`, the kebab-case drafts' `event-expression`) combines event names with `and`, `or` and parentheses: it holds once the events it needs have arrived. Comparisons and `not` cannot be waited for.";
     BAD_COMPENSATION = "E0134", "compensatedBy that names no compensation task",
@@ -129,7 +129,7 @@ codes! {
     PATH_NEVER_SELECTS = "E0153", "data path that can never select anything",
         "The data schemas say the path can never select a value: a member that a closed object (`additionalProperties: false`) does not declare, a member of a value that is never an object, an index into a value that is never an array. The help names the closest declared member. How the data's shape is followed through the tasks is in the README (\"Data schemas\").";
     COMPARISON_KIND = "E0154", "comparison the data schema rules out",
-        "A numeric comparison (a number as the value) on a value the data schema says is only a string, or a string comparison (`Str*` operators) on one it says is only a number, cannot be what was meant: `\"999\"` compared with 1000 compares as text. Compare the value as what it is, or fix the schema.";
+        "An order (`lessthan`, `greaterthan`, ... with a number as the value, as the runtime reads it: `1e400` and `inf` are text) on a value the data schema says is only a string, or a string comparison (`Str*` operators) on one it says is only a number, cannot be what was meant: `\"999\"` compared with 1000 compares as text. Compare the value as what it is, or fix the schema.";
     NOT_A_COLLECTION = "E0155", "inputCollection that is never an array",
         "A foreach task iterates over the array its `inputCollection` selects; the data schema says the value there is never an array. Select the array.";
     IGNORED_NEXT_STATE = "W0001", "next-state on a state that ends",

@@ -6,6 +6,7 @@ use super::yaml::{Entry, Node, NodeKind, ScalarValue};
 use crate::diagnostic::{Code, Diagnostics};
 use crate::source::{Span, Spanned};
 use serde_json::Value;
+use std::collections::HashMap;
 
 /// Keys whose content is kept verbatim and never interpreted.
 const VERBATIM_KEYS: &[&str] = &["metadata", "extensions"];
@@ -18,6 +19,9 @@ pub struct MapReader<'a> {
     used: Vec<bool>,
     known: Vec<&'static str>,
     missing: Vec<&'static str>,
+    /// `(second, first)`: entries that give a field already taken under another of its
+    /// spellings (`tasks` and `states`), reported by `finish`.
+    respelled: Vec<(usize, usize)>,
 }
 
 impl<'a> MapReader<'a> {
@@ -33,6 +37,7 @@ impl<'a> MapReader<'a> {
                     used: vec![false; entries.len()],
                     known: Vec::new(),
                     missing: Vec::new(),
+                    respelled: Vec::new(),
                 })
             }
             _ => {
@@ -60,17 +65,24 @@ impl<'a> MapReader<'a> {
         self.take_entry(spellings).map(|e| &e.value)
     }
 
-    /// Like [`take`](Self::take), with the key's own position.
+    /// Like [`take`](Self::take), with the key's own position. A later key that gives the same
+    /// field again is taken too: under the same spelling in another case it is reported as a
+    /// duplicate already, under another spelling `finish` reports it.
     pub fn take_entry(&mut self, spellings: &[&'static str]) -> Option<&'a Entry> {
         self.known.extend_from_slice(spellings);
         let entries = self.entries;
-        for (index, entry) in entries.iter().enumerate() {
-            if spellings.iter().any(|s| s.eq_ignore_ascii_case(&entry.key)) {
+        let spelt = |entry: &Entry| spellings.iter().any(|s| s.eq_ignore_ascii_case(&entry.key));
+        let first = entries.iter().position(spelt)?;
+        self.used[first] = true;
+        for (index, entry) in entries.iter().enumerate().skip(first + 1) {
+            if spelt(entry) {
                 self.used[index] = true;
-                return Some(entry);
+                if !entry.key.eq_ignore_ascii_case(&entries[first].key) {
+                    self.respelled.push((index, first));
+                }
             }
         }
-        None
+        entries.get(first)
     }
 
     /// A required key. Its absence is reported when the reader finishes, unless an unknown key
@@ -98,6 +110,26 @@ impl<'a> MapReader<'a> {
     /// Reports every key nobody asked for, suggesting the closest known one, then every required
     /// key that is missing and was not suggested as a rename.
     pub fn finish(self, diags: &mut Diagnostics) {
+        for &(second, first) in &self.respelled {
+            let (Some(second), Some(first)) = (self.entries.get(second), self.entries.get(first))
+            else {
+                continue;
+            };
+            diags
+                .error(
+                    Code::DUPLICATE_KEY,
+                    second.key_span,
+                    format!(
+                        "the same field is given twice in this {}: as `{}` (at line {}) and as \
+                         `{}`",
+                        self.what, first.key, first.key_span.line, second.key
+                    ),
+                )
+                .help(format!(
+                    "`{}` and `{}` are two spellings of one field: keep one of them",
+                    first.key, second.key
+                ));
+        }
         let mut suggested: Vec<&str> = Vec::new();
         for (entry, used) in self.entries.iter().zip(&self.used) {
             if *used
@@ -148,12 +180,15 @@ impl<'a> MapReader<'a> {
     }
 }
 
+/// DUPLICATE_KEY at each key that repeats an earlier one regardless of case, in document order.
+/// The lowercased key → its first entry: linear in the number of keys, as a huge mapping must be.
 fn check_case_duplicates(entries: &[Entry], what: &str, diags: &mut Diagnostics) {
-    for (index, entry) in entries.iter().enumerate() {
-        if let Some(first) = entries[..index]
-            .iter()
-            .find(|e| e.key.eq_ignore_ascii_case(&entry.key))
-        {
+    let mut firsts: HashMap<String, &Entry> = HashMap::with_capacity(entries.len());
+    for entry in entries {
+        let first = *firsts
+            .entry(entry.key.to_ascii_lowercase())
+            .or_insert(entry);
+        if !std::ptr::eq(first, entry) {
             diags
                 .error(
                     Code::DUPLICATE_KEY,
@@ -361,6 +396,88 @@ mod tests {
         let mut diags = Diagnostics::new("t.yaml");
         MapReader::new(&n, "task", &mut diags).expect("mapping");
         assert_eq!(diags.items()[0].code, Code::DUPLICATE_KEY);
+    }
+
+    #[test]
+    fn one_field_under_two_spellings_is_reported_at_the_second() {
+        let n = node("dataOutputPath: $.a\nid: x\ndataInputPath: $.b\n");
+        let mut diags = Diagnostics::new("t.yaml");
+        let mut reader = MapReader::new(&n, "event data filter", &mut diags).expect("mapping");
+        let taken = reader.take(&["dataOutputPath", "dataInputPath"]);
+        assert_eq!(taken.map(|n| n.span), Some(Span::new(1, 17)));
+        reader.take(&["id"]);
+        reader.finish(&mut diags);
+        let [d] = diags.items() else {
+            panic!("one diagnostic: {:#?}", diags.items())
+        };
+        assert_eq!((d.code, d.span), (Code::DUPLICATE_KEY, Span::new(3, 1)));
+        assert_eq!(
+            d.message,
+            "the same field is given twice in this event data filter: as `dataOutputPath` (at \
+             line 1) and as `dataInputPath`"
+        );
+        assert!(!d.message.contains("unknown key"));
+        assert!(
+            d.help.as_deref().unwrap_or("").contains("keep one of them"),
+            "{d:#?}"
+        );
+    }
+
+    #[test]
+    fn a_key_repeated_in_another_case_is_reported_once() {
+        let n = node("name: a\nNAME: b\n");
+        let mut diags = Diagnostics::new("t.yaml");
+        let mut reader = MapReader::new(&n, "task", &mut diags).expect("mapping");
+        reader.take(&["name"]);
+        reader.finish(&mut diags);
+        let codes: Vec<Code> = diags.items().iter().map(|d| d.code).collect();
+        assert_eq!(codes, [Code::DUPLICATE_KEY], "{:#?}", diags.items());
+    }
+
+    #[test]
+    fn case_duplicates_are_found_in_a_huge_mapping_in_document_order() {
+        // 200,000 keys: a quadratic check would compare 2·10^10 pairs, far beyond a test's time.
+        const KEYS: u32 = 200_000;
+        let entry = |key: String, line: u32| Entry {
+            key,
+            key_span: Span::new(line, 1),
+            value: node("0"),
+        };
+        let mut entries: Vec<Entry> = (1..=KEYS).map(|i| entry(format!("key{i}"), i)).collect();
+        entries.push(entry("KEY7".to_owned(), KEYS + 1));
+        entries.push(entry("Key3".to_owned(), KEYS + 2));
+        entries.push(entry("kEy7".to_owned(), KEYS + 3));
+        let map = Node {
+            kind: NodeKind::Map(entries),
+            span: Span::new(1, 1),
+        };
+        let mut diags = Diagnostics::new("t.yaml");
+        MapReader::new(&map, "workflow definition", &mut diags).expect("mapping");
+        let found: Vec<(Code, u32, &str)> = diags
+            .items()
+            .iter()
+            .map(|d| (d.code, d.span.line, d.message.as_str()))
+            .collect();
+        assert_eq!(
+            found,
+            [
+                (
+                    Code::DUPLICATE_KEY,
+                    KEYS + 1,
+                    "`KEY7` is given twice in this workflow definition (as `key7` at line 7)"
+                ),
+                (
+                    Code::DUPLICATE_KEY,
+                    KEYS + 2,
+                    "`Key3` is given twice in this workflow definition (as `key3` at line 3)"
+                ),
+                (
+                    Code::DUPLICATE_KEY,
+                    KEYS + 3,
+                    "`kEy7` is given twice in this workflow definition (as `key7` at line 7)"
+                ),
+            ]
+        );
     }
 
     #[test]

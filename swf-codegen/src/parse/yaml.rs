@@ -102,13 +102,19 @@ pub fn load(text: &str, diags: &mut Diagnostics) -> Option<Node> {
         expanded: Size::default(),
         limit_hit: false,
         numbers: Vec::new(),
+        tags: Vec::new(),
         reading_key: false,
     };
     let document = loader.document();
-    for (span, message) in std::mem::take(&mut loader.numbers) {
-        diags.error(Code::BAD_NUMBER, span, message).help(
-            "quote the number to keep it exactly, as a string; JSON data holds 64-bit integers and finite floats",
-        );
+    for (span, message, tagged) in std::mem::take(&mut loader.numbers) {
+        diags.error(Code::BAD_NUMBER, span, message).help(if tagged {
+            "write it as `!!str` to keep it exactly, as a string; JSON data holds 64-bit integers and finite floats"
+        } else {
+            "quote the number to keep it exactly, as a string; JSON data holds 64-bit integers and finite floats"
+        });
+    }
+    for (span, message, help) in std::mem::take(&mut loader.tags) {
+        diags.error(Code::SYNTAX, span, message).help(help);
     }
     match document {
         Ok(Some(node)) => Some(node),
@@ -201,7 +207,11 @@ struct Loader<'a> {
     /// The error being returned is a limit (E0145), not a syntax error.
     limit_hit: bool,
     /// Numbers JSON cannot hold exactly (E0146), reported without stopping the load.
-    numbers: Vec<(Span, String)>,
+    /// Each with whether it was tagged (`!!float`), which quoting does not undo.
+    numbers: Vec<(Span, String, bool)>,
+    /// Scalars whose core-schema tag does not allow their text (`!!int abc`): where, what, and
+    /// what to write instead; reported (E0001) without stopping the load.
+    tags: Vec<(Span, String, String)>,
     /// A mapping key is being read: it is text, whatever it looks like.
     reading_key: bool,
 }
@@ -269,17 +279,29 @@ impl<'a> Loader<'a> {
     fn node_at_depth(&mut self, event: Event<'a>, at: Span) -> LoadResult<Node> {
         let (node, anchor) = match event {
             Event::Scalar(text, style, anchor, tag) => {
-                let value = if style == ScalarStyle::Plain {
-                    match CoreScalar::parse_from_cow_and_metadata(text.clone(), style, tag.as_ref())
-                    {
-                        Some(CoreScalar::Null) => ScalarValue::Null,
-                        Some(CoreScalar::Boolean(b)) => ScalarValue::Bool(b),
-                        Some(CoreScalar::Integer(i)) => ScalarValue::Int(i),
-                        Some(CoreScalar::FloatingPoint(f)) => self.float(&text, f.into_inner(), at),
-                        Some(CoreScalar::String(_)) | None => self.maybe_integer(&text, at),
+                let core_tag = tag
+                    .as_deref()
+                    .filter(|tag| tag.is_yaml_core_schema())
+                    .and_then(|tag| CoreTag::of(&tag.suffix));
+                let value = match core_tag {
+                    // A key is text, whatever its tag says.
+                    Some(core_tag) if !self.reading_key => self.tagged(core_tag, &text, at),
+                    _ if style == ScalarStyle::Plain => {
+                        match CoreScalar::parse_from_cow_and_metadata(
+                            text.clone(),
+                            style,
+                            tag.as_ref(),
+                        ) {
+                            Some(CoreScalar::Null) => ScalarValue::Null,
+                            Some(CoreScalar::Boolean(b)) => ScalarValue::Bool(b),
+                            Some(CoreScalar::Integer(i)) => ScalarValue::Int(i),
+                            Some(CoreScalar::FloatingPoint(f)) => {
+                                self.float(&text, f.into_inner(), at)
+                            }
+                            Some(CoreScalar::String(_)) | None => self.maybe_integer(&text, at),
+                        }
                     }
-                } else {
-                    ScalarValue::Str
+                    _ => ScalarValue::Str,
                 };
                 let scalar = Scalar {
                     text: text.into_owned(),
@@ -340,6 +362,61 @@ impl<'a> Loader<'a> {
         Ok(node)
     }
 
+    /// A scalar with one of the core schema's tags (`!!str 02134`, `!!float 1`), quoted or not:
+    /// of the tag's type, read from its text by the core schema's rules. Text the tag does not
+    /// allow is reported and read as a string.
+    fn tagged(&mut self, tag: CoreTag, text: &str, at: Span) -> ScalarValue {
+        let value = match tag {
+            CoreTag::Str => Some(ScalarValue::Str),
+            CoreTag::Null => {
+                matches!(text, "" | "~" | "null" | "Null" | "NULL").then_some(ScalarValue::Null)
+            }
+            CoreTag::Bool => match text {
+                "true" | "True" | "TRUE" => Some(ScalarValue::Bool(true)),
+                "false" | "False" | "FALSE" => Some(ScalarValue::Bool(false)),
+                _ => None,
+            },
+            CoreTag::Int => core_integer(text).map(|value| self.integer(text, value, at)),
+            CoreTag::Float => saphyr::parse_core_schema_fp(text)
+                .map(|value| self.finite_float(text, value, true, at)),
+        };
+        value.unwrap_or_else(|| {
+            self.tags.push((
+                at,
+                format!(
+                    "`!!{}` says this scalar is {}, but `{}` is not one",
+                    tag.suffix(),
+                    tag.what(),
+                    crate::syntax::excerpt(text)
+                ),
+                format!(
+                    "write {} (YAML 1.2 core schema), or remove the tag",
+                    tag.example()
+                ),
+            ));
+            ScalarValue::Str
+        })
+    }
+
+    /// A core-schema integer: a `u64` above `i64::MAX`, reported beyond 64 bits.
+    fn integer(&mut self, text: &str, value: i128, at: Span) -> ScalarValue {
+        if let Ok(value) = i64::try_from(value) {
+            return ScalarValue::Int(value);
+        }
+        if let Ok(value) = u64::try_from(value) {
+            return ScalarValue::UInt(value);
+        }
+        self.numbers.push((
+            at,
+            format!(
+                "the integer `{}` is beyond the 64-bit integers JSON data holds exactly",
+                crate::syntax::excerpt(text)
+            ),
+            true,
+        ));
+        ScalarValue::Str
+    }
+
     /// A plain scalar the core schema resolved to a float: an integer too large for `i64`
     /// (kept as a `u64` when it fits), or a float, which must be finite. A number JSON cannot
     /// hold is reported and read as a string.
@@ -350,6 +427,12 @@ impl<'a> Loader<'a> {
         if is_decimal_integer(text) {
             return self.maybe_integer(text, at);
         }
+        self.finite_float(text, value, false, at)
+    }
+
+    /// A float, which must be finite: `.inf`, `.nan` and `1e400` are reported and read as text.
+    /// `tagged`: written with `!!float`.
+    fn finite_float(&mut self, text: &str, value: f64, tagged: bool, at: Span) -> ScalarValue {
         if value.is_finite() {
             return ScalarValue::Float(value);
         }
@@ -363,6 +446,7 @@ impl<'a> Loader<'a> {
         self.numbers.push((
             at,
             format!("this number is {what}, which JSON data cannot hold"),
+            tagged,
         ));
         ScalarValue::Str
     }
@@ -382,6 +466,7 @@ impl<'a> Loader<'a> {
                         "the integer `{}` is beyond the 64-bit integers JSON data holds exactly",
                         crate::syntax::excerpt(text)
                     ),
+                    false,
                 ));
                 ScalarValue::Str
             }
@@ -433,6 +518,81 @@ impl<'a> Loader<'a> {
             span: at,
         })
     }
+}
+
+/// The YAML core schema's tags for scalars (`!!str`, `!!int`, ...).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum CoreTag {
+    Str,
+    Int,
+    Float,
+    Bool,
+    Null,
+}
+
+impl CoreTag {
+    fn of(suffix: &str) -> Option<CoreTag> {
+        Some(match suffix {
+            "str" => CoreTag::Str,
+            "int" => CoreTag::Int,
+            "float" => CoreTag::Float,
+            "bool" => CoreTag::Bool,
+            "null" => CoreTag::Null,
+            _ => return None,
+        })
+    }
+
+    fn suffix(self) -> &'static str {
+        match self {
+            CoreTag::Str => "str",
+            CoreTag::Int => "int",
+            CoreTag::Float => "float",
+            CoreTag::Bool => "bool",
+            CoreTag::Null => "null",
+        }
+    }
+
+    fn what(self) -> &'static str {
+        match self {
+            CoreTag::Str => "a string",
+            CoreTag::Int => "an integer",
+            CoreTag::Float => "a float",
+            CoreTag::Bool => "a boolean",
+            CoreTag::Null => "null",
+        }
+    }
+
+    fn example(self) -> &'static str {
+        match self {
+            CoreTag::Str => "any text",
+            CoreTag::Int => "an integer such as `42`, `-7`, `0o17` or `0x1F`",
+            CoreTag::Float => "a float such as `1`, `-2.5`, `1e3` or `.5`",
+            CoreTag::Bool => "`true` or `false`",
+            CoreTag::Null => "`null`, `~` or nothing",
+        }
+    }
+}
+
+/// An integer as the YAML core schema writes it: decimal (`-45`, `+6`), octal (`0o17`) or
+/// hexadecimal (`0x1F`); wider than 64 bits is still an integer (`i128` holds what a `u64` or
+/// an `i64` can, the rest is refused by the caller).
+fn core_integer(text: &str) -> Option<i128> {
+    let digits = |text: &str, radix: u32| {
+        (!text.is_empty() && text.chars().all(|c| c.is_digit(radix)))
+            .then(|| i128::from_str_radix(text, radix).unwrap_or(i128::MAX))
+    };
+    if let Some(octal) = text.strip_prefix("0o") {
+        return digits(octal, 8);
+    }
+    if let Some(hex) = text.strip_prefix("0x") {
+        return digits(hex, 16);
+    }
+    let (negative, decimal) = match text.strip_prefix('-') {
+        Some(rest) => (true, rest),
+        None => (false, text.strip_prefix('+').unwrap_or(text)),
+    };
+    let value = digits(decimal, 10)?;
+    Some(if negative { -value } else { value })
 }
 
 /// `123`, `-45`, `+6`: what the YAML core schema reads as a decimal integer.
@@ -579,6 +739,99 @@ mod tests {
         assert_eq!(node.to_json()["a"], serde_json::json!(u64::MAX));
         assert_eq!(node.to_json()["h"], serde_json::json!(1.5));
         assert_eq!(node.to_json()["1e400"], serde_json::json!("key"));
+    }
+
+    /// `!!str 02134` was the number 2134, `!!str -5` and `!!float -5` a false E0146, and
+    /// `!!float 1` an integer.
+    #[test]
+    fn core_schema_tags_decide_the_type() {
+        let text = "a: !!str 02134\nb: !!str -5\nc: !!float -5\nd: !!float 1\ne: !!int 0x1F\n\
+                    f: !!bool False\ng: !!null ~\nh: !!str true\ni: !!int \"7\"\nj: !!float .5\n\
+                    k: !!int -9223372036854775808\nl: !!int 18446744073709551615\nm: !!int 0o17\n\
+                    n: !!str\no: !!null\np: !!timestamp 2001-12-14\nq: !custom 12\n!!int key: 1\n";
+        let node = load_ok(text);
+        assert_eq!(
+            node.to_json(),
+            serde_json::json!({
+                "a": "02134", "b": "-5", "c": -5.0, "d": 1.0, "e": 31, "f": false, "g": null,
+                "h": "true", "i": 7, "j": 0.5, "k": i64::MIN, "l": u64::MAX, "m": 15, "n": "",
+                "o": null, "p": "2001-12-14", "q": 12, "key": 1
+            })
+        );
+        let NodeKind::Map(entries) = &node.kind else {
+            panic!("mapping expected")
+        };
+        let scalar = |index: usize| match &entries[index].value.kind {
+            NodeKind::Scalar(s) => s.clone(),
+            other => panic!("scalar expected: {other:?}"),
+        };
+        // As written, and of the tag's type.
+        assert_eq!(scalar(0).text, "02134");
+        assert_eq!(scalar(0).value, ScalarValue::Str);
+        assert_eq!(scalar(3).value, ScalarValue::Float(1.0));
+        assert_eq!(scalar(2).value, ScalarValue::Float(-5.0));
+    }
+
+    #[test]
+    fn text_a_core_schema_tag_does_not_allow_is_refused() {
+        let text = "a: !!float abc\nb: !!int 1.5\nc: !!bool yes\nd: !!null nil\n\
+                    e: !!float 1e400\nf: !!int 99999999999999999999\ng: !!float .nan\n";
+        let mut diags = Diagnostics::new("t.yaml");
+        let node = load(text, &mut diags).expect("loads");
+        let mut found: Vec<(u32, Code)> = diags
+            .items()
+            .iter()
+            .map(|d| (d.span.line, d.code))
+            .collect();
+        found.sort();
+        assert_eq!(
+            found,
+            [
+                (1, Code::SYNTAX),
+                (2, Code::SYNTAX),
+                (3, Code::SYNTAX),
+                (4, Code::SYNTAX),
+                (5, Code::BAD_NUMBER),
+                (6, Code::BAD_NUMBER),
+                (7, Code::BAD_NUMBER),
+            ],
+            "{:#?}",
+            diags.items()
+        );
+        let first = diags
+            .items()
+            .iter()
+            .find(|d| d.span.line == 1)
+            .expect("line 1");
+        assert_eq!(first.span, Span::new(1, 4));
+        assert_eq!(
+            first.message,
+            "`!!float` says this scalar is a float, but `abc` is not one"
+        );
+        assert!(
+            first
+                .help
+                .as_deref()
+                .unwrap_or("")
+                .contains("remove the tag"),
+            "{first:?}"
+        );
+        let tagged_number = diags
+            .items()
+            .iter()
+            .find(|d| d.span.line == 5)
+            .expect("line 5");
+        assert!(
+            tagged_number
+                .help
+                .as_deref()
+                .unwrap_or("")
+                .contains("`!!str`"),
+            "{tagged_number:?}"
+        );
+        // Each is read as the text it holds.
+        assert_eq!(node.to_json()["a"], serde_json::json!("abc"));
+        assert_eq!(node.to_json()["e"], serde_json::json!("1e400"));
     }
 
     #[test]

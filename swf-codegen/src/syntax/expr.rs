@@ -76,7 +76,7 @@ pub fn parse(
     diags: &mut Diagnostics,
 ) -> Expression {
     let result = match language {
-        ExprLanguage::JsonPath => path_operand(body, span, diags).map(Expr::Truthy),
+        ExprLanguage::JsonPath => path_operand(body, span, |at| at, diags).map(Expr::Truthy),
         ExprLanguage::Spel => parse_spel(body, span, diags),
     };
     let ast = result.unwrap_or_else(|failure| {
@@ -140,13 +140,47 @@ const OPERAND_HELP: &str = "an operand is a JSONPath (`$.error.name`), a name (`
 const COMBINE_HELP: &str = "conditions combine with `and`/`&&`, `or`/`||` and `not`/`!`, for \
                             example `$.age >= 18 and not ($.banned == true)`";
 
-/// A JSONPath operand: its diagnostic is recorded by the JSONPath parser.
-fn path_operand(text: &str, span: Span, diags: &mut Diagnostics) -> Result<Operand, Failure> {
+/// A JSONPath operand: its diagnostic is recorded by the JSONPath parser. `place` gives, for a
+/// 0-based character of the path's text, its 0-based character in the expression's body: the
+/// character a diagnostic names ([`Diagnostic::within`](crate::diagnostic::Diagnostic::within))
+/// counts from the start of the expression, which is where its span points.
+fn path_operand(
+    text: &str,
+    span: Span,
+    place: impl Fn(usize) -> usize,
+    diags: &mut Diagnostics,
+) -> Result<Operand, Failure> {
+    let before = diags.items().len();
     let path = jsonpath::parse(text, span, diags);
+    for diagnostic in diags.recorded_since(before) {
+        if let Some(at) = diagnostic.within {
+            let at = usize::try_from(at).unwrap_or(usize::MAX);
+            diagnostic.within(place(at.saturating_sub(1)).saturating_add(1));
+        }
+    }
     if path.kind == PathKind::Invalid {
         return Err(Failure::Reported);
     }
     Ok(Operand::Path(path))
+}
+
+/// The 0-based character of a string literal as written (`'it''s'`, quotes included) that
+/// holds the `index`th character of its value: after the opening quote, a doubled quote
+/// counting as one character of the value.
+fn literal_char(written: &str, index: usize) -> usize {
+    let chars: Vec<char> = written.chars().collect();
+    let Some(&quote) = chars.first() else {
+        return index;
+    };
+    let mut at = 1;
+    for _ in 0..index {
+        if chars.get(at) == Some(&quote) && chars.get(at + 1) == Some(&quote) {
+            at += 2;
+        } else {
+            at += 1;
+        }
+    }
+    at
 }
 
 /// The most tokens an expression may have. Parsing and code generation recurse once per
@@ -571,7 +605,7 @@ impl Parser<'_> {
         let operand = match token.tok {
             Tok::Literal(value) => Operand::Literal(value),
             Tok::Name(name) => Operand::Name(name),
-            Tok::Path(text) => path_operand(&text, self.span, self.diags)?,
+            Tok::Path(text) => path_operand(&text, self.span, |at| token.at + at, self.diags)?,
             Tok::Function(name) => {
                 self.pos += 1;
                 return self.json_path_call(&name, token.at);
@@ -620,7 +654,9 @@ impl Parser<'_> {
         let Tok::Literal(Value::String(text)) = path.tok else {
             return Err(syntax_error(path.at, "expected a string", CALL_HELP));
         };
-        path_operand(&text, self.span, self.diags)
+        let written = path.text;
+        let place = |at| path.at + literal_char(&written, at);
+        path_operand(&text, self.span, place, self.diags)
     }
 
     fn expect(
@@ -697,6 +733,43 @@ mod tests {
 
     fn truthy_name(text: &str) -> Expr {
         Expr::Truthy(name(text))
+    }
+
+    /// The character a JSONPath diagnostic names, counted in `body`, with the one it names in
+    /// the path `path` written alone.
+    fn named_characters(body: &str, path: &str) -> (char, usize, char, usize) {
+        let mut diags = Diagnostics::new("wf.yaml");
+        jsonpath::parse(path, AT, &mut diags);
+        let alone = diags.items()[0].within.expect("names a character") as usize;
+        let mut diags = Diagnostics::new("wf.yaml");
+        parse(ExprLanguage::Spel, body, AT, &mut diags);
+        let [d] = diags.items() else {
+            panic!("one diagnostic: {:?}", diags.items())
+        };
+        assert_eq!((d.code, d.span), (Code::BAD_JSONPATH, AT));
+        let inside = d.within.expect("names a character") as usize;
+        let nth = |text: &str, at: usize| text.chars().nth(at - 1).expect("inside the text");
+        (nth(body, inside), inside, nth(path, alone), alone)
+    }
+
+    #[test]
+    fn a_jsonpath_error_in_an_expression_names_its_character_in_the_expression() {
+        let path = "$.items[?(@.n <)]";
+        let body = format!("$.ok == true && {path}");
+        let (found, inside, expected, alone) = named_characters(&body, path);
+        assert_eq!(found, expected);
+        assert_eq!(
+            inside,
+            alone + body.find(path).expect("the path is in the body")
+        );
+
+        // In `#jsonPath(data, '...')`, after the quote, a doubled quote being one character.
+        let path = "$.a[?(@.b == 'x')].c[?(@.d <)]";
+        let body = "#jsonPath(data, '$.a[?(@.b == ''x'')].c[?(@.d <)]') and true";
+        let (found, inside, expected, alone) = named_characters(body, path);
+        assert_eq!(found, expected);
+        assert!(alone > 15, "the error follows the quotes ({alone})");
+        assert_eq!(inside, alone + 17 + 2);
     }
 
     #[test]

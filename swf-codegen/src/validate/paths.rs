@@ -3,8 +3,9 @@
 use crate::diagnostic::{Code, Diagnostics};
 use crate::ir::{JsonPath, PathKind, Task, TaskKind};
 
-/// INDEFINITE_TARGET for the paths written to: action results paths, and a foreach task's
-/// `inputParameter` and `outputCollection`.
+/// INDEFINITE_TARGET for the paths written to: action results paths, where an event entry
+/// places its event data and an error handler its error, and a foreach task's `inputParameter`
+/// and `outputCollection`.
 pub(super) fn check_task(task: &Task, diags: &mut Diagnostics) {
     let mut targets: Vec<(&str, &JsonPath)> = task
         .actions()
@@ -12,6 +13,20 @@ pub(super) fn check_task(task: &Task, diags: &mut Diagnostics) {
         .filter_map(|a| a.results_path.as_ref())
         .map(|p| ("results path", p))
         .collect();
+    if let TaskKind::Event { events_actions, .. } = &task.kind {
+        targets.extend(
+            events_actions
+                .iter()
+                .filter_map(|e| e.event_results_path.as_ref())
+                .map(|p| ("event results path", p)),
+        );
+    }
+    targets.extend(
+        task.on_error
+            .iter()
+            .filter_map(|h| h.error_results_path.as_ref())
+            .map(|p| ("error results path", p)),
+    );
     if let TaskKind::ForEach {
         input_parameter,
         output_collection,
@@ -47,6 +62,7 @@ pub(super) fn check_task(task: &Task, diags: &mut Diagnostics) {
 mod tests {
     use super::super::test_support::*;
     use crate::diagnostic::Code;
+    use crate::ir::{ActionMode, EventActions, TaskKind};
 
     #[test]
     fn query_results_path_is_refused() {
@@ -61,5 +77,45 @@ mod tests {
         let d = only(&check(&wf), Code::INDEFINITE_TARGET);
         assert_eq!(d.span, sp(12, 20));
         assert_mentions(&d, &["`$.items[*]`", "names and indexes"]);
+    }
+
+    #[test]
+    fn query_event_results_path_is_refused() {
+        let entry = EventActions {
+            timeout: None,
+            condition: None,
+            event_results_path: Some(query_path("$..seen", 12)),
+            transition: None,
+            event_refs: vec![text("e", 11, 20)],
+            action_mode: ActionMode::Sequential,
+            actions: Vec::new(),
+            event_data_filter: None,
+            span: sp(11, 9),
+        };
+        let kind = TaskKind::Event {
+            exclusive: true,
+            events_actions: vec![entry],
+            timeout: None,
+        };
+        let mut wf = workflow(vec![task(10, "A", kind).start().end()]);
+        wf.events = vec![event(3, "e")];
+        let d = only(&check(&wf), Code::INDEFINITE_TARGET);
+        assert_eq!(d.span, sp(12, 20));
+        assert_mentions(
+            &d,
+            &["event results path", "`$..seen`", "names and indexes"],
+        );
+    }
+
+    #[test]
+    fn query_error_results_path_is_refused() {
+        let mut wf = workflow(vec![
+            task(10, "A", inject()).start().next("B").on_error(30, "B"),
+            task(20, "B", inject()).end(),
+        ]);
+        wf.scope.tasks[0].on_error[0].error_results_path = Some(query_path("$.errs[?(@.x)]", 31));
+        let d = only(&check(&wf), Code::INDEFINITE_TARGET);
+        assert_eq!(d.span, sp(31, 20));
+        assert_mentions(&d, &["error results path", "`$.errs[?(@.x)]`"]);
     }
 }

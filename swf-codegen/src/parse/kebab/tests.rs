@@ -1262,6 +1262,35 @@ fn states_without_a_name_or_type() {
     assert!(d.message.contains("`name`"), "{}", d.message);
 }
 
+#[test]
+fn an_empty_state_name_is_reported_and_the_start_stays_where_it_is() {
+    // The start state's name is empty: reported at the name, and no other state is taken for
+    // the start (`Other`, which nothing leads to, would have been, and `Done` unreachable).
+    let text = format!(
+        "{}  - {{name: Other, type: END, status: SUCCESS}}\n",
+        FIRST.replace("  - name: Wait\n", "  - name: \"\"\n")
+    );
+    let d = single(&text);
+    assert_eq!(d.code, Code::INVALID_VALUE);
+    assert_eq!(d.span, Span::new(6, 11));
+    assert!(d.message.contains("`name` is empty"), "{}", d.message);
+    assert!(help(&d).contains("give the state a name"), "{}", help(&d));
+    let wf = parse(&text).0.expect("workflow");
+    let starts: Vec<&str> = wf
+        .scope
+        .tasks
+        .iter()
+        .filter(|t| t.start.is_some())
+        .map(|t| t.name.as_str())
+        .collect();
+    assert_eq!(starts, [""]);
+
+    // Any other state with an empty name is reported too, at its name.
+    let (_, diags) = parse(&FIRST.replace("  - name: Done\n", "  - name: ''\n"));
+    let d = only(&diags, Code::INVALID_VALUE);
+    assert_eq!(d.span, Span::new(11, 11));
+}
+
 // ---------------------------------------------------------------------------------------------
 // The representative workflows of the tests crate
 

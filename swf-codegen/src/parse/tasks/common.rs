@@ -2,6 +2,7 @@
 //! retries, error handlers and actions.
 
 use super::Lowering;
+use crate::diagnostic::Code;
 use crate::ir::{
     Action, ActionMode, End, EndKind, ErrorHandler, Expression, FunctionRef, JsonPath, ProduceData,
     ProduceEvent, Retry, Start, StartKind, TaskDataFilter, Transition,
@@ -60,13 +61,22 @@ impl Lowering<'_> {
                 });
         }
         let mut map = MapReader::new(node, "end definition", self.diags)?;
-        #[derive(Clone, Copy)]
+        #[derive(Clone, Copy, PartialEq)]
         enum Kind {
             Default,
             Terminate,
             Event,
         }
-        let kind = map.take(&["kind"]).and_then(|n| {
+        // `kind` is required (the tasks draft, End Definition). The later fragment's end object
+        // (`end: {compensate: true}`) has no kind: there it is the default end.
+        let later_form = matches!(&node.kind, NodeKind::Map(entries)
+            if entries.iter().any(|e| e.key.eq_ignore_ascii_case("compensate")));
+        let kind_node = if later_form {
+            map.take(&["kind"])
+        } else {
+            map.require(&["kind"])
+        };
+        let kind = kind_node.and_then(|n| {
             reader::enumerated(
                 n,
                 "end kind",
@@ -78,15 +88,39 @@ impl Lowering<'_> {
                 self.diags,
             )
         });
-        let produce = map
-            .take(&["produceEvent"])
-            .and_then(|n| self.produce_event(n));
+        let produce_entry = map.take_entry(&["produceEvent"]);
+        let produce = produce_entry.and_then(|e| self.produce_event(&e.value));
         let compensate = self.compensate_flag(&mut map);
         map.finish(self.diags);
-        let kind = match kind.map(|k| k.value).unwrap_or(Kind::Default) {
-            Kind::Default => EndKind::Default,
-            Kind::Terminate => EndKind::Terminate,
-            Kind::Event => EndKind::Event { produce },
+        if let (Some(kind), Some(entry)) = (&kind, produce_entry)
+            && kind.value != Kind::Event
+        {
+            let word = if kind.value == Kind::Default {
+                "default"
+            } else {
+                "terminate"
+            };
+            self.diags
+                .error(
+                    Code::NOT_ALLOWED_HERE,
+                    entry.key_span,
+                    format!(
+                        "an end of kind `{word}` produces no event, so it has no `produceEvent`"
+                    ),
+                )
+                .help(
+                    "write `kind: event` to produce this event when the workflow ends, or \
+                     remove `produceEvent`",
+                );
+        }
+        let kind = match kind.map(|k| k.value) {
+            Some(Kind::Default) => EndKind::Default,
+            Some(Kind::Terminate) => EndKind::Terminate,
+            Some(Kind::Event) => EndKind::Event { produce },
+            // The missing (or unknown) kind is reported; an end that produces an event is taken
+            // as the event end it most likely is, so that its `eventRef` is still checked.
+            None if produce_entry.is_some() => EndKind::Event { produce },
+            None => EndKind::Default,
         };
         Some(End {
             kind,
@@ -114,22 +148,33 @@ impl Lowering<'_> {
                 });
         }
         let mut map = MapReader::new(node, "start definition", self.diags)?;
-        let scheduled = map
-            .require(&["kind"])
-            .and_then(|n| {
-                reader::enumerated(
-                    n,
-                    "start kind",
-                    &[("default", false), ("scheduled", true)],
-                    self.diags,
-                )
-            })
-            .is_some_and(|k| k.value);
-        let schedule = map.take(&["schedule"]);
+        let scheduled = map.require(&["kind"]).and_then(|n| {
+            reader::enumerated(
+                n,
+                "start kind",
+                &[("default", false), ("scheduled", true)],
+                self.diags,
+            )
+        });
+        let schedule = map.take_entry(&["schedule"]);
         map.finish(self.diags);
-        let kind = if scheduled {
-            let interval = schedule.and_then(|n| {
-                let mut map = MapReader::new(n, "schedule definition", self.diags)?;
+        if let (Some(kind), Some(entry)) = (&scheduled, schedule)
+            && !kind.value
+        {
+            self.diags
+                .error(
+                    Code::NOT_ALLOWED_HERE,
+                    entry.key_span,
+                    "a start of kind `default` has no `schedule`",
+                )
+                .help(
+                    "write `kind: scheduled` to start instances only inside the schedule's \
+                     interval, or remove `schedule`",
+                );
+        }
+        let kind = if scheduled.is_some_and(|k| k.value) {
+            let interval = schedule.and_then(|e| {
+                let mut map = MapReader::new(&e.value, "schedule definition", self.diags)?;
                 let interval = map
                     .take(&["interval"])
                     .and_then(|n| reader::string(n, "interval", self.diags));

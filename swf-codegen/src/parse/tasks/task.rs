@@ -7,7 +7,7 @@ use crate::ir::{
     Operator, Switch, SwitchConditions, Task, TaskKind,
 };
 use crate::parse::reader::{self, MapReader};
-use crate::parse::yaml::{Node, NodeKind};
+use crate::parse::yaml::{Entry, Node, NodeKind};
 use crate::source::Spanned;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -66,7 +66,27 @@ impl Lowering<'_> {
             .and_then(|n| reader::enumerated(n, "task type", TASK_TYPES, self.diags));
         let start = map.take(&["start"]).and_then(|n| self.start(n));
         let end = map.take(&["end"]).and_then(|n| self.end(n));
-        let transition = map.take(&["transition"]).and_then(|n| self.transition(n));
+        let transition = match map.take_entry(&["transition"]) {
+            Some(entry)
+                if task_type
+                    .as_ref()
+                    .is_some_and(|t| t.value == TaskType::Switch) =>
+            {
+                self.diags
+                    .error(
+                        Code::NOT_ALLOWED_HERE,
+                        entry.key_span,
+                        "a switch task has no `transition` of its own",
+                    )
+                    .help(
+                        "give each condition its `transition`, and the task a `default` \
+                         transition for when no condition holds",
+                    );
+                None
+            }
+            Some(entry) => self.transition(&entry.value),
+            None => None,
+        };
         let data_filter = map
             .take(&["taskDataFilter", "stateDataFilter"])
             .map(|n| self.task_data_filter(n))
@@ -257,25 +277,25 @@ impl Lowering<'_> {
     /// The draft's table says `dataConditions`/`eventConditions`, its schema says `conditions`:
     /// accept all three, telling data from event conditions by their content.
     fn switch(&mut self, map: &mut MapReader<'_>) -> Switch {
-        let data = map.take(&["dataConditions"]);
-        let event = map.take(&["eventConditions"]);
-        let either = map.take(&["conditions"]);
+        let data = map.take_entry(&["dataConditions"]);
+        let event = map.take_entry(&["eventConditions"]);
+        let either = map.take_entry(&["conditions"]);
         let default = map.take(&["default"]).and_then(|n| self.transition(n));
         let event_timeout = map
             .take(&["eventTimeout"])
             .and_then(|n| self.duration(n, "eventTimeout"));
         // "These are exclusive, meaning that a switch task can define one or the other
         // condition type, not both" (the tasks draft, Switch task).
-        let either_events = either.is_some_and(holds_event_conditions);
+        let either_events = either.is_some_and(|e| holds_event_conditions(&e.value));
         let data_like = data.or(either.filter(|_| !either_events));
         let event_like = event.or(either.filter(|_| either_events));
         let second = data_like.and(event_like);
-        if let Some(node) = second {
+        if let Some(entry) = second {
             self.recovered = true;
             self.diags
                 .error(
                     Code::NOT_ALLOWED_HERE,
-                    node.span,
+                    entry.value.span,
                     "a switch task has data conditions or event conditions, not both",
                 )
                 .help(
@@ -283,13 +303,50 @@ impl Lowering<'_> {
                      (or event task) followed by a data switch",
                 );
         }
+        // `conditions` of the same kind as `dataConditions` (or `eventConditions`) is the same
+        // list written twice: reported, and both are read, so that nothing in them goes
+        // unchecked and no task they lead to is reported unreachable.
+        let twice = match (data, event, either) {
+            (Some(first), _, Some(again)) if !either_events => Some((first, again)),
+            (_, Some(first), Some(again)) if either_events => Some((first, again)),
+            _ => None,
+        };
+        if let Some((first, again)) = twice {
+            let (first, again) = if again.key_span < first.key_span {
+                (again, first)
+            } else {
+                (first, again)
+            };
+            let kind = if either_events { "event" } else { "data" };
+            self.diags
+                .error(
+                    Code::DUPLICATE_KEY,
+                    again.key_span,
+                    format!(
+                        "the switch's {kind} conditions are given twice, as `{}` (at line {}) \
+                         and as `{}`",
+                        first.key, first.key_span.line, again.key
+                    ),
+                )
+                .help(format!(
+                    "`{}` and `{}` are two spellings of the same list: keep one, with all the \
+                     conditions in it",
+                    first.key, again.key
+                ));
+        }
         let conditions = match (data, event, either) {
-            (_, Some(events), _) => SwitchConditions::Event(self.event_conditions(events)),
-            (Some(data), None, _) => SwitchConditions::Data(self.data_conditions(data)),
-            (None, None, Some(n)) if holds_event_conditions(n) => {
-                SwitchConditions::Event(self.event_conditions(n))
+            (_, Some(events), Some(again)) if either_events => {
+                SwitchConditions::Event(self.event_conditions_of(&[events, again]))
             }
-            (None, None, Some(n)) => SwitchConditions::Data(self.data_conditions(n)),
+            (_, Some(events), _) => SwitchConditions::Event(self.event_conditions(&events.value)),
+            (Some(data), None, Some(again)) if !either_events => {
+                SwitchConditions::Data(self.data_conditions_of(&[data, again]))
+            }
+            (Some(data), None, _) => SwitchConditions::Data(self.data_conditions(&data.value)),
+            (None, None, Some(n)) if either_events => {
+                SwitchConditions::Event(self.event_conditions(&n.value))
+            }
+            (None, None, Some(n)) => SwitchConditions::Data(self.data_conditions(&n.value)),
             (None, None, None) => SwitchConditions::Data(Vec::new()),
         };
         Switch {
@@ -297,6 +354,26 @@ impl Lowering<'_> {
             default,
             event_timeout,
         }
+    }
+
+    /// The data conditions of every list given, in document order.
+    fn data_conditions_of(&mut self, lists: &[&Entry]) -> Vec<DataCondition> {
+        let mut lists = lists.to_vec();
+        lists.sort_by_key(|e| e.key_span);
+        lists
+            .into_iter()
+            .flat_map(|e| self.data_conditions(&e.value))
+            .collect()
+    }
+
+    /// The event conditions of every list given, in document order.
+    fn event_conditions_of(&mut self, lists: &[&Entry]) -> Vec<EventCondition> {
+        let mut lists = lists.to_vec();
+        lists.sort_by_key(|e| e.key_span);
+        lists
+            .into_iter()
+            .flat_map(|e| self.event_conditions(&e.value))
+            .collect()
     }
 
     fn data_conditions(&mut self, node: &Node) -> Vec<DataCondition> {

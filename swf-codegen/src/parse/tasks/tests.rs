@@ -264,3 +264,214 @@ tasks:
         ]
     );
 }
+
+/// Every diagnostic of the front end and of validation, in file order.
+fn check(text: &str) -> Vec<crate::diagnostic::Diagnostic> {
+    crate::pipeline::check(&SourceFile::new("wf.yaml", text))
+        .1
+        .into_sorted()
+}
+
+const SWITCH_WITH_TRANSITION: &str = "id: w
+name: W
+tasks:
+  - name: A
+    type: switch
+    start: {kind: default}
+    dataConditions:
+      - {path: $.n, operator: equals, value: '1', transition: {nextTask: B}}
+    default: {nextTask: B}
+    transition: {nextTask: C}
+  - name: B
+    type: inject
+    end: {kind: default}
+  - name: C
+    type: inject
+    end: {kind: default}
+";
+
+#[test]
+fn a_switch_task_has_no_transition_of_its_own() {
+    let diags = check(SWITCH_WITH_TRANSITION);
+    let found: Vec<(Code, Span)> = diags.iter().map(|d| (d.code, d.span)).collect();
+    // Refused, the transition leads nowhere: only it would have reached C.
+    assert_eq!(
+        found,
+        [
+            (Code::NOT_ALLOWED_HERE, Span::new(10, 5)),
+            (Code::UNREACHABLE, Span::new(14, 11)),
+        ],
+        "{diags:#?}"
+    );
+    let d = &diags[0];
+    assert!(d.message.contains("no `transition` of its own"), "{d:#?}");
+    assert!(
+        d.help.as_deref().unwrap_or("").contains("`default`"),
+        "{d:#?}"
+    );
+    let wf = parse(SWITCH_WITH_TRANSITION).0.expect("a workflow");
+    assert!(wf.scope.tasks[0].transition.is_none());
+}
+
+#[test]
+fn a_switch_s_conditions_under_two_spellings_are_reported_and_both_read() {
+    let diags = check(
+        "id: w
+name: W
+tasks:
+  - name: A
+    type: switch
+    start: {kind: default}
+    dataConditions:
+      - {path: $.n, operator: equals, value: '1', transition: {nextTask: B}}
+    conditions:
+      - {path: $.n, operator: equals, value: '2', transition: {nextTask: C}}
+    default: {nextTask: B}
+  - name: B
+    type: inject
+    end: {kind: default}
+  - name: C
+    type: inject
+    end: {kind: default}
+",
+    );
+    assert_eq!(diags.len(), 1, "{diags:#?}");
+    let d = &diags[0];
+    assert_eq!((d.code, d.span), (Code::DUPLICATE_KEY, Span::new(9, 5)));
+    assert!(
+        d.message.contains(
+            "data conditions are given twice, as `dataConditions` (at line 7) and as `conditions`"
+        ),
+        "{d:#?}"
+    );
+
+    // Event conditions, `conditions` first: the second key in the file is the one pointed at.
+    let (wf, diags) = parse(
+        "id: w
+name: W
+events:
+  - {name: a, source: s, type: t}
+  - {name: b, source: s, type: t}
+tasks:
+  - name: A
+    type: switch
+    start: {kind: default}
+    eventTimeout: PT1M
+    conditions:
+      - {eventRef: a, transition: {nextTask: B}}
+    eventConditions:
+      - {eventRef: b, transition: {nextTask: B}}
+    default: {nextTask: B}
+  - name: B
+    type: inject
+    end: {kind: default}
+",
+    );
+    let items = diags.items();
+    assert_eq!(items.len(), 1, "{items:#?}");
+    assert_eq!(
+        (items[0].code, items[0].span),
+        (Code::DUPLICATE_KEY, Span::new(13, 5))
+    );
+    let wf = wf.expect("a workflow");
+    let TaskKind::Switch(switch) = &wf.scope.tasks[0].kind else {
+        panic!("switch")
+    };
+    let SwitchConditions::Event(conditions) = &switch.conditions else {
+        panic!("event conditions")
+    };
+    let refs: Vec<&str> = conditions
+        .iter()
+        .filter_map(|c| c.event_ref.as_ref().map(|r| r.as_str()))
+        .collect();
+    assert_eq!(refs, ["a", "b"]);
+}
+
+/// A workflow whose one task `A` (line 6) starts with `start` and ends with `end`.
+fn start_and_end(start: &str, end: &str) -> String {
+    format!(
+        "id: w
+name: W
+events:
+  - {{name: Done, source: s, type: t}}
+tasks:
+  - name: A
+    type: inject
+    start: {start}
+    end: {end}
+"
+    )
+}
+
+#[test]
+fn an_end_definition_needs_its_kind() {
+    let diags = check(&start_and_end("{kind: default}", "{}"));
+    assert_eq!(diags.len(), 1, "{diags:#?}");
+    let d = &diags[0];
+    assert_eq!((d.code, d.span), (Code::MISSING_FIELD, Span::new(9, 10)));
+    assert!(d.message.contains("no `kind`"), "{d:#?}");
+
+    // Missing beside a `produceEvent`, the end is read as an event end: its reference is checked.
+    let diags = check(&start_and_end(
+        "{kind: default}",
+        "{produceEvent: {eventRef: Dne}}",
+    ));
+    let found: Vec<(Code, Span)> = diags.iter().map(|d| (d.code, d.span)).collect();
+    assert_eq!(
+        found,
+        [
+            (Code::MISSING_FIELD, Span::new(9, 10)),
+            (Code::UNDEFINED_EVENT, Span::new(9, 36)),
+        ],
+        "{diags:#?}"
+    );
+
+    // The later fragment's end object has no kind: `compensate` alone is the default end.
+    let wf = parse_ok(&start_and_end("{kind: default}", "{compensate: false}"));
+    assert!(matches!(
+        wf.scope.tasks[0].end.as_ref().map(|e| &e.kind),
+        Some(EndKind::Default)
+    ));
+}
+
+#[test]
+fn produce_event_belongs_to_an_event_end_only() {
+    for kind in ["default", "terminate"] {
+        let diags = check(&start_and_end(
+            "{kind: default}",
+            &format!("{{kind: {kind}, produceEvent: {{eventRef: Done}}}}"),
+        ));
+        assert_eq!(diags.len(), 1, "{diags:#?}");
+        let d = &diags[0];
+        assert_eq!(d.code, Code::NOT_ALLOWED_HERE, "{d:#?}");
+        assert_eq!(d.span, Span::new(9, 19 + kind.len() as u32));
+        assert!(
+            d.message
+                .contains(&format!("end of kind `{kind}` produces no event")),
+            "{d:#?}"
+        );
+        assert!(d.help.as_deref().unwrap_or("").contains("`kind: event`"));
+    }
+    parse_ok(&start_and_end(
+        "{kind: default}",
+        "{kind: event, produceEvent: {eventRef: Done}}",
+    ));
+}
+
+#[test]
+fn a_default_start_has_no_schedule() {
+    let diags = check(&start_and_end(
+        "{kind: default, schedule: {interval: PT1H}}",
+        "{kind: default}",
+    ));
+    assert_eq!(diags.len(), 1, "{diags:#?}");
+    let d = &diags[0];
+    assert_eq!((d.code, d.span), (Code::NOT_ALLOWED_HERE, Span::new(8, 28)));
+    assert!(d.message.contains("`default` has no `schedule`"), "{d:#?}");
+    assert!(
+        d.help
+            .as_deref()
+            .unwrap_or("")
+            .contains("`kind: scheduled`")
+    );
+}

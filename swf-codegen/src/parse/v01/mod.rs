@@ -197,7 +197,8 @@ impl V01<'_> {
 /// The first state that no state of the scope transitions to (else the first state): where a
 /// workflow whose start is unknown most likely begins.
 fn likely_start(tasks: &[Task]) -> usize {
-    let targets: Vec<&str> = tasks
+    // A set: one look-up per state keeps this linear in the number of states.
+    let targets: std::collections::HashSet<&str> = tasks
         .iter()
         .flat_map(Task::transitions)
         .map(|t| t.next.as_str())

@@ -617,6 +617,23 @@ fn event_actions_wait_for_a_condition_over_trigger_names() {
 }
 
 #[test]
+fn event_and_error_filters_write_only_to_definite_paths() {
+    let text = EVENTS
+        .replace("resultPath: $.received", "resultPath: \"$.received[*]\"")
+        .replace(
+            "    eventActions:",
+            "    onError:\n      - condition: \"name eq 'E'\"\n        filter: {resultPath: \"$..error\"}\n        transition: Late\n    eventActions:",
+        );
+    let diags = check(&text);
+    assert_eq!(diags.len(), 2, "{diags:#?}");
+    assert!(diags.iter().all(|d| d.code == Code::INDEFINITE_TARGET));
+    assert_eq!(diags[0].span, Span::new(15, 30));
+    assert!(diags[0].message.contains("`$..error`"), "{diags:#?}");
+    assert_eq!(diags[1].span, Span::new(24, 52));
+    assert!(diags[1].message.contains("`$.received[*]`"), "{diags:#?}");
+}
+
+#[test]
 fn an_event_state_that_leaves_through_its_entries_validates() {
     assert_eq!(check(EVENTS), []);
 }
@@ -1272,4 +1289,23 @@ fn trigger_names_with_dashes_can_be_waited_for() {
         .map(|r| r.value.as_str())
         .collect();
     assert_eq!(names, ["order-placed", "b", "c"]);
+}
+
+#[test]
+fn the_likely_start_of_a_huge_scope_is_found_in_linear_time() {
+    use crate::validate::test_support::{TaskExt, inject, task};
+    // 200,000 states, each leading to the one before: only the last is no state's target. A
+    // look-up in a list of targets per state would compare 2·10^10 names.
+    const STATES: u32 = 200_000;
+    let tasks: Vec<Task> = (0..STATES)
+        .map(|i| {
+            let state = task(i + 1, &format!("s{i}"), inject());
+            if i == 0 {
+                state.end()
+            } else {
+                state.next(&format!("s{}", i - 1))
+            }
+        })
+        .collect();
+    assert_eq!(super::likely_start(&tasks), STATES as usize - 1);
 }

@@ -281,13 +281,14 @@ fn check_comparison(comparison: &Comparison, data: &Shape, diags: &mut Diagnosti
     let numeric_value = comparison
         .value
         .as_ref()
-        .is_some_and(|v| v.value.trim().parse::<f64>().is_ok());
+        .is_some_and(|v| reads_as_number(&v.value));
     let operator = comparison.operator.value;
+    // Only an order compares a string with a number-like value wrongly (`"999"` before
+    // `"1000"`); `equals` and `notequals` compare a string as a string, as meant (SEMANTICS.md:
+    // numerically only when both sides are numbers), as the SpEL check below leaves `==` alone.
     let ordered = matches!(
         operator,
-        Operator::Equals
-            | Operator::NotEquals
-            | Operator::LessThan
+        Operator::LessThan
             | Operator::LessThanOrEquals
             | Operator::GreaterThan
             | Operator::GreaterThanOrEquals
@@ -297,6 +298,15 @@ fn check_comparison(comparison: &Comparison, data: &Shape, diags: &mut Diagnosti
     } else if operator.compares_strings() {
         ruled_out(path, &selected, Compared::AsStrings, diags);
     }
+}
+
+/// Whether a condition's `value` is a number to the runtime (`swf_runtime::switch` reads it
+/// with `parse_number`, the emitter with `emit::task::operand`): an `i64`, a `u64` or a finite
+/// `f64`, as written. `" 10"`, `"inf"`, `"NaN"` and `"1e400"` are text there, so here too.
+fn reads_as_number(value: &str) -> bool {
+    value.parse::<i64>().is_ok()
+        || value.parse::<u64>().is_ok()
+        || value.parse::<f64>().is_ok_and(f64::is_finite)
 }
 
 /// How a comparison compares.

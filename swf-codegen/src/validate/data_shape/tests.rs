@@ -203,6 +203,38 @@ fn a_numeric_comparison_on_a_string_is_an_error() {
     );
 }
 
+/// `equals` and `notequals` compare a string field with `'200'` as strings, as meant; a value
+/// the runtime reads as text (`' 10'`, `inf`, `NaN`, `1e400`) makes no numeric comparison.
+#[cfg(feature = "schemas")]
+#[test]
+fn only_an_order_with_a_value_the_runtime_reads_as_a_number_is_numeric() {
+    let tasks = "  - name: Route
+    type: switch
+    start: {kind: default}
+    dataConditions:
+      - {path: $.status, operator: equals, value: '200', transition: {nextTask: Done}}
+      - {path: $.status, operator: notequals, value: '200', transition: {nextTask: Done}}
+      - {path: $.status, operator: greaterthan, value: ' 10', transition: {nextTask: Done}}
+      - {path: $.status, operator: greaterthan, value: 'inf', transition: {nextTask: Done}}
+      - {path: $.status, operator: lessthan, value: 'NaN', transition: {nextTask: Done}}
+      - {path: $.status, operator: lessthan, value: '1e400', transition: {nextTask: Done}}
+      - {path: $.status, operator: lessthanorequals, value: '1e3', transition: {nextTask: Done}}
+    default: {nextTask: Done}
+  - name: Done
+    type: inject
+    data: {}
+    end: {kind: default}
+";
+    let found = checked(tasks);
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert_eq!((found[0].0, found[0].2), (Code::COMPARISON_KIND, 18));
+    assert!(
+        found[0].3.contains("a numeric comparison on `$.status`"),
+        "{}",
+        found[0].3
+    );
+}
+
 #[cfg(feature = "schemas")]
 #[test]
 fn an_input_collection_that_is_not_an_array_is_an_error_and_elements_keep_their_shape() {
