@@ -130,10 +130,31 @@ pub(super) enum Never {
 /// The deepest `$ref` chain or nesting followed; past it nothing is assumed.
 const MAX_DEPTH: usize = 32;
 
+/// The most schema objects read for one schema; past it nothing is assumed. A schema whose
+/// definitions refer to each other several times over grows exponentially when expanded.
+const MAX_READ: usize = 10_000;
+
+/// How many times a reference is expanded inside itself (a recursive schema: `$.mother.name`
+/// is checked, `$.mother.mother.name` assumes nothing).
+const RECURSIONS: usize = 1;
+
+/// A schema being read: its root (which `#/...` references resolve in), the references being
+/// expanded (see [`RECURSIONS`]), and how many schema objects may still be read.
+struct Reading<'a> {
+    root: &'a Value,
+    expanding: Vec<&'a str>,
+    budget: usize,
+}
+
 impl Shape {
     /// The shape a JSON Schema describes (`root` resolves its `#/...` references).
     pub fn from_schema(schema: &Value) -> Shape {
-        from_schema(schema, schema, 0)
+        let mut reading = Reading {
+            root: schema,
+            expanding: Vec::new(),
+            budget: MAX_READ,
+        };
+        from_schema(schema, &mut reading, 0)
     }
 
     /// The shape of one constant value (injected data).
@@ -274,19 +295,34 @@ impl Shape {
     }
 }
 
-fn from_schema(schema: &Value, root: &Value, depth: usize) -> Shape {
+fn from_schema<'a>(schema: &'a Value, reading: &mut Reading<'a>, depth: usize) -> Shape {
     let Value::Object(keywords) = schema else {
         return Shape::Any;
     };
-    if depth > MAX_DEPTH {
+    if depth > MAX_DEPTH || reading.budget == 0 {
         return Shape::Any;
     }
+    reading.budget -= 1;
     if let Some(reference) = keywords.get("$ref").and_then(Value::as_str) {
+        let within = reading
+            .expanding
+            .iter()
+            .filter(|open| **open == reference)
+            .count();
+        if within > RECURSIONS {
+            return Shape::Any;
+        }
+        let root = reading.root;
         return match reference
             .strip_prefix('#')
             .and_then(|pointer| root.pointer(pointer))
         {
-            Some(target) => from_schema(target, root, depth + 1),
+            Some(target) => {
+                reading.expanding.push(reference);
+                let shape = from_schema(target, reading, depth + 1);
+                reading.expanding.pop();
+                shape
+            }
             None => Shape::Any,
         };
     }
@@ -317,20 +353,20 @@ fn from_schema(schema: &Value, root: &Value, depth: usize) -> Shape {
     if let Some(Value::Object(properties)) = keywords.get("properties") {
         known.properties = properties
             .iter()
-            .map(|(key, schema)| (key.clone(), from_schema(schema, root, depth + 1)))
+            .map(|(key, schema)| (key.clone(), from_schema(schema, reading, depth + 1)))
             .collect();
     }
     known.closed = keywords.get("additionalProperties") == Some(&Value::Bool(false))
         && !keywords.contains_key("patternProperties")
         && !keywords.contains_key("unevaluatedProperties");
     if let Some(items @ Value::Object(_)) = keywords.get("items") {
-        known.items = Some(Box::new(from_schema(items, root, depth + 1)));
+        known.items = Some(Box::new(from_schema(items, reading, depth + 1)));
     }
     let mut shape = Shape::Known(known);
     // `allOf`: every part holds, so each adds what it knows.
     if let Some(Value::Array(parts)) = keywords.get("allOf") {
         for part in parts {
-            shape = refined(&shape, &from_schema(part, root, depth + 1));
+            shape = refined(&shape, &from_schema(part, reading, depth + 1));
         }
     }
     // `anyOf`/`oneOf`: one of them holds.
@@ -338,7 +374,7 @@ fn from_schema(schema: &Value, root: &Value, depth: usize) -> Shape {
         if let Some(Value::Array(alternatives)) = keywords.get(keyword) {
             let joined = alternatives
                 .iter()
-                .map(|alternative| from_schema(alternative, root, depth + 1))
+                .map(|alternative| from_schema(alternative, reading, depth + 1))
                 .reduce(|a, b| a.union(&b))
                 .unwrap_or_default();
             shape = refined(&shape, &joined);

@@ -307,3 +307,44 @@ fn without_a_schema_nothing_is_checked() {
     let (_, diags) = crate::check(&SourceFile::new("plain.sw.yaml", text));
     assert!(diags.items().is_empty(), "{:?}", diags.items());
 }
+
+/// A recursive schema is read once more inside itself, then nothing is assumed: expanded to
+/// the depth limit, three references to itself made 3^16 objects (the build hung).
+#[cfg(feature = "schemas")]
+#[test]
+fn a_recursive_schema_is_read_in_bounded_time() {
+    use super::shape::{Lookup, Shape};
+    use crate::ir::PathSegment;
+
+    let schema = serde_json::json!({
+        "$ref": "#/$defs/person",
+        "$defs": {"person": {
+            "type": "object",
+            "properties": {
+                "name": {"type": "string"},
+                "mother": {"$ref": "#/$defs/person"},
+                "father": {"$ref": "#/$defs/person"},
+                "spouse": {"$ref": "#/$defs/person"}
+            },
+            "additionalProperties": false
+        }}
+    });
+    let shape = Shape::from_schema(&schema);
+    let path = |keys: &[&str]| -> Vec<PathSegment> {
+        keys.iter()
+            .map(|key| PathSegment::Key((*key).to_owned()))
+            .collect()
+    };
+    assert!(matches!(
+        shape.lookup(&path(&["mother", "nmae"])),
+        Lookup::Never { depth: 1, .. }
+    ));
+    assert!(matches!(
+        shape.lookup(&path(&["father", "name"])),
+        Lookup::Found(_)
+    ));
+    assert!(matches!(
+        shape.lookup(&path(&["mother", "spouse", "father", "nmae"])),
+        Lookup::Unknown
+    ));
+}
