@@ -99,10 +99,17 @@ impl DataSchema {
             return Ok(());
         };
         let describe = |error: &jsonschema::ValidationError<'_>| {
+            // The value the keyword refused, where it is short: the whole task data (a root
+            // `type` or `oneOf`) in the message and again in the trace of every violation made
+            // the error, merged into the data by onError, grow with each pass.
+            let what = if is_short(error.instance()) {
+                error.to_string()
+            } else {
+                error.masked().to_string()
+            };
             format!(
-                "at `{}`: {} (keyword `{}`)",
+                "at `{}`: {what} (keyword `{}`)",
                 pointer_text(&error.instance_path().to_string()),
-                error,
                 error.kind().keyword()
             )
         };
@@ -143,6 +150,25 @@ impl std::fmt::Debug for DataSchema {
             .field("file", &self.file)
             .finish()
     }
+}
+
+/// Whether `value` written as JSON is at most 80 bytes (written only that far).
+#[cfg(feature = "schemas")]
+fn is_short(value: &Value) -> bool {
+    struct Room(usize);
+    impl std::io::Write for Room {
+        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+            self.0 = self
+                .0
+                .checked_sub(bytes.len())
+                .ok_or(std::io::ErrorKind::WriteZero)?;
+            Ok(bytes.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    serde_json::to_writer(Room(80), value).is_ok()
 }
 
 /// The root of the data is written `/`, not as the empty pointer.
@@ -307,6 +333,40 @@ mod tests {
             error.message.ends_with("(keyword `type`)"),
             "{}",
             error.message
+        );
+    }
+
+    /// A violation shows the value it refused when it is short, and says `value` for a long
+    /// one: the whole data, refused by a root keyword, was copied into the message and again
+    /// into the trace.
+    #[test]
+    fn a_long_refused_value_is_not_copied_into_the_error() {
+        let long = json!({"order": {"total": 1, "lines": vec!["a line of the order"; 50]}});
+        let error = ORDER
+            .check(&json!([long]), SchemaSite::WorkflowOutput)
+            .expect_err("an array is not an object");
+        assert!(
+            !error.message.contains("a line of the order"),
+            "{}",
+            error.message
+        );
+        assert!(
+            !error.trace.contains("a line of the order"),
+            "{}",
+            error.trace
+        );
+        assert!(
+            error.message.contains("value is not of type"),
+            "{}",
+            error.message
+        );
+        let short = ORDER
+            .check(&json!([1]), SchemaSite::WorkflowOutput)
+            .expect_err("an array is not an object");
+        assert!(
+            short.message.contains("[1] is not of type"),
+            "{}",
+            short.message
         );
     }
 
