@@ -83,6 +83,29 @@ pub struct SourceFile {
     /// macro's and build.rs's names are relative to the crate): the files it references (its
     /// data schemas) are found next to it.
     pub location: Option<std::path::PathBuf>,
+    /// Where each line of `text` starts, found at the first position asked for: every
+    /// diagnostic asks for its own, and scanning the text each time made 10,000 diagnostics
+    /// of a 10,000-line file take seconds.
+    lines: std::sync::OnceLock<LineStarts>,
+}
+
+/// The byte offsets where the lines of a text start, and which text (its address and length)
+/// they were found in: `text` is a public field, and a changed text is scanned afresh.
+#[derive(Debug, Clone)]
+struct LineStarts {
+    text: (usize, usize),
+    starts: Vec<usize>,
+}
+
+impl LineStarts {
+    fn of(text: &str) -> Self {
+        let mut starts = vec![0];
+        starts.extend(text.match_indices('\n').map(|(at, _)| at + 1));
+        LineStarts {
+            text: (text.as_ptr() as usize, text.len()),
+            starts,
+        }
+    }
 }
 
 impl SourceFile {
@@ -92,6 +115,7 @@ impl SourceFile {
             text: text.into(),
             dialect: None,
             location: None,
+            lines: std::sync::OnceLock::new(),
         }
     }
 
@@ -118,29 +142,44 @@ impl SourceFile {
         self
     }
 
+    /// The bytes of a 1-based line (its line ending included) and where they start; `None`
+    /// past the last line.
+    fn line_bytes(&self, line: u32) -> Option<(usize, &str)> {
+        let index = usize::try_from(line).ok()?.checked_sub(1)?;
+        let text = (self.text.as_ptr() as usize, self.text.len());
+        let cached = self.lines.get_or_init(|| LineStarts::of(&self.text));
+        let fresh;
+        let starts = if cached.text == text {
+            &cached.starts
+        } else {
+            fresh = LineStarts::of(&self.text);
+            &fresh.starts
+        };
+        let start = *starts.get(index)?;
+        if start >= self.text.len() {
+            return None;
+        }
+        let end = starts.get(index + 1).copied().unwrap_or(self.text.len());
+        Some((start, self.text.get(start..end)?))
+    }
+
     /// The text of a 1-based line, without its line ending.
     pub fn line_text(&self, line: u32) -> Option<&str> {
-        let index = usize::try_from(line).ok()?.checked_sub(1)?;
-        self.text
-            .lines()
-            .nth(index)
-            .map(|l| l.strip_suffix('\r').unwrap_or(l))
+        let (_, text) = self.line_bytes(line)?;
+        let text = text.strip_suffix('\n').unwrap_or(text);
+        Some(text.strip_suffix('\r').unwrap_or(text))
     }
 
     /// Byte offset of a span, for renderers that work in byte ranges.
     pub fn byte_offset(&self, span: Span) -> usize {
-        let mut offset = 0;
-        for (index, line) in self.text.split_inclusive('\n').enumerate() {
-            if index + 1 == span.line as usize {
-                let col = span.col.saturating_sub(1) as usize;
-                return offset
-                    + line
-                        .char_indices()
-                        .nth(col)
-                        .map_or(line.trim_end_matches(['\n', '\r']).len(), |(i, _)| i);
-            }
-            offset += line.len();
-        }
-        self.text.len()
+        let Some((offset, line)) = self.line_bytes(span.line) else {
+            return self.text.len();
+        };
+        let col = span.col.saturating_sub(1) as usize;
+        offset
+            + line
+                .char_indices()
+                .nth(col)
+                .map_or(line.trim_end_matches(['\n', '\r']).len(), |(i, _)| i)
     }
 }

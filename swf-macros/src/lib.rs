@@ -6,7 +6,7 @@ use proc_macro::TokenStream;
 use proc_macro2::TokenStream as TokenStream2;
 use quote::quote;
 use std::path::{Path, PathBuf};
-use swf_codegen::diagnostic::{Severity, render_human};
+use swf_codegen::diagnostic::{Severity, render_human_each};
 use swf_codegen::ir::Dialect;
 use swf_codegen::source::SourceFile;
 use syn::parse::Parser;
@@ -158,13 +158,16 @@ fn expand(literals: &[LitStr], dialect: Option<Dialect>, strict_paths: bool) -> 
     for ((compilation, literal), source) in compilations.iter().zip(literals).zip(&sources) {
         if any_errors {
             // The same rendering as swfc: the YAML line, carets under the token, the help.
-            let errors = compilation
+            let errors: Vec<_> = compilation
                 .diagnostics
                 .iter()
                 .filter(|d| d.severity == Severity::Error)
-                .map(|d| {
-                    let rendered = for_rustc(&render_human(source, std::slice::from_ref(d)));
-                    syn::Error::new(literal.span(), rendered).to_compile_error()
+                .cloned()
+                .collect();
+            let errors = render_human_each(source, &errors)
+                .into_iter()
+                .map(|rendered| {
+                    syn::Error::new(literal.span(), for_rustc(&rendered)).to_compile_error()
                 });
             let stubs = compilation.stub_tokens();
             output.extend(quote!(#(#errors)* #stubs));

@@ -7,7 +7,7 @@ mod render;
 
 pub use codes::{CODES, Code, CodeInfo};
 pub use extent::{extent, render_json_line_with_end, token_end};
-pub use render::{render_human, render_json_line};
+pub use render::{render_human, render_human_each, render_json_line};
 
 use crate::source::Span;
 use serde::Serialize;
