@@ -15,7 +15,7 @@ mod references;
 mod required;
 mod set;
 mod starts;
-mod suggest;
+pub(crate) mod suggest;
 mod transitions;
 mod wording;
 

@@ -30,7 +30,7 @@ fn similarity(a: &str, b: &str) -> f64 {
 }
 
 /// "`a`, `b` and `c`", shortened to the first few names.
-pub(super) fn list<'a>(names: impl IntoIterator<Item = &'a str>) -> String {
+pub(crate) fn list<'a>(names: impl IntoIterator<Item = &'a str>) -> String {
     let names: Vec<&str> = names.into_iter().collect();
     let shown: Vec<String> = names
         .iter()

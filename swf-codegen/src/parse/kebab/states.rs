@@ -159,11 +159,7 @@ impl Kebab<'_> {
             None if names.is_empty() => format!("add the states of {owner} under `states`"),
             None => format!(
                 "name one of the states of {owner}: {}",
-                names
-                    .iter()
-                    .map(|n| format!("`{n}`"))
-                    .collect::<Vec<_>>()
-                    .join(", ")
+                crate::validate::suggest::list(names.iter().copied())
             ),
         };
         self.cx

@@ -205,7 +205,7 @@ fn starts_at_naming_no_state_is_an_error_at_the_value() {
 
     let (_, diags) = parse(&SECOND.replace("starts-at: Wait", "starts-at: Elsewhere"));
     let d = only(&diags, Code::UNKNOWN_TARGET);
-    assert!(help(&d).contains("`Pause`, `Wait`"), "{}", help(&d));
+    assert!(help(&d).contains("`Pause` and `Wait`"), "{}", help(&d));
 }
 
 #[test]

@@ -223,10 +223,10 @@ fn unknown_start(
 ) {
     let help = match close {
         Some(close) => format!("did you mean `{close}`?"),
-        None => {
-            let listed: Vec<String> = names.iter().map(|n| format!("`{n}`")).collect();
-            format!("name one of the states of {owner}: {}", listed.join(", "))
-        }
+        None => format!(
+            "name one of the states of {owner}: {}",
+            crate::validate::suggest::list(names.iter().copied())
+        ),
     };
     diags
         .error(

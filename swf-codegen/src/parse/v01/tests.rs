@@ -162,6 +162,21 @@ fn starts_at_that_names_no_state_is_one_error_with_a_suggestion() {
     assert_eq!(help(&d), "did you mean `Second`?");
 }
 
+/// Without a near miss, the help names the first few states, not every one: it listed all of
+/// them, two megabytes of help for 200,000 states.
+#[test]
+fn starts_at_that_names_nothing_close_lists_a_few_states() {
+    let states: String = (0..20)
+        .map(|i| format!("  - {{name: Stage{i}, type: RELAY, end: true}}\n"))
+        .collect();
+    let diags = check(&workflow(&states).replace("startsAt: A", "startsAt: Zzz"));
+    let d = diags
+        .iter()
+        .find(|d| d.code == Code::UNKNOWN_TARGET)
+        .expect("the unknown start");
+    assert!(help(d).ends_with("`Stage7` and 12 more"), "{}", help(d));
+}
+
 #[test]
 fn starts_at_far_from_every_state_lists_them() {
     let diags = check(&TOP.replace("startsAt: Second", "startsAt: Zebra"));
