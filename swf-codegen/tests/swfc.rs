@@ -285,3 +285,46 @@ fn completions_for_bash_zsh_and_fish() {
     }
     assert_eq!(swfc(&["completions", "tcsh"]).0, 2);
 }
+
+/// `swfc` run in `dir`.
+fn swfc_in(dir: &std::path::Path, args: &[&str]) -> (i32, String, String) {
+    let output = Command::new(env!("CARGO_BIN_EXE_swfc"))
+        .current_dir(dir)
+        .args(args)
+        .output()
+        .expect("swfc runs");
+    (
+        output.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&output.stdout).into_owned(),
+        String::from_utf8_lossy(&output.stderr).into_owned(),
+    )
+}
+
+/// `cd workflows && swfc check . order.sw.yaml` once read the file twice and reported its id
+/// as the id of another file (E0127), with status 1.
+#[test]
+fn a_file_named_two_ways_is_read_once() {
+    let dir = common::scratch("swfc_two_ways");
+    std::fs::write(dir.join("hello.sw.yaml"), common::VALID).expect("write");
+    std::fs::create_dir_all(dir.join("sub")).expect("mkdir");
+    let absolute = dir.join("hello.sw.yaml");
+    let absolute = absolute.to_str().expect("utf-8");
+    for args in [
+        &["check", ".", "hello.sw.yaml"][..],
+        &["check", "hello.sw.yaml", "./hello.sw.yaml", absolute],
+        &["check", "hello.sw.yaml", "sub/../hello.sw.yaml", "sub/.."],
+    ] {
+        let (status, stdout, stderr) = swfc_in(&dir, args);
+        assert_eq!(status, 0, "{args:?}: {stdout}{stderr}");
+        assert!(
+            stderr.contains("1 file(s) checked: 0 error(s), 0 warning(s)"),
+            "{args:?}: {stderr}"
+        );
+    }
+    // Shown as first named.
+    let (_, _, stderr) = swfc_in(&dir, &["check", "hello.sw.yaml", "."]);
+    assert!(stderr.starts_with("hello.sw.yaml: "), "{stderr}");
+    let (status, code, stderr) = swfc_in(&dir, &["gen", ".", "hello.sw.yaml"]);
+    assert_eq!(status, 0, "{stderr}");
+    assert_eq!(code.matches("pub struct HelloWorkflow<F>").count(), 1);
+}

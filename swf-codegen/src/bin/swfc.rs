@@ -193,7 +193,8 @@ fn read(path: &Path, dialect: Option<Dialect>) -> Result<SourceFile, ExitCode> {
 }
 
 /// The workflow files the paths name: files as given, directories searched recursively (in
-/// name order, so the output is the same on every machine), each file once.
+/// name order, so the output is the same on every machine), each file once however it is
+/// named (by its canonical path).
 fn workflow_files(paths: &[PathBuf]) -> Result<Vec<PathBuf>, ExitCode> {
     let mut files = Vec::new();
     for path in paths {
@@ -216,9 +217,13 @@ fn workflow_files(paths: &[PathBuf]) -> Result<Vec<PathBuf>, ExitCode> {
             }
         }
     }
+    // One file named two ways (`swfc check . order.sw.yaml`, which finds `./order.sw.yaml`)
+    // is read once, under the name first given: read twice, its id clashed with itself.
+    let mut seen = std::collections::HashSet::with_capacity(files.len());
     let mut unique: Vec<PathBuf> = Vec::with_capacity(files.len());
     for file in files {
-        if !unique.contains(&file) {
+        let identity = std::fs::canonicalize(&file).unwrap_or_else(|_| file.clone());
+        if seen.insert(identity) {
             unique.push(file);
         }
     }
