@@ -328,3 +328,33 @@ fn a_file_named_two_ways_is_read_once() {
     assert_eq!(status, 0, "{stderr}");
     assert_eq!(code.matches("pub struct HelloWorkflow<F>").count(), 1);
 }
+
+/// `swfc ... 2>&1 | head` when the reader is gone: the messages for stderr are lost, not the
+/// status (a panic gave 101).
+#[test]
+fn a_closed_stderr_is_not_a_failure() {
+    let dir = common::scratch("swfc_closed_stderr");
+    std::fs::write(dir.join("valid.sw.yaml"), common::VALID).expect("write");
+    std::fs::write(dir.join("broken.sw.yaml"), common::BROKEN).expect("write");
+    for (args, expected) in [
+        (&["check", "valid.sw.yaml"][..], 0),
+        (&["check", "broken.sw.yaml"], 1),
+        (&["gen", "broken.sw.yaml"], 1),
+        (&["graph", "broken.sw.yaml"], 1),
+        (&["check", "missing.sw.yaml"], 2),
+        (&["explain", "E9999"], 2),
+        (&["check", "--format", "xml", "valid.sw.yaml"], 2),
+    ] {
+        // A pipe whose reading end is closed: every write to it fails with a broken pipe.
+        let (reader, writer) = std::io::pipe().expect("pipe");
+        drop(reader);
+        let status = Command::new(env!("CARGO_BIN_EXE_swfc"))
+            .current_dir(&dir)
+            .args(args)
+            .stdout(std::process::Stdio::null())
+            .stderr(writer)
+            .status()
+            .expect("swfc runs");
+        assert_eq!(status.code(), Some(expected), "{args:?}");
+    }
+}
