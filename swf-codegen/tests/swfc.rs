@@ -358,3 +358,29 @@ fn a_closed_stderr_is_not_a_failure() {
         assert_eq!(status.code(), Some(expected), "{args:?}");
     }
 }
+
+/// A workflow in a directory whose name is not UTF-8 reads its data schema next to it: the
+/// directory was once taken from the file's shown (lossy) name.
+#[cfg(unix)]
+#[test]
+fn a_schema_next_to_a_workflow_in_a_non_utf8_directory_is_found() {
+    use std::os::unix::ffi::OsStrExt;
+    let dir = common::scratch("swfc_non_utf8");
+    let flows = dir.join(std::ffi::OsStr::from_bytes(b"flows-\xff"));
+    std::fs::create_dir_all(&flows).expect("mkdir");
+    std::fs::write(flows.join("in.json"), "{\"type\": \"object\"}\n").expect("write");
+    let workflow = common::VALID.replace(
+        "version: '1.0'\n",
+        "version: '1.0'\ndataInputSchema: in.json\n",
+    );
+    std::fs::write(flows.join("hello.sw.yaml"), workflow).expect("write");
+    let output = Command::new(env!("CARGO_BIN_EXE_swfc"))
+        .arg("check")
+        .arg(&flows)
+        .output()
+        .expect("swfc runs");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(0), "{stdout}{stderr}");
+    assert!(stderr.contains("1 file(s) checked: 0 error(s)"), "{stderr}");
+}

@@ -199,7 +199,11 @@ fn emit(bytes: &[u8], status: ExitCode) -> ExitCode {
 fn read(path: &Path, dialect: Option<Dialect>) -> Result<SourceFile, ExitCode> {
     let name = path.to_string_lossy();
     match swf_codegen::source::read_bounded(path) {
-        Ok(text) => Ok(SourceFile::new(name, text).with_dialect(dialect)),
+        // Its location as a path, not its shown name: the files it references (its data
+        // schemas) are read next to it, and a name that is not UTF-8 was shown lossily.
+        Ok(text) => Ok(SourceFile::new(name, text)
+            .with_dialect(dialect)
+            .with_location(path)),
         Err(error) => {
             say!("swfc: cannot read {name}: {error}");
             Err(ExitCode::from(2))
