@@ -58,6 +58,26 @@ pub(crate) fn newer_schema(database: &str, found: i64, supported: i64) -> StoreE
     ))
 }
 
+/// Whether a tool that neither creates nor migrates a store (`swf`) may work on one whose
+/// schema has version `found` (0: the version table is empty): only this build's.
+pub(crate) fn existing_schema(
+    database: &str,
+    found: i64,
+    supported: i64,
+) -> Result<(), StoreError> {
+    if found > supported {
+        return Err(newer_schema(database, found, supported));
+    }
+    if found < supported {
+        return Err(incompatible(format!(
+            "the {database} database has schema version {found}, older than this build of swf's \
+             ({supported}), and was left as it was: start a DurableHost of this build on it \
+             first (it brings the schema up to date), or use the swf of the build that wrote it"
+        )));
+    }
+    Ok(())
+}
+
 /// An instant as stored.
 pub(crate) fn micros(at: Timestamp) -> i64 {
     at.as_microsecond()

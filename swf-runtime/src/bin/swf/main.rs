@@ -2,9 +2,12 @@
 //! lists them, shows one with its history, cancels one, resumes a failed one from its last
 //! committed state once the fault is fixed, and purges what ended long ago.
 //!
+//! It opens only an existing store of this build's schema (`AnyStore::open_existing`): it
+//! never creates a file, tables or a migration, however it is called.
+//!
 //! Exit status: 0 when the command did what it said, 1 when the store refused or failed (no
-//! such instance, an instance in the wrong status, a store that cannot be reached), 2 for a
-//! command line that does not parse.
+//! such instance, an instance in the wrong status, a store that cannot be reached, is not there
+//! or is not a store of this build), 2 for a command line that does not parse.
 
 mod render;
 
@@ -21,7 +24,9 @@ use swf_runtime::store::{
 #[derive(Debug, Parser)]
 #[command(name = "swf", version, about, long_about = None)]
 struct Cli {
-    /// The store: `sqlite:PATH` (or a path ending in .db/.sqlite) or `postgres://...`.
+    /// The store: `sqlite:PATH` (or a path ending in .db/.sqlite) or `postgres://...`. It
+    /// must exist: swf opens only a store a DurableHost created, and changes nothing to open it
+    /// (a missing file, or a database without a store, is an error).
     #[arg(
         long,
         short,
@@ -161,7 +166,9 @@ fn main() -> ExitCode {
 }
 
 async fn run(cli: Cli) -> Result<String, StoreError> {
-    let store = AnyStore::open(&cli.store).await?;
+    // Only a store a host created: a read must not create one where the path is mistyped,
+    // nor give another application's database the store's tables.
+    let store = AnyStore::open_existing(&cli.store).await?;
     let now = swf_runtime::Timestamp::now();
     match cli.command {
         Command::List {
