@@ -575,3 +575,21 @@ async fn a_postgres_database_without_a_store_is_refused_and_left_as_it_was() {
         String::from_utf8_lossy(&listed.stderr)
     );
 }
+
+/// `swf list --limit 5000` once listed 1000 instances (the stores' cap) and said nothing: a
+/// page shorter than asked for looked like the last one.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_limit_above_a_page_is_refused_with_how_to_page() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("swf.db");
+    seeded(&path).await;
+    let (code, out, err) = swf(&path, &["list", "--limit", "1001"]);
+    assert_eq!((code, out.as_str()), (2, ""), "{err}");
+    for part in ["`1001`", "at most 1000", "--before ID"] {
+        assert!(err.contains(part), "`{part}` in: {err}");
+    }
+    let (code, out, err) = swf(&path, &["list", "--limit", "1000"]);
+    assert_eq!((code, out.lines().count()), (0, 3), "{out}{err}");
+    let (code, _, err) = swf(&path, &["list", "--limit", "many"]);
+    assert_eq!(code, 2, "{err}");
+}

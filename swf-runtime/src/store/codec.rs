@@ -22,7 +22,7 @@ pub(crate) const EVENT_DEFINITION: i16 = 0;
 pub(crate) const CORRELATION_ATTRIBUTE: i16 = 1;
 
 /// Most rows [`Store::list`](super::Store::list) returns at once.
-pub(crate) const LIST_CAP: usize = 1000;
+pub(crate) const LIST_CAP: usize = super::MAX_LIST_LIMIT;
 
 /// The history kinds in the order of their codes.
 const HISTORY_KINDS: [HistoryKind; 7] = [

@@ -17,7 +17,8 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 use swf_runtime::InstanceId;
 use swf_runtime::store::{
-    AnyStore, ListFilter, MIN_PURGE_AGE, PurgeFilter, Purged, Status, Store, StoreError, Versions,
+    AnyStore, ListFilter, MAX_LIST_LIMIT, MIN_PURGE_AGE, PurgeFilter, Purged, Status, Store,
+    StoreError, Versions,
 };
 
 /// Operate the workflow instances of a store.
@@ -57,8 +58,9 @@ enum Command {
         /// may be given several times.
         #[arg(long = "status", value_parser = parse_status)]
         statuses: Vec<Status>,
-        /// At most this many.
-        #[arg(long, default_value_t = 50)]
+        /// At most this many: a page, of at most 1000 (the most a store lists at once). A
+        /// page as long as the limit may not be the last: ask for the next with `--before`.
+        #[arg(long, default_value_t = 50, value_parser = parse_limit)]
         limit: usize,
         /// Only instances older than this one (the last id of the previous page).
         #[arg(long)]
@@ -119,6 +121,21 @@ fn parse_age(text: &str) -> Result<std::time::Duration, String> {
         ));
     }
     Ok(age)
+}
+
+/// A page's length: the stores list at most [`MAX_LIST_LIMIT`] instances at once, and a longer
+/// limit silently gave that many, which looked like the last page.
+fn parse_limit(text: &str) -> Result<usize, String> {
+    let limit: usize = text
+        .parse()
+        .map_err(|error| format!("`{text}` is not a number of instances ({error})"))?;
+    if limit > MAX_LIST_LIMIT {
+        return Err(format!(
+            "`{text}` is more than a page: swf lists at most {MAX_LIST_LIMIT} instances at once; \
+             page through more with `--before ID`, ID being the last id of the previous page"
+        ));
+    }
+    Ok(limit)
 }
 
 fn parse_status(text: &str) -> Result<Status, String> {
