@@ -95,6 +95,8 @@ impl Builder {
     }
 
     /// Adds a workflow file, relative to the crate root (CARGO_MANIFEST_DIR) unless absolute.
+    /// Diagnostics and the generated code name it as given, but an absolute path under the
+    /// root from the root (so that the generated code does not depend on where the crate is).
     pub fn file(mut self, path: impl Into<PathBuf>) -> Self {
         self.files.push(path.into());
         self
@@ -170,7 +172,7 @@ impl Builder {
                 error,
             })?;
             sources.push(
-                SourceFile::new(file.to_string_lossy().replace('\\', "/"), text)
+                SourceFile::new(shown_name(file, &root), text)
                     .with_dialect(self.dialect)
                     .with_location(&full),
             );
@@ -224,6 +226,31 @@ impl Builder {
         }
         Ok(outputs)
     }
+}
+
+/// The name a file is shown by (in diagnostics and in the generated code: its header, its data
+/// schemas' names): as given, but from the root when it is an absolute path under the root, so
+/// that the generated code is the same on every machine and in every checkout.
+fn shown_name(file: &Path, root: &Path) -> String {
+    let under_root = || -> Option<PathBuf> {
+        if let Ok(relative) = file.strip_prefix(root) {
+            return Some(relative.to_path_buf());
+        }
+        // A root given relative to the current directory, or through a symbolic link.
+        let root = std::fs::canonicalize(root).ok()?;
+        let file = std::fs::canonicalize(file).ok()?;
+        file.strip_prefix(root).ok().map(Path::to_path_buf)
+    };
+    let relative = if file.is_absolute() {
+        under_root().filter(|relative| !relative.as_os_str().is_empty())
+    } else {
+        None
+    };
+    relative
+        .as_deref()
+        .unwrap_or(file)
+        .to_string_lossy()
+        .replace('\\', "/")
 }
 
 /// Writing an unchanged file would make cargo rebuild everything that includes it.

@@ -285,3 +285,102 @@ fn completions_for_bash_zsh_and_fish() {
     }
     assert_eq!(swfc(&["completions", "tcsh"]).0, 2);
 }
+
+/// `swfc` run in `dir`.
+fn swfc_in(dir: &std::path::Path, args: &[&str]) -> (i32, String, String) {
+    let output = Command::new(env!("CARGO_BIN_EXE_swfc"))
+        .current_dir(dir)
+        .args(args)
+        .output()
+        .expect("swfc runs");
+    (
+        output.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&output.stdout).into_owned(),
+        String::from_utf8_lossy(&output.stderr).into_owned(),
+    )
+}
+
+/// `cd workflows && swfc check . order.sw.yaml` once read the file twice and reported its id
+/// as the id of another file (E0127), with status 1.
+#[test]
+fn a_file_named_two_ways_is_read_once() {
+    let dir = common::scratch("swfc_two_ways");
+    std::fs::write(dir.join("hello.sw.yaml"), common::VALID).expect("write");
+    std::fs::create_dir_all(dir.join("sub")).expect("mkdir");
+    let absolute = dir.join("hello.sw.yaml");
+    let absolute = absolute.to_str().expect("utf-8");
+    for args in [
+        &["check", ".", "hello.sw.yaml"][..],
+        &["check", "hello.sw.yaml", "./hello.sw.yaml", absolute],
+        &["check", "hello.sw.yaml", "sub/../hello.sw.yaml", "sub/.."],
+    ] {
+        let (status, stdout, stderr) = swfc_in(&dir, args);
+        assert_eq!(status, 0, "{args:?}: {stdout}{stderr}");
+        assert!(
+            stderr.contains("1 file(s) checked: 0 error(s), 0 warning(s)"),
+            "{args:?}: {stderr}"
+        );
+    }
+    // Shown as first named.
+    let (_, _, stderr) = swfc_in(&dir, &["check", "hello.sw.yaml", "."]);
+    assert!(stderr.starts_with("hello.sw.yaml: "), "{stderr}");
+    let (status, code, stderr) = swfc_in(&dir, &["gen", ".", "hello.sw.yaml"]);
+    assert_eq!(status, 0, "{stderr}");
+    assert_eq!(code.matches("pub struct HelloWorkflow<F>").count(), 1);
+}
+
+/// `swfc ... 2>&1 | head` when the reader is gone: the messages for stderr are lost, not the
+/// status (a panic gave 101).
+#[test]
+fn a_closed_stderr_is_not_a_failure() {
+    let dir = common::scratch("swfc_closed_stderr");
+    std::fs::write(dir.join("valid.sw.yaml"), common::VALID).expect("write");
+    std::fs::write(dir.join("broken.sw.yaml"), common::BROKEN).expect("write");
+    for (args, expected) in [
+        (&["check", "valid.sw.yaml"][..], 0),
+        (&["check", "broken.sw.yaml"], 1),
+        (&["gen", "broken.sw.yaml"], 1),
+        (&["graph", "broken.sw.yaml"], 1),
+        (&["check", "missing.sw.yaml"], 2),
+        (&["explain", "E9999"], 2),
+        (&["check", "--format", "xml", "valid.sw.yaml"], 2),
+    ] {
+        // A pipe whose reading end is closed: every write to it fails with a broken pipe.
+        let (reader, writer) = std::io::pipe().expect("pipe");
+        drop(reader);
+        let status = Command::new(env!("CARGO_BIN_EXE_swfc"))
+            .current_dir(&dir)
+            .args(args)
+            .stdout(std::process::Stdio::null())
+            .stderr(writer)
+            .status()
+            .expect("swfc runs");
+        assert_eq!(status.code(), Some(expected), "{args:?}");
+    }
+}
+
+/// A workflow in a directory whose name is not UTF-8 reads its data schema next to it: the
+/// directory was once taken from the file's shown (lossy) name.
+#[cfg(unix)]
+#[test]
+fn a_schema_next_to_a_workflow_in_a_non_utf8_directory_is_found() {
+    use std::os::unix::ffi::OsStrExt;
+    let dir = common::scratch("swfc_non_utf8");
+    let flows = dir.join(std::ffi::OsStr::from_bytes(b"flows-\xff"));
+    std::fs::create_dir_all(&flows).expect("mkdir");
+    std::fs::write(flows.join("in.json"), "{\"type\": \"object\"}\n").expect("write");
+    let workflow = common::VALID.replace(
+        "version: '1.0'\n",
+        "version: '1.0'\ndataInputSchema: in.json\n",
+    );
+    std::fs::write(flows.join("hello.sw.yaml"), workflow).expect("write");
+    let output = Command::new(env!("CARGO_BIN_EXE_swfc"))
+        .arg("check")
+        .arg(&flows)
+        .output()
+        .expect("swfc runs");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(0), "{stdout}{stderr}");
+    assert!(stderr.contains("1 file(s) checked: 0 error(s)"), "{stderr}");
+}

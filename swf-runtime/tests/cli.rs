@@ -379,3 +379,217 @@ async fn a_reader_that_stops_early_is_not_a_failure() {
     assert_eq!(output.status.code(), Some(0), "{stderr}");
     assert!(stderr.is_empty(), "{stderr}");
 }
+
+/// The names in `directory`, sorted.
+fn entries(directory: &std::path::Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(directory)
+        .unwrap()
+        .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    names
+}
+
+/// `swf list` where no store is (the default `swf.db` in another directory, a mistyped path)
+/// once created an empty store there and answered "no instances".
+#[test]
+fn a_store_that_is_not_there_is_an_error_and_is_not_created() {
+    let dir = tempfile::tempdir().unwrap();
+    let output = Command::new(env!("CARGO_BIN_EXE_swf"))
+        .env_remove("SWF_STORE")
+        .current_dir(dir.path())
+        .arg("list")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("there is no store at swf.db"), "{stderr}");
+    assert!(stderr.contains("DurableHost creates the store"), "{stderr}");
+    assert!(output.stdout.is_empty());
+
+    let mistyped = dir.path().join("prod.db");
+    for args in [
+        &["list"][..],
+        &["show", "1"],
+        &["purge", "--older-than", "30d"],
+    ] {
+        let (code, out, err) = swf(&mistyped, args);
+        assert_eq!((code, out.as_str()), (1, ""), "{args:?}: {err}");
+        assert!(
+            err.contains(&format!("there is no store at {}", mistyped.display())),
+            "{err}"
+        );
+    }
+    assert!(entries(dir.path()).is_empty(), "{:?}", entries(dir.path()));
+}
+
+/// `swf --store other-app.db list` once gave another application's SQLite file the store's
+/// tables and switched it to WAL.
+#[test]
+fn another_applications_database_is_refused_and_left_as_it_was() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("other-app.db");
+    let connection = rusqlite::Connection::open(&path).unwrap();
+    connection
+        .execute_batch("CREATE TABLE notes (text TEXT); INSERT INTO notes VALUES ('kept');")
+        .unwrap();
+    drop(connection);
+    let before = std::fs::read(&path).unwrap();
+
+    let (code, out, err) = swf(&path, &["list"]);
+    assert_eq!((code, out.as_str()), (1, ""), "{err}");
+    for part in [
+        &*path.display().to_string(),
+        "holds no swf store",
+        "swf_schema_version",
+        "left as it was",
+    ] {
+        assert!(err.contains(part), "`{part}` in: {err}");
+    }
+    assert_eq!(std::fs::read(&path).unwrap(), before, "the file changed");
+    assert_eq!(entries(dir.path()), ["other-app.db"], "no log beside it");
+}
+
+/// A store a host of this build created opens; one of an older schema (which `swf` once
+/// migrated) or a newer one is refused and left as it was.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn only_a_store_of_this_builds_schema_is_opened() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("swf.db");
+    drop(SqliteStore::open(&path).await.unwrap());
+    let (code, out, err) = swf(&path, &["list"]);
+    assert_eq!((code, out.as_str()), (0, "no instances\n"), "{err}");
+
+    let version = |path: &std::path::Path| -> i64 {
+        rusqlite::Connection::open(path)
+            .unwrap()
+            .query_row("SELECT max(version) FROM swf_schema_version", [], |row| {
+                row.get(0)
+            })
+            .unwrap()
+    };
+    let current = version(&path);
+    let connection = rusqlite::Connection::open(&path).unwrap();
+    connection
+        .execute(
+            "DELETE FROM swf_schema_version WHERE version = ?1",
+            [current],
+        )
+        .unwrap();
+    drop(connection);
+    let (code, _, err) = swf(&path, &["list"]);
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        err.contains(&format!("schema version {}, older", current - 1)),
+        "{err}"
+    );
+    assert!(err.contains("start a DurableHost of this build"), "{err}");
+    assert_eq!(version(&path), current - 1, "migrated by swf");
+
+    let connection = rusqlite::Connection::open(&path).unwrap();
+    connection
+        .execute_batch(
+            "INSERT INTO swf_schema_version (version, applied_at) VALUES (998, 0), (999, 0)",
+        )
+        .unwrap();
+    drop(connection);
+    let (code, _, err) = swf(&path, &["list"]);
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("schema version 999"), "{err}");
+    assert!(err.contains("use a newer swf"), "{err}");
+}
+
+/// The PostgreSQL test server (as the store's own tests use it).
+const POSTGRES: &str = "postgres://postgres@127.0.0.1:5432/test";
+
+/// A client of the test server, or `None` (the test is skipped) when it cannot be reached
+/// outside CI.
+async fn postgres() -> Option<tokio_postgres::Client> {
+    match tokio_postgres::connect(POSTGRES, tokio_postgres::NoTls).await {
+        Ok((client, connection)) => {
+            tokio::spawn(connection);
+            Some(client)
+        }
+        Err(error) => {
+            let why = format!("PostgreSQL at {POSTGRES} cannot be reached: {error}");
+            if std::env::var("CI").is_ok_and(|ci| ci == "true") {
+                panic!("{why} (CI=true: the PostgreSQL tests must run)");
+            }
+            eprintln!("skipping a PostgreSQL test: {why}");
+            None
+        }
+    }
+}
+
+/// `swf` on a mistyped PostgreSQL URL once created the store's tables in whatever database
+/// (and schema) it named.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_postgres_database_without_a_store_is_refused_and_left_as_it_was() {
+    let Some(client) = postgres().await else {
+        return;
+    };
+    let schema = format!("swf_cli_{}", std::process::id());
+    client
+        .batch_execute(&format!(
+            "DROP SCHEMA IF EXISTS {schema} CASCADE; CREATE SCHEMA {schema}"
+        ))
+        .await
+        .unwrap();
+    let url = format!("{POSTGRES}?options=-csearch_path%3D{schema}");
+    let list = || {
+        Command::new(env!("CARGO_BIN_EXE_swf"))
+            .args(["--store", &url, "list"])
+            .output()
+            .unwrap()
+    };
+    let refused = list();
+    let tables: i64 = client
+        .query_one(
+            "SELECT count(*) FROM information_schema.tables WHERE table_schema = $1",
+            &[&schema],
+        )
+        .await
+        .unwrap()
+        .get(0);
+    // Once a host created the store there, swf opens it.
+    let store = swf_runtime::store::postgres::PostgresStore::open(&url).await;
+    let listed = store.is_ok().then(list);
+    drop(store);
+    client
+        .batch_execute(&format!("DROP SCHEMA {schema} CASCADE"))
+        .await
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert_eq!(refused.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("holds no swf store"), "{stderr}");
+    assert!(stderr.contains(&schema), "{stderr}");
+    assert_eq!(tables, 0, "tables created in {schema}");
+    let listed = listed.expect("the store opens");
+    assert_eq!(
+        (
+            listed.status.code(),
+            &*String::from_utf8_lossy(&listed.stdout)
+        ),
+        (Some(0), "no instances\n"),
+        "{}",
+        String::from_utf8_lossy(&listed.stderr)
+    );
+}
+
+/// `swf list --limit 5000` once listed 1000 instances (the stores' cap) and said nothing: a
+/// page shorter than asked for looked like the last one.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_limit_above_a_page_is_refused_with_how_to_page() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("swf.db");
+    seeded(&path).await;
+    let (code, out, err) = swf(&path, &["list", "--limit", "1001"]);
+    assert_eq!((code, out.as_str()), (2, ""), "{err}");
+    for part in ["`1001`", "at most 1000", "--before ID"] {
+        assert!(err.contains(part), "`{part}` in: {err}");
+    }
+    let (code, out, err) = swf(&path, &["list", "--limit", "1000"]);
+    assert_eq!((code, out.lines().count()), (0, 3), "{out}{err}");
+    let (code, _, err) = swf(&path, &["list", "--limit", "many"]);
+    assert_eq!(code, 2, "{err}");
+}

@@ -133,6 +133,21 @@ fn parse_dialect(name: &str) -> Result<Dialect, String> {
     })
 }
 
+/// Writes a line to stderr, as `eprintln!` does, without its panic (status 101) when stderr
+/// cannot be written: a reader that went away (`swfc check ... 2>&1 | head`) ends the messages
+/// quietly, as [`emit`] does on stdout, keeping the status; so does any other failure to write
+/// there, which has nowhere left to be reported (the status still says how the command went).
+macro_rules! say {
+    ($($arg:tt)*) => {{
+        let _ = writeln!(std::io::stderr().lock(), $($arg)*);
+    }};
+}
+
+/// Writes `text` (diagnostics, rendered) to stderr, as [`say!`] does.
+fn to_stderr(text: &str) {
+    let _ = std::io::stderr().lock().write_all(text.as_bytes());
+}
+
 fn main() -> ExitCode {
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
@@ -175,7 +190,7 @@ fn emit(bytes: &[u8], status: ExitCode) -> ExitCode {
         Ok(()) => status,
         Err(error) if error.kind() == std::io::ErrorKind::BrokenPipe => status,
         Err(error) => {
-            eprintln!("swfc: cannot write the output: {error}");
+            say!("swfc: cannot write the output: {error}");
             ExitCode::from(2)
         }
     }
@@ -184,16 +199,21 @@ fn emit(bytes: &[u8], status: ExitCode) -> ExitCode {
 fn read(path: &Path, dialect: Option<Dialect>) -> Result<SourceFile, ExitCode> {
     let name = path.to_string_lossy();
     match swf_codegen::source::read_bounded(path) {
-        Ok(text) => Ok(SourceFile::new(name, text).with_dialect(dialect)),
+        // Its location as a path, not its shown name: the files it references (its data
+        // schemas) are read next to it, and a name that is not UTF-8 was shown lossily.
+        Ok(text) => Ok(SourceFile::new(name, text)
+            .with_dialect(dialect)
+            .with_location(path)),
         Err(error) => {
-            eprintln!("swfc: cannot read {name}: {error}");
+            say!("swfc: cannot read {name}: {error}");
             Err(ExitCode::from(2))
         }
     }
 }
 
 /// The workflow files the paths name: files as given, directories searched recursively (in
-/// name order, so the output is the same on every machine), each file once.
+/// name order, so the output is the same on every machine), each file once however it is
+/// named (by its canonical path).
 fn workflow_files(paths: &[PathBuf]) -> Result<Vec<PathBuf>, ExitCode> {
     let mut files = Vec::new();
     for path in paths {
@@ -202,7 +222,7 @@ fn workflow_files(paths: &[PathBuf]) -> Result<Vec<PathBuf>, ExitCode> {
                 let before = files.len();
                 walk(path, &mut files)?;
                 if files.len() == before {
-                    eprintln!(
+                    say!(
                         "swfc: no workflow file (*.sw.yaml, *.sw.yml, *.sw.json) in {}",
                         path.display()
                     );
@@ -211,14 +231,18 @@ fn workflow_files(paths: &[PathBuf]) -> Result<Vec<PathBuf>, ExitCode> {
             }
             Ok(_) => files.push(path.clone()),
             Err(error) => {
-                eprintln!("swfc: cannot read {}: {error}", path.display());
+                say!("swfc: cannot read {}: {error}", path.display());
                 return Err(ExitCode::from(2));
             }
         }
     }
+    // One file named two ways (`swfc check . order.sw.yaml`, which finds `./order.sw.yaml`)
+    // is read once, under the name first given: read twice, its id clashed with itself.
+    let mut seen = std::collections::HashSet::with_capacity(files.len());
     let mut unique: Vec<PathBuf> = Vec::with_capacity(files.len());
     for file in files {
-        if !unique.contains(&file) {
+        let identity = std::fs::canonicalize(&file).unwrap_or_else(|_| file.clone());
+        if seen.insert(identity) {
             unique.push(file);
         }
     }
@@ -232,7 +256,7 @@ fn walk(dir: &Path, files: &mut Vec<PathBuf>) -> Result<(), ExitCode> {
             .collect::<Result<Vec<_>, _>>()
     });
     let mut entries = entries.map_err(|error| {
-        eprintln!("swfc: cannot read the directory {}: {error}", dir.display());
+        say!("swfc: cannot read the directory {}: {error}", dir.display());
         ExitCode::from(2)
     })?;
     entries.sort_by(|a, b| a.0.cmp(&b.0));
@@ -308,7 +332,7 @@ fn check(format: CheckFormat, dialect: Option<Dialect>, paths: &[PathBuf]) -> Ex
             CheckFormat::Human => {
                 out.push_str(&render_human(source, &diagnostics));
                 if let Some(workflow) = workflow {
-                    eprintln!(
+                    say!(
                         "{}: {} ({how}), {} top-level task(s)",
                         source.name,
                         workflow.dialect.label(),
@@ -324,7 +348,7 @@ fn check(format: CheckFormat, dialect: Option<Dialect>, paths: &[PathBuf]) -> Ex
         ExitCode::SUCCESS
     };
     let status = emit(out.as_bytes(), status);
-    eprintln!(
+    say!(
         "{} file(s) checked: {errors} error(s), {warnings} warning(s)",
         sources.len()
     );
@@ -344,7 +368,7 @@ fn generate(dialect: Option<Dialect>, strict_paths: bool, paths: &[PathBuf]) -> 
     let mut failed = false;
     for (compilation, source) in compilations.iter().zip(&sources) {
         if compilation.has_errors() {
-            eprint!("{}", render_human(source, &compilation.diagnostics));
+            to_stderr(&render_human(source, &compilation.diagnostics));
             failed = true;
         }
     }
@@ -359,7 +383,7 @@ fn generate(dialect: Option<Dialect>, strict_paths: bool, paths: &[PathBuf]) -> 
         match swf_codegen::format_file(&source.name, tokens) {
             Ok(code) => out.push_str(&code),
             Err(error) => {
-                eprintln!(
+                say!(
                     "swfc: the generated code could not be formatted ({error}); please report this"
                 );
                 return ExitCode::FAILURE;
@@ -383,7 +407,7 @@ fn graph(format: GraphFormat, dialect: Option<Dialect>, file: &Path) -> ExitCode
     }
     let failed = diags.has_errors();
     let diagnostics = diags.into_sorted();
-    eprint!("{}", render_human(&source, &diagnostics));
+    to_stderr(&render_human(&source, &diagnostics));
     let Some(workflow) = workflow else {
         return ExitCode::FAILURE;
     };
@@ -393,7 +417,7 @@ fn graph(format: GraphFormat, dialect: Option<Dialect>, file: &Path) -> ExitCode
         GraphFormat::Svg => match swf_codegen::diagram::svg(&workflow) {
             Ok(svg) => svg,
             Err(message) => {
-                eprintln!("swfc: {message}; please report this");
+                say!("swfc: {message}; please report this");
                 return ExitCode::FAILURE;
             }
         },
@@ -414,7 +438,7 @@ fn explain(code: &str) -> ExitCode {
         }
         None => {
             let last = CODES.last().map_or("", |c| c.code.0);
-            eprintln!("swfc: no diagnostic code {code}; codes run from E0001 to {last}");
+            say!("swfc: no diagnostic code {code}; codes run from E0001 to {last}");
             ExitCode::from(2)
         }
     }

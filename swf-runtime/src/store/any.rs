@@ -102,6 +102,31 @@ impl AnyStore {
             Location::Postgres(_) => Err(feature_off("PostgreSQL", "postgres")),
         }
     }
+
+    /// Opens the store `url` names (as [`AnyStore::open`]) only if it exists and has this
+    /// build's schema, and changes nothing in it to open it: no file created, no table, no
+    /// migration, no switch to WAL. What `swf` opens: a mistyped path or URL, or another
+    /// application's database, is refused instead of getting an empty store.
+    ///
+    /// # Errors
+    /// As [`AnyStore::open`]; see `SqliteStore::open_existing` and
+    /// `PostgresStore::open_existing` for the stores that are not there or not of this build.
+    pub async fn open_existing(url: &str) -> Result<Self, StoreError> {
+        match locate(url)? {
+            #[cfg(feature = "sqlite")]
+            Location::Sqlite(path) => Ok(Self::Sqlite(
+                super::sqlite::SqliteStore::open_existing(path).await?,
+            )),
+            #[cfg(not(feature = "sqlite"))]
+            Location::Sqlite(_) => Err(feature_off("SQLite", "sqlite")),
+            #[cfg(feature = "postgres")]
+            Location::Postgres(url) => Ok(Self::Postgres(
+                super::postgres::PostgresStore::open_existing(&url).await?,
+            )),
+            #[cfg(not(feature = "postgres"))]
+            Location::Postgres(_) => Err(feature_off("PostgreSQL", "postgres")),
+        }
+    }
 }
 
 /// Hands a call to the store held.

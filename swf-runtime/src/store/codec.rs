@@ -22,7 +22,7 @@ pub(crate) const EVENT_DEFINITION: i16 = 0;
 pub(crate) const CORRELATION_ATTRIBUTE: i16 = 1;
 
 /// Most rows [`Store::list`](super::Store::list) returns at once.
-pub(crate) const LIST_CAP: usize = 1000;
+pub(crate) const LIST_CAP: usize = super::MAX_LIST_LIMIT;
 
 /// The history kinds in the order of their codes.
 const HISTORY_KINDS: [HistoryKind; 7] = [
@@ -56,6 +56,26 @@ pub(crate) fn newer_schema(database: &str, found: i64, supported: i64) -> StoreE
         "the {database} database has schema version {found}, but this build of swf supports \
          versions up to {supported}: use a newer swf"
     ))
+}
+
+/// Whether a tool that neither creates nor migrates a store (`swf`) may work on one whose
+/// schema has version `found` (0: the version table is empty): only this build's.
+pub(crate) fn existing_schema(
+    database: &str,
+    found: i64,
+    supported: i64,
+) -> Result<(), StoreError> {
+    if found > supported {
+        return Err(newer_schema(database, found, supported));
+    }
+    if found < supported {
+        return Err(incompatible(format!(
+            "the {database} database has schema version {found}, older than this build of swf's \
+             ({supported}), and was left as it was: start a DurableHost of this build on it \
+             first (it brings the schema up to date), or use the swf of the build that wrote it"
+        )));
+    }
+    Ok(())
 }
 
 /// An instant as stored.

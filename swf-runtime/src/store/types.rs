@@ -502,6 +502,10 @@ impl Purged {
     }
 }
 
+/// The most instances [`Store::list`](super::Store::list) returns at once, in the SQL stores: a
+/// larger [`ListFilter::limit`] gives this many. Page on with [`ListFilter::before`].
+pub const MAX_LIST_LIMIT: usize = 1000;
+
 /// Which instances [`Store::list`](super::Store::list) returns.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ListFilter {
@@ -514,7 +518,7 @@ pub struct ListFilter {
     pub statuses: Vec<Status>,
     /// Only those with an id below this one (for paging, newest first).
     pub before: Option<InstanceId>,
-    /// At most this many (a store may cap it).
+    /// At most this many (a store may cap it: the SQL stores at [`MAX_LIST_LIMIT`]).
     pub limit: usize,
 }
 

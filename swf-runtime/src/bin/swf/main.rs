@@ -2,9 +2,12 @@
 //! lists them, shows one with its history, cancels one, resumes a failed one from its last
 //! committed state once the fault is fixed, and purges what ended long ago.
 //!
+//! It opens only an existing store of this build's schema (`AnyStore::open_existing`): it
+//! never creates a file, tables or a migration, however it is called.
+//!
 //! Exit status: 0 when the command did what it said, 1 when the store refused or failed (no
-//! such instance, an instance in the wrong status, a store that cannot be reached), 2 for a
-//! command line that does not parse.
+//! such instance, an instance in the wrong status, a store that cannot be reached, is not there
+//! or is not a store of this build), 2 for a command line that does not parse.
 
 mod render;
 
@@ -14,14 +17,17 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 use swf_runtime::InstanceId;
 use swf_runtime::store::{
-    AnyStore, ListFilter, MIN_PURGE_AGE, PurgeFilter, Purged, Status, Store, StoreError, Versions,
+    AnyStore, ListFilter, MAX_LIST_LIMIT, MIN_PURGE_AGE, PurgeFilter, Purged, Status, Store,
+    StoreError, Versions,
 };
 
 /// Operate the workflow instances of a store.
 #[derive(Debug, Parser)]
 #[command(name = "swf", version, about, long_about = None)]
 struct Cli {
-    /// The store: `sqlite:PATH` (or a path ending in .db/.sqlite) or `postgres://...`.
+    /// The store: `sqlite:PATH` (or a path ending in .db/.sqlite) or `postgres://...`. It
+    /// must exist: swf opens only a store a DurableHost created, and changes nothing to open it
+    /// (a missing file, or a database without a store, is an error).
     #[arg(
         long,
         short,
@@ -52,8 +58,9 @@ enum Command {
         /// may be given several times.
         #[arg(long = "status", value_parser = parse_status)]
         statuses: Vec<Status>,
-        /// At most this many.
-        #[arg(long, default_value_t = 50)]
+        /// At most this many: a page, of at most 1000 (the most a store lists at once). A
+        /// page as long as the limit may not be the last: ask for the next with `--before`.
+        #[arg(long, default_value_t = 50, value_parser = parse_limit)]
         limit: usize,
         /// Only instances older than this one (the last id of the previous page).
         #[arg(long)]
@@ -116,6 +123,21 @@ fn parse_age(text: &str) -> Result<std::time::Duration, String> {
     Ok(age)
 }
 
+/// A page's length: the stores list at most [`MAX_LIST_LIMIT`] instances at once, and a longer
+/// limit silently gave that many, which looked like the last page.
+fn parse_limit(text: &str) -> Result<usize, String> {
+    let limit: usize = text
+        .parse()
+        .map_err(|error| format!("`{text}` is not a number of instances ({error})"))?;
+    if limit > MAX_LIST_LIMIT {
+        return Err(format!(
+            "`{text}` is more than a page: swf lists at most {MAX_LIST_LIMIT} instances at once; \
+             page through more with `--before ID`, ID being the last id of the previous page"
+        ));
+    }
+    Ok(limit)
+}
+
 fn parse_status(text: &str) -> Result<Status, String> {
     Status::parse(&text.to_ascii_lowercase()).ok_or_else(|| {
         let names: Vec<&str> = Status::ALL.iter().map(|status| status.as_str()).collect();
@@ -161,7 +183,9 @@ fn main() -> ExitCode {
 }
 
 async fn run(cli: Cli) -> Result<String, StoreError> {
-    let store = AnyStore::open(&cli.store).await?;
+    // Only a store a host created: a read must not create one where the path is mistyped,
+    // nor give another application's database the store's tables.
+    let store = AnyStore::open_existing(&cli.store).await?;
     let now = swf_runtime::Timestamp::now();
     match cli.command {
         Command::List {

@@ -136,7 +136,22 @@ impl PostgresStore {
     /// cannot be reached, [`StoreErrorKind::Incompatible`](super::StoreErrorKind::Incompatible)
     /// when the database holds a newer schema than this build knows.
     pub async fn open(url: &str) -> Result<Self, StoreError> {
-        Self::open_config(config(url)?, None).await
+        Self::open_config(config(url)?, None, true).await
+    }
+
+    /// Opens the store a `PostgresStore` (a `DurableHost`) created in the database at `url`
+    /// (in the schema its `search_path` names first, as [`PostgresStore::open`]), as it is: it
+    /// creates nothing and migrates nothing, for tools that operate an existing store (`swf`),
+    /// where a mistyped URL must not give another database the store's tables.
+    ///
+    /// # Errors
+    /// As [`PostgresStore::open`];
+    /// [`StoreErrorKind::Incompatible`](super::StoreErrorKind::Incompatible) when the database
+    /// has no store where the `search_path` looks (no `swf_schema_version` table), or holds a
+    /// schema other than this build's (newer, or older and not yet migrated by a host of this
+    /// build), and then it is left as it was.
+    pub async fn open_existing(url: &str) -> Result<Self, StoreError> {
+        Self::open_config(config(url)?, None, false).await
     }
 
     /// Opens the store in the schema `schema` of the database at `url`, creating the schema when
@@ -161,12 +176,16 @@ impl PostgresStore {
         }
         let mut config = config(url)?;
         config.options(format!("-csearch_path={schema}"));
-        Self::open_config(config, Some(schema)).await
+        Self::open_config(config, Some(schema), true).await
     }
 
+    /// Opens a store with `config`, in `schema` when given (created when missing); `migrate`:
+    /// creates the store or brings its schema up to date, else opens only a store of this
+    /// build's schema and changes nothing.
     async fn open_config(
         mut config: tokio_postgres::Config,
         schema: Option<&str>,
+        migrate: bool,
     ) -> Result<Self, StoreError> {
         with_timeouts(&mut config);
         let manager = Manager::from_config(
@@ -185,10 +204,14 @@ impl PostgresStore {
             names: NameCache::default(),
         };
         let mut client = core.client().await?;
-        if let Some(schema) = schema {
-            schema::create_schema(&mut client, schema).await?;
+        if migrate {
+            if let Some(schema) = schema {
+                schema::create_schema(&mut client, schema).await?;
+            }
+            schema::migrate(&mut client).await?;
+        } else {
+            schema::check_existing(&client).await?;
         }
-        schema::migrate(&mut client).await?;
         drop(client);
         Ok(Self {
             commits: Arc::new(CommitQueue::start(core.clone())),

@@ -4,7 +4,7 @@ use deadpool_postgres::Client;
 
 use super::sql::{execute, get, query};
 use crate::store::StoreError;
-use crate::store::codec::{micros, newer_schema};
+use crate::store::codec::{existing_schema, incompatible, micros, newer_schema};
 
 /// The migrations, in order: `(version, script)`. A released script never changes; a change is
 /// a new version.
@@ -168,6 +168,38 @@ pub(super) async fn create_schema(client: &mut Client, name: &str) -> Result<(),
         .await?;
     transaction.commit().await?;
     Ok(())
+}
+
+/// Refuses a database without a store where its `search_path` looks (no `swf_schema_version`
+/// table), or whose store's schema is not this build's. Reads only.
+pub(super) async fn check_existing(client: &Client) -> Result<(), StoreError> {
+    let rows = query(
+        client,
+        "SELECT to_regclass('swf_schema_version') IS NOT NULL, current_database(), \
+         current_setting('search_path')",
+        &[],
+    )
+    .await?;
+    let Some(row) = rows.first() else {
+        return Err(incompatible("PostgreSQL: the server answered no row"));
+    };
+    let (has_table, database, search_path): (bool, String, String) =
+        (get(row, 0)?, get(row, 1)?, get(row, 2)?);
+    if !has_table {
+        return Err(incompatible(format!(
+            "PostgreSQL: the database `{database}` holds no swf store where its search_path \
+             ({search_path}) looks: it has no `swf_schema_version` table; it was left as it \
+             was: check the URL (its database, and `options=-csearch_path%3DSCHEMA` for a \
+             store in a schema of its own), or start a DurableHost on it first, which creates \
+             the store"
+        )));
+    }
+    let rows = query(client, "SELECT max(version) FROM swf_schema_version", &[]).await?;
+    let found = match rows.first() {
+        Some(row) => get::<Option<i64>>(row, 0)?.unwrap_or(0),
+        None => 0,
+    };
+    existing_schema("PostgreSQL", found, supported_version())
 }
 
 /// Applies the migrations the database lacks, in one transaction under an advisory lock;

@@ -30,7 +30,7 @@ use jiff::Timestamp;
 use rusqlite::Connection;
 use tokio::sync::oneshot;
 
-use super::codec::{incompatible, invalid, unavailable};
+use super::codec::{existing_schema, incompatible, invalid, unavailable};
 use super::{
     Claimed, Commit, CommitResult, Definition, Delivery, HistoryEntry, InstanceSummary, ListFilter,
     NewInstance, OutboxEntry, PurgeFilter, Purged, Routed, Store, StoreError, StoreErrorKind,
@@ -114,6 +114,68 @@ fn unopenable(path: &Path) -> Option<StoreError> {
     })
 }
 
+/// How a store's file is opened.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Opening {
+    /// Created when missing, its schema brought up to date ([`SqliteStore::open`]).
+    CreateOrMigrate,
+    /// Only a store of this build's schema, left as it is ([`SqliteStore::open_existing`]).
+    Existing,
+}
+
+/// A connection to the store in the existing file at `path`, once the file is known to hold a
+/// store of this build's schema; nothing written before.
+fn existing(path: &Path) -> Result<Connection, StoreError> {
+    let shown = path.display();
+    match std::fs::metadata(path) {
+        Ok(metadata) if metadata.is_dir() => {
+            return Err(invalid(format!(
+                "SQLite: cannot open {shown}: it is a directory; give the path of a store's file"
+            )));
+        }
+        Ok(_) => {}
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
+            return Err(invalid(format!(
+                "SQLite: there is no store at {shown} (no such file); check the path (a \
+                 DurableHost creates the store when it first opens it)"
+            )));
+        }
+        Err(error) => {
+            return Err(unavailable(format!("SQLite: cannot open {shown}: {error}")));
+        }
+    }
+    // Without SQLITE_OPEN_CREATE: a file removed since is not created again.
+    let flags = rusqlite::OpenFlags::SQLITE_OPEN_READ_WRITE
+        | rusqlite::OpenFlags::SQLITE_OPEN_URI
+        | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX;
+    let connection =
+        Connection::open_with_flags(path, flags).map_err(|error| opening(path, error.into()))?;
+    // Before `configure`, which switches the file to WAL: a file that is not a store is left as
+    // it was.
+    connection
+        .busy_timeout(std::time::Duration::from_secs(5))
+        .map_err(|error| opening(path, error.into()))?;
+    let left = "it was left as it was: give the path of the store a DurableHost created";
+    match schema::existing_version(&connection) {
+        Err(error) if error.kind == StoreErrorKind::Incompatible => {
+            let error = opening(path, error);
+            Err(StoreError::new(
+                error.kind,
+                format!("{}; {left}", error.message),
+            ))
+        }
+        Err(error) => Err(opening(path, error)),
+        Ok(None) => Err(incompatible(format!(
+            "SQLite: {shown} holds no swf store (it has no `swf_schema_version` table); {left}"
+        ))),
+        Ok(Some(version)) => {
+            existing_schema("SQLite", version, schema::supported_version())
+                .map_err(|error| opening(path, error))?;
+            Ok(connection)
+        }
+    }
+}
+
 /// A [`Store`] in one SQLite file. Cloning is cheap and shares the store; dropping the last
 /// clone finishes the queued requests, stops the thread and closes the file.
 #[derive(Clone)]
@@ -142,20 +204,48 @@ impl SqliteStore {
         Self::open_with(path.as_ref(), Checkpoints::default()).await
     }
 
+    /// Opens the store a `SqliteStore` (a `DurableHost`) created in the file at `path`, as it
+    /// is: it creates nothing and migrates nothing, for tools that operate an existing store
+    /// (`swf`), where a mistyped path must not leave a new store behind, nor another
+    /// application's database be given the store's tables.
+    ///
+    /// # Errors
+    /// [`StoreErrorKind::Invalid`] when there is no file at `path` (or it is a directory);
+    /// [`StoreErrorKind::Incompatible`] when the file is not a database, is a database without
+    /// a store (no `swf_schema_version` table), or holds a schema other than this build's
+    /// (newer, or older and not yet migrated by a host of this build), and then it is left as
+    /// it was; [`StoreErrorKind::Unavailable`] when the file cannot be opened otherwise.
+    pub async fn open_existing(path: impl AsRef<Path>) -> Result<Self, StoreError> {
+        Self::open_as(path.as_ref(), Checkpoints::default(), Opening::Existing).await
+    }
+
     async fn open_with(path: &Path, checkpoints: Checkpoints) -> Result<Self, StoreError> {
+        Self::open_as(path, checkpoints, Opening::CreateOrMigrate).await
+    }
+
+    async fn open_as(
+        path: &Path,
+        checkpoints: Checkpoints,
+        mode: Opening,
+    ) -> Result<Self, StoreError> {
         let path = path.to_path_buf();
         // Opening and migrating touch the disk: keep them off the async threads.
         let (connection, checkpointer) = tokio::task::spawn_blocking(move || {
-            let mut connection = Connection::open(&path).map_err(|error| {
-                unopenable(&path).unwrap_or_else(|| opening(&path, error.into()))
-            })?;
+            let mut connection = match mode {
+                Opening::CreateOrMigrate => Connection::open(&path).map_err(|error| {
+                    unopenable(&path).unwrap_or_else(|| opening(&path, error.into()))
+                })?,
+                Opening::Existing => existing(&path)?,
+            };
             // SQLite reads the file at its first statement: a file that is no database fails
             // here, untouched.
             schema::configure(&connection).map_err(|error| match error.kind {
                 StoreErrorKind::Incompatible => unreadable(&path, error),
                 _ => opening(&path, error),
             })?;
-            schema::migrate(&mut connection).map_err(|error| opening(&path, error))?;
+            if mode == Opening::CreateOrMigrate {
+                schema::migrate(&mut connection).map_err(|error| opening(&path, error))?;
+            }
             let checkpointer = Checkpointer::start(&path, &mut connection, checkpoints)?;
             Ok::<_, StoreError>((connection, checkpointer))
         })

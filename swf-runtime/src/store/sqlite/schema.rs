@@ -169,6 +169,25 @@ pub(super) fn configure(connection: &Connection) -> Result<(), StoreError> {
     Ok(())
 }
 
+/// The schema version of the store in the database (0 when its version table is empty), or
+/// `None` when the database has no version table: it is not a store. Reads only.
+pub(super) fn existing_version(connection: &Connection) -> Result<Option<i64>, StoreError> {
+    let has_table: bool = connection.query_row(
+        "SELECT EXISTS (SELECT 1 FROM sqlite_schema WHERE type = 'table' \
+         AND name = 'swf_schema_version')",
+        [],
+        |row| row.get(0),
+    )?;
+    if !has_table {
+        return Ok(None);
+    }
+    let version: Option<i64> =
+        connection.query_row("SELECT max(version) FROM swf_schema_version", [], |row| {
+            row.get(0)
+        })?;
+    Ok(Some(version.unwrap_or(0)))
+}
+
 /// Applies the migrations the database lacks, in one transaction; refuses a newer database.
 pub(super) fn migrate(connection: &mut Connection) -> Result<(), StoreError> {
     let transaction =
