@@ -1081,7 +1081,7 @@ fn branch_mistakes() {
         "{}",
         d.message
     );
-    assert!(help(&d).contains("`L1`, `L2`"), "{}", help(&d));
+    assert!(help(&d).contains("`L1` and `L2`"), "{}", help(&d));
     // Without a likely meaning, the state nothing leads to is taken as the start, so that
     // validation does not report the missing start again.
     assert_eq!(diags.items().len(), 1);
