@@ -12,6 +12,9 @@ mod ops {
 mod route {
     swf_runtime::workflow!("workflows/runtime/switch-route.sw.yaml");
 }
+mod last {
+    swf_runtime::workflow!("workflows/runtime/switch-last.sw.yaml");
+}
 mod transitions {
     swf_runtime::workflow!("workflows/runtime/transitions.sw.yaml");
 }
@@ -299,6 +302,25 @@ async fn no_true_condition_takes_the_default_transition() {
 fn a_workflow_without_custom_conditions_needs_no_predicate() {
     fn assert_implements<T: route::SwitchRouteFunctions>() {}
     assert_implements::<NoFunctions>();
+}
+
+impl last::SwitchLastFunctions for NoFunctions {}
+
+/// `$.readings[-1].value` compares the last reading's value, whatever the readings before it.
+#[tokio::test]
+async fn a_condition_on_the_last_element_compares_its_value() {
+    let workflow = last::SwitchLastWorkflow::new(NoFunctions);
+    for (readings, level) in [
+        (json!([{"value": 5}, {"value": 120}]), "high"),
+        (json!([{"value": 120}, {"value": 5}]), "normal"),
+        (json!([]), "normal"),
+    ] {
+        let output = workflow
+            .run(json!({"readings": readings}))
+            .await
+            .expect("runs");
+        assert_eq!(output["level"], level, "{readings}");
+    }
 }
 
 // ---------------------------------------------------------------------------------------------

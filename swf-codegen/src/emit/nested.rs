@@ -513,7 +513,7 @@ fn first_key(path: &JsonPath) -> Option<String> {
     match &path.kind {
         PathKind::Definite(segments) => match segments.first()? {
             PathSegment::Key(key) => Some(key.clone()),
-            PathSegment::Index(_) => None,
+            PathSegment::Index(_) | PathSegment::FromEnd(_) => None,
         },
         PathKind::Query(_) | PathKind::Invalid => None,
     }

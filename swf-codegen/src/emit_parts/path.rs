@@ -53,6 +53,10 @@ fn segment(segment: &PathSegment) -> TokenStream {
             let index = Literal::usize_unsuffixed(*index);
             quote! { ::swf_runtime::__private::Segment::Index(#index) }
         }
+        PathSegment::FromEnd(from_end) => {
+            let from_end = Literal::usize_unsuffixed(*from_end);
+            quote! { ::swf_runtime::__private::Segment::FromEnd(#from_end) }
+        }
     }
 }
 

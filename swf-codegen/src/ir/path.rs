@@ -29,6 +29,8 @@ pub enum PathKind {
 pub enum PathSegment {
     Key(String),
     Index(usize),
+    /// `[-n]`: the element `n` (at least 1) places from the end of an array.
+    FromEnd(usize),
 }
 
 impl JsonPath {

@@ -9,8 +9,9 @@
 //!   liked), whereas RFC 9535 only tests that the member exists. It becomes
 //!   `(@.veggieLike && @.veggieLike != false && @.veggieLike != null)`.
 //!
-//! A path of names and non-negative indexes only is definite: it is compiled to direct accessors
-//! and yields the value itself. Anything else is a query run by the engine, yielding an array.
+//! A path of names and indexes only (`[-1]` counting from the end) is definite: it is compiled
+//! to direct accessors and yields the value itself. Anything else is a query run by the engine,
+//! yielding an array.
 
 use crate::diagnostic::{Code, Diagnostics};
 use crate::ir::{JsonPath, PathKind, PathSegment};
@@ -412,7 +413,7 @@ fn is_name_first(c: char) -> bool {
     c.is_ascii_alphabetic() || c == '_' || !c.is_ascii()
 }
 
-/// The selector of `[...]` (the text after `[`) when it is one name or one non-negative index.
+/// The selector of `[...]` (the text after `[`) when it is one name or one index.
 fn bracket_segment(text: &str) -> Option<(PathSegment, &str)> {
     let text = text.trim_start_matches(is_blank);
     let (segment, rest) = match text.chars().next()? {
@@ -426,6 +427,17 @@ fn bracket_segment(text: &str) -> Option<(PathSegment, &str)> {
                 .unwrap_or(text.len());
             let (digits, rest) = text.split_at(end);
             (PathSegment::Index(index(digits)?), rest)
+        }
+        // `[-1]`, the last element: one element, so the path is still definite (RFC 9535's
+        // singular queries and Jayway's definite paths both count it). `-0` is no index.
+        '-' => {
+            let text = &text[1..];
+            let end = text
+                .find(|c: char| !c.is_ascii_digit())
+                .unwrap_or(text.len());
+            let (digits, rest) = text.split_at(end);
+            let from_end = index(digits).filter(|n| *n > 0)?;
+            (PathSegment::FromEnd(from_end), rest)
         }
         _ => return None,
     };
@@ -718,13 +730,23 @@ mod tests {
         );
         assert_eq!(kind("$.été"), PathKind::Definite(vec![key("été")]));
         assert_eq!(kind("  $.a  "), PathKind::Definite(vec![key("a")]));
+        // One element counted from the end is still one place (Jayway and RFC 9535 alike):
+        // as a query it yielded `[x]`, and a switch compared the text `[5]`.
+        assert_eq!(
+            kind("$.items[-1].value"),
+            PathKind::Definite(vec![key("items"), PathSegment::FromEnd(1), key("value")])
+        );
+        assert_eq!(
+            kind("$.items[ -12 ]"),
+            PathKind::Definite(vec![key("items"), PathSegment::FromEnd(12)])
+        );
     }
 
     #[test]
     fn other_paths_are_engine_queries() {
         assert_eq!(query("$..user.title"), "$..user.title");
         assert_eq!(query("$.items[*]"), "$.items[*]");
-        assert_eq!(query("$.items[-1]"), "$.items[-1]");
+        assert_eq!(query("$.items[-1:]"), "$.items[-1:]");
         assert_eq!(query("$.items[0:2]"), "$.items[0:2]");
         assert_eq!(query("$['a','b']"), "$['a','b']");
         assert_eq!(query("$..[0]"), "$..[0]");

@@ -22,6 +22,31 @@ pub enum Segment {
     Key(&'static str),
     /// The element of an array at this index.
     Index(usize),
+    /// The element of an array this many places from its end (`[-1]`: the last).
+    FromEnd(usize),
+}
+
+impl Segment {
+    /// The element of `items` this index segment names, if there is one.
+    fn element(self, items: &[serde_json::Value]) -> Option<&serde_json::Value> {
+        items.get(self.position(items.len())?)
+    }
+
+    /// [`Segment::element`], for changing it.
+    fn element_mut(self, items: &mut [serde_json::Value]) -> Option<&mut serde_json::Value> {
+        let position = self.position(items.len())?;
+        items.get_mut(position)
+    }
+
+    /// Where in an array of `len` elements this index segment points; `None` past either end,
+    /// or for a key.
+    fn position(self, len: usize) -> Option<usize> {
+        match self {
+            Segment::Index(index) => (index < len).then_some(index),
+            Segment::FromEnd(from_end) => len.checked_sub(from_end),
+            Segment::Key(_) => None,
+        }
+    }
 }
 
 /// A JSONPath from a workflow definition, usable in a `static`.

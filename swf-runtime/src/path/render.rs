@@ -31,6 +31,11 @@ pub(super) fn render(segments: &[Segment]) -> String {
                 text.push_str(&index.to_string());
                 text.push(']');
             }
+            Segment::FromEnd(from_end) => {
+                text.push_str("[-");
+                text.push_str(&from_end.to_string());
+                text.push(']');
+            }
         }
     }
     text

@@ -122,7 +122,7 @@ fn walk<'d>(data: &'d Value, segments: &[Segment]) -> Option<&'d Value> {
         .iter()
         .try_fold(data, |current, segment| match segment {
             Segment::Key(key) => member(current.as_object()?, key),
-            Segment::Index(index) => current.as_array()?.get(*index),
+            Segment::Index(_) | Segment::FromEnd(_) => segment.element(current.as_array()?),
         })
 }
 
@@ -132,7 +132,7 @@ fn walk_mut<'d>(data: &'d mut Value, segments: &[Segment]) -> Option<&'d mut Val
         .iter()
         .try_fold(data, |current, segment| match segment {
             Segment::Key(key) => member_mut(current.as_object_mut()?, key),
-            Segment::Index(index) => current.as_array_mut()?.get_mut(*index),
+            Segment::Index(_) | Segment::FromEnd(_) => segment.element_mut(current.as_array_mut()?),
         })
 }
 
@@ -143,7 +143,9 @@ fn where_it_stops(data: &Value, segments: &[Segment]) -> String {
     for (depth, segment) in segments.iter().enumerate() {
         let next = match segment {
             Segment::Key(key) => current.as_object().and_then(|members| members.get(*key)),
-            Segment::Index(index) => current.as_array().and_then(|items| items.get(*index)),
+            Segment::Index(_) | Segment::FromEnd(_) => {
+                current.as_array().and_then(|items| segment.element(items))
+            }
         };
         let Some(next) = next else {
             let at = super::render::render(&segments[..depth]);
@@ -164,8 +166,16 @@ fn where_it_stops(data: &Value, segments: &[Segment]) -> String {
                 (Segment::Index(index), Value::Array(items)) => {
                     format!("`{at}` has {} elements, none at index {index}", items.len())
                 }
+                (Segment::FromEnd(from_end), Value::Array(items)) => {
+                    format!(
+                        "`{at}` has {} elements, none at index -{from_end}",
+                        items.len()
+                    )
+                }
                 (Segment::Key(_), _) => format!("`{at}` is {kind}, not an object"),
-                (Segment::Index(_), _) => format!("`{at}` is {kind}, not an array"),
+                (Segment::Index(_) | Segment::FromEnd(_), _) => {
+                    format!("`{at}` is {kind}, not an array")
+                }
             };
         };
         current = next;
@@ -285,6 +295,38 @@ mod tests {
         assert_eq!(
             TOTAL.select(&json!({"order": {"totl": 1}})),
             Ok(Some(json!(1)))
+        );
+    }
+
+    /// `[-n]` is the element `n` places from the end, the value itself; past the start of the
+    /// array it selects nothing, and a strict path says how many elements there are.
+    #[test]
+    fn an_index_from_the_end_selects_one_element() {
+        static LAST: JsonPath = JsonPath::definite(
+            "$.fruits[-1].name",
+            &[
+                Segment::Key("fruits"),
+                Segment::FromEnd(1),
+                Segment::Key("name"),
+            ],
+        );
+        static TENTH_FROM_END: JsonPath = JsonPath::definite_strict(
+            "$.fruits[-10]",
+            &[Segment::Key("fruits"), Segment::FromEnd(10)],
+        );
+        let data = json!({"fruits": [{"name": "apple"}, {"name": "pear"}]});
+        assert_eq!(LAST.select(&data), Ok(Some(json!("pear"))));
+        let error = TENTH_FROM_END.select(&data).expect_err("strict");
+        assert!(
+            error
+                .message
+                .ends_with("`$.fruits` has 2 elements, none at index -10"),
+            "{}",
+            error.message
+        );
+        assert_eq!(
+            super::super::render::render(&[Segment::Key("fruits"), Segment::FromEnd(1)]),
+            "$.fruits[-1]"
         );
     }
 

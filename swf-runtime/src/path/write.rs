@@ -60,24 +60,31 @@ impl JsonPath {
                         with_article(found)
                     )));
                 }
-                (Segment::Index(_), None) => {
+                (Segment::Index(_) | Segment::FromEnd(_), None) => {
                     return Err(self.write_error(format_args!(
                         "there is no array at `{}` to index into",
                         at()
                     )));
                 }
-                (Segment::Index(index), Some(Value::Array(items))) => match items.get(*index) {
-                    Some(item) => Some(item),
-                    None => {
-                        return Err(self.write_error(format_args!(
-                            "index {index} is past the end of the array at `{}`, which has {} \
-                             element(s)",
-                            at(),
-                            items.len()
-                        )));
+                (Segment::Index(_) | Segment::FromEnd(_), Some(Value::Array(items))) => {
+                    match segment.element(items) {
+                        Some(item) => Some(item),
+                        None => {
+                            let index = match segment {
+                                Segment::FromEnd(from_end) => format!("-{from_end}"),
+                                Segment::Index(index) => index.to_string(),
+                                Segment::Key(key) => (*key).to_owned(),
+                            };
+                            return Err(self.write_error(format_args!(
+                                "index {index} is past the end of the array at `{}`, which has \
+                                 {} element(s)",
+                                at(),
+                                items.len()
+                            )));
+                        }
                     }
-                },
-                (Segment::Index(_), Some(found)) => {
+                }
+                (Segment::Index(_) | Segment::FromEnd(_), Some(found)) => {
                     return Err(self.write_error(format_args!(
                         "`{}` holds {}, not an array",
                         at(),
@@ -124,7 +131,9 @@ fn place<'v>(target: &'v mut Value, segments: &[Segment]) -> Option<&'v mut Valu
                     object.entry(*key).or_insert(Value::Null)
                 }
             }
-            Segment::Index(index) => current.as_array_mut()?.get_mut(*index)?,
+            Segment::Index(_) | Segment::FromEnd(_) => {
+                segment.element_mut(current.as_array_mut()?)?
+            }
         };
     }
     Some(current)
@@ -152,6 +161,33 @@ mod tests {
             Segment::Key("done"),
         ],
     );
+
+    /// A result written at `[-1]` replaces the last element; an empty array has none.
+    #[test]
+    fn writes_at_an_index_from_the_end() {
+        static LAST_DONE: JsonPath = JsonPath::definite(
+            "$.items[-1].done",
+            &[
+                Segment::Key("items"),
+                Segment::FromEnd(1),
+                Segment::Key("done"),
+            ],
+        );
+        let mut data = json!({"items": [{"n": 1}, {"n": 2}]});
+        assert_eq!(LAST_DONE.write(&mut data, json!(true)), Ok(()));
+        assert_eq!(data, json!({"items": [{"n": 1}, {"n": 2, "done": true}]}));
+        let mut empty = json!({"items": []});
+        let error = LAST_DONE
+            .write(&mut empty, json!(true))
+            .expect_err("no last");
+        assert!(
+            error
+                .message
+                .contains("index -1 is past the end of the array at `$.items`"),
+            "{}",
+            error.message
+        );
+    }
 
     #[test]
     fn writes_a_result_next_to_the_existing_data() {

@@ -167,6 +167,7 @@ fn key(segment: &PathSegment) -> String {
     match segment {
         PathSegment::Key(key) => key.clone(),
         PathSegment::Index(index) => index.to_string(),
+        PathSegment::FromEnd(from_end) => format!("-{from_end}"),
     }
 }
 
@@ -184,6 +185,7 @@ fn prefix(segments: &[PathSegment]) -> String {
                 text.push_str(&format!("['{escaped}']"));
             }
             PathSegment::Index(index) => text.push_str(&format!("[{index}]")),
+            PathSegment::FromEnd(from_end) => text.push_str(&format!("[-{from_end}]")),
         }
     }
     text

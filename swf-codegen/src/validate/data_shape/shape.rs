@@ -213,7 +213,7 @@ impl Shape {
                         }
                     }
                 }
-                PathSegment::Index(_) => {
+                PathSegment::Index(_) | PathSegment::FromEnd(_) => {
                     if !known.kinds.allows(Kinds::ARRAY) {
                         return Lookup::Never {
                             depth,
