@@ -1797,3 +1797,103 @@ async fn a_cancelled_instance_says_why_on_postgres() {
     };
     a_cancelled_instance_says_why(store).await;
 }
+
+mod greeting {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    use swf_runtime::{FunctionError, Value, json};
+    use tokio::sync::Semaphore;
+
+    swf_runtime::workflow!("workflows/events/greeting.sw.yaml");
+
+    /// Greets once the test lets it (one permit per greeting), counting the greetings begun.
+    #[derive(Clone)]
+    pub struct Gate {
+        pub begun: Arc<AtomicUsize>,
+        pub permits: Arc<Semaphore>,
+    }
+
+    impl GreetingFunctions for Gate {
+        async fn greeting_function(&self, args: Value) -> Result<Value, FunctionError> {
+            self.begun.fetch_add(1, Ordering::SeqCst);
+            let permit = self.permits.acquire().await;
+            drop(permit);
+            Ok(json!(format!(
+                "Hello {}!",
+                args["customerName"].as_str().unwrap_or("?")
+            )))
+        }
+    }
+}
+
+/// A customer arriving while the first one is greeted starts an instance of its own: the
+/// first instance, which took its event and runs its action, no longer waits for one.
+async fn a_customer_arriving_during_a_greeting_is_greeted_too<S: Store>(store: S) {
+    use greeting::{Gate, GreetingEvent, GreetingWorkflow};
+    let gate = Gate {
+        begun: Arc::new(std::sync::atomic::AtomicUsize::new(0)),
+        permits: Arc::new(tokio::sync::Semaphore::new(0)),
+    };
+    let clock = Arc::new(ManualClock::new(epoch()));
+    let host = DurableHost::open(
+        GreetingWorkflow::new(gate.clone()),
+        store.clone(),
+        config(&clock, "w1"),
+    )
+    .await
+    .unwrap();
+    let worker = Running::start(&host);
+    let arrival = |id: &str| {
+        GreetingEvent::CustomerArrivesEvent
+            .event(id, json!({"customer": {"name": id}}))
+            .unwrap()
+    };
+    let first = host.deliver(arrival("c-1")).await.unwrap();
+    let Routed::Started {
+        instance: first, ..
+    } = first
+    else {
+        panic!("c-1 starts an instance: {first:?}");
+    };
+    for _ in 0..2_000 {
+        if gate.begun.load(Ordering::SeqCst) == 1 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    assert_eq!(
+        gate.begun.load(Ordering::SeqCst),
+        1,
+        "the first greeting began"
+    );
+    let second = host.deliver(arrival("c-2")).await.unwrap();
+    gate.permits.add_permits(2);
+    let Routed::Started {
+        instance: second, ..
+    } = second
+    else {
+        panic!("c-2 starts an instance of its own: {second:?}");
+    };
+    for (id, name) in [(first, "c-1"), (second, "c-2")] {
+        assert_eq!(
+            host.wait(id).await.unwrap(),
+            Ended::Completed(json!(format!("Hello {name}!")))
+        );
+    }
+    drop(worker.stop().await);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_customer_arriving_during_a_greeting_is_greeted_too_on_sqlite() {
+    let (store, _dir) = stores::sqlite().await;
+    a_customer_arriving_during_a_greeting_is_greeted_too(store).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_customer_arriving_during_a_greeting_is_greeted_too_on_postgres() {
+    let Some((store, _schema)) = stores::postgres().await else {
+        return;
+    };
+    a_customer_arriving_during_a_greeting_is_greeted_too(store).await;
+}

@@ -354,7 +354,7 @@ async fn a_customer_arriving_during_a_greeting_starts_an_instance_of_its_own() {
         takes: MINUTE,
         ..Greeter::default()
     };
-    let (host, mut running) = Running::start(
+    let (host, running) = Running::start(
         GreetingWorkflow::new(greeter.clone()),
         HostConfig::default(),
     );
