@@ -212,15 +212,61 @@ type Taken = Vec<(usize, Event)>;
 /// Correlation values bound (attribute, value as the inbox holds it).
 type Bound = Vec<(&'static str, Arc<str>)>;
 
+/// The most correlation values [`choose`] tries one by one, when binding the first value it met
+/// left no set complete.
+const VALUES_TRIED: usize = 64;
+
 /// The inbox positions filling each slot (`None`: empty) when `decide` first says which slots
 /// to take, and what it said.
+///
+/// Events are taken in arrival order, each binding the values it carries for the next, so an
+/// unbound instance is bound to the first value met. When that leaves no set complete, each
+/// other value the inbox holds (of the first [`VALUES_TRIED`]) is tried in turn: with
+/// heart-rate readings of patients 1 and 2 and a blood pressure of patient 2, a wait for both
+/// takes patient 2's pair rather than waiting on patient 1's.
 fn choose(
     state: &InboxState,
     specs: &[(usize, &EventSpec)],
     decide: &Decide<'_>,
     until: Option<Timestamp>,
 ) -> Option<(Vec<Option<usize>>, Decision)> {
-    let mut correlation = state.correlation.clone();
+    if let Some(found) = choose_under(state, specs, decide, until, state.correlation.clone()) {
+        return Some(found);
+    }
+    let mut tried: Vec<(&'static str, String)> = Vec::new();
+    for queued in &state.events {
+        if queued.arrived_after(until) {
+            continue;
+        }
+        for (_, spec) in specs {
+            let Some(Some(value)) = fit(spec, &queued.event, &state.correlation) else {
+                continue;
+            };
+            if tried.contains(&value) {
+                continue;
+            }
+            if tried.len() == VALUES_TRIED {
+                return None;
+            }
+            let mut correlation = state.correlation.clone();
+            correlation.insert(Cow::Borrowed(value.0), Arc::from(value.1.as_str()));
+            tried.push(value);
+            if let Some(found) = choose_under(state, specs, decide, until, correlation) {
+                return Some(found);
+            }
+        }
+    }
+    None
+}
+
+/// [`choose`] with the values of `correlation` bound.
+fn choose_under(
+    state: &InboxState,
+    specs: &[(usize, &EventSpec)],
+    decide: &Decide<'_>,
+    until: Option<Timestamp>,
+    mut correlation: Bindings,
+) -> Option<(Vec<Option<usize>>, Decision)> {
     let mut positions: Vec<Option<usize>> = vec![None; specs.len()];
     // A condition that holds with no event at all (a wait for nothing) is met at once.
     if let Some(keep) = decide(&vec![false; specs.len()]) {

@@ -328,6 +328,34 @@ async fn the_drafts_patient_example_pairs_readings_of_one_patient() {
     );
 }
 
+/// An unbound instance holding a heart rate of patient 1, then both readings of patient 2,
+/// takes patient 2's pair: binding the first value met (patient 1) left no pair complete, and
+/// the wait timed out with a complete pair in its inbox.
+#[tokio::test(start_paused = true)]
+async fn wait_all_takes_the_complete_set_of_any_value() {
+    let io = Io::standalone();
+    for (index, id, patient) in [
+        (HEART_RATE, "hr-1", "PID-1"),
+        (HEART_RATE, "hr-2", "PID-2"),
+        (BLOOD_PRESSURE, "bp-2", "PID-2"),
+    ] {
+        assert!(io.deliver(reading(index, id, patient)).await.is_ok());
+    }
+    let Ok(Some(both)) = io
+        .wait_all(EVENTS, &[HEART_RATE, BLOOD_PRESSURE], Some(SEC))
+        .await
+    else {
+        panic!("patient 2's pair is complete");
+    };
+    let ids: Vec<&str> = both.iter().map(|(_, e)| e.id()).collect();
+    assert_eq!(ids, ["hr-2", "bp-2"]);
+    assert_eq!(inbox_ids(&io), ["hr-1"]);
+    assert_eq!(
+        io.correlation().get("patientId").map(String::as_str),
+        Some("PID-2")
+    );
+}
+
 #[tokio::test(start_paused = true)]
 async fn wait_all_accepts_any_arrival_order() {
     let io = Io::standalone();
