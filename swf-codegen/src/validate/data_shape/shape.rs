@@ -260,12 +260,34 @@ impl Shape {
                 let mut known = base.clone();
                 known.kinds = Kinds::OBJECT;
                 for (key, shape) in &added.properties {
-                    known.properties.insert(key.clone(), shape.clone());
+                    let member = match known.properties.get(key) {
+                        Some(mine) => mine.merged_member(shape),
+                        None => shape.clone(),
+                    };
+                    known.properties.insert(key.clone(), member);
                 }
                 known.closed = false;
                 Shape::Known(known)
             }
             _ => Shape::Any,
+        }
+    }
+
+    /// A member of shape `self` after a member of shape `added` is merged into it: objects key
+    /// by key, recursively; arrays concatenated (either's elements); anything else replaced.
+    fn merged_member(&self, added: &Shape) -> Shape {
+        match (self, added) {
+            (Shape::Known(mine), Shape::Known(theirs))
+                if theirs.kinds == Kinds::OBJECT && mine.kinds.allows(Kinds::OBJECT) =>
+            {
+                self.merged(added)
+            }
+            (Shape::Known(mine), Shape::Known(theirs))
+                if theirs.kinds == Kinds::ARRAY && mine.kinds == Kinds::ARRAY =>
+            {
+                self.union(added)
+            }
+            _ => added.clone(),
         }
     }
 
@@ -359,7 +381,11 @@ fn from_schema<'a>(schema: &'a Value, reading: &mut Reading<'a>, depth: usize) -
     known.closed = keywords.get("additionalProperties") == Some(&Value::Bool(false))
         && !keywords.contains_key("patternProperties")
         && !keywords.contains_key("unevaluatedProperties");
-    if let Some(items @ Value::Object(_)) = keywords.get("items") {
+    // Under `prefixItems` (2020-12 tuples), `items` describes only the elements after them:
+    // which one an index reaches depends on the array, so no element's shape is assumed.
+    if let Some(items @ Value::Object(_)) = keywords.get("items")
+        && !keywords.contains_key("prefixItems")
+    {
         known.items = Some(Box::new(from_schema(items, reading, depth + 1)));
     }
     let mut shape = Shape::Known(known);

@@ -299,6 +299,29 @@ fn after_an_unknown_result_is_merged_nothing_is_assumed() {
     assert!(found.is_empty(), "{found:?}");
 }
 
+/// Injected data merges into the data key by key, recursively (SEMANTICS.md): after
+/// `{order: {approved: true}}`, the order still has the `total` its schema declares (the merge
+/// replaced the order's shape, and reading `$.order.total` was a warning).
+#[cfg(feature = "schemas")]
+#[test]
+fn injected_objects_merge_into_the_declared_ones() {
+    let tasks = "  - name: Approve
+    type: inject
+    start: {kind: default}
+    data: {order: {approved: true}}
+    transition: {nextTask: Use}
+  - name: Use
+    type: operation
+    actions:
+      - functionRef:
+          refName: f
+          parameters: {total: $.order.total, approved: $.order.approved}
+    end: {kind: default}
+";
+    let found = checked(tasks);
+    assert!(found.is_empty(), "{found:?}");
+}
+
 #[test]
 fn without_a_schema_nothing_is_checked() {
     let text = "id: plain\nname: Plain\nfunctions:\n  - name: f\n    resource: r\ntasks:\n"
@@ -347,4 +370,29 @@ fn a_recursive_schema_is_read_in_bounded_time() {
         shape.lookup(&path(&["mother", "spouse", "father", "nmae"])),
         Lookup::Unknown
     ));
+}
+
+/// `items` after `prefixItems` describes only the elements after the tuple's: `$.pair[0].name`
+/// reads the first, an object, which `items` (numbers) would have called a false E0153.
+#[cfg(feature = "schemas")]
+#[test]
+fn the_elements_of_a_tuple_are_not_read_as_its_rest() {
+    use super::shape::{Lookup, Shape};
+    use crate::ir::PathSegment;
+
+    let schema = serde_json::json!({
+        "type": "object",
+        "properties": {"pair": {
+            "type": "array",
+            "prefixItems": [{"type": "object", "properties": {"name": {"type": "string"}}}],
+            "items": {"type": "number"}
+        }}
+    });
+    let shape = Shape::from_schema(&schema);
+    let path = [
+        PathSegment::Key(String::from("pair")),
+        PathSegment::Index(0),
+        PathSegment::Key(String::from("name")),
+    ];
+    assert!(matches!(shape.lookup(&path), Lookup::Unknown));
 }
