@@ -98,12 +98,24 @@ impl syn::parse::Parse for Argument {
 
 fn expand(literals: &[LitStr], dialect: Option<Dialect>, strict_paths: bool) -> TokenStream2 {
     let mut sources = Vec::new();
+    let mut read = Vec::new();
     let mut tracking = Vec::new();
+    // The error of each file that cannot be read, with placeholder types named after its file
+    // (as for a file with errors), so that the code using them adds no errors of its own.
+    let mut unreadable = TokenStream2::new();
     for literal in literals {
         let relative = literal.value();
+        let stubs = || {
+            let names = swf_codegen::emit::PublicNames::from_id(swf_codegen::file_stem(&relative));
+            swf_codegen::emit::stubs(&names, &[])
+        };
         let full = match resolve(&relative) {
             Ok(full) => full,
-            Err(message) => return syn::Error::new(literal.span(), message).to_compile_error(),
+            Err(message) => {
+                unreadable.extend(syn::Error::new(literal.span(), message).to_compile_error());
+                unreadable.extend(stubs());
+                continue;
+            }
         };
         let text = match swf_codegen::source::read_bounded(&full) {
             Ok(text) => text,
@@ -121,7 +133,9 @@ fn expand(literals: &[LitStr], dialect: Option<Dialect>, strict_paths: bool) -> 
                 let message = format!(
                     "{relative}: cannot read the workflow file ({error}); the path is relative to the directory of the crate's Cargo.toml (`{crate_dir}/`)"
                 );
-                return syn::Error::new(literal.span(), message).to_compile_error();
+                unreadable.extend(syn::Error::new(literal.span(), message).to_compile_error());
+                unreadable.extend(stubs());
+                continue;
             }
         };
         // Makes cargo rebuild the crate when the workflow file changes.
@@ -134,6 +148,7 @@ fn expand(literals: &[LitStr], dialect: Option<Dialect>, strict_paths: bool) -> 
                 .with_dialect(dialect)
                 .with_location(&full),
         );
+        read.push(literal);
     }
 
     // The machine type's rustdoc shows the workflow's diagram (with feature `diagram-docs`).
@@ -142,6 +157,13 @@ fn expand(literals: &[LitStr], dialect: Option<Dialect>, strict_paths: bool) -> 
         strict_paths,
     };
     let compilations = swf_codegen::compile_all_with(&sources, options);
+    if !unreadable.is_empty() {
+        // The files read are not reported on: what they call may be in the one that was not.
+        let stubs = compilations
+            .iter()
+            .map(swf_codegen::Compilation::stub_tokens);
+        return quote!(#(#tracking)* #unreadable #(#stubs)*);
+    }
     let any_errors = compilations.iter().any(|c| c.has_errors());
     // Makes cargo rebuild the crate when a schema file the workflows read changes.
     for workflow in compilations.iter().filter_map(|c| c.workflow.as_ref()) {
@@ -155,7 +177,7 @@ fn expand(literals: &[LitStr], dialect: Option<Dialect>, strict_paths: bool) -> 
         }
     }
     let mut output = quote!(#(#tracking)*);
-    for ((compilation, literal), source) in compilations.iter().zip(literals).zip(&sources) {
+    for ((compilation, literal), source) in compilations.iter().zip(read).zip(&sources) {
         if any_errors {
             // The same rendering as swfc: the YAML line, carets under the token, the help.
             let errors: Vec<_> = compilation

@@ -1,3 +1,10 @@
 swf_runtime::workflow!("ui/does_not_exist.sw.yaml");
 
-fn main() {}
+// The placeholder types of the file that cannot be read: code using them adds no errors.
+struct Nothing;
+
+impl DoesNotExistFunctions for Nothing {}
+
+fn main() {
+    let _ = DoesNotExistWorkflow::new(Nothing);
+}
