@@ -10,10 +10,14 @@ use serde_json::Value;
 ///   (`application/json`, `text/json`, `…+json`) and the text parses as JSON: then the parsed
 ///   value (a producer that built the event from serialized JSON meant JSON);
 /// - binary data parsed as JSON when the event declares a JSON content type and it parses;
-///   otherwise `null`, because bytes have no JSON form without choosing an encoding, and a
-///   workflow cannot filter or merge opaque bytes anyway.
+///   as a JSON string when it declares a text type (`text/*`), or a JSON one that does not
+///   parse, and the bytes are UTF-8 (a text body in the HTTP binary mode arrives as bytes:
+///   the same event in the structured mode is a string); otherwise `null`, because other
+///   bytes have no JSON form without choosing an encoding, and a workflow cannot filter or
+///   merge opaque bytes anyway.
 pub fn event_data(event: &Event) -> Value {
-    let json = event.datacontenttype().is_some_and(is_json_content_type);
+    let content_type = event.datacontenttype();
+    let json = content_type.is_some_and(is_json_content_type);
     match event.data() {
         None => Value::Null,
         Some(Data::Json(value)) => value.clone(),
@@ -21,11 +25,24 @@ pub fn event_data(event: &Event) -> Value {
             let parsed = json.then(|| serde_json::from_str(text).ok()).flatten();
             parsed.unwrap_or_else(|| Value::String(text.clone()))
         }
-        Some(Data::Binary(bytes)) => json
-            .then(|| serde_json::from_slice(bytes).ok())
-            .flatten()
-            .unwrap_or(Value::Null),
+        Some(Data::Binary(bytes)) => {
+            let parsed = json.then(|| serde_json::from_slice(bytes).ok()).flatten();
+            parsed.unwrap_or_else(|| {
+                let text = json || content_type.is_some_and(is_text_content_type);
+                text.then(|| std::str::from_utf8(bytes).ok())
+                    .flatten()
+                    .map_or(Value::Null, |text| Value::String(text.to_owned()))
+            })
+        }
     }
+}
+
+/// Whether `content_type` is a text type (`text/plain`, `text/csv; charset=utf-8`...).
+fn is_text_content_type(content_type: &str) -> bool {
+    content_type
+        .trim_start()
+        .get(..5)
+        .is_some_and(|kind| kind.eq_ignore_ascii_case("text/"))
 }
 
 /// `event` with its text data parsed when [`event_data`] reads it as JSON (a JSON content type
@@ -129,7 +146,32 @@ mod tests {
         );
         let invalid = Some(Data::Binary(vec![0xff, 0xfe]));
         assert_eq!(
-            event_data(&event(Some("application/json"), invalid)),
+            event_data(&event(Some("application/json"), invalid.clone())),
+            Value::Null
+        );
+        assert_eq!(event_data(&event(Some("text/plain"), invalid)), Value::Null);
+    }
+
+    /// A text body arriving as bytes (the HTTP binary mode) is the text, as the same event in
+    /// the structured mode is: it was `null`, and a merge of `null` changed nothing, so the
+    /// payload vanished without an error.
+    #[test]
+    fn text_bytes_are_the_text() {
+        let bytes = |text: &str| Some(Data::Binary(text.as_bytes().to_vec()));
+        for content_type in ["text/plain", "Text/CSV; charset=utf-8"] {
+            assert_eq!(
+                event_data(&event(Some(content_type), bytes("a,b"))),
+                json!("a,b"),
+                "{content_type}"
+            );
+        }
+        assert_eq!(
+            event_data(&event(Some("application/json"), bytes("not json"))),
+            json!("not json"),
+            "as JSON text that does not parse is"
+        );
+        assert_eq!(
+            event_data(&event(Some("application/octet-stream"), bytes("a,b"))),
             Value::Null
         );
     }
