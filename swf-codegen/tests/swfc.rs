@@ -5,15 +5,7 @@ mod common;
 use std::process::Command;
 
 fn swfc(args: &[&str]) -> (i32, String, String) {
-    let output = Command::new(env!("CARGO_BIN_EXE_swfc"))
-        .args(args)
-        .output()
-        .expect("swfc runs");
-    (
-        output.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&output.stdout).into_owned(),
-        String::from_utf8_lossy(&output.stderr).into_owned(),
-    )
+    swfc_in(std::path::Path::new("."), args)
 }
 
 #[test]

@@ -116,6 +116,21 @@ pub fn expression(line: u32) -> Expression {
     }
 }
 
+/// `count` inject tasks `s0`, `s1`…, each leading to the one before (`s0` ends): only the last
+/// is no task's target, as a scope without a named start finds it.
+pub fn chain_back(count: u32) -> Vec<Task> {
+    (0..count)
+        .map(|i| {
+            let state = task(i + 1, &format!("s{i}"), inject());
+            if i == 0 {
+                state.end()
+            } else {
+                state.next(&format!("s{}", i - 1))
+            }
+        })
+        .collect()
+}
+
 pub fn inject() -> TaskKind {
     TaskKind::Inject { data: Value::Null }
 }

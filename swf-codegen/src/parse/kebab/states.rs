@@ -643,24 +643,13 @@ fn apply_results_path(kind: &mut TaskKind, path: &JsonPath) -> bool {
 #[cfg(test)]
 mod tests {
     use super::likely_start;
-    use crate::ir::Task;
-    use crate::validate::test_support::{TaskExt, inject, task};
+    use crate::validate::test_support::chain_back;
 
     #[test]
     fn the_likely_start_of_a_huge_scope_is_found_in_linear_time() {
-        // 200,000 states, each leading to the one before: only the last is no state's target.
-        // A look-up in a list of targets per state would compare 2·10^10 names.
+        // Only the last of 200,000 states is no state's target. A look-up in a list of targets
+        // per state would compare 2·10^10 names.
         const STATES: u32 = 200_000;
-        let tasks: Vec<Task> = (0..STATES)
-            .map(|i| {
-                let state = task(i + 1, &format!("s{i}"), inject());
-                if i == 0 {
-                    state.end()
-                } else {
-                    state.next(&format!("s{}", i - 1))
-                }
-            })
-            .collect();
-        assert_eq!(likely_start(&tasks), Some(STATES as usize - 1));
+        assert_eq!(likely_start(&chain_back(STATES)), Some(STATES as usize - 1));
     }
 }
