@@ -142,6 +142,8 @@ codes! {
         "The workflow's `dataInputSchema` and `dataOutputSchema` are turned into Rust types (by typify) for its typed entry point `run_typed`. These schemas could not be: the workflow has no `run_typed`, and its data is still validated against them.";
     SUB_FLOW_EVENT_UNDEFINED = "W0005", "sub-flow waiting for an event its caller does not define",
         "A sub-flow that the workflow waits for runs inside the workflow's instance, and a host (`Host`, `DurableHost`) routes events by the workflow's own definitions: an event the sub-flow waits for reaches it only if the calling workflow defines it the same way (name, source, type, correlationToken). Under a host no such event reaches it: its wait ends only at a timeout, and a `DurableHost` fails a wait without one. Add the definition to the calling workflow's `events`. (The plain `run`, given events through its `Io`, matches them by the sub-flow's own definitions.)";
+    IGNORED_SINGLE_TIMEOUT = "W0006", "stateExecTimeout `single`, which is not applied",
+        "A parallel task's `stateExecTimeout` may be written `{total: PT1M, single: PT10S}` (the later drafts' form; the stored drafts define neither member). Only `total` is applied, and it limits each attempt of the task: a retry counts it again. `single` would limit one attempt apart from the retries, which is what `total` already does here, so it is not applied. Remove it, and set `total` to the limit each attempt has.";
 }
 
 #[cfg(test)]

@@ -502,7 +502,16 @@ impl Lowering<'_> {
                 let total = inner
                     .require(&["total"])
                     .and_then(|t| self.duration(t, "total"));
-                inner.take(&["single"]);
+                if let Some(single) = inner.take_entry(&["single"]) {
+                    self.diags
+                        .warning(
+                            Code::IGNORED_SINGLE_TIMEOUT,
+                            single.key_span,
+                            "`single` is not applied: `total` limits each attempt of the task, \
+                             and a retry counts it again",
+                        )
+                        .help("remove `single`, and set `total` to the limit each attempt has");
+                }
                 inner.finish(self.diags);
                 total
             }

@@ -475,3 +475,31 @@ fn a_default_start_has_no_schedule() {
             .contains("`kind: scheduled`")
     );
 }
+
+/// `stateExecTimeout.single` was read and dropped without a word: it is a warning at its key.
+#[test]
+fn a_single_state_timeout_is_a_warning_that_it_is_not_applied() {
+    let text = "id: w
+name: W
+version: '1.0'
+tasks:
+  - name: Both
+    type: parallel
+    start: {kind: default}
+    timeouts:
+      stateExecTimeout: {total: PT1M, single: PT10S}
+    branches:
+      - name: a
+        tasks:
+          - {name: A, type: inject, start: {kind: default}, data: {}, end: {kind: default}}
+    end: {kind: default}
+";
+    let diags = check(text);
+    let found: Vec<(Code, Span)> = diags.iter().map(|d| (d.code, d.span)).collect();
+    assert_eq!(
+        found,
+        [(Code::IGNORED_SINGLE_TIMEOUT, Span::new(9, 39))],
+        "{diags:#?}"
+    );
+    assert_eq!(diags[0].severity, crate::diagnostic::Severity::Warning);
+}
