@@ -164,22 +164,9 @@ fn collect_usage(
     consumed: &mut Vec<usize>,
     produced: &mut Vec<usize>,
 ) {
-    use crate::ir::{EndKind, SwitchConditions, TaskKind};
+    use crate::ir::EndKind;
     for task in &scope.tasks {
-        let waited: Vec<&Spanned<String>> = match &task.kind {
-            TaskKind::Event { events_actions, .. } => {
-                events_actions.iter().flat_map(|e| &e.event_refs).collect()
-            }
-            TaskKind::Switch(switch) => match &switch.conditions {
-                SwitchConditions::Event(conditions) => conditions
-                    .iter()
-                    .filter_map(|c| c.event_ref.as_ref())
-                    .collect(),
-                SwitchConditions::Data(_) => Vec::new(),
-            },
-            TaskKind::Callback { event_ref, .. } => event_ref.iter().collect(),
-            _ => Vec::new(),
-        };
+        let waited = task.waited_event_refs();
         consumed.extend(waited.iter().filter_map(|r| cx.event_index(&r.value)));
         let ends = task.end.iter().filter_map(|end| match &end.kind {
             EndKind::Event { produce } => produce.as_ref(),
@@ -212,14 +199,20 @@ fn event_variants(cx: &Context<'_>) -> Vec<proc_macro2::Ident> {
 
 /// The event indices an event task waits for, in document order, each once.
 pub(super) fn event_indices(cx: &Context<'_>, entries: &[EventActions]) -> Vec<usize> {
+    indices_of(cx, entries.iter().flat_map(|entry| &entry.event_refs))
+}
+
+/// The indexes of the event definitions `names` name, each once, in order.
+pub(super) fn indices_of<'a>(
+    cx: &Context<'_>,
+    names: impl IntoIterator<Item = &'a Spanned<String>>,
+) -> Vec<usize> {
     let mut out = Vec::new();
-    for entry in entries {
-        for name in &entry.event_refs {
-            if let Some(index) = cx.event_index(&name.value)
-                && !out.contains(&index)
-            {
-                out.push(index);
-            }
+    for name in names {
+        if let Some(index) = cx.event_index(&name.value)
+            && !out.contains(&index)
+        {
+            out.push(index);
         }
     }
     out

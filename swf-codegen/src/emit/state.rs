@@ -537,14 +537,7 @@ fn listening(cx: &Context<'_>, index: usize, fields: &Fields) -> TokenStream {
 /// `&specs[i]` for each event definition the task waits for, in order (`specs` bound to the
 /// workflow's event specs).
 fn waited_specs(cx: &Context<'_>, index: usize) -> Vec<TokenStream> {
-    let mut indices = Vec::new();
-    for name in cx.task(index).waited_event_refs() {
-        if let Some(index) = cx.event_index(&name.value)
-            && !indices.contains(&index)
-        {
-            indices.push(index);
-        }
-    }
+    let indices = events::indices_of(cx, cx.task(index).waited_event_refs());
     let specs = events::specs_path(cx);
     indices
         .into_iter()
