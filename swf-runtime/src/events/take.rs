@@ -62,7 +62,7 @@ impl Io {
                 .iter()
                 .filter_map(|&index| events.get(index).map(|spec| (index, spec)))
         };
-        let nested = crate::action::in_nested_scope();
+        let marks = self.marks_taking();
         let taken = {
             let mut guard = self.inner.inbox().lock();
             let state = &mut *guard;
@@ -79,7 +79,7 @@ impl Io {
                 });
             found.and_then(|(position, index, fit)| {
                 let queued = state.take(position)?;
-                if !nested {
+                if marks {
                     state.took_its_events();
                 }
                 let bound = fit.and_then(|(attribute, value)| {
@@ -181,13 +181,13 @@ impl Io {
         decide: &Decide<'_>,
         until: Option<Timestamp>,
     ) -> Option<(usize, Taken)> {
-        let nested = crate::action::in_nested_scope();
+        let marks = self.marks_taking();
         let (taken, bound) = {
             let mut guard = self.inner.inbox().lock();
             let state = &mut *guard;
             let (positions, (tag, keep)) = choose(state, specs, decide, until)?;
             let (events, bound) = take_chosen(state, specs, &positions, &keep);
-            if !nested {
+            if marks {
                 state.took_its_events();
             }
             ((tag, events), bound)
@@ -197,6 +197,15 @@ impl Io {
             self.index(attribute, &value);
         }
         Some(taken)
+    }
+}
+
+impl Io {
+    /// Whether a take here marks that the instance took what it waited for
+    /// ([`InboxState::took_its_events`]): only a host's router reads it, and a member of a
+    /// parallel or foreach task does not say it for its siblings.
+    fn marks_taking(&self) -> bool {
+        self.is_hosted() && !crate::action::in_nested_scope()
     }
 }
 
